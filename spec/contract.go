@@ -33,7 +33,8 @@ import (
 //  5. Writes and flushes may fail with EIO. A failed flush guarantees nothing;
 //     a failed write is never durable but its data may have reached the media.
 //  6. Crash: blocks are independent. W1 is ordered before W2 when W1 ended
-//     (completed or failed) before W2 was submitted. After a crash a block
+//     (completed or failed; for an emulated FUA write, when its data
+//     completed) before W2 was submitted. After a crash a block
 //     holds the data of a write W submitted to it, or its initial content,
 //     such that no durable write to that block is ordered after W (for the
 //     initial content: no durable write to that block at all).
@@ -132,8 +133,11 @@ func (c *Contract) Apply(e Event) error {
 			return fmt.Errorf("%v: only a FUA write on a device with emulated FUA has a post-flush", e)
 		}
 		// Rule 3: the data completed, so the post-flush submitted now covers
-		// it and every write completed before it.
+		// it and every write completed before it. The device has completed
+		// the data command, so for rule 6 the write has ended: a write
+		// submitted from now on is applied over it.
 		c.completed |= 1 << i
+		c.ended |= 1 << i
 		c.pfCover[i] = c.completed
 		c.wState[i] = cmdPostFlush
 		return nil

@@ -1,0 +1,139 @@
+package model
+
+import (
+	"fmt"
+
+	"github.com/flushproof/flushproof/spec"
+)
+
+// Verdict is one row of `flushproof check`: a model, the bound that was
+// explored, and SAFE (with statistics) or UNSAFE (with the shortest
+// counterexample).
+type Verdict struct {
+	Model     string // e.g. "device", "bug-flush-covers-in-flight"
+	Config    string // e.g. "cache+fua"
+	Bound     string // what was explored exhaustively
+	Negative  bool   // a negative control: expected UNSAFE
+	Safe      bool   // the whole bounded space was explored and nothing broke
+	Stats     Stats
+	Violation *Violation // set when not Safe (nil if the budget ran out)
+	Truncated bool       // the state budget ran out before the space was exhausted
+	_         struct{}
+}
+
+// Expected reports whether the verdict is what the model is there for:
+// SAFE for a real model, UNSAFE for a negative control.
+func (v Verdict) Expected() bool {
+	if v.Truncated {
+		return false
+	}
+	return v.Safe != v.Negative
+}
+
+// Result renders the verdict word.
+func (v Verdict) Result() string {
+	switch {
+	case v.Truncated:
+		return "UNKNOWN (budget)"
+	case v.Safe:
+		return "SAFE"
+	default:
+		return "UNSAFE"
+	}
+}
+
+// StandardDeviceWorkload is the bound the device is checked at: two writers
+// that each write both blocks, the second write FUA (A: b0 then b1 FUA; B:
+// b1 then b0 FUA), a flusher with one flush, EIO failures of any write or
+// flush, and a crash at any point.
+func StandardDeviceWorkload(cfg spec.Config, bug Bug) DeviceWorkload {
+	return DeviceWorkload{
+		Config: cfg,
+		Bug:    bug,
+		Writers: [][]WriteOp{
+			{{Blocks: 1}, {Blocks: 2, FUA: true}},
+			{{Blocks: 2}, {Blocks: 1, FUA: true}},
+		},
+		Flushes:  1,
+		Failures: true,
+	}
+}
+
+// Describe renders a workload as a bound.
+func (w DeviceWorkload) Describe() string {
+	writes := 0
+	for _, ops := range w.Writers {
+		writes += len(ops)
+	}
+	s := fmt.Sprintf("%d writers, %d writes, %d flush", len(w.Writers), writes, w.Flushes)
+	if w.Failures {
+		s += ", EIO"
+	}
+	return s + ", crash"
+}
+
+// DeviceVerdict checks a device workload in both directions: soundness (the
+// product of device, contract monitor and tasks, every state) and then
+// completeness (the subset construction over visible histories).
+func DeviceVerdict(w DeviceWorkload, opt Options) (Verdict, error) {
+	v := Verdict{Model: w.Bug.String(), Config: w.Config.String(), Bound: w.Describe(), Negative: w.Bug != Correct}
+	sound, err := CheckDeviceSound(w, opt)
+	if err != nil {
+		return v, err
+	}
+	v.Stats = sound.Stats
+	if sound.Violation != nil {
+		v.Violation = sound.Violation
+		return v, nil
+	}
+	if !sound.Exhausted {
+		v.Truncated = true
+		return v, nil
+	}
+	complete, err := CheckDeviceComplete(w, opt)
+	if err != nil {
+		return v, err
+	}
+	v.Stats = addStats(v.Stats, complete.Stats)
+	if complete.Violation != nil {
+		v.Violation = complete.Violation
+		return v, nil
+	}
+	v.Truncated = !complete.Exhausted
+	v.Safe = complete.Exhausted
+	return v, nil
+}
+
+func addStats(a, b Stats) Stats {
+	return Stats{
+		States:      a.States + b.States,
+		Transitions: a.Transitions + b.Transitions,
+		MaxDepth:    max(a.MaxDepth, b.MaxDepth),
+		Elapsed:     a.Elapsed + b.Elapsed,
+	}
+}
+
+// DeviceVerdicts checks the correct device in every configuration and each
+// negative control in the configuration where its bug shows.
+func DeviceVerdicts(opt Options) ([]Verdict, error) {
+	cacheFUA := spec.Config{VolatileCache: true, NativeFUA: true}
+	cacheEmu := spec.Config{VolatileCache: true}
+	var ws []DeviceWorkload
+	for _, cfg := range spec.Configs() {
+		ws = append(ws, StandardDeviceWorkload(cfg, Correct))
+	}
+	ws = append(ws,
+		StandardDeviceWorkload(cacheFUA, FlushCoversInFlight),
+		StandardDeviceWorkload(cacheEmu, EmulatedFUANoPostFlush),
+		StandardDeviceWorkload(cacheFUA, CrashRevertsDurable),
+	)
+	var out []Verdict
+	for _, w := range ws {
+		v, err := DeviceVerdict(w, opt)
+		if err != nil {
+			return out, fmt.Errorf("check %v on %v: %w", w.Bug, w.Config, err)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
