@@ -81,6 +81,7 @@ const (
 type Step struct {
 	Actor int
 	Text  string
+	Label Label // the transition, for replaying the path
 }
 
 // Violation is a counterexample: the shortest path from an initial state to
@@ -123,13 +124,41 @@ func (r *Result[S]) PathTo(id int) []Step {
 	var rev []Step
 	for i := int32(id); r.parent[i] >= 0; i = r.parent[i] {
 		l := r.label[i]
-		rev = append(rev, Step{Actor: int(l.Actor), Text: r.sys.Describe(l)})
+		rev = append(rev, Step{Actor: int(l.Actor), Text: r.sys.Describe(l), Label: l})
 	}
 	path := make([]Step, len(rev))
 	for i := range rev {
 		path[i] = rev[len(rev)-1-i]
 	}
 	return path
+}
+
+// Replay follows a path of labels from the initial states of sys and returns
+// the state it reaches, or an error naming the first step that is not
+// enabled. A counterexample replays when following its labels gives a state
+// that breaks the invariant again.
+func Replay[S comparable](sys System[S], path []Step) (S, error) {
+	cur := sys.Init()
+	for i, st := range path {
+		var next []S
+		for _, s := range cur {
+			sys.Next(s, func(l Label, t S) {
+				if l == st.Label {
+					next = append(next, t)
+				}
+			})
+		}
+		if len(next) == 0 {
+			var zero S
+			return zero, fmt.Errorf("step %d (%s) is not enabled", i+1, st.Text)
+		}
+		cur = next[:1]
+	}
+	if len(cur) == 0 {
+		var zero S
+		return zero, fmt.Errorf("no initial state")
+	}
+	return cur[0], nil
 }
 
 // ViolationAt builds a violation of the given kind at state id.

@@ -113,25 +113,35 @@ func addStats(a, b Stats) Stats {
 	}
 }
 
-// DeviceVerdicts checks the correct device in every configuration and each
-// negative control in the configuration where its bug shows.
-func DeviceVerdicts(opt Options) ([]Verdict, error) {
+// DeviceCheck names one row of the device checks.
+type DeviceCheck struct {
+	Config spec.Config
+	Bug    Bug
+}
+
+// DeviceChecks lists the rows: the correct device in every configuration,
+// then each negative control in the configuration where its bug shows.
+func DeviceChecks() []DeviceCheck {
 	cacheFUA := spec.Config{VolatileCache: true, NativeFUA: true}
 	cacheEmu := spec.Config{VolatileCache: true}
-	var ws []DeviceWorkload
+	var out []DeviceCheck
 	for _, cfg := range spec.Configs() {
-		ws = append(ws, StandardDeviceWorkload(cfg, Correct))
+		out = append(out, DeviceCheck{cfg, Correct})
 	}
-	ws = append(ws,
-		StandardDeviceWorkload(cacheFUA, FlushCoversInFlight),
-		StandardDeviceWorkload(cacheEmu, EmulatedFUANoPostFlush),
-		StandardDeviceWorkload(cacheFUA, CrashRevertsDurable),
+	return append(out,
+		DeviceCheck{cacheFUA, FlushCoversInFlight},
+		DeviceCheck{cacheEmu, EmulatedFUANoPostFlush},
+		DeviceCheck{cacheFUA, CrashRevertsDurable},
 	)
+}
+
+// DeviceVerdicts checks every row of DeviceChecks at the standard bound.
+func DeviceVerdicts(opt Options) ([]Verdict, error) {
 	var out []Verdict
-	for _, w := range ws {
-		v, err := DeviceVerdict(w, opt)
+	for _, c := range DeviceChecks() {
+		v, err := DeviceVerdict(StandardDeviceWorkload(c.Config, c.Bug), opt)
 		if err != nil {
-			return out, fmt.Errorf("check %v on %v: %w", w.Bug, w.Config, err)
+			return out, fmt.Errorf("check %v on %v: %w", c.Bug, c.Config, err)
 		}
 		out = append(out, v)
 	}

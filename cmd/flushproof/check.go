@@ -1,0 +1,140 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/flushproof/flushproof/model"
+)
+
+func runCheck(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("check", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	maxStates := fs.Int("max-states", 0, "state budget per search (0 = none); a search cut short is reported UNKNOWN")
+	only := fs.String("run", "", "only check the rows whose \"model config\" matches this regular expression")
+	quiet := fs.Bool("q", false, "no progress lines on stderr")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: flushproof check [flags]\n\nExplores every model at its bound; exit status 1 if a verdict is not the expected one\n(a real model UNSAFE, or a negative control not caught).\n\nflags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "flushproof check: unexpected arguments %q\n", fs.Args())
+		return 2
+	}
+	if *maxStates < 0 {
+		fmt.Fprintf(stderr, "flushproof check: -max-states must be >= 0, got %d\n", *maxStates)
+		return 2
+	}
+	var filter *regexp.Regexp
+	if *only != "" {
+		var err error
+		if filter, err = regexp.Compile(*only); err != nil {
+			fmt.Fprintf(stderr, "flushproof check: bad -run pattern: %v\n", err)
+			return 2
+		}
+	}
+	opt := model.Options{MaxStates: *maxStates, Liveness: true}
+	var report func(string) func(model.Stats)
+	if !*quiet {
+		report = progress(stderr)
+	}
+	verdicts, err := checks(opt, filter, report)
+	if err != nil {
+		fmt.Fprintf(stderr, "flushproof check: %v\n", err)
+		return 2
+	}
+	if len(verdicts) == 0 {
+		fmt.Fprintf(stderr, "flushproof check: no model matches -run %q\n", *only)
+		return 2
+	}
+	printTable(stdout, verdicts)
+	for _, v := range verdicts {
+		if !v.Expected() {
+			return 1
+		}
+	}
+	return 0
+}
+
+// checks runs every registered model. Later protocols add their rows here.
+// report, if set, gives the progress callback for a row.
+func checks(opt model.Options, filter *regexp.Regexp, report func(string) func(model.Stats)) ([]model.Verdict, error) {
+	var out []model.Verdict
+	for _, w := range deviceWorkloads() {
+		name := w.Bug.String() + " " + w.Config.String()
+		if filter != nil && !filter.MatchString(name) {
+			continue
+		}
+		if report != nil {
+			opt.Progress = report(name)
+		}
+		v, err := model.DeviceVerdict(w, opt)
+		if err != nil {
+			return out, fmt.Errorf("%s: %w", name, err)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func deviceWorkloads() []model.DeviceWorkload {
+	var ws []model.DeviceWorkload
+	for _, pair := range model.DeviceChecks() {
+		ws = append(ws, model.StandardDeviceWorkload(pair.Config, pair.Bug))
+	}
+	return ws
+}
+
+func printTable(w io.Writer, vs []model.Verdict) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "MODEL\tCONFIG\tBOUND\tVERDICT\tEXPECTED\tSTATES\tTRANSITIONS\tDEPTH\tTIME\tSTATES/S")
+	for _, v := range vs {
+		expected := "yes"
+		if !v.Expected() {
+			expected = "NO"
+		}
+		if v.Negative {
+			expected += " (negative control)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%v\t%.0f\n", v.Model, v.Config, v.Bound, v.Result(), expected,
+			v.Stats.States, v.Stats.Transitions, v.Stats.MaxDepth, v.Stats.Elapsed.Round(time.Millisecond), v.Stats.PerSecond())
+	}
+	tw.Flush()
+	for _, v := range vs {
+		if v.Violation == nil {
+			continue
+		}
+		fmt.Fprintf(w, "\n%s on %s: UNSAFE, shortest counterexample (%d steps; replay: go test ./model -run TestDeviceVerdicts):\n", v.Model, v.Config, len(v.Violation.Path))
+		fmt.Fprint(w, indent(v.Violation.Timeline()))
+	}
+}
+
+func indent(s string) string {
+	return "  " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n  ") + "\n"
+}
+
+// progress prints a line on stderr about once a second during long searches:
+// rewritten in place on a terminal, one line each otherwise.
+func progress(stderr io.Writer) func(string) func(model.Stats) {
+	end := "\n"
+	if f, ok := stderr.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+			end = "\r"
+		}
+	}
+	return func(name string) func(model.Stats) {
+		return func(s model.Stats) {
+			fmt.Fprintf(stderr, "flushproof: %s: %d states, %d transitions, depth %d, %.0f states/s%s",
+				name, s.States, s.Transitions, s.MaxDepth, s.PerSecond(), end)
+		}
+	}
+}

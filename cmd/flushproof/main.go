@@ -1,0 +1,43 @@
+// Command flushproof checks durability protocols against an executable
+// semantics of block devices with volatile write caches.
+//
+//	flushproof check [flags]   print the verdict table of every model
+//
+// See README.md and docs/ for what each verdict means.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+const usage = `usage: flushproof <command> [flags]
+
+commands:
+  check    explore every model exhaustively at its bound and print the verdict table
+           (SAFE with the bound and statistics, UNSAFE with the shortest counterexample)
+
+run "flushproof <command> -h" for the flags of a command
+`
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+// run is main without the process: it returns the exit status (0 all
+// verdicts as expected, 1 a verdict differs from what the model is there
+// for, 2 bad usage or an error).
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "check":
+		return runCheck(args[1:], stdout, stderr)
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "flushproof: unknown command %q\n\n%s", args[0], usage)
+	return 2
+}

@@ -1,0 +1,38 @@
+package main
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestCheckPrintsTheVerdictTable(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := run([]string{"check", "-q", "-run", "cache\\+fua|no-postflush"}, &out, &errb)
+	assert.Equal(t, 0, code, "stderr: %s", errb.String())
+	for _, want := range []string{
+		"MODEL", "device", "cache+fua", "SAFE", "2 writers, 4 writes, 1 flush, EIO, crash",
+		"bug-flush-covers-in-flight", "bug-emulated-fua-no-postflush", "UNSAFE", "yes (negative control)",
+		"shortest counterexample", "step | A",
+	} {
+		assert.Contains(t, out.String(), want)
+	}
+	assert.NotContains(t, out.String(), "no-cache", "-run filters rows")
+	assert.Empty(t, errb.String(), "-q: no progress")
+}
+
+func TestCheckBudgetIsNotAProof(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := run([]string{"check", "-q", "-max-states", "100", "-run", "^device no-cache"}, &out, &errb)
+	assert.Equal(t, 1, code, "a search cut by the budget must not pass as SAFE")
+	assert.Contains(t, out.String(), "UNKNOWN (budget)")
+}
+
+func TestUsageErrors(t *testing.T) {
+	for _, args := range [][]string{nil, {"frobnicate"}, {"check", "extra"}, {"check", "-max-states", "-1"}, {"check", "-run", "("}, {"check", "-run", "nothing-matches"}} {
+		var out, errb bytes.Buffer
+		assert.Equal(t, 2, run(args, &out, &errb), "%q", args)
+		assert.NotEmpty(t, errb.String(), "%q must say what is wrong", args)
+	}
+}
