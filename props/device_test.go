@@ -37,10 +37,17 @@ type deviceMachine struct {
 	trace   []string     // the whole history, landing included, for failure messages
 	inFlight, flushes,
 	crashes int
+	stats *coverage
 }
 
-func newDeviceMachine(cfg spec.Config, bug model.Bug) *deviceMachine {
-	m := &deviceMachine{cfg: cfg, bug: bug}
+// coverage counts what the checks actually exercised, so that a run that
+// never crashes, or never has an obligation to check, cannot pass silently.
+type coverage struct {
+	crashes, obligations, lossAllowed int
+}
+
+func newDeviceMachine(cfg spec.Config, bug model.Bug, stats *coverage) *deviceMachine {
+	m := &deviceMachine{cfg: cfg, bug: bug, stats: stats}
 	m.reset()
 	return m
 }
@@ -100,19 +107,41 @@ func (m *deviceMachine) actions() map[string]func(*rapid.T) {
 			m.flushes++
 			m.apply(t, spec.Event{Kind: spec.FlushSubmit, ID: m.flushes})
 		},
+		// The device takes a few steps at a time, so that commands complete
+		// (and obligations arise) between crashes.
 		"device": func(t *rapid.T) {
-			var steps []spec.Event
-			m.dev.Steps(true, func(e spec.Event) { steps = append(steps, e) })
-			if len(steps) == 0 {
-				t.Skip("the device has nothing to do")
+			n := rapid.IntRange(1, 6).Draw(t, "device steps")
+			for i := 0; i < n; i++ {
+				// Failures are drawn apart and less often, so that most
+				// commands get through.
+				var steps, failures []spec.Event
+				m.dev.Steps(true, func(e spec.Event) {
+					if e.Kind == spec.WriteFail || e.Kind == spec.FlushFail {
+						failures = append(failures, e)
+					} else {
+						steps = append(steps, e)
+					}
+				})
+				if len(failures) > 0 && (len(steps) == 0 || rapid.IntRange(0, 4).Draw(t, "fail?") == 0) {
+					steps = failures
+				}
+				if len(steps) == 0 {
+					if i == 0 {
+						t.Skip("the device has nothing to do")
+					}
+					return
+				}
+				m.apply(t, rapid.SampledFrom(steps).Draw(t, "step"))
 			}
-			m.apply(t, rapid.SampledFrom(steps).Draw(t, "step"))
 		},
 		"read": func(t *rapid.T) {
 			b := rapid.IntRange(0, deviceBlocks-1).Draw(t, "block")
 			m.apply(t, spec.Event{Kind: spec.Read, Blocks: 1 << b, Value: m.dev.ReadValue(b)})
 		},
 		"crash": func(t *rapid.T) {
+			if m.con.Writes() == 0 {
+				t.Skip("nothing to lose yet")
+			}
 			m.apply(t, spec.Event{Kind: spec.Crash})
 			m.checkCrash(t)
 			m.crashes++
@@ -137,7 +166,12 @@ func (m *deviceMachine) checkCrash(t *rapid.T) {
 	if err != nil {
 		t.Fatalf("the device's history without reads is not explained by the device: %v\n%s", err, m.history())
 	}
+	m.stats.crashes++
+	m.stats.obligations += len(m.con.Obligations())
 	for b := 0; b < deviceBlocks; b++ {
+		if len(m.con.Allowed(b).Contents()) > 1 {
+			m.stats.lossAllowed++
+		}
 		left := m.dev.CrashSet(b)
 		// The content this crash leaves: rapid picks one, so shrinking
 		// reports a concrete block content.
@@ -156,9 +190,9 @@ func (m *deviceMachine) checkCrash(t *rapid.T) {
 	}
 }
 
-func deviceProperty(cfg spec.Config, bug model.Bug) func(*rapid.T) {
+func deviceProperty(cfg spec.Config, bug model.Bug, stats *coverage) func(*rapid.T) {
 	return func(t *rapid.T) {
-		m := newDeviceMachine(cfg, bug)
+		m := newDeviceMachine(cfg, bug, stats)
 		t.Repeat(m.actions())
 	}
 }
@@ -168,7 +202,12 @@ func deviceProperty(cfg spec.Config, bug model.Bug) func(*rapid.T) {
 func TestDevice(t *testing.T) {
 	for _, cfg := range spec.Configs() {
 		t.Run(cfg.String(), func(t *testing.T) {
-			rapid.Check(t, deviceProperty(cfg, model.Correct))
+			var c coverage
+			rapid.Check(t, deviceProperty(cfg, model.Correct, &c))
+			t.Logf("checked %d crashes, %d obligations, %d block states where the contract allowed more than one content", c.crashes, c.obligations, c.lossAllowed)
+			assert.Positive(t, c.crashes, "no crash was checked")
+			assert.Positive(t, c.obligations, "no obligation was checked")
+			assert.Positive(t, c.lossAllowed, "no crash could lose anything")
 		})
 	}
 }
@@ -188,7 +227,7 @@ func TestDeviceNegativeControls(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.bug.String()+"/"+tc.cfg.String(), func(t *testing.T) {
-			f := rapidctl.Expect(t, 2000, deviceProperty(tc.cfg, tc.bug))
+			f := rapidctl.Expect(t, 2000, deviceProperty(tc.cfg, tc.bug, &coverage{}))
 			assert.Contains(t, f.Output, tc.want)
 			t.Logf("caught, replays with -rapid.seed=%s:\n%s", f.Seed, f.Output)
 		})
