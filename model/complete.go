@@ -25,10 +25,12 @@ type CompletenessSystem struct {
 	devs   []Device
 }
 
-// classState: the visible part shared by all members, and the members as a
-// sorted list of interned device numbers (4 bytes each).
-type classState struct {
-	base    devState // dev is zero; tasks, contract and illegal are shared
+// HistoryClass is a state of the CompletenessSystem: the device states that
+// one visible history can lead to. It holds the visible part shared by all
+// members, and the members as a sorted list of interned device numbers (4
+// bytes each). It is comparable.
+type HistoryClass struct {
+	base    DeviceState // dev is zero; tasks, contract and illegal are shared
 	members string
 }
 
@@ -51,7 +53,7 @@ func (c *CompletenessSystem) id(d Device) uint32 {
 	return i
 }
 
-func (c *CompletenessSystem) members(s classState) []Device {
+func (c *CompletenessSystem) members(s HistoryClass) []Device {
 	out := make([]Device, 0, len(s.members)/4)
 	for i := 0; i < len(s.members); i += 4 {
 		out = append(out, c.devs[binary.LittleEndian.Uint32([]byte(s.members[i:i+4]))])
@@ -60,7 +62,7 @@ func (c *CompletenessSystem) members(s classState) []Device {
 }
 
 // class closes a set of devices under landing and packs it with base.
-func (c *CompletenessSystem) class(base devState, devs []Device) classState {
+func (c *CompletenessSystem) class(base DeviceState, devs []Device) HistoryClass {
 	closed := closeLanding(devs)
 	ids := make([]uint32, 0, len(closed))
 	for _, d := range closed {
@@ -72,7 +74,7 @@ func (c *CompletenessSystem) class(base devState, devs []Device) classState {
 		binary.LittleEndian.PutUint32(buf[4*i:], id)
 	}
 	base.dev = Device{}
-	return classState{base: base, members: string(buf)}
+	return HistoryClass{base: base, members: string(buf)}
 }
 
 // Actors implements System.
@@ -82,15 +84,15 @@ func (c *CompletenessSystem) Actors() []string { return c.ds.Actors() }
 func (c *CompletenessSystem) Describe(l Label) string { return c.ds.Describe(l) }
 
 // Init implements System.
-func (c *CompletenessSystem) Init() []classState {
+func (c *CompletenessSystem) Init() []HistoryClass {
 	st := c.ds.Init()[0]
-	return []classState{c.class(st, []Device{st.dev})}
+	return []HistoryClass{c.class(st, []Device{st.dev})}
 }
 
 // Next implements System: one successor class per visible event.
-func (c *CompletenessSystem) Next(s classState, yield func(Label, classState)) {
+func (c *CompletenessSystem) Next(s HistoryClass, yield func(Label, HistoryClass)) {
 	type succ struct {
-		base devState
+		base DeviceState
 		devs []Device
 	}
 	var order []Label
@@ -98,7 +100,7 @@ func (c *CompletenessSystem) Next(s classState, yield func(Label, classState)) {
 	for _, d := range c.members(s) {
 		st := s.base
 		st.dev = d
-		c.ds.Next(st, func(l Label, t devState) {
+		c.ds.Next(st, func(l Label, t DeviceState) {
 			if spec.Kind(l.Kind) == spec.WriteLand {
 				return
 			}
@@ -118,11 +120,11 @@ func (c *CompletenessSystem) Next(s classState, yield func(Label, classState)) {
 }
 
 // Waiting implements System; deadlocks are the soundness search's business.
-func (c *CompletenessSystem) Waiting(classState) uint64 { return 0 }
+func (c *CompletenessSystem) Waiting(HistoryClass) uint64 { return 0 }
 
 // Check implements System: after a crash, every allowed content is left by
 // some member.
-func (c *CompletenessSystem) Check(s classState) error {
+func (c *CompletenessSystem) Check(s HistoryClass) error {
 	devs := c.members(s)
 	if len(devs) == 0 || !devs[0].Crashed() || s.base.illegal.Kind != 0 {
 		return nil
@@ -142,10 +144,10 @@ func (c *CompletenessSystem) Check(s classState) error {
 }
 
 // CheckDeviceComplete runs the completeness search for a workload.
-func CheckDeviceComplete(w DeviceWorkload, opt Options) (*Result[classState], error) {
+func CheckDeviceComplete(w DeviceWorkload, opt Options) (*Result[HistoryClass], error) {
 	c, err := NewCompletenessSystem(w)
 	if err != nil {
 		return nil, err
 	}
-	return Explore[classState](c, opt), nil
+	return Explore[HistoryClass](c, opt), nil
 }

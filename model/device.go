@@ -12,8 +12,10 @@ import (
 // declarative rule, so that checking one against the other means something:
 //
 //   - a submitted write lands (its data reaches the cache, or the media if
-//     there is no cache) at some moment before it completes; landing order is
-//     the device's choice, so overlapping writes may be applied in either order;
+//     there is no cache) at some moment before it completes, block by block;
+//     landing order is the device's choice, so overlapping writes may be
+//     applied in either order, and two overlapping multi-block writes may be
+//     applied in different orders on different blocks (torn);
 //   - for each block the device tracks cand: every landed data version that a
 //     crash could still leave on the media (the cache may write back any
 //     version at any time, in any order);
@@ -35,14 +37,15 @@ type Device struct {
 	crashed bool
 	nw, nf  uint8
 
-	wBlocks [spec.MaxWrites]uint8
-	wState  [spec.MaxWrites]wState
-	wFUA    uint32
-	// landedBefore[i]: the writes that had landed (anywhere) when write i+1 landed.
-	landedBefore [spec.MaxWrites]uint32
-	pfCover      [spec.MaxWrites]uint32 // emulated FUA: what write i+1's post-flush covers
-	landed       uint32
-	done         uint32 // writes the device completed successfully (flush coverage)
+	wBlocks   [spec.MaxWrites]uint8
+	wState    [spec.MaxWrites]wState
+	wFUA      uint32
+	wLandedOn [spec.MaxWrites]uint8 // blocks write i+1 has landed on
+	// landOrder[b][:landN[b]]: the writes in the order they landed on block b.
+	landOrder [spec.MaxBlocks][spec.MaxWrites]uint8
+	landN     [spec.MaxBlocks]uint8
+	pfCover   [spec.MaxWrites]uint32 // emulated FUA: what write i+1's post-flush covers
+	done      uint32                 // writes the device completed successfully (flush coverage)
 
 	fState [spec.MaxFlushes]wState
 	fCover [spec.MaxFlushes]uint32
@@ -56,8 +59,8 @@ type wState uint8
 
 const (
 	wNone      wState = iota
-	wInFlight         // submitted, data not applied yet (flush: submitted)
-	wLanded           // data applied to the cache, not completed
+	wInFlight         // submitted, data not applied to every block yet (flush: submitted)
+	wLanded           // data applied to the cache on every block, not completed
 	wPostFlush        // emulated FUA: data done, post-flush in flight
 	wOK               // completed successfully
 	wFailed           // completed with EIO
@@ -133,14 +136,18 @@ func (d Device) Apply(e spec.Event) (Device, error) {
 		if err != nil {
 			return d, err
 		}
-		d.wState[i] = wLanded
-		d.landedBefore[i] = d.landed
-		d.landed |= 1 << i
-		for bm := d.wBlocks[i]; bm != 0; bm &= bm - 1 {
-			b := bits.TrailingZeros8(bm)
-			d.cand[b] |= 1 << i
-			d.vis[b] = uint8(i + 1)
+		if bits.OnesCount8(e.Blocks) != 1 || d.wBlocks[i]&e.Blocks == 0 || d.wLandedOn[i]&e.Blocks != 0 {
+			return d, fmt.Errorf("%v: a write lands on one of its blocks at a time, once", e)
 		}
+		b := bits.TrailingZeros8(e.Blocks)
+		d.wLandedOn[i] |= e.Blocks
+		if d.wLandedOn[i] == d.wBlocks[i] {
+			d.wState[i] = wLanded
+		}
+		d.landOrder[b][d.landN[b]] = uint8(i + 1)
+		d.landN[b]++
+		d.cand[b] |= 1 << i
+		d.vis[b] = uint8(i + 1)
 		return d, nil
 	case spec.WriteDataDone:
 		i, err := d.write(e, wLanded)
@@ -235,13 +242,18 @@ func (d *Device) write(e spec.Event, want wState) (int, error) {
 func (d *Device) emulated(i int) bool { return d.cfg.EmulatesFUA() && d.wFUA&(1<<i) != 0 }
 
 // persist makes the writes in ws durable: on each of their blocks, the
-// versions that landed before them can no longer come back.
+// versions that landed there before them can no longer come back.
 func (d *Device) persist(ws uint32) {
 	for m := ws; m != 0; m &= m - 1 {
 		i := bits.TrailingZeros32(m)
 		for bm := d.wBlocks[i]; bm != 0; bm &= bm - 1 {
 			b := bits.TrailingZeros8(bm)
-			d.cand[b] &^= d.landedBefore[i]
+			for _, w := range d.landOrder[b][:d.landN[b]] {
+				if int(w) == i+1 {
+					break
+				}
+				d.cand[b] &^= 1 << (w - 1)
+			}
 		}
 		d.initGone |= d.wBlocks[i]
 	}
@@ -252,13 +264,13 @@ func (d *Device) CrashSet(b int) spec.CrashSet {
 	mask := uint8(1) << b
 	s := spec.CrashSet{Writes: d.cand[b], Initial: d.initGone&mask == 0}
 	for i := 0; i < int(d.nw); i++ {
-		if d.wBlocks[i]&mask != 0 && d.wState[i] == wInFlight {
-			s.Writes |= 1 << i // not landed yet, may land as power fails
+		if d.wBlocks[i]&mask != 0 && d.wLandedOn[i]&mask == 0 && d.wState[i] == wInFlight {
+			s.Writes |= 1 << i // not landed here yet, may land as power fails
 		}
 	}
 	if d.bug == CrashRevertsDurable {
 		for i := 0; i < int(d.nw); i++ {
-			if d.wBlocks[i]&mask != 0 && d.landed&(1<<i) != 0 {
+			if d.wLandedOn[i]&mask != 0 {
 				s.Writes |= 1 << i
 			}
 		}
@@ -282,7 +294,9 @@ func (d *Device) Steps(failures bool, yield func(spec.Event)) {
 		id := i + 1
 		switch d.wState[i] {
 		case wInFlight:
-			yield(spec.Event{Kind: spec.WriteLand, ID: id})
+			for bm := d.wBlocks[i] &^ d.wLandedOn[i]; bm != 0; bm &= bm - 1 {
+				yield(spec.Event{Kind: spec.WriteLand, ID: id, Blocks: 1 << bits.TrailingZeros8(bm)})
+			}
 		case wLanded:
 			if d.emulated(i) && d.bug != EmulatedFUANoPostFlush {
 				yield(spec.Event{Kind: spec.WriteDataDone, ID: id})

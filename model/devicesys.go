@@ -26,9 +26,9 @@ type DeviceWorkload struct {
 
 const maxTasks = 8
 
-// devState is a state of a DeviceSystem: the device, the contract monitor
-// fed with the same events, and each task's progress.
-type devState struct {
+// DeviceState is a state of a DeviceSystem: the device, the contract monitor
+// fed with the same events, and each task's progress. It is comparable.
+type DeviceState struct {
 	dev     Device
 	con     spec.Contract
 	pc      [maxTasks]uint8 // next op of each task
@@ -90,8 +90,8 @@ func (s *DeviceSystem) deviceActor() uint8 { return uint8(len(s.actors) - 1) }
 func (s *DeviceSystem) Actors() []string { return s.actors }
 
 // Init implements System.
-func (s *DeviceSystem) Init() []devState {
-	return []devState{{dev: NewDevice(s.w.Config, s.w.Bug), con: spec.NewContract(s.w.Config)}}
+func (s *DeviceSystem) Init() []DeviceState {
+	return []DeviceState{{dev: NewDevice(s.w.Config, s.w.Bug), con: spec.NewContract(s.w.Config)}}
 }
 
 // Describe implements System.
@@ -100,7 +100,7 @@ func (s *DeviceSystem) Describe(l Label) string {
 	return e.String()
 }
 
-func (s *DeviceSystem) step(st devState, actor uint8, e spec.Event, yield func(Label, devState)) {
+func (s *DeviceSystem) step(st DeviceState, actor uint8, e spec.Event, yield func(Label, DeviceState)) {
 	next, err := st.dev.Apply(e)
 	if err != nil {
 		return
@@ -119,7 +119,7 @@ func (s *DeviceSystem) step(st devState, actor uint8, e spec.Event, yield func(L
 }
 
 // Next implements System.
-func (s *DeviceSystem) Next(st devState, yield func(Label, devState)) {
+func (s *DeviceSystem) Next(st DeviceState, yield func(Label, DeviceState)) {
 	if st.dev.Crashed() || st.illegal.Kind != 0 {
 		return
 	}
@@ -152,7 +152,7 @@ func (s *DeviceSystem) Next(st devState, yield func(Label, devState)) {
 	s.step(st, s.deviceActor(), spec.Event{Kind: spec.Crash}, yield)
 }
 
-func (s *DeviceSystem) ended(st *devState, t int) bool {
+func (s *DeviceSystem) ended(st *DeviceState, t int) bool {
 	if t < len(s.w.Writers) {
 		e, _ := st.dev.WriteDone(int(st.wait[t]))
 		return e
@@ -162,7 +162,7 @@ func (s *DeviceSystem) ended(st *devState, t int) bool {
 }
 
 // Waiting implements System: a task waits while its command is in flight.
-func (s *DeviceSystem) Waiting(st devState) uint64 {
+func (s *DeviceSystem) Waiting(st DeviceState) uint64 {
 	if st.dev.Crashed() {
 		return 0
 	}
@@ -177,7 +177,7 @@ func (s *DeviceSystem) Waiting(st devState) uint64 {
 
 // Check implements System: after a crash, the device may leave only what the
 // contract allows.
-func (s *DeviceSystem) Check(st devState) error {
+func (s *DeviceSystem) Check(st DeviceState) error {
 	if st.illegal.Kind != 0 {
 		return fmt.Errorf("the device did %v, which the contract says cannot happen", st.illegal)
 	}
@@ -195,10 +195,10 @@ func (s *DeviceSystem) Check(st devState) error {
 
 // CheckDeviceSound explores every state of the workload and checks, after
 // every crash, that the device leaves only what the contract allows.
-func CheckDeviceSound(w DeviceWorkload, opt Options) (*Result[devState], error) {
+func CheckDeviceSound(w DeviceWorkload, opt Options) (*Result[DeviceState], error) {
 	s, err := NewDeviceSystem(w)
 	if err != nil {
 		return nil, err
 	}
-	return Explore[devState](s, opt), nil
+	return Explore[DeviceState](s, opt), nil
 }

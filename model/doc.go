@@ -10,8 +10,10 @@
 //     budget and statistics.
 //   - [Timeline]: a counterexample path rendered with one column per actor.
 //   - [DeviceSystem]: the device driven by writer and flusher tasks, checked
-//     against spec.Contract after every crash; [DeviceCompleteness] checks the
-//     other direction (every outcome the contract allows is reachable).
+//     against spec.Contract after every crash ([CheckDeviceSound]);
+//     [CompletenessSystem] checks the other direction, every outcome the
+//     contract allows is reachable ([CheckDeviceComplete]); [DeviceVerdict]
+//     runs both and gives a row of `flushproof check`.
 //   - [Explain]: the crash outcomes the device can produce for one given
 //     history, over every landing order (used by rapid and porcupine checks).
 package model

@@ -13,7 +13,8 @@ type Kind uint8
 // F1, F2, ... in submission order, each sequence starting at 1.
 const (
 	WriteSubmit Kind = iota + 1 // a write is queued to the device
-	// WriteLand: the device applied the write's data to its cache (or media).
+	// WriteLand: the device applied the write's data to its cache (or media)
+	// on the block(s) in Blocks.
 	// Invisible to the operating system and ignored by the contract, which
 	// allows every landing order; models use it to say which order they chose.
 	WriteLand
@@ -53,7 +54,7 @@ func (k Kind) IsFlush() bool { return k >= FlushSubmit && k <= FlushFail }
 type Event struct {
 	Kind   Kind
 	ID     int   // write or flush number (1-based); unused for Crash and Read
-	Blocks uint8 // WriteSubmit: the blocks written (bit i = block i); Read: the block read
+	Blocks uint8 // WriteSubmit: the blocks written (bit i = block i); WriteLand: the block landed on; Read: the block read
 	FUA    bool  // WriteSubmit: REQ_FUA set
 	Value  int   // Read: the write number whose data was returned, 0 = initial content
 }
@@ -66,6 +67,8 @@ func (e Event) String() string {
 			s += " FUA"
 		}
 		return s
+	case e.Kind == WriteLand && e.Blocks != 0:
+		return fmt.Sprintf("W%d lands on %s", e.ID, BlockList(e.Blocks))
 	case e.Kind.IsWrite():
 		return fmt.Sprintf("W%d %s", e.ID, e.Kind)
 	case e.Kind.IsFlush():
