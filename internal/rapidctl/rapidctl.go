@@ -117,7 +117,9 @@ func Expect(t testing.TB, checks int, prop func(*rapid.T)) Failure {
 		t.Fatalf("rapid failed but printed no seed to replay:\n%s", first.out.String())
 		return Failure{}
 	}
-	replay := run(t, name, map[string]string{"rapid.checks": "1", "rapid.nofailfile": "true", "rapid.seed": m[1]}, prop)
+	// The seed is the first case rapid runs; 5 checks (not 1) because
+	// -short divides the count by 5.
+	replay := run(t, name, map[string]string{"rapid.checks": "5", "rapid.nofailfile": "true", "rapid.seed": m[1]}, prop)
 	if !replay.Failed() {
 		t.Fatalf("counterexample does not replay from -rapid.seed=%s:\nfirst run:\n%s\nreplay:\n%s", m[1], first.out.String(), replay.out.String())
 	}
