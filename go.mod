@@ -2,10 +2,10 @@ module github.com/flushproof/flushproof
 
 go 1.26
 
-require github.com/stretchr/testify v1.12.1
-
 require (
-	github.com/anishathalye/porcupine v1.3.1 // indirect
-	go.yaml.in/yaml/v3 v3.0.5 // indirect
-	pgregory.net/rapid v1.3.0 // indirect
+	github.com/anishathalye/porcupine v1.3.1
+	github.com/stretchr/testify v1.12.1
+	pgregory.net/rapid v1.3.0
 )
+
+require go.yaml.in/yaml/v3 v3.0.5 // indirect
