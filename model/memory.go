@@ -1,0 +1,272 @@
+package model
+
+import "fmt"
+
+// MemoryModel says how loads may see stores (DESIGN.md, "Memory models").
+type MemoryModel uint8
+
+// The memory models.
+const (
+	// SC: every load reads the newest store.
+	SC MemoryModel = iota + 1
+	// TSO is x86-TSO: a thread's stores wait in its FIFO store buffer and
+	// reach memory later; a load reads its own newest buffered store to the
+	// location, else memory. Loads are not reordered with loads. Locked
+	// read-modify-writes and smp_mb drain the buffer.
+	TSO
+	// Relaxed is LKMM-like and view-based (after the Promising semantics,
+	// Kang et al., POPL 2017): each location keeps its stores in
+	// modification order; each thread has a view per location, the oldest
+	// store it may still read. A plain load may read any store not older
+	// than the view and raises the view to it (coherence). smp_mb and fully
+	// ordered read-modify-writes (atomic64_inc_return, a successful
+	// cmpxchg: Documentation/atomic_t.txt) raise every view of the thread to
+	// the newest store; a read-modify-write always reads the newest store;
+	// a failed cmpxchg is unordered (it only raises that location's view).
+	Relaxed
+)
+
+// MemoryModels lists the models, weakest last.
+func MemoryModels() []MemoryModel { return []MemoryModel{SC, TSO, Relaxed} }
+
+func (m MemoryModel) String() string {
+	switch m {
+	case SC:
+		return "SC"
+	case TSO:
+		return "TSO"
+	case Relaxed:
+		return "Relaxed"
+	}
+	return fmt.Sprintf("MemoryModel(%d)", uint8(m))
+}
+
+// Bounds of a Memory value, which is a comparable fixed-size struct.
+const (
+	MaxLocations = 6 // atomic64 words
+	MaxThreads   = 8 // threads (tasks, the device) that use memory
+	maxStores    = 8 // live stores per location (Relaxed)
+	maxBuffered  = 4 // store buffer entries per thread (TSO)
+)
+
+// Memory is the state of a few atomic64 words under one memory model. Values
+// are small integers (sequence numbers). The zero value is not ready: use
+// NewMemory.
+//
+// Relaxed keeps, per location, the stores that some reader may still read,
+// oldest first; stores older than every reader's view are dropped, so equal
+// futures give equal states. SC and TSO keep one value per location; TSO adds
+// a store buffer per thread.
+type Memory struct {
+	model   MemoryModel
+	vals    [MaxLocations][maxStores]int8
+	n       [MaxLocations]uint8 // live stores (Relaxed); 1 otherwise
+	view    [MaxThreads][MaxLocations]uint8
+	readers [MaxLocations]uint8 // threads that ever load the location
+	buf     [MaxThreads][maxBuffered]bufEntry
+	bufN    [MaxThreads]uint8
+}
+
+type bufEntry struct{ loc, val int8 }
+
+// NewMemory returns memory where every location holds 0. readers[l] is the
+// set of threads (bit t) that may ever load location l: the views of other
+// threads do not keep old stores alive.
+func NewMemory(m MemoryModel, readers [MaxLocations]uint8) Memory {
+	mem := Memory{model: m, readers: readers}
+	for l := range mem.n {
+		mem.n[l] = 1
+	}
+	return mem
+}
+
+// Model returns the memory model.
+func (m *Memory) Model() MemoryModel { return m.model }
+
+func (m *Memory) newest(loc int) int8 { return m.vals[loc][m.n[loc]-1] }
+
+// Loaded is one possible result of a load.
+type Loaded struct {
+	Val int64
+	Mem Memory
+}
+
+// Load is a plain load (atomic64_read, READ_ONCE) by thread t. Under Relaxed
+// it has one result per store the thread may read.
+func (m Memory) Load(t, loc int) []Loaded {
+	switch m.model {
+	case TSO:
+		for i := int(m.bufN[t]) - 1; i >= 0; i-- {
+			if e := m.buf[t][i]; int(e.loc) == loc {
+				return []Loaded{{int64(e.val), m}}
+			}
+		}
+		return []Loaded{{int64(m.newest(loc)), m}}
+	case Relaxed:
+		var out []Loaded
+		for i := int(m.view[t][loc]); i < int(m.n[loc]); i++ {
+			next := m
+			next.view[t][loc] = uint8(i)
+			next.compact(loc)
+			out = append(out, Loaded{int64(m.vals[loc][i]), next})
+		}
+		return out
+	}
+	return []Loaded{{int64(m.newest(loc)), m}}
+}
+
+// LoadNewest is a load that reads the newest store (a thread that waits for
+// a value until it sees it), raising only that location's view.
+func (m Memory) LoadNewest(t, loc int) (int64, Memory) {
+	if m.model == TSO {
+		return m.Load(t, loc)[0].Val, m
+	}
+	if m.model == Relaxed {
+		m.view[t][loc] = m.n[loc] - 1
+		m.compact(loc)
+	}
+	return int64(m.newest(loc)), m
+}
+
+// Store is a plain store (atomic64_set, WRITE_ONCE) by thread t. Under TSO
+// it waits in the store buffer; it fails only if the buffer is full.
+func (m Memory) Store(t, loc int, v int64) (Memory, error) {
+	switch m.model {
+	case TSO:
+		if m.bufN[t] == maxBuffered {
+			return m, fmt.Errorf("memory: store buffer of thread %d is full", t)
+		}
+		m.buf[t][m.bufN[t]] = bufEntry{int8(loc), int8(v)}
+		m.bufN[t]++
+		return m, nil
+	case Relaxed:
+		return m.append(t, loc, v)
+	}
+	m.vals[loc][0] = int8(v)
+	return m, nil
+}
+
+// append adds a store at the end of loc's modification order (Relaxed).
+func (m Memory) append(t, loc int, v int64) (Memory, error) {
+	if m.n[loc] == maxStores {
+		return m, fmt.Errorf("memory: more than %d live stores to location %d", maxStores, loc)
+	}
+	m.vals[loc][m.n[loc]] = int8(v)
+	m.n[loc]++
+	m.view[t][loc] = m.n[loc] - 1 // a thread reads its own newest store
+	m.compact(loc)
+	return m, nil
+}
+
+// Fence is smp_mb() by thread t.
+func (m Memory) Fence(t int) Memory {
+	switch m.model {
+	case TSO:
+		return m.drain(t)
+	case Relaxed:
+		for loc := range m.view[t] {
+			m.view[t][loc] = m.n[loc] - 1
+			m.compact(loc)
+		}
+	}
+	return m
+}
+
+// IncReturn is atomic64_inc_return: fully ordered, it returns the new value.
+func (m Memory) IncReturn(t, loc int) (int64, Memory, error) {
+	m = m.Fence(t)
+	v := int64(m.newest(loc)) + 1
+	var err error
+	if m.model == Relaxed {
+		m, err = m.append(t, loc, v)
+		m = m.Fence(t)
+	} else {
+		m.vals[loc][0] = int8(v)
+	}
+	return v, m, err
+}
+
+// CompareAndSwap is atomic64_try_cmpxchg: if loc holds old, store new and
+// report true (fully ordered); otherwise report false and the value seen,
+// with no ordering under Relaxed. Under TSO a locked cmpxchg drains the
+// store buffer either way.
+func (m Memory) CompareAndSwap(t, loc int, old, new int64) (bool, int64, Memory, error) {
+	if m.model == TSO {
+		m = m.drain(t)
+	}
+	cur := int64(m.newest(loc))
+	if cur != old {
+		if m.model == Relaxed {
+			m.view[t][loc] = m.n[loc] - 1 // an RMW reads the newest store
+			m.compact(loc)
+		}
+		return false, cur, m, nil
+	}
+	m = m.Fence(t)
+	var err error
+	if m.model == Relaxed {
+		m, err = m.append(t, loc, new)
+		m = m.Fence(t)
+	} else {
+		m.vals[loc][0] = int8(new)
+	}
+	return true, cur, m, err
+}
+
+// drain moves every buffered store of t to memory, oldest first (TSO).
+func (m Memory) drain(t int) Memory {
+	for m.bufN[t] > 0 {
+		m = m.flushOne(t)
+	}
+	return m
+}
+
+func (m Memory) flushOne(t int) Memory {
+	e := m.buf[t][0]
+	m.vals[e.loc][0] = e.val
+	copy(m.buf[t][:], m.buf[t][1:])
+	m.bufN[t]--
+	m.buf[t][m.bufN[t]] = bufEntry{}
+	return m
+}
+
+// Buffered reports whether thread t has stores waiting (TSO).
+func (m *Memory) Buffered(t int) bool { return m.bufN[t] > 0 }
+
+// Steps calls yield for each step the memory system may take on its own:
+// under TSO, a thread's oldest buffered store reaching memory.
+func (m Memory) Steps(yield func(t int, next Memory)) {
+	if m.model != TSO {
+		return
+	}
+	for t := range m.bufN {
+		if m.bufN[t] > 0 {
+			yield(t, m.flushOne(t))
+		}
+	}
+}
+
+// compact drops the stores to loc that no reader can read any more.
+func (m *Memory) compact(loc int) {
+	low := m.n[loc] - 1
+	for t := 0; t < MaxThreads; t++ {
+		if m.readers[loc]&(1<<t) != 0 && m.view[t][loc] < low {
+			low = m.view[t][loc]
+		}
+	}
+	if low == 0 {
+		return
+	}
+	copy(m.vals[loc][:], m.vals[loc][low:m.n[loc]])
+	for i := m.n[loc] - low; i < m.n[loc]; i++ {
+		m.vals[loc][i] = 0
+	}
+	m.n[loc] -= low
+	for t := 0; t < MaxThreads; t++ {
+		if m.view[t][loc] >= low {
+			m.view[t][loc] -= low
+		} else {
+			m.view[t][loc] = 0
+		}
+	}
+}
