@@ -83,6 +83,20 @@ func checks(opt model.Options, filter *regexp.Regexp, report func(string) func(m
 		}
 		out = append(out, v)
 	}
+	for _, c := range model.FsyncChecks() {
+		name := fmt.Sprintf("xfs-flushseq %s %s %s", c.Variant, c.Memory, c.Describe())
+		if filter != nil && !filter.MatchString(name) {
+			continue
+		}
+		if report != nil {
+			opt.Progress = report(name)
+		}
+		v, err := model.FsyncVerdict(c, opt)
+		if err != nil {
+			return out, fmt.Errorf("%s: %w", name, err)
+		}
+		out = append(out, v)
+	}
 	return out, nil
 }
 
@@ -113,7 +127,7 @@ func printTable(w io.Writer, vs []model.Verdict) {
 		if v.Violation == nil {
 			continue
 		}
-		fmt.Fprintf(w, "\n%s on %s: UNSAFE, shortest counterexample (%d steps; replay: go test ./model -run TestDeviceVerdicts):\n", v.Model, v.Config, len(v.Violation.Path))
+		fmt.Fprintf(w, "\n%s on %s (%s): UNSAFE, shortest counterexample (%d steps; model.Replay follows it again):\n", v.Model, v.Config, v.Bound, len(v.Violation.Path))
 		fmt.Fprint(w, indent(v.Violation.Timeline()))
 	}
 }

@@ -1,0 +1,565 @@
+package model
+
+import (
+	"fmt"
+	"math/bits"
+)
+
+// The xfs fsync flush-sequence protocol (seed 002_457adfd816453544.txt;
+// DESIGN.md, "The four protocols" (2)) as an explicit-state system.
+//
+// Each task repeatedly writes its own block, waits for the write to complete
+// and fsyncs it. The patched fsync:
+//
+//	file_write_and_wait_range()          write, wait for its completion
+//	smp_mb(); S = read(bt_flush_submitted)
+//	if completed > S: return 0           a flush numbered after the write
+//	                                     completed has completed: skip
+//	seq = inc_return(bt_flush_submitted) xfs_buftarg_flush_start
+//	blkdev_issue_flush()                 wait for it
+//	on success: raise completed to seq   xfs_buftarg_flush_done: cmpxchg loop
+//
+// Observing a write's completion is a plain load of a completion word that
+// the device stores (the message-passing shape: the device completes the
+// write after handling another task's flush); with WaiterSleeps, waking up
+// implies a full barrier. The device is the contract specialised to one
+// block per task: a flush covers the tasks whose current write had completed
+// when it was submitted (a DAX task's data only by its own flush, since DAX
+// writes are CPU stores that another task's PREFLUSH does not cover).
+//
+// The obligation: when fsync returns 0, the task's write is durable; a crash
+// at that moment would otherwise lose it. It is checked at every return.
+
+// FsyncVariant is one version of the fsync code.
+type FsyncVariant uint8
+
+// The variants: the real ones, the mutants the checker must catch, and the
+// benign one it must not flag.
+const (
+	Baseline            FsyncVariant = iota + 1 // before the patch: always flush
+	Patched                                     // the seed
+	Improved                                    // ours: join an in-flight flush numbered above S
+	ReadBeforeWriteback                         // mutant: S read before the data write
+	NoMB                                        // mutant: no smp_mb before reading S
+	GreaterEqual                                // mutant: skip if completed >= S
+	AdvanceOnFailure                            // mutant: flush_done even when the flush failed
+	NumberAfterSubmit                           // mutant: inc_return after submitting the flush
+	DAXSkips                                    // mutant: DAX tasks skip on the counter too
+	PlainStoreCompleted                         // benign: completed = seq, a plain store, not a max
+)
+
+var variantNames = map[FsyncVariant]string{
+	Baseline: "baseline", Patched: "patched", Improved: "improved",
+	ReadBeforeWriteback: "mutant-read-before-writeback", NoMB: "mutant-no-smp_mb",
+	GreaterEqual: "mutant->=", AdvanceOnFailure: "mutant-advance-on-failed-flush",
+	NumberAfterSubmit: "mutant-number-after-submit", DAXSkips: "mutant-dax-skips",
+	PlainStoreCompleted: "benign-plain-store-completed",
+}
+
+func (v FsyncVariant) String() string {
+	if s, ok := variantNames[v]; ok {
+		return s
+	}
+	return fmt.Sprintf("FsyncVariant(%d)", uint8(v))
+}
+
+// FsyncVariants lists every variant.
+func FsyncVariants() []FsyncVariant {
+	return []FsyncVariant{Baseline, Patched, Improved, PlainStoreCompleted,
+		ReadBeforeWriteback, NoMB, GreaterEqual, AdvanceOnFailure, NumberAfterSubmit, DAXSkips}
+}
+
+// Mutant reports whether the variant is a negative control.
+func (v FsyncVariant) Mutant() bool {
+	return v != Baseline && v != Patched && v != Improved && v != PlainStoreCompleted
+}
+
+// FsyncConfig is one bounded scenario.
+type FsyncConfig struct {
+	Variant       FsyncVariant
+	Memory        MemoryModel
+	Tasks         int   // 1 to 4, one block each
+	Fsyncs        int   // write+fsync rounds per task
+	FlushFailures bool  // a flush may fail with EIO
+	DAX           uint8 // tasks (bit t) whose file is DAX
+	WaiterSleeps  bool  // observing a write completion implies smp_mb
+	_             struct{}
+}
+
+const (
+	locSubmitted = 0
+	locCompleted = 1
+	maxFsTasks   = MaxLocations - 2 // a completion word per task
+)
+
+func locDone(t int) int { return 2 + t }
+
+// Program counters of a task.
+const (
+	pcWrite    uint8 = iota // submit the data write
+	pcWaitW                 // wait for it to complete
+	pcMB                    // smp_mb
+	pcReadS                 // S = read(submitted)
+	pcCheck                 // completed > S ?
+	pcNumber                // seq = inc_return(submitted)
+	pcSubmit                // submit the flush
+	pcWaitF                 // wait for the flush
+	pcJoin                  // improved: wait for the flush numbered wait, then re-check
+	pcDoneLoad              // flush_done: c = read(completed)
+	pcDoneCAS               // flush_done: cmpxchg(completed, c, seq)
+	pcReturn                // fsync returns 0
+	pcFinished
+)
+
+type fsTask struct {
+	pc, round       uint8 // round: fsyncs started
+	s, seq, c, wait int8
+	failed          bool // this round's flush failed: fsync returns EIO
+}
+
+type fsFlush struct {
+	st    uint8 // 0 none, 1 in flight, 2 completed, 3 failed
+	cover uint8 // tasks whose current write it covers
+	seq   int8
+}
+
+// FsyncState is a state of FsyncSystem; comparable.
+type FsyncState struct {
+	mem   Memory
+	task  [maxFsTasks]fsTask
+	wst   [maxFsTasks]uint8 // current write: 0 none, 1 in flight, 2 completed
+	dur   uint8             // tasks whose current write is durable
+	flush [maxFsTasks]fsFlush
+	lost  int8 // task+1 whose fsync returned 0 with its write not durable
+}
+
+// FsyncSystem is the protocol for the explorer.
+type FsyncSystem struct {
+	cfg    FsyncConfig
+	actors []string
+}
+
+// NewFsyncSystem checks the configuration.
+func NewFsyncSystem(cfg FsyncConfig) (*FsyncSystem, error) {
+	if cfg.Tasks < 1 || cfg.Tasks > maxFsTasks {
+		return nil, fmt.Errorf("fsync model: %d tasks, want 1 to %d", cfg.Tasks, maxFsTasks)
+	}
+	if cfg.Fsyncs < 1 || cfg.Tasks*cfg.Fsyncs >= maxStores {
+		return nil, fmt.Errorf("fsync model: %d tasks x %d fsyncs: at most %d flushes fit the memory bounds", cfg.Tasks, cfg.Fsyncs, maxStores-1)
+	}
+	if _, ok := variantNames[cfg.Variant]; !ok {
+		return nil, fmt.Errorf("fsync model: unknown variant %d", cfg.Variant)
+	}
+	if cfg.Memory < SC || cfg.Memory > Relaxed {
+		return nil, fmt.Errorf("fsync model: unknown memory model %d", cfg.Memory)
+	}
+	s := &FsyncSystem{cfg: cfg}
+	for t := 0; t < cfg.Tasks; t++ {
+		s.actors = append(s.actors, string(rune('A'+t)))
+	}
+	s.actors = append(s.actors, "device")
+	return s, nil
+}
+
+func (s *FsyncSystem) device() int { return s.cfg.Tasks }
+
+// Actors implements System.
+func (s *FsyncSystem) Actors() []string { return s.actors }
+
+// Init implements System.
+func (s *FsyncSystem) Init() []FsyncState {
+	var readers [MaxLocations]uint8
+	all := uint8(1)<<s.cfg.Tasks - 1
+	readers[locSubmitted], readers[locCompleted] = all, all
+	for t := 0; t < s.cfg.Tasks; t++ {
+		readers[locDone(t)] = 1 << t
+	}
+	return []FsyncState{{mem: NewMemory(s.cfg.Memory, readers)}}
+}
+
+// Step kinds, for labels.
+const (
+	kWrite uint8 = iota + 1
+	kSeeWrite
+	kMB
+	kReadS
+	kSkip
+	kNoSkip
+	kNumber
+	kSubmitF
+	kSeeFlush
+	kJoinWait
+	kDoneLoad
+	kDoneCAS
+	kDoneStore
+	kReturn
+	kDevWrite
+	kDevFlushOK
+	kDevFlushFail
+	kMemFlush
+)
+
+// Describe implements System.
+func (s *FsyncSystem) Describe(l Label) string {
+	a, v := int(l.ID), int(int16(l.Arg))
+	switch l.Kind {
+	case kWrite:
+		return fmt.Sprintf("write b%d (round %d)", l.Actor, a)
+	case kSeeWrite:
+		return "sees its write complete"
+	case kMB:
+		return "smp_mb()"
+	case kReadS:
+		if a > v {
+			return fmt.Sprintf("S = submitted -> %d (stale: newest is %d)", v, a)
+		}
+		return fmt.Sprintf("S = submitted -> %d", v)
+	case kSkip:
+		return fmt.Sprintf("completed=%d > S=%d: skip flush", a, v)
+	case kNoSkip:
+		return fmt.Sprintf("completed=%d, S=%d: no skip", a, v)
+	case kNumber:
+		return fmt.Sprintf("seq = inc_return(submitted) -> %d", v)
+	case kSubmitF:
+		return fmt.Sprintf("submit flush (seq %d)", v)
+	case kSeeFlush:
+		if v == 0 {
+			return "sees its flush fail"
+		}
+		return "sees its flush complete"
+	case kJoinWait:
+		return fmt.Sprintf("flush seq %d ended; completed=%d", a, v)
+	case kDoneLoad:
+		return fmt.Sprintf("c = completed -> %d", v)
+	case kDoneCAS:
+		if a == 1 {
+			return fmt.Sprintf("cmpxchg(completed, c, seq) -> %d", v)
+		}
+		return "cmpxchg(completed) fails"
+	case kDoneStore:
+		return fmt.Sprintf("completed = %d", v)
+	case kReturn:
+		if v != 0 {
+			return "fsync returns -EIO"
+		}
+		return "fsync returns 0"
+	case kDevWrite:
+		return fmt.Sprintf("%s's write completes", s.actors[a])
+	case kDevFlushOK:
+		return fmt.Sprintf("%s's flush (seq %d) completes, covers %s", s.actors[a], int8(l.Arg), s.taskList(uint8(l.Arg>>8)))
+	case kDevFlushFail:
+		return fmt.Sprintf("%s's flush fails (EIO)", s.actors[a])
+	case kMemFlush:
+		return fmt.Sprintf("store buffer of %s drains one store", s.threadName(a))
+	}
+	return fmt.Sprintf("step %d", l.Kind)
+}
+
+func (s *FsyncSystem) threadName(t int) string {
+	if t < len(s.actors) {
+		return s.actors[t]
+	}
+	return fmt.Sprint(t)
+}
+
+func (s *FsyncSystem) taskList(m uint8) string {
+	out := ""
+	for ; m != 0; m &= m - 1 {
+		if out != "" {
+			out += ","
+		}
+		out += s.actors[bits.TrailingZeros8(m)]
+	}
+	if out == "" {
+		return "nothing"
+	}
+	return out
+}
+
+func (s *FsyncSystem) dax(t int) bool { return s.cfg.DAX&(1<<t) != 0 }
+
+// Waiting implements System: a task waits for its write or its flush.
+func (s *FsyncSystem) Waiting(st FsyncState) uint64 {
+	var w uint64
+	for t := 0; t < s.cfg.Tasks; t++ {
+		switch st.task[t].pc {
+		case pcWaitW, pcWaitF, pcJoin:
+			w |= 1 << t
+		}
+	}
+	return w
+}
+
+// Check implements System.
+func (s *FsyncSystem) Check(st FsyncState) error {
+	if st.lost != 0 {
+		t := int(st.lost - 1)
+		return fmt.Errorf("%s's fsync returned 0 but its write to b%d (round %d) is not durable: a crash now loses it",
+			s.actors[t], t, st.task[t].round)
+	}
+	return nil
+}
+
+// Next implements System.
+func (s *FsyncSystem) Next(st FsyncState, yield func(Label, FsyncState)) {
+	if st.lost != 0 {
+		return
+	}
+	for t := 0; t < s.cfg.Tasks; t++ {
+		s.taskSteps(st, t, yield)
+	}
+	s.deviceSteps(st, yield)
+	st.mem.Steps(func(th int, m Memory) {
+		n := st
+		n.mem = m
+		yield(Label{Actor: uint8(s.device()), Kind: kMemFlush, ID: uint16(th)}, n)
+	})
+}
+
+func lab(t int, kind uint8, id int, arg int) Label {
+	return Label{Actor: uint8(t), Kind: kind, ID: uint16(id), Arg: uint16(int16(arg))}
+}
+
+func (s *FsyncSystem) taskSteps(st FsyncState, t int, yield func(Label, FsyncState)) {
+	tk := st.task[t]
+	v := s.cfg.Variant
+	next := func(pc uint8) FsyncState {
+		n := st
+		n.task[t].pc = pc
+		return n
+	}
+	switch tk.pc {
+	case pcWrite:
+		n := next(pcWaitW)
+		n.task[t].round++
+		n.task[t].failed = false
+		n.wst[t] = 1
+		n.dur &^= 1 << t
+		for f := range n.flush {
+			n.flush[f].cover &^= 1 << t
+		}
+		if v == ReadBeforeWriteback {
+			for _, r := range n.mem.Load(t, locSubmitted) {
+				m := n
+				m.mem, m.task[t].s = r.Mem, int8(r.Val)
+				yield(lab(t, kWrite, int(m.task[t].round), 0), m)
+			}
+			return
+		}
+		yield(lab(t, kWrite, int(n.task[t].round), 0), n)
+	case pcWaitW:
+		val, m := st.mem.LoadNewest(t, locDone(t))
+		if st.wst[t] != 2 || val != int64(tk.round) {
+			return
+		}
+		if s.cfg.WaiterSleeps {
+			m = m.Fence(t)
+		}
+		n := next(pcMB)
+		if v == ReadBeforeWriteback {
+			n.task[t].pc = pcCheck
+		}
+		n.mem = m
+		yield(lab(t, kSeeWrite, 0, 0), n)
+	case pcMB:
+		n := next(pcReadS)
+		if v != NoMB {
+			n.mem = st.mem.Fence(t)
+		}
+		if v == NoMB {
+			// no barrier: go straight to the read, no step of its own
+			s.taskSteps(n, t, yield)
+			return
+		}
+		yield(lab(t, kMB, 0, 0), n)
+	case pcReadS:
+		newest := int(st.mem.newest(locSubmitted))
+		for _, r := range st.mem.Load(t, locSubmitted) {
+			n := next(pcCheck)
+			n.mem, n.task[t].s = r.Mem, int8(r.Val)
+			yield(lab(t, kReadS, newest, int(r.Val)), n)
+		}
+	case pcCheck:
+		if v == Baseline || (s.dax(t) && v != DAXSkips) {
+			n := next(pcSubmit) // no counter: flush
+			if v != Baseline {
+				n.task[t].pc = pcNumber
+			}
+			s.taskSteps(n, t, yield)
+			return
+		}
+		for _, r := range st.mem.Load(t, locCompleted) {
+			c := int8(r.Val)
+			skip := c > tk.s
+			if v == GreaterEqual {
+				skip = c >= tk.s
+			}
+			n := st
+			n.mem = r.Mem
+			if skip {
+				n.task[t].pc = pcReturn
+				yield(lab(t, kSkip, int(c), int(tk.s)), n)
+				continue
+			}
+			n.task[t].pc = pcNumber
+			if v == NumberAfterSubmit {
+				n.task[t].pc = pcSubmit
+			}
+			if v == Improved {
+				// A flush numbered above S already submitted? Wait for it.
+				for _, r2 := range n.mem.Load(t, locSubmitted) {
+					m := n
+					m.mem = r2.Mem
+					if r2.Val > int64(tk.s) {
+						m.task[t].pc, m.task[t].wait = pcJoin, int8(r2.Val)
+					}
+					yield(lab(t, kNoSkip, int(c), int(tk.s)), m)
+				}
+				continue
+			}
+			yield(lab(t, kNoSkip, int(c), int(tk.s)), n)
+		}
+	case pcJoin:
+		for f := 0; f < s.cfg.Tasks; f++ {
+			if st.flush[f].st == 1 && st.flush[f].seq == tk.wait {
+				return // still in flight
+			}
+		}
+		// Woken (a full barrier): re-check with the newest completed.
+		m := st.mem.Fence(t)
+		c, m := m.LoadNewest(t, locCompleted)
+		n := st
+		n.mem = m
+		if int8(c) > tk.s {
+			n.task[t].pc = pcReturn
+		} else {
+			n.task[t].pc = pcNumber
+		}
+		yield(lab(t, kJoinWait, int(tk.wait), int(c)), n)
+	case pcNumber:
+		seq, m, err := st.mem.IncReturn(t, locSubmitted)
+		if err != nil {
+			panic(fmt.Sprintf("fsync model: %v (raise the memory bounds)", err))
+		}
+		n := next(pcSubmit)
+		if v == NumberAfterSubmit {
+			n.task[t].pc = pcWaitF
+			n.flush[t].seq = int8(seq)
+		}
+		n.mem, n.task[t].seq = m, int8(seq)
+		yield(lab(t, kNumber, 0, int(seq)), n)
+	case pcSubmit:
+		n := next(pcWaitF)
+		if v == NumberAfterSubmit {
+			n.task[t].pc = pcNumber
+		}
+		var completed uint8
+		for u := 0; u < s.cfg.Tasks; u++ {
+			if st.wst[u] == 2 && (!s.dax(u) || u == t) {
+				completed |= 1 << u
+			}
+		}
+		n.flush[t] = fsFlush{st: 1, cover: completed, seq: tk.seq}
+		yield(lab(t, kSubmitF, 0, int(tk.seq)), n)
+	case pcWaitF:
+		f := st.flush[t]
+		if f.st != 2 && f.st != 3 {
+			return
+		}
+		n := st
+		n.flush[t].st = 0
+		ok := f.st == 2
+		switch {
+		case v == Baseline:
+			n.task[t].pc = pcReturn
+			n.task[t].failed = !ok
+		case ok || v == AdvanceOnFailure:
+			n.task[t].pc = pcDoneLoad
+		default:
+			n.task[t].pc = pcReturn
+			n.task[t].failed = true
+		}
+		okArg := 0
+		if ok {
+			okArg = 1
+		}
+		yield(lab(t, kSeeFlush, 0, okArg), n)
+	case pcDoneLoad:
+		if v == PlainStoreCompleted {
+			m, err := st.mem.Store(t, locCompleted, int64(tk.seq))
+			if err != nil {
+				panic(fmt.Sprintf("fsync model: %v (raise the memory bounds)", err))
+			}
+			n := next(pcReturn)
+			n.mem = m
+			yield(lab(t, kDoneStore, 0, int(tk.seq)), n)
+			return
+		}
+		for _, r := range st.mem.Load(t, locCompleted) {
+			n := st
+			n.mem, n.task[t].c = r.Mem, int8(r.Val)
+			if int8(r.Val) >= tk.seq {
+				n.task[t].pc = pcReturn
+			} else {
+				n.task[t].pc = pcDoneCAS
+			}
+			yield(lab(t, kDoneLoad, 0, int(r.Val)), n)
+		}
+	case pcDoneCAS:
+		ok, _, m, err := st.mem.CompareAndSwap(t, locCompleted, int64(tk.c), int64(tk.seq))
+		if err != nil {
+			panic(fmt.Sprintf("fsync model: %v (raise the memory bounds)", err))
+		}
+		n := st
+		n.mem = m
+		okArg := 0
+		if ok {
+			n.task[t].pc = pcReturn
+			okArg = 1
+		} else {
+			n.task[t].pc = pcDoneLoad
+		}
+		yield(lab(t, kDoneCAS, okArg, int(tk.seq)), n)
+	case pcReturn:
+		n := next(pcWrite)
+		if int(tk.round) == s.cfg.Fsyncs {
+			n.task[t].pc = pcFinished
+		}
+		failed := tk.failed && v != AdvanceOnFailure
+		if !failed && st.dur&(1<<t) == 0 {
+			n.lost = int8(t + 1)
+		}
+		code := 0
+		if failed {
+			code = 1
+		}
+		yield(lab(t, kReturn, 0, code), n)
+	}
+}
+
+func (s *FsyncSystem) deviceSteps(st FsyncState, yield func(Label, FsyncState)) {
+	d := s.device()
+	for t := 0; t < s.cfg.Tasks; t++ {
+		if st.wst[t] == 1 {
+			m, err := st.mem.Store(d, locDone(t), int64(st.task[t].round))
+			if err != nil {
+				panic(fmt.Sprintf("fsync model: %v (raise the memory bounds)", err))
+			}
+			n := st
+			n.wst[t] = 2
+			n.mem = m
+			yield(lab(d, kDevWrite, t, 0), n)
+		}
+		if st.flush[t].st == 1 {
+			n := st
+			n.flush[t].st = 2
+			n.dur |= st.flush[t].cover
+			yield(Label{Actor: uint8(d), Kind: kDevFlushOK, ID: uint16(t), Arg: uint16(uint8(st.flush[t].seq)) | uint16(st.flush[t].cover)<<8}, n)
+			if s.cfg.FlushFailures {
+				n := st
+				n.flush[t].st = 3
+				yield(lab(d, kDevFlushFail, t, 0), n)
+			}
+		}
+	}
+}
