@@ -35,6 +35,15 @@ type System[S comparable] interface {
 	Waiting(s S) uint64
 }
 
+// Canonicalizer is implemented by systems with symmetry (identical tasks):
+// Canonical maps a state to a fixed representative of the states that
+// differ from it only by renaming, and the invariant and Waiting must not
+// depend on names. The explorer then stores representatives only, and turns
+// counterexamples back into real paths.
+type Canonicalizer[S comparable] interface {
+	Canonical(S) S
+}
+
 // Options bound and instrument a search.
 type Options struct {
 	// MaxStates stops the search once this many states were found (0 = no limit).
@@ -119,16 +128,36 @@ func (r *Result[S]) Len() int { return len(r.states) }
 // State returns state number id (0 <= id < Len), in BFS order.
 func (r *Result[S]) State(id int) S { return r.states[id] }
 
-// PathTo returns the shortest path found to state id.
+// PathTo returns the shortest path found to state id. With symmetry
+// reduction the stored states are representatives; the path is then
+// rebuilt from the real initial state, step by step, choosing a real
+// transition whose representative is the next stored state, so that it
+// replays (Replay) as it is printed.
 func (r *Result[S]) PathTo(id int) []Step {
-	var rev []Step
-	for i := int32(id); r.parent[i] >= 0; i = r.parent[i] {
-		l := r.label[i]
-		rev = append(rev, Step{Actor: int(l.Actor), Text: r.sys.Describe(l), Label: l})
+	var ids []int32
+	for i := int32(id); i >= 0; i = r.parent[i] {
+		ids = append(ids, i)
 	}
-	path := make([]Step, len(rev))
-	for i := range rev {
-		path[i] = rev[len(rev)-1-i]
+	path := make([]Step, 0, len(ids))
+	canon, sym := r.sys.(Canonicalizer[S])
+	var cur S
+	if sym {
+		cur = r.states[ids[len(ids)-1]] // an initial state, stored as it is
+	}
+	for k := len(ids) - 2; k >= 0; k-- {
+		l := r.label[ids[k]]
+		if sym {
+			want, found := r.states[ids[k]], false
+			r.sys.Next(cur, func(cl Label, t S) {
+				if !found && canon.Canonical(t) == want {
+					found, l, cur = true, cl, t
+				}
+			})
+			if !found {
+				panic("explore: no real transition matches a stored one (Canonical is not a symmetry)")
+			}
+		}
+		path = append(path, Step{Actor: int(l.Actor), Text: r.sys.Describe(l), Label: l})
 	}
 	return path
 }
@@ -163,7 +192,17 @@ func Replay[S comparable](sys System[S], path []Step) (S, error) {
 
 // ViolationAt builds a violation of the given kind at state id.
 func (r *Result[S]) ViolationAt(kind ViolationKind, id int, err error) *Violation {
-	return &Violation{Kind: kind, Err: err, Path: r.PathTo(id), Actor: r.sys.Actors()}
+	path := r.PathTo(id)
+	if _, sym := r.sys.(Canonicalizer[S]); sym && kind == Safety {
+		// The stored state may carry other names than the real path's end:
+		// say what is wrong in the path's own names.
+		if s, rerr := Replay(r.sys, path); rerr == nil {
+			if e := r.sys.Check(s); e != nil {
+				err = e
+			}
+		}
+	}
+	return &Violation{Kind: kind, Err: err, Path: path, Actor: r.sys.Actors()}
 }
 
 // Explore searches every state of sys reachable from its initial states,
@@ -174,7 +213,11 @@ func Explore[S comparable](sys System[S], opt Options) *Result[S] {
 	ids := make(map[S]int32)
 	var depth []int32
 	var edges [][2]int32
+	canon, sym := sys.(Canonicalizer[S])
 	add := func(s S, parent int32, l Label, d int32) (int32, bool) {
+		if sym && parent >= 0 {
+			s = canon.Canonical(s)
+		}
 		if id, ok := ids[s]; ok {
 			return id, false
 		}

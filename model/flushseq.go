@@ -366,8 +366,9 @@ func (s *FsyncSystem) taskSteps(st FsyncState, t int, yield func(Label, FsyncSta
 		if v != NoMB {
 			n.mem = st.mem.Fence(t)
 		}
-		if v == NoMB {
-			// no barrier: go straight to the read, no step of its own
+		if v == NoMB || s.cfg.Memory == SC {
+			// No barrier, or one that is a no-op under SC: go straight to
+			// the read, no step of its own.
 			s.taskSteps(n, t, yield)
 			return
 		}
@@ -442,11 +443,14 @@ func (s *FsyncSystem) taskSteps(st FsyncState, t int, yield func(Label, FsyncSta
 			panic(fmt.Sprintf("fsync model: %v (raise the memory bounds)", err))
 		}
 		n := next(pcSubmit)
+		n.mem, n.task[t].seq = m, int8(seq)
 		if v == NumberAfterSubmit {
 			n.task[t].pc = pcWaitF
 			n.flush[t].seq = int8(seq)
+			if f := n.flush[t].st; f == 2 || f == 3 {
+				s.flushEnded(&n, t, f == 2) // it ended before it was numbered
+			}
 		}
-		n.mem, n.task[t].seq = m, int8(seq)
 		yield(lab(t, kNumber, 0, int(seq)), n)
 	case pcSubmit:
 		n := next(pcWaitF)
@@ -462,28 +466,9 @@ func (s *FsyncSystem) taskSteps(st FsyncState, t int, yield func(Label, FsyncSta
 		n.flush[t] = fsFlush{st: 1, cover: completed, seq: tk.seq}
 		yield(lab(t, kSubmitF, 0, int(tk.seq)), n)
 	case pcWaitF:
-		f := st.flush[t]
-		if f.st != 2 && f.st != 3 {
-			return
-		}
-		n := st
-		n.flush[t].st = 0
-		ok := f.st == 2
-		switch {
-		case v == Baseline:
-			n.task[t].pc = pcReturn
-			n.task[t].failed = !ok
-		case ok || v == AdvanceOnFailure:
-			n.task[t].pc = pcDoneLoad
-		default:
-			n.task[t].pc = pcReturn
-			n.task[t].failed = true
-		}
-		okArg := 0
-		if ok {
-			okArg = 1
-		}
-		yield(lab(t, kSeeFlush, 0, okArg), n)
+		// Woken by the device's flush completion, which also moves this
+		// task on (see flushEnded).
+		return
 	case pcDoneLoad:
 		if v == PlainStoreCompleted {
 			m, err := st.mem.Store(t, locCompleted, int64(tk.seq))
@@ -541,7 +526,7 @@ func (s *FsyncSystem) deviceSteps(st FsyncState, yield func(Label, FsyncState)) 
 	d := s.device()
 	for t := 0; t < s.cfg.Tasks; t++ {
 		if st.wst[t] == 1 {
-			m, err := st.mem.Store(d, locDone(t), int64(st.task[t].round))
+			m, err := st.mem.StoreVisible(d, locDone(t), int64(st.task[t].round))
 			if err != nil {
 				panic(fmt.Sprintf("fsync model: %v (raise the memory bounds)", err))
 			}
@@ -552,14 +537,40 @@ func (s *FsyncSystem) deviceSteps(st FsyncState, yield func(Label, FsyncState)) 
 		}
 		if st.flush[t].st == 1 {
 			n := st
-			n.flush[t].st = 2
 			n.dur |= st.flush[t].cover
+			s.flushEnded(&n, t, true)
 			yield(Label{Actor: uint8(d), Kind: kDevFlushOK, ID: uint16(t), Arg: uint16(uint8(st.flush[t].seq)) | uint16(st.flush[t].cover)<<8}, n)
 			if s.cfg.FlushFailures {
 				n := st
-				n.flush[t].st = 3
+				s.flushEnded(&n, t, false)
 				yield(lab(d, kDevFlushFail, t, 0), n)
 			}
 		}
+	}
+}
+
+// flushEnded ends task t's flush and wakes t in the same step: what the
+// woken task does first touches only its own state, so it commutes with
+// every other step and need not be interleaved (a partial-order reduction
+// that keeps every reachable outcome). A flush that ends before the task
+// numbered it (the number-after-submit mutant) wakes nobody yet.
+func (s *FsyncSystem) flushEnded(n *FsyncState, t int, ok bool) {
+	n.flush[t].st = 3
+	if ok {
+		n.flush[t].st = 2
+	}
+	if n.task[t].pc != pcWaitF {
+		return
+	}
+	n.flush[t].st = 0
+	switch v := s.cfg.Variant; {
+	case v == Baseline:
+		n.task[t].pc = pcReturn
+		n.task[t].failed = !ok
+	case ok || v == AdvanceOnFailure:
+		n.task[t].pc = pcDoneLoad
+	default:
+		n.task[t].pc = pcReturn
+		n.task[t].failed = true
 	}
 }

@@ -146,6 +146,18 @@ func (m Memory) Store(t, loc int, v int64) (Memory, error) {
 	return m, nil
 }
 
+// StoreVisible is a store that other threads can see at once: under TSO it
+// bypasses the store buffer (used for the device's completion words: a
+// buffered completion is the same as a later completion). Otherwise it is
+// Store.
+func (m Memory) StoreVisible(t, loc int, v int64) (Memory, error) {
+	if m.model == TSO {
+		m.vals[loc][0] = int8(v)
+		return m, nil
+	}
+	return m.Store(t, loc, v)
+}
+
 // append adds a store at the end of loc's modification order (Relaxed).
 func (m Memory) append(t, loc int, v int64) (Memory, error) {
 	if m.n[loc] == maxStores {
@@ -269,4 +281,33 @@ func (m *Memory) compact(loc int) {
 			m.view[t][loc] = 0
 		}
 	}
+}
+
+// permuted renames threads and locations: new thread i is old thread
+// threads[i], new location l is old location locs[l] (both permutations of
+// 0..n-1 over every index). Symmetry reduction uses it.
+func (m Memory) permuted(threads, locs *[MaxThreads]int) Memory {
+	out := m
+	var inv [MaxLocations]int8
+	for l := 0; l < MaxLocations; l++ {
+		inv[locs[l]] = int8(l)
+		out.vals[l], out.n[l] = m.vals[locs[l]], m.n[locs[l]]
+		var r uint8
+		for i := 0; i < MaxThreads; i++ {
+			if m.readers[locs[l]]&(1<<threads[i]) != 0 {
+				r |= 1 << i
+			}
+		}
+		out.readers[l] = r
+	}
+	for i := 0; i < MaxThreads; i++ {
+		for l := 0; l < MaxLocations; l++ {
+			out.view[i][l] = m.view[threads[i]][locs[l]]
+		}
+		out.buf[i], out.bufN[i] = m.buf[threads[i]], m.bufN[threads[i]]
+		for k := 0; k < int(out.bufN[i]); k++ {
+			out.buf[i][k].loc = inv[out.buf[i][k].loc]
+		}
+	}
+	return out
 }

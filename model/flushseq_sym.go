@@ -1,0 +1,109 @@
+package model
+
+import (
+	"bytes"
+	"sort"
+)
+
+// Canonical implements Canonicalizer: tasks are identical (each writes its
+// own block and runs the same code), so a state and the state with tasks
+// renamed have the same futures up to renaming, and the property ("some
+// task's fsync returned with its write not durable") does not depend on
+// names. Tasks are sorted by their own state; what refers to other tasks
+// (flush coverage, memory views, completion words) is renamed along. Ties
+// keep their order, which only costs reduction, never soundness. A DAX task
+// is not interchangeable with the others, so with DAX tasks the state is
+// left as it is.
+func (s *FsyncSystem) Canonical(st FsyncState) FsyncState {
+	n := s.cfg.Tasks
+	if s.cfg.DAX != 0 || n < 2 {
+		return st
+	}
+	var keys [maxFsTasks][]byte
+	var perm [MaxThreads]int
+	for t := 0; t < n; t++ {
+		keys[t] = s.taskKey(&st, t)
+		perm[t] = t
+	}
+	idx := perm[:n]
+	sort.SliceStable(idx, func(i, j int) bool { return bytes.Compare(keys[idx[i]], keys[idx[j]]) < 0 })
+	identity := true
+	for i := 0; i < n; i++ {
+		identity = identity && perm[i] == i
+	}
+	if identity {
+		return st
+	}
+	for i := n; i < MaxThreads; i++ {
+		perm[i] = i // the device and unused threads keep their place
+	}
+	var inv [MaxThreads]int
+	for i := 0; i < MaxThreads; i++ {
+		inv[perm[i]] = i
+	}
+	remap := func(m uint8) uint8 {
+		var out uint8
+		for u := 0; u < n; u++ {
+			if m&(1<<u) != 0 {
+				out |= 1 << inv[u]
+			}
+		}
+		return out
+	}
+	var locs [MaxThreads]int
+	for l := 0; l < MaxLocations; l++ {
+		locs[l] = l
+	}
+	for i := 0; i < n; i++ {
+		locs[locDone(i)] = locDone(perm[i])
+	}
+	out := st
+	for i := 0; i < n; i++ {
+		out.task[i] = st.task[perm[i]]
+		out.wst[i] = st.wst[perm[i]]
+		out.flush[i] = st.flush[perm[i]]
+		out.flush[i].cover = remap(st.flush[perm[i]].cover)
+	}
+	out.dur = remap(st.dur)
+	if st.lost != 0 {
+		out.lost = int8(inv[st.lost-1] + 1)
+	}
+	out.mem = st.mem.permuted(&perm, &locs)
+	return out
+}
+
+// taskKey is what task t looks like on its own.
+func (s *FsyncSystem) taskKey(st *FsyncState, t int) []byte {
+	tk := st.task[t]
+	f := st.flush[t]
+	m := &st.mem
+	d := locDone(t)
+	k := []byte{tk.pc, tk.round, byte(tk.s), byte(tk.seq), byte(tk.c), byte(tk.wait), b2b(tk.failed),
+		st.wst[t], b2b(st.dur&(1<<t) != 0), f.st, byte(f.seq), b2b(f.cover&(1<<t) != 0), byte(popcount8(f.cover)),
+		m.view[t][locSubmitted], m.view[t][locCompleted], m.view[t][d], m.n[d], m.bufN[t]}
+	k = append(k, byteSlice(m.vals[d][:])...)
+	return k
+}
+
+func b2b(b bool) byte {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func popcount8(m uint8) int {
+	n := 0
+	for ; m != 0; m &= m - 1 {
+		n++
+	}
+	return n
+}
+
+func byteSlice(v []int8) []byte {
+	out := make([]byte, len(v))
+	for i, x := range v {
+		out[i] = byte(x)
+	}
+	return out
+}
