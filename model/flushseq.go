@@ -83,6 +83,7 @@ type FsyncConfig struct {
 	FlushFailures bool  // a flush may fail with EIO
 	DAX           uint8 // tasks (bit t) whose file is DAX
 	WaiterSleeps  bool  // observing a write completion implies smp_mb
+	NoSymmetry    bool  // explore without symmetry reduction (to check the reduction)
 	_             struct{}
 }
 

@@ -16,7 +16,7 @@ import (
 // left as it is.
 func (s *FsyncSystem) Canonical(st FsyncState) FsyncState {
 	n := s.cfg.Tasks
-	if s.cfg.DAX != 0 || n < 2 {
+	if s.cfg.DAX != 0 || n < 2 || s.cfg.NoSymmetry {
 		return st
 	}
 	var keys [maxFsTasks][]byte
