@@ -83,6 +83,7 @@ type FsyncConfig struct {
 	FlushFailures bool  // a flush may fail with EIO
 	DAX           uint8 // tasks (bit t) whose file is DAX
 	WaiterSleeps  bool  // observing a write completion implies smp_mb
+	LogForce      bool  // the log force may write an iclog itself or wait for another task's
 	NoSymmetry    bool  // explore without symmetry reduction (to check the reduction)
 	_             struct{}
 }
@@ -101,6 +102,8 @@ const (
 	pcWaitW                 // wait for it to complete
 	pcMB                    // smp_mb
 	pcReadS                 // S = read(submitted)
+	pcLogForce              // the log force: nothing to do, own iclog, or wait for another's
+	pcLogWait               // waiting for another task's iclog
 	pcCheck                 // completed > S ?
 	pcNumber                // seq = inc_return(submitted)
 	pcSubmit                // submit the flush
@@ -115,6 +118,7 @@ const (
 type fsTask struct {
 	pc, round       uint8 // round: fsyncs started
 	s, seq, c, wait int8
+	logWait         int8 // task+1 whose iclog this task waits for
 	failed          bool // this round's flush failed: fsync returns EIO
 }
 
@@ -198,6 +202,10 @@ const (
 	kDevFlushOK
 	kDevFlushFail
 	kMemFlush
+	kLogNothing
+	kLogOwn
+	kLogJoin
+	kLogWoken
 )
 
 // Describe implements System.
@@ -250,6 +258,14 @@ func (s *FsyncSystem) Describe(l Label) string {
 		return fmt.Sprintf("%s's flush (seq %d) completes, covers %s", s.actors[a], int8(l.Arg), s.taskList(uint8(l.Arg>>8)))
 	case kDevFlushFail:
 		return fmt.Sprintf("%s's flush fails (EIO)", s.actors[a])
+	case kLogNothing:
+		return "log force: nothing to write"
+	case kLogOwn:
+		return "log force: writes the iclog (PREFLUSH)"
+	case kLogJoin:
+		return fmt.Sprintf("log force: waits for %s's iclog", s.actors[a])
+	case kLogWoken:
+		return fmt.Sprintf("%s's iclog is out (not this task's flush)", s.actors[a])
 	case kMemFlush:
 		return fmt.Sprintf("store buffer of %s drains one store", s.threadName(a))
 	}
@@ -284,7 +300,7 @@ func (s *FsyncSystem) Waiting(st FsyncState) uint64 {
 	var w uint64
 	for t := 0; t < s.cfg.Tasks; t++ {
 		switch st.task[t].pc {
-		case pcWaitW, pcWaitF, pcJoin:
+		case pcWaitW, pcWaitF, pcJoin, pcLogWait:
 			w |= 1 << t
 		}
 	}
@@ -358,7 +374,7 @@ func (s *FsyncSystem) taskSteps(st FsyncState, t int, yield func(Label, FsyncSta
 		}
 		n := next(pcMB)
 		if v == ReadBeforeWriteback {
-			n.task[t].pc = pcCheck
+			n.task[t].pc = s.afterS()
 		}
 		n.mem = m
 		yield(lab(t, kSeeWrite, 0, 0), n)
@@ -377,10 +393,33 @@ func (s *FsyncSystem) taskSteps(st FsyncState, t int, yield func(Label, FsyncSta
 	case pcReadS:
 		newest := int(st.mem.newest(locSubmitted))
 		for _, r := range st.mem.Load(t, locSubmitted) {
-			n := next(pcCheck)
+			n := next(s.afterS())
 			n.mem, n.task[t].s = r.Mem, int8(r.Val)
 			yield(lab(t, kReadS, newest, int(r.Val)), n)
 		}
+	case pcLogForce:
+		n := next(pcCheck)
+		yield(lab(t, kLogNothing, 0, 0), n)
+		// Writing the iclog is a flush of its own, numbered like fsync's,
+		// and when it succeeds fsync returns without another one.
+		n = next(s.ownFlush())
+		yield(lab(t, kLogOwn, 0, 0), n)
+		for u := 0; u < s.cfg.Tasks; u++ {
+			if u != t && st.flush[u].st == 1 {
+				n := next(pcLogWait)
+				n.task[t].logWait = int8(u + 1)
+				yield(lab(t, kLogJoin, u, 0), n)
+			}
+		}
+	case pcLogWait:
+		u := int(tk.logWait - 1)
+		if st.flush[u].st == 1 {
+			return
+		}
+		n := next(pcCheck)
+		n.task[t].logWait = 0
+		n.mem = st.mem.Fence(t) // woken from sleep: a full barrier
+		yield(lab(t, kLogWoken, u, 0), n)
 	case pcCheck:
 		if v == Baseline || (s.dax(t) && v != DAXSkips) {
 			n := next(pcSubmit) // no counter: flush
@@ -574,4 +613,21 @@ func (s *FsyncSystem) flushEnded(n *FsyncState, t int, ok bool) {
 		n.task[t].pc = pcReturn
 		n.task[t].failed = true
 	}
+}
+
+// afterS is where a task goes once it has S.
+func (s *FsyncSystem) afterS() uint8 {
+	if s.cfg.LogForce {
+		return pcLogForce
+	}
+	return pcCheck
+}
+
+// ownFlush is where a task goes to issue a flush of its own.
+func (s *FsyncSystem) ownFlush() uint8 {
+	switch s.cfg.Variant {
+	case Baseline, NumberAfterSubmit:
+		return pcSubmit
+	}
+	return pcNumber
 }

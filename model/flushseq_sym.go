@@ -60,6 +60,9 @@ func (s *FsyncSystem) Canonical(st FsyncState) FsyncState {
 	out := st
 	for i := 0; i < n; i++ {
 		out.task[i] = st.task[perm[i]]
+		if w := st.task[perm[i]].logWait; w != 0 {
+			out.task[i].logWait = int8(inv[w-1] + 1)
+		}
 		out.wst[i] = st.wst[perm[i]]
 		out.flush[i] = st.flush[perm[i]]
 		out.flush[i].cover = remap(st.flush[perm[i]].cover)
@@ -78,7 +81,7 @@ func (s *FsyncSystem) taskKey(st *FsyncState, t int) []byte {
 	f := st.flush[t]
 	m := &st.mem
 	d := locDone(t)
-	k := []byte{tk.pc, tk.round, byte(tk.s), byte(tk.seq), byte(tk.c), byte(tk.wait), b2b(tk.failed),
+	k := []byte{tk.pc, tk.round, byte(tk.s), byte(tk.seq), byte(tk.c), byte(tk.wait), b2b(tk.failed), b2b(tk.logWait != 0),
 		st.wst[t], b2b(st.dur&(1<<t) != 0), f.st, byte(f.seq), b2b(f.cover&(1<<t) != 0), byte(popcount8(f.cover)),
 		m.view[t][locSubmitted], m.view[t][locCompleted], m.view[t][d], m.n[d], m.bufN[t]}
 	k = append(k, byteSlice(m.vals[d][:])...)

@@ -28,6 +28,9 @@ func (c FsyncConfig) Describe() string {
 	if c.WaiterSleeps {
 		s += ", waiter sleeps"
 	}
+	if c.LogForce {
+		s += ", log force"
+	}
 	return s
 }
 
@@ -45,7 +48,7 @@ func StandardFsyncConfig(v FsyncVariant, m MemoryModel) FsyncConfig {
 // FsyncChecks lists the rows of the flush-sequence table: every variant under
 // every memory model, the patched code with a DAX task, and the missing
 // smp_mb with a sleeping waiter (both memory-model outcomes are reported,
-// DESIGN.md, "Memory models").
+// DESIGN.md, "Memory models"), and every variant with the log force.
 func FsyncChecks() []FsyncConfig {
 	var out []FsyncConfig
 	for _, v := range FsyncVariants() {
@@ -61,6 +64,12 @@ func FsyncChecks() []FsyncConfig {
 	for _, m := range MemoryModels() {
 		c := StandardFsyncConfig(NoMB, m)
 		c.WaiterSleeps = true
+		out = append(out, c)
+	}
+	// With the log force: Relaxed only, whose behaviours include SC's.
+	for _, v := range FsyncVariants() {
+		c := StandardFsyncConfig(v, Relaxed)
+		c.LogForce = true
 		out = append(out, c)
 	}
 	return out
