@@ -15,6 +15,7 @@ import (
 // is not interchangeable with the others, so with DAX tasks the state is
 // left as it is.
 func (s *FsyncSystem) Canonical(st FsyncState) FsyncState {
+	st = s.normalize(st)
 	n := s.cfg.Tasks
 	if s.cfg.DAX != 0 || n < 2 || s.cfg.NoSymmetry {
 		return st
@@ -109,4 +110,33 @@ func byteSlice(v []int8) []byte {
 		out[i] = byte(x)
 	}
 	return out
+}
+
+// normalize forgets what cannot influence the future, so that states that
+// differ only there are one state:
+//   - a task's view of its completion word (it reads it only with
+//     LoadNewest);
+//   - a task's views of submitted and completed when its next access to them
+//     comes after a full barrier: a finished task, a task between rounds or
+//     waiting for its write when the code has smp_mb before reading S (or
+//     the waiter sleeps), a task woken from a wait (join, log force);
+//   - between rounds, the previous round's S, seq and c, which are written
+//     again before they are read.
+func (s *FsyncSystem) normalize(st FsyncState) FsyncState {
+	v := s.cfg.Variant
+	fencedBeforeRead := (v != NoMB && v != ReadBeforeWriteback) || s.cfg.WaiterSleeps
+	for t := 0; t < s.cfg.Tasks; t++ {
+		st.mem.forget(t, locDone(t))
+		pc := st.task[t].pc
+		dead := pc == pcFinished || pc == pcJoin || pc == pcLogWait ||
+			(fencedBeforeRead && (pc == pcWrite || pc == pcWaitW))
+		if dead {
+			st.mem.forget(t, locSubmitted)
+			st.mem.forget(t, locCompleted)
+		}
+		if pc == pcWrite || pc == pcFinished {
+			st.task[t].s, st.task[t].seq, st.task[t].c, st.task[t].wait = 0, 0, 0, 0
+		}
+	}
+	return st
 }

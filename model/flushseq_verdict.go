@@ -94,3 +94,17 @@ func FsyncVerdict(c FsyncConfig, opt Options) (Verdict, error) {
 	}
 	return v, nil
 }
+
+// FsyncProofChecks are the rows of the bound that counts as a proof for
+// small systems (issue: 3 tasks x 2 fsyncs, one block per task, device
+// events interleaved freely, under each memory model, without flush
+// failures and log force): the real variants, which must be SAFE.
+func FsyncProofChecks() []FsyncConfig {
+	var out []FsyncConfig
+	for _, v := range []FsyncVariant{Baseline, Patched, Improved} {
+		for _, m := range MemoryModels() {
+			out = append(out, FsyncConfig{Variant: v, Memory: m, Tasks: 3, Fsyncs: 2})
+		}
+	}
+	return out
+}

@@ -311,3 +311,15 @@ func (m Memory) permuted(threads, locs *[MaxThreads]int) Memory {
 	}
 	return out
 }
+
+// forget sets thread t's view of loc to the newest store: for a thread whose
+// next access to loc comes after a full barrier (which raises the view to
+// the newest store then anyway), or that reads loc only through LoadNewest,
+// the old view cannot matter, and forgetting it lets older stores die.
+func (m *Memory) forget(t, loc int) {
+	if m.model != Relaxed {
+		return
+	}
+	m.view[t][loc] = m.n[loc] - 1
+	m.compact(loc)
+}

@@ -19,6 +19,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	maxStates := fs.Int("max-states", 0, "state budget per search (0 = none); a search cut short is reported UNKNOWN")
 	only := fs.String("run", "", "only check the rows whose \"model config\" matches this regular expression")
 	quiet := fs.Bool("q", false, "no progress lines on stderr")
+	proof := fs.Bool("proof", false, "also explore the xfs flush-sequence protocol at 3 tasks x 2 fsyncs (minutes, gigabytes)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: flushproof check [flags]\n\nExplores every model at its bound; exit status 1 if a verdict is not the expected one\n(a real model UNSAFE, or a negative control not caught).\n\nflags:\n")
 		fs.PrintDefaults()
@@ -47,7 +48,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	if !*quiet {
 		report = progress(stderr)
 	}
-	verdicts, err := checks(opt, filter, report)
+	verdicts, err := checks(opt, filter, report, *proof)
 	if err != nil {
 		fmt.Fprintf(stderr, "flushproof check: %v\n", err)
 		return 2
@@ -67,7 +68,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 
 // checks runs every registered model. Later protocols add their rows here.
 // report, if set, gives the progress callback for a row.
-func checks(opt model.Options, filter *regexp.Regexp, report func(string) func(model.Stats)) ([]model.Verdict, error) {
+func checks(opt model.Options, filter *regexp.Regexp, report func(string) func(model.Stats), proof bool) ([]model.Verdict, error) {
 	var out []model.Verdict
 	for _, w := range deviceWorkloads() {
 		name := w.Bug.String() + " " + w.Config.String()
@@ -83,7 +84,11 @@ func checks(opt model.Options, filter *regexp.Regexp, report func(string) func(m
 		}
 		out = append(out, v)
 	}
-	for _, c := range model.FsyncChecks() {
+	fsync := model.FsyncChecks()
+	if proof {
+		fsync = append(fsync, model.FsyncProofChecks()...)
+	}
+	for _, c := range fsync {
 		name := fmt.Sprintf("xfs-flushseq %s %s %s", c.Variant, c.Memory, c.Describe())
 		if filter != nil && !filter.MatchString(name) {
 			continue
