@@ -203,6 +203,8 @@ const (
 	kDevFlushFail
 	kMemFlush
 	kLogNothing
+	kWriteReadS
+	kNoSkipJoin
 	kLogOwn
 	kLogJoin
 	kLogWoken
@@ -258,6 +260,14 @@ func (s *FsyncSystem) Describe(l Label) string {
 		return fmt.Sprintf("%s's flush (seq %d) completes, covers %s", s.actors[a], int8(l.Arg), s.taskList(uint8(l.Arg>>8)))
 	case kDevFlushFail:
 		return fmt.Sprintf("%s's flush fails (EIO)", s.actors[a])
+	case kWriteReadS:
+		return fmt.Sprintf("S = submitted -> %d, then write b%d (round %d)", v, l.Actor, a)
+	case kNoSkipJoin:
+		sub := int(l.Arg >> 8)
+		if sub > int(int8(l.Arg)) {
+			return fmt.Sprintf("completed=%d, S=%d: no skip; submitted=%d: wait for flush seq %d", a, int8(l.Arg), sub, sub)
+		}
+		return fmt.Sprintf("completed=%d, S=%d: no skip; submitted=%d: own flush", a, int8(l.Arg), sub)
 	case kLogNothing:
 		return "log force: nothing to write"
 	case kLogOwn:
@@ -359,7 +369,7 @@ func (s *FsyncSystem) taskSteps(st FsyncState, t int, yield func(Label, FsyncSta
 			for _, r := range n.mem.Load(t, locSubmitted) {
 				m := n
 				m.mem, m.task[t].s = r.Mem, int8(r.Val)
-				yield(lab(t, kWrite, int(m.task[t].round), 0), m)
+				yield(lab(t, kWriteReadS, int(m.task[t].round), int(r.Val)), m)
 			}
 			return
 		}
@@ -454,7 +464,7 @@ func (s *FsyncSystem) taskSteps(st FsyncState, t int, yield func(Label, FsyncSta
 					if r2.Val > int64(tk.s) {
 						m.task[t].pc, m.task[t].wait = pcJoin, int8(r2.Val)
 					}
-					yield(lab(t, kNoSkip, int(c), int(tk.s)), m)
+					yield(Label{Actor: uint8(t), Kind: kNoSkipJoin, ID: uint16(c), Arg: uint16(uint8(tk.s)) | uint16(r2.Val)<<8}, m)
 				}
 				continue
 			}
