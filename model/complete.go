@@ -151,3 +151,8 @@ func CheckDeviceComplete(w DeviceWorkload, opt Options) (*Result[HistoryClass], 
 	}
 	return Explore[HistoryClass](c, opt), nil
 }
+
+// sequentialOnly: the completeness system interns device states while it
+// computes successors (c.intern, c.devs), which is not safe for concurrent
+// use, so it is searched by one worker.
+func (c *CompletenessSystem) sequentialOnly() {}

@@ -2,6 +2,8 @@ package model
 
 import (
 	"fmt"
+	"hash/maphash"
+	"runtime"
 	"time"
 )
 
@@ -16,7 +18,14 @@ type Label struct {
 }
 
 // System is an explicit-state transition system the explorer can search.
-// States must be comparable: the explorer uses them as map keys.
+// States must be comparable: the explorer hashes them and compares them
+// with ==.
+//
+// Explore may call Next, Check, Waiting (and Canonical) from several
+// goroutines at once (Options.Workers), so they must not modify shared
+// data. A system that does (one that interns values while it computes
+// successors, say) must be searched with Options.Workers = 1; in this
+// package, such a system implements sequentialSystem instead.
 type System[S comparable] interface {
 	// Actors names the columns of a counterexample timeline (tasks, device...).
 	Actors() []string
@@ -51,9 +60,22 @@ type Options struct {
 	// Liveness also reports actors blocked forever (not only deadlocks);
 	// it keeps every edge in memory.
 	Liveness bool
-	// Progress, if set, is called about once a second during the search.
+	// Progress, if set, is called about once a second during the search,
+	// always from the goroutine that called Explore.
 	Progress func(Stats)
+	// Workers is the number of goroutines that expand states: 0 means
+	// runtime.GOMAXPROCS(0), 1 the sequential search. Every value gives the
+	// same result (the same state numbering, statistics and counterexample):
+	// the parallel search expands a BFS level at a time and numbers the new
+	// states in the order the sequential search finds them. Levels of fewer
+	// than 4096 states (parallelMinLevel) are expanded sequentially anyway.
+	Workers int
 }
+
+// sequentialSystem is implemented by systems whose methods must not be
+// called from several goroutines at once; Explore then ignores
+// Options.Workers.
+type sequentialSystem interface{ sequentialOnly() }
 
 // Stats describe a search.
 type Stats struct {
@@ -117,16 +139,16 @@ type Result[S comparable] struct {
 	Violation *Violation
 
 	sys    System[S]
-	states []S
-	parent []int32
-	label  []Label
+	states stateStore[S]
+	parent []int32 // the state that found it first (-1: an initial state)
+	label  []Label // the transition from parent
 }
 
 // Len returns the number of states found.
-func (r *Result[S]) Len() int { return len(r.states) }
+func (r *Result[S]) Len() int { return r.states.n }
 
 // State returns state number id (0 <= id < Len), in BFS order.
-func (r *Result[S]) State(id int) S { return r.states[id] }
+func (r *Result[S]) State(id int) S { return *r.states.at(int32(id)) }
 
 // PathTo returns the shortest path found to state id. With symmetry
 // reduction the stored states are representatives; the path is then
@@ -142,12 +164,12 @@ func (r *Result[S]) PathTo(id int) []Step {
 	canon, sym := r.sys.(Canonicalizer[S])
 	var cur S
 	if sym {
-		cur = r.states[ids[len(ids)-1]] // an initial state, stored as it is
+		cur = r.State(int(ids[len(ids)-1])) // an initial state, stored as it is
 	}
 	for k := len(ids) - 2; k >= 0; k-- {
 		l := r.label[ids[k]]
 		if sym {
-			want, found := r.states[ids[k]], false
+			want, found := r.State(int(ids[k])), false
 			r.sys.Next(cur, func(cl Label, t S) {
 				if !found && canon.Canonical(t) == want {
 					found, l, cur = true, cl, t
@@ -205,153 +227,189 @@ func (r *Result[S]) ViolationAt(kind ViolationKind, id int, err error) *Violatio
 	return &Violation{Kind: kind, Err: err, Path: path, Actor: r.sys.Actors()}
 }
 
+// parallelMinLevel is the smallest BFS level that several goroutines expand:
+// below it, handing the level out costs more than it saves. (A variable so
+// that tests can run the parallel search on small systems.)
+var parallelMinLevel = 4096
+
 // Explore searches every state of sys reachable from its initial states,
 // breadth first, and stops at the first violation.
+//
+// The search goes one BFS level at a time. A level of at least
+// parallelMinLevel states is expanded by Options.Workers goroutines: each
+// takes parents from the level, computes their successors (Next, Canonical,
+// Check), looks them up in the visited set (read-only while the level is
+// expanded) and puts the new ones in a sharded set of the level's new
+// states, which keeps for each the first transition that reaches it (the
+// smallest parent id, then transition index). At the end of the level the
+// new states are numbered in that order, the order in which the sequential
+// search numbers them; their parents are then visited in id order to count
+// transitions and to pick the first violation, deadlock or budget stop
+// exactly where the sequential search would. So the numbering, the paths,
+// the statistics and the counterexample do not depend on Options.Workers.
+//
+// Each state is kept once, in the Result (in chunks, so the store grows
+// without copying); the visited set holds 8-byte hash and id slots only.
+// The states new in a level are copied once more, until the level ends.
 func Explore[S comparable](sys System[S], opt Options) *Result[S] {
-	start := time.Now()
-	r := &Result[S]{sys: sys}
-	ids := make(map[S]int32)
-	var depth []int32
-	var edges [][2]int32
-	canon, sym := sys.(Canonicalizer[S])
-	add := func(s S, parent int32, l Label, d int32) (int32, bool) {
-		if sym && parent >= 0 {
-			s = canon.Canonical(s)
-		}
-		if id, ok := ids[s]; ok {
-			return id, false
-		}
-		id := int32(len(r.states))
-		ids[s] = id
-		r.states = append(r.states, s)
-		r.parent = append(r.parent, parent)
-		r.label = append(r.label, l)
-		depth = append(depth, d)
-		return id, true
+	e := &explorer[S]{sys: sys, opt: opt, r: &Result[S]{sys: sys}, start: time.Now()}
+	e.lastProgress = e.start
+	e.canon, e.sym = sys.(Canonicalizer[S])
+	e.vis.seed = maphash.MakeSeed()
+	e.vis.states = &e.r.states
+	e.workers = opt.Workers
+	if e.workers <= 0 {
+		e.workers = runtime.GOMAXPROCS(0)
 	}
-	finish := func() *Result[S] {
-		r.States = len(r.states)
-		r.Elapsed = time.Since(start)
-		return r
+	if _, ok := sys.(sequentialSystem); ok {
+		e.workers = 1
 	}
-	lastProgress := start
-	for _, s := range sys.Init() {
-		if id, fresh := add(s, -1, Label{}, 0); fresh {
-			if err := sys.Check(s); err != nil {
+	return e.run()
+}
+
+// explorer is one search.
+type explorer[S comparable] struct {
+	sys     System[S]
+	opt     Options
+	canon   Canonicalizer[S]
+	sym     bool
+	workers int
+	r       *Result[S]
+	vis     visited[S]
+	edges   [][2]int32 // with Liveness: every transition
+
+	start, lastProgress time.Time
+
+	// The parallel search's per-level data, reused from level to level.
+	pend   *[nShards]pendShard[S] // the level's new states
+	ws     []*worker[S]
+	nTrans []int32  // per parent (offset in the level): its transitions; -1: a deadlock
+	seg    []int32  // per parent: where its new states end in order
+	order  []uint64 // the level's new states (shard<<32 | index), in numbering order
+}
+
+func (e *explorer[S]) finish() *Result[S] {
+	e.r.States = e.r.states.n
+	e.r.Elapsed = time.Since(e.start)
+	return e.r
+}
+
+func (e *explorer[S]) progress() {
+	e.lastProgress = time.Now()
+	e.r.States, e.r.Elapsed = e.r.states.n, time.Since(e.start)
+	e.opt.Progress(e.r.Stats)
+}
+
+func (e *explorer[S]) run() *Result[S] {
+	r := e.r
+	for _, s := range e.sys.Init() { // stored as they are, not canonical
+		if id, fresh := e.add(&s, -1, Label{}); fresh {
+			if err := e.sys.Check(s); err != nil {
 				r.Violation = r.ViolationAt(Safety, int(id), err)
-				return finish()
+				return e.finish()
 			}
 		}
 	}
-	for head := 0; head < len(r.states); head++ {
-		s := r.states[head]
-		d := depth[head]
-		if int(d) > r.MaxDepth {
-			r.MaxDepth = int(d)
+	lo, hi := 0, r.states.n
+	for depth := 0; lo < hi; depth++ {
+		r.MaxDepth = depth
+		var stopped bool
+		if e.workers > 1 && hi-lo >= parallelMinLevel {
+			stopped = e.parallelLevel(int32(lo), int32(hi))
+		} else {
+			stopped = e.sequentialLevel(lo, hi)
 		}
-		var violation *Violation
-		n := 0
-		sys.Next(s, func(l Label, t S) {
-			n++
-			if violation != nil {
-				return
-			}
-			r.Transitions++
-			id, fresh := add(t, int32(head), l, d+1)
-			if opt.Liveness {
-				edges = append(edges, [2]int32{int32(head), id})
-			}
-			if fresh {
-				if err := sys.Check(t); err != nil {
-					violation = r.ViolationAt(Safety, int(id), err)
-				}
-			}
-		})
-		if violation != nil {
-			r.Violation = violation
-			return finish()
+		if stopped {
+			return e.finish()
 		}
-		if n == 0 {
-			if w := sys.Waiting(s); w != 0 {
-				r.Violation = r.ViolationAt(Deadlock, head, fmt.Errorf("%s waits and nothing can ever happen", actorList(sys.Actors(), w)))
-				return finish()
-			}
-		}
-		if opt.MaxStates > 0 && len(r.states) >= opt.MaxStates {
-			return finish()
-		}
-		if opt.Progress != nil && head&4095 == 0 && time.Since(lastProgress) > time.Second {
-			lastProgress = time.Now()
-			r.States, r.Elapsed = len(r.states), time.Since(start)
-			opt.Progress(r.Stats)
-		}
+		lo, hi = hi, r.states.n
 	}
-	if opt.Liveness {
-		if v := r.blockedForever(edges); v != nil {
+	if e.opt.Liveness {
+		if v := r.blockedForever(e.edges); v != nil {
 			r.Violation = v
-			return finish()
+			return e.finish()
 		}
 	}
 	r.Exhausted = true
-	return finish()
+	return e.finish()
 }
 
-// blockedForever finds, for each actor, a state in which it waits and from
-// which no path leads to a state where it does not: backward reachability
-// from the states where it is not waiting.
-func (r *Result[S]) blockedForever(edges [][2]int32) *Violation {
-	n := len(r.states)
-	preds := make([][]int32, n)
-	for _, e := range edges {
-		preds[e[1]] = append(preds[e[1]], e[0])
+// add numbers s (already canonical) if it is new.
+func (e *explorer[S]) add(s *S, parent int32, l Label) (int32, bool) {
+	h := e.vis.hash(s)
+	if id, ok := e.vis.find(s, h); ok {
+		return id, false
 	}
-	waiting := make([]uint64, n)
-	var all uint64
-	for i, s := range r.states {
-		waiting[i] = r.sys.Waiting(s)
-		all |= waiting[i]
-	}
-	for a := 0; all>>a != 0; a++ {
-		bit := uint64(1) << a
-		if all&bit == 0 {
-			continue
-		}
-		free := make([]bool, n)
-		var queue []int32
-		for i := range waiting {
-			if waiting[i]&bit == 0 {
-				free[i] = true
-				queue = append(queue, int32(i))
-			}
-		}
-		for len(queue) > 0 {
-			i := queue[len(queue)-1]
-			queue = queue[:len(queue)-1]
-			for _, p := range preds[i] {
-				if !free[p] {
-					free[p] = true
-					queue = append(queue, p)
-				}
-			}
-		}
-		for i := range free { // BFS order: the first one has the shortest path
-			if !free[i] {
-				return r.ViolationAt(BlockedForever, i, fmt.Errorf("%s waits and no schedule ever lets it go on", r.sys.Actors()[a]))
-			}
-		}
-	}
-	return nil
+	id := e.r.states.push(s)
+	e.vis.shard(h).insert(h, id)
+	e.r.parent = append(e.r.parent, parent)
+	e.r.label = append(e.r.label, l)
+	return id, true
 }
 
-func actorList(names []string, m uint64) string {
-	s := ""
-	for a := range names {
-		if m&(1<<a) != 0 {
-			if s != "" {
-				s += ", "
+// deadlock is the violation of state id, which has no transitions and in
+// which the actors w wait.
+func (e *explorer[S]) deadlock(id int32, w uint64) *Violation {
+	return e.r.ViolationAt(Deadlock, int(id), fmt.Errorf("%s waits and nothing can ever happen", actorList(e.sys.Actors(), w)))
+}
+
+func (e *explorer[S]) budgetHit() bool {
+	return e.opt.MaxStates > 0 && e.r.states.n >= e.opt.MaxStates
+}
+
+// sequentialLevel expands the states lo..hi-1 one after the other, numbering
+// new states as it finds them. It reports whether the search stops.
+func (e *explorer[S]) sequentialLevel(lo, hi int) bool {
+	r, sys := e.r, e.sys
+	var (
+		head   int32
+		n      int
+		bad    = int32(-1)
+		badErr error
+	)
+	yield := func(l Label, t S) {
+		n++
+		if bad >= 0 {
+			return
+		}
+		r.Transitions++
+		c := t
+		if e.sym {
+			c = e.canon.Canonical(t)
+		}
+		id, fresh := e.add(&c, head, l)
+		if e.opt.Liveness {
+			e.edges = append(e.edges, [2]int32{head, id})
+		}
+		if fresh {
+			if err := sys.Check(t); err != nil {
+				bad, badErr = id, err
 			}
-			s += names[a]
 		}
 	}
-	return s
+	for h := lo; h < hi; h++ {
+		head, n = int32(h), 0
+		s := *r.states.at(head)
+		sys.Next(s, yield)
+		if bad >= 0 {
+			r.Violation = r.ViolationAt(Safety, int(bad), badErr)
+			return true
+		}
+		if n == 0 {
+			if w := sys.Waiting(s); w != 0 {
+				r.Violation = e.deadlock(head, w)
+				return true
+			}
+		}
+		if e.budgetHit() {
+			return true
+		}
+		if e.opt.Progress != nil && h&4095 == 0 && time.Since(e.lastProgress) > time.Second {
+			e.progress()
+		}
+	}
+	return false
 }
+
+// parChunk is how many parents a worker takes at a time.
+const parChunk = 64
