@@ -66,39 +66,45 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// checks runs every registered model. Later protocols add their rows here.
-// report, if set, gives the progress callback for a row.
-func checks(opt model.Options, filter *regexp.Regexp, report func(string) func(model.Stats), proof bool) ([]model.Verdict, error) {
-	var out []model.Verdict
+// row is one line of the table: its name (what -run matches) and how to
+// compute it.
+type row struct {
+	name  string
+	check func(model.Options) (model.Verdict, error)
+}
+
+// rows lists every registered model. Later protocols add their rows here.
+func rows(proof bool) []row {
+	var out []row
 	for _, w := range deviceWorkloads() {
-		name := w.Bug.String() + " " + w.Config.String()
-		if filter != nil && !filter.MatchString(name) {
-			continue
-		}
-		if report != nil {
-			opt.Progress = report(name)
-		}
-		v, err := model.DeviceVerdict(w, opt)
-		if err != nil {
-			return out, fmt.Errorf("%s: %w", name, err)
-		}
-		out = append(out, v)
+		out = append(out, row{w.Bug.String() + " " + w.Config.String(),
+			func(o model.Options) (model.Verdict, error) { return model.DeviceVerdict(w, o) }})
 	}
 	fsync := model.FsyncChecks()
 	if proof {
 		fsync = append(fsync, model.FsyncProofChecks()...)
 	}
 	for _, c := range fsync {
-		name := fmt.Sprintf("xfs-flushseq %s %s %s", c.Variant, c.Memory, c.Describe())
-		if filter != nil && !filter.MatchString(name) {
+		out = append(out, row{fmt.Sprintf("xfs-flushseq %s %s %s", c.Variant, c.Memory, c.Describe()),
+			func(o model.Options) (model.Verdict, error) { return model.FsyncVerdict(c, o) }})
+	}
+	return out
+}
+
+// checks runs the rows that filter selects; report, if set, gives the
+// progress callback for a row.
+func checks(opt model.Options, filter *regexp.Regexp, report func(string) func(model.Stats), proof bool) ([]model.Verdict, error) {
+	var out []model.Verdict
+	for _, r := range rows(proof) {
+		if filter != nil && !filter.MatchString(r.name) {
 			continue
 		}
 		if report != nil {
-			opt.Progress = report(name)
+			opt.Progress = report(r.name)
 		}
-		v, err := model.FsyncVerdict(c, opt)
+		v, err := r.check(opt)
 		if err != nil {
-			return out, fmt.Errorf("%s: %w", name, err)
+			return out, fmt.Errorf("%s: %w", r.name, err)
 		}
 		out = append(out, v)
 	}
