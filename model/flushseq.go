@@ -96,6 +96,9 @@ const (
 
 func locDone(t int) int { return 2 + t }
 
+// maxFlushValue bounds flush numbers, which are stored as int8.
+const maxFlushValue = 120
+
 // Program counters of a task.
 const (
 	pcWrite    uint8 = iota // submit the data write
@@ -149,8 +152,14 @@ func NewFsyncSystem(cfg FsyncConfig) (*FsyncSystem, error) {
 	if cfg.Tasks < 1 || cfg.Tasks > maxFsTasks {
 		return nil, fmt.Errorf("fsync model: %d tasks, want 1 to %d", cfg.Tasks, maxFsTasks)
 	}
-	if cfg.Fsyncs < 1 || cfg.Tasks*cfg.Fsyncs >= maxStores {
-		return nil, fmt.Errorf("fsync model: %d tasks x %d fsyncs: at most %d flushes fit the memory bounds", cfg.Tasks, cfg.Fsyncs, maxStores-1)
+	// Every flush may be numbered: under Relaxed each number is a store that
+	// may stay live; values are int8 everywhere.
+	maxFlushes := maxFlushValue
+	if cfg.Memory == Relaxed {
+		maxFlushes = maxStores - 1
+	}
+	if cfg.Fsyncs < 1 || cfg.Tasks*cfg.Fsyncs > maxFlushes {
+		return nil, fmt.Errorf("fsync model: %d tasks x %d fsyncs: at most %d flushes fit the memory bounds under %v", cfg.Tasks, cfg.Fsyncs, maxFlushes, cfg.Memory)
 	}
 	if _, ok := variantNames[cfg.Variant]; !ok {
 		return nil, fmt.Errorf("fsync model: unknown variant %d", cfg.Variant)

@@ -1,7 +1,8 @@
 // Command flushproof checks durability protocols against an executable
 // semantics of block devices with volatile write caches.
 //
-//	flushproof check [flags]   print the verdict table of every model
+//	flushproof check [flags]       print the verdict table of every model
+//	flushproof skipshare [flags]   fsyncs that skip their flush, under a latency model
 //
 // See README.md and docs/ for what each verdict means.
 package main
@@ -15,8 +16,10 @@ import (
 const usage = `usage: flushproof <command> [flags]
 
 commands:
-  check    explore every model exhaustively at its bound and print the verdict table
-           (SAFE with the bound and statistics, UNSAFE with the shortest counterexample)
+  check      explore every model exhaustively at its bound and print the verdict table
+             (SAFE with the bound and statistics, UNSAFE with the shortest counterexample)
+  skipshare  run the xfs flush-sequence model under a latency model and count the
+             fsyncs that skip their flush
 
 run "flushproof <command> -h" for the flags of a command
 `
@@ -34,6 +37,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "check":
 		return runCheck(args[1:], stdout, stderr)
+	case "skipshare":
+		return runSkipShare(args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0

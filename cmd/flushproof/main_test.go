@@ -36,3 +36,18 @@ func TestUsageErrors(t *testing.T) {
 		assert.NotEmpty(t, errb.String(), "%q must say what is wrong", args)
 	}
 }
+
+func TestSkipShare(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := run([]string{"skipshare", "-runs", "2", "-fsyncs", "5"}, &out, &errb)
+	assert.Equal(t, 0, code, "stderr: %s", errb.String())
+	for _, want := range []string{"VARIANT", "baseline", "patched", "improved", "mutant-read-before-writeback", "NOT DURABLE AT RETURN"} {
+		assert.Contains(t, out.String(), want)
+	}
+	for _, args := range [][]string{{"skipshare", "-runs", "0"}, {"skipshare", "-jitter", "2"}, {"skipshare", "-tasks", "9"}, {"skipshare", "extra"}} {
+		out.Reset()
+		errb.Reset()
+		assert.Equal(t, 2, run(args, &out, &errb), "%q", args)
+		assert.NotEmpty(t, errb.String(), "%q", args)
+	}
+}

@@ -1,0 +1,174 @@
+package model
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"time"
+)
+
+// FsyncLatency is a latency model for the flush-sequence protocol: how long
+// a data write and a cache flush take from submission to completion (each
+// drawn uniformly within +-Jitter of the mean), and how long a task works
+// between an fsync's return and its next write (uniform in [0, Think]). CPU
+// steps take no time; tasks that can act at the same moment act in a random
+// order.
+type FsyncLatency struct {
+	Write  time.Duration
+	Flush  time.Duration
+	Think  time.Duration
+	Jitter float64 // 0 to 1
+}
+
+func (l FsyncLatency) draw(rng *rand.Rand, mean time.Duration) time.Duration {
+	if l.Jitter <= 0 {
+		return mean
+	}
+	f := 1 + l.Jitter*(2*rng.Float64()-1)
+	return time.Duration(float64(mean) * f)
+}
+
+// FsyncTiming is what one timed run of FsyncSystem did.
+type FsyncTiming struct {
+	Fsyncs  int           // fsyncs that returned 0
+	Skipped int           // of those, the ones that returned without a flush of their own
+	Flushes int           // flushes submitted
+	Unsafe  int           // fsyncs that returned 0 with their write not durable (a crash then loses it)
+	Elapsed time.Duration // simulated time until every task finished
+}
+
+// SkipShare is Skipped / Fsyncs.
+func (f FsyncTiming) SkipShare() float64 {
+	if f.Fsyncs == 0 {
+		return 0
+	}
+	return float64(f.Skipped) / float64(f.Fsyncs)
+}
+
+type timedStep struct {
+	l Label
+	s FsyncState
+}
+
+func (t timedStep) label() Label { return t.l }
+
+// SimulateFsync runs the protocol once under a latency model: the same
+// transitions as the exhaustive search (FsyncSystem.Next), scheduled by time
+// instead of enumerated. Device steps happen when their latency has passed;
+// among the steps possible at one moment the choice is random (seeded).
+// A mutant's fsync that returns with its write not durable is counted in
+// Unsafe and the run goes on. Use SC or TSO: the run only needs one
+// execution, and Relaxed bounds the number of flushes tightly.
+func SimulateFsync(cfg FsyncConfig, lat FsyncLatency, seed uint64) (FsyncTiming, error) {
+	sys, err := NewFsyncSystem(cfg)
+	if err != nil {
+		return FsyncTiming{}, err
+	}
+	if cfg.FlushFailures {
+		return FsyncTiming{}, fmt.Errorf("simulate fsync: flush failures have no latency model")
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x5eed))
+	st := sys.Init()[0]
+	var now time.Duration
+	var writeDue, flushDue, taskDue [maxFsTasks]time.Duration
+	var flushedThisRound [maxFsTasks]bool
+	var out FsyncTiming
+	for {
+		var tasks, device []timedStep
+		sys.Next(st, func(l Label, n FsyncState) {
+			if int(l.Actor) < cfg.Tasks && taskDue[l.Actor] <= now {
+				tasks = append(tasks, timedStep{l, n})
+			} else {
+				device = append(device, timedStep{l, n}) // a device step, or a task still thinking
+			}
+		})
+		due := func(l Label) time.Duration {
+			if int(l.Actor) < cfg.Tasks {
+				return taskDue[l.Actor]
+			}
+			switch l.Kind {
+			case kDevWrite:
+				return writeDue[l.ID]
+			case kDevFlushOK:
+				return flushDue[l.ID]
+			}
+			return now // memory steps (TSO) are immediate
+		}
+		var pick timedStep
+		switch {
+		case len(tasks) > 0:
+			pick = tasks[rng.IntN(len(tasks))]
+			if pick.l.Kind == kLogNothing || pick.l.Kind == kLogOwn || pick.l.Kind == kLogJoin {
+				pick = logForcePolicy(rng, tasks, pick.l.Actor)
+			}
+		case len(device) > 0:
+			earliest := due(device[0].l)
+			var ready []timedStep
+			for _, d := range device {
+				switch t := due(d.l); {
+				case t < earliest:
+					earliest, ready = t, []timedStep{d}
+				case t == earliest:
+					ready = append(ready, d)
+				}
+			}
+			if earliest > now {
+				now = earliest
+			}
+			pick = ready[rng.IntN(len(ready))]
+		default:
+			for t := 0; t < cfg.Tasks; t++ {
+				if st.task[t].pc != pcFinished {
+					return out, fmt.Errorf("simulate fsync: stuck at %v with %s not finished", now, sys.actors[t])
+				}
+			}
+			out.Elapsed = now
+			return out, nil
+		}
+		t := int(pick.l.Actor)
+		switch pick.l.Kind {
+		case kWrite, kWriteReadS:
+			writeDue[t] = now + lat.draw(rng, lat.Write)
+			flushedThisRound[t] = false
+		case kSubmitF:
+			flushDue[t] = now + lat.draw(rng, lat.Flush)
+			flushedThisRound[t] = true
+			out.Flushes++
+		case kReturn:
+			if lat.Think > 0 {
+				taskDue[t] = now + time.Duration(rng.Int64N(int64(lat.Think)+1))
+			}
+			if int16(pick.l.Arg) == 0 {
+				out.Fsyncs++
+				if !flushedThisRound[t] {
+					out.Skipped++
+				}
+			}
+		}
+		st = pick.s
+		if st.lost != 0 {
+			out.Unsafe++
+			st.lost = 0
+		}
+	}
+}
+
+// logForcePolicy chooses what the log force of task a does, as for an
+// append + fsync workload where every fsync has metadata to log: wait for
+// another task's iclog when one is being written, else write one.
+func logForcePolicy[T interface{ label() Label }](rng *rand.Rand, steps []T, a uint8) T {
+	var joins []T
+	var own T
+	for _, s := range steps {
+		switch l := s.label(); {
+		case l.Actor != a:
+		case l.Kind == kLogJoin:
+			joins = append(joins, s)
+		case l.Kind == kLogOwn:
+			own = s
+		}
+	}
+	if len(joins) > 0 {
+		return joins[rng.IntN(len(joins))]
+	}
+	return own
+}
