@@ -42,7 +42,8 @@ func TestNewFsyncSystemRejectsBadConfigs(t *testing.T) {
 	for _, c := range []FsyncConfig{
 		{Variant: Patched, Memory: SC, Tasks: 0, Fsyncs: 1},
 		{Variant: Patched, Memory: SC, Tasks: 5, Fsyncs: 1},
-		{Variant: Patched, Memory: SC, Tasks: 3, Fsyncs: 3},
+		{Variant: Patched, Memory: Relaxed, Tasks: 3, Fsyncs: 3}, // more live stores than Relaxed keeps
+		{Variant: Patched, Memory: SC, Tasks: 4, Fsyncs: 31},     // flush numbers past int8
 		{Variant: 99, Memory: SC, Tasks: 2, Fsyncs: 1},
 		{Variant: Patched, Memory: 0, Tasks: 2, Fsyncs: 1},
 	} {
