@@ -106,7 +106,7 @@ const (
 	pcMB                    // smp_mb
 	pcReadS                 // S = read(submitted)
 	pcLogForce              // the log force: nothing to do, own iclog, or wait for another's
-	pcLogWait               // waiting for another task's iclog
+	pcLogWait               // waiting for the next iclog another task writes
 	pcCheck                 // completed > S ?
 	pcNumber                // seq = inc_return(submitted)
 	pcSubmit                // submit the flush
@@ -121,7 +121,7 @@ const (
 type fsTask struct {
 	pc, round       uint8 // round: fsyncs started
 	s, seq, c, wait int8
-	logWait         int8 // task+1 whose iclog this task waits for
+	logWait         int8 // task+1 whose flush writes the iclog this task waits for (0: not yet submitted)
 	failed          bool // this round's flush failed: fsync returns EIO
 }
 
@@ -217,6 +217,7 @@ const (
 	kLogOwn
 	kLogJoin
 	kLogWoken
+	kLogEscape
 )
 
 // Describe implements System.
@@ -282,7 +283,9 @@ func (s *FsyncSystem) Describe(l Label) string {
 	case kLogOwn:
 		return "log force: writes the iclog (PREFLUSH)"
 	case kLogJoin:
-		return fmt.Sprintf("log force: waits for %s's iclog", s.actors[a])
+		return "log force: waits for the iclog another task writes next"
+	case kLogEscape:
+		return "log force: nobody wrote the iclog, writes it (PREFLUSH)"
 	case kLogWoken:
 		return fmt.Sprintf("%s's iclog is out (not this task's flush)", s.actors[a])
 	case kMemFlush:
@@ -423,14 +426,22 @@ func (s *FsyncSystem) taskSteps(st FsyncState, t int, yield func(Label, FsyncSta
 		// and when it succeeds fsync returns without another one.
 		n = next(s.ownFlush())
 		yield(lab(t, kLogOwn, 0, 0), n)
-		for u := 0; u < s.cfg.Tasks; u++ {
-			if u != t && st.flush[u].st == 1 {
-				n := next(pcLogWait)
-				n.task[t].logWait = int8(u + 1)
-				yield(lab(t, kLogJoin, u, 0), n)
-			}
+		// Or its transaction goes into the iclog that another task writes
+		// next: it waits for the next flush another task submits (armed in
+		// pcSubmit) to end.
+		if s.cfg.Tasks > 1 {
+			n = next(pcLogWait)
+			n.task[t].logWait = 0
+			yield(lab(t, kLogJoin, 0, 0), n)
 		}
 	case pcLogWait:
+		if tk.logWait == 0 {
+			// Nobody has written the iclog yet: the log force may write it
+			// itself (xlog pushes the iclog when no one else does).
+			n := next(s.ownFlush())
+			yield(lab(t, kLogEscape, 0, 0), n)
+			return
+		}
 		u := int(tk.logWait - 1)
 		if st.flush[u].st == 1 {
 			return
@@ -523,6 +534,11 @@ func (s *FsyncSystem) taskSteps(st FsyncState, t int, yield func(Label, FsyncSta
 			}
 		}
 		n.flush[t] = fsFlush{st: 1, cover: completed, seq: tk.seq}
+		for j := 0; j < s.cfg.Tasks; j++ {
+			if j != t && n.task[j].pc == pcLogWait && n.task[j].logWait == 0 {
+				n.task[j].logWait = int8(t + 1) // this flush writes the iclog j waits for
+			}
+		}
 		yield(lab(t, kSubmitF, 0, int(tk.seq)), n)
 	case pcWaitF:
 		// Woken by the device's flush completion, which also moves this

@@ -17,6 +17,10 @@ type FsyncLatency struct {
 	Flush  time.Duration
 	Think  time.Duration
 	Jitter float64 // 0 to 1
+	// Overwrite is the share of fsyncs with no metadata to log (fdatasync
+	// after an overwrite): their log force has nothing to do. The others
+	// append, so their log force always has a transaction to write.
+	Overwrite float64
 }
 
 func (l FsyncLatency) draw(rng *rand.Rand, mean time.Duration) time.Duration {
@@ -69,19 +73,24 @@ func SimulateFsync(cfg FsyncConfig, lat FsyncLatency, seed uint64) (FsyncTiming,
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	st := sys.Init()[0]
 	var now time.Duration
-	var writeDue, flushDue, taskDue [maxFsTasks]time.Duration
+	var writeDue, flushDue, taskDue, joinedAt [maxFsTasks]time.Duration
 	var flushedThisRound [maxFsTasks]bool
 	var out FsyncTiming
 	for {
 		var tasks, device []timedStep
 		sys.Next(st, func(l Label, n FsyncState) {
-			if int(l.Actor) < cfg.Tasks && taskDue[l.Actor] <= now {
+			if int(l.Actor) < cfg.Tasks && taskDue[l.Actor] <= now && l.Kind != kLogEscape {
 				tasks = append(tasks, timedStep{l, n})
 			} else {
 				device = append(device, timedStep{l, n}) // a device step, or a task still thinking
 			}
 		})
 		due := func(l Label) time.Duration {
+			if l.Kind == kLogEscape {
+				// A log force whose iclog nobody else wrote writes it
+				// after waiting about as long as a flush takes.
+				return max(taskDue[l.Actor], joinedAt[l.Actor]+lat.Flush)
+			}
 			if int(l.Actor) < cfg.Tasks {
 				return taskDue[l.Actor]
 			}
@@ -98,7 +107,7 @@ func SimulateFsync(cfg FsyncConfig, lat FsyncLatency, seed uint64) (FsyncTiming,
 		case len(tasks) > 0:
 			pick = tasks[rng.IntN(len(tasks))]
 			if pick.l.Kind == kLogNothing || pick.l.Kind == kLogOwn || pick.l.Kind == kLogJoin {
-				pick = logForcePolicy(rng, tasks, pick.l.Actor)
+				pick = logForcePolicy(rng, tasks, pick.l.Actor, rng.Float64() < lat.Overwrite)
 			}
 		case len(device) > 0:
 			earliest := due(device[0].l)
@@ -129,6 +138,8 @@ func SimulateFsync(cfg FsyncConfig, lat FsyncLatency, seed uint64) (FsyncTiming,
 		case kWrite, kWriteReadS:
 			writeDue[t] = now + lat.draw(rng, lat.Write)
 			flushedThisRound[t] = false
+		case kLogJoin:
+			joinedAt[t] = now
 		case kSubmitF:
 			flushDue[t] = now + lat.draw(rng, lat.Flush)
 			flushedThisRound[t] = true
@@ -152,12 +163,13 @@ func SimulateFsync(cfg FsyncConfig, lat FsyncLatency, seed uint64) (FsyncTiming,
 	}
 }
 
-// logForcePolicy chooses what the log force of task a does, as for an
-// append + fsync workload where every fsync has metadata to log: wait for
-// another task's iclog when one is being written, else write one.
-func logForcePolicy[T interface{ label() Label }](rng *rand.Rand, steps []T, a uint8) T {
+// logForcePolicy chooses what the log force of task a does: nothing if this
+// fsync has no metadata to log; otherwise, as for an append workload, its
+// transaction joins the iclog that another task writes next (if none does
+// soon, it writes the iclog itself: see kLogEscape in SimulateFsync).
+func logForcePolicy[T interface{ label() Label }](rng *rand.Rand, steps []T, a uint8, nothing bool) T {
 	var joins []T
-	var own T
+	var own, none T
 	for _, s := range steps {
 		switch l := s.label(); {
 		case l.Actor != a:
@@ -165,10 +177,15 @@ func logForcePolicy[T interface{ label() Label }](rng *rand.Rand, steps []T, a u
 			joins = append(joins, s)
 		case l.Kind == kLogOwn:
 			own = s
+		case l.Kind == kLogNothing:
+			none = s
 		}
+	}
+	if nothing {
+		return none
 	}
 	if len(joins) > 0 {
 		return joins[rng.IntN(len(joins))]
 	}
-	return own
+	return own // a single task has nobody to wait for
 }

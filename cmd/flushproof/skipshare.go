@@ -23,6 +23,7 @@ func runSkipShare(args []string, stdout, stderr io.Writer) int {
 	flush := fs.Duration("flush", 2e6, "mean cache flush latency")
 	think := fs.Duration("think", 1e6, "at most this long between an fsync's return and the next write")
 	jitter := fs.Float64("jitter", 0.5, "device latencies vary uniformly by +- this fraction")
+	overwrite := fs.Float64("overwrite", 0, "share of fsyncs with no metadata to log (fdatasync after overwrites)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: flushproof skipshare [flags]\n\nRuns the xfs flush-sequence model (with the log force of an append workload) under a\nlatency model and counts the fsyncs that skip their flush.\n\nflags:\n")
 		fs.PrintDefaults()
@@ -30,11 +31,11 @@ func runSkipShare(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if fs.NArg() > 0 || *runs < 1 || *jitter < 0 || *jitter > 1 {
-		fmt.Fprintf(stderr, "flushproof skipshare: bad arguments (runs >= 1, 0 <= jitter <= 1, no positional arguments)\n")
+	if fs.NArg() > 0 || *runs < 1 || *jitter < 0 || *jitter > 1 || *overwrite < 0 || *overwrite > 1 {
+		fmt.Fprintf(stderr, "flushproof skipshare: bad arguments (runs >= 1, 0 <= jitter <= 1, 0 <= overwrite <= 1, no positional arguments)\n")
 		return 2
 	}
-	lat := model.FsyncLatency{Write: *write, Flush: *flush, Think: *think, Jitter: *jitter}
+	lat := model.FsyncLatency{Write: *write, Flush: *flush, Think: *think, Jitter: *jitter, Overwrite: *overwrite}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "VARIANT\tFSYNCS\tSKIPPED\tSHARE\tFLUSHES\tNOT DURABLE AT RETURN\tMEAN RUN TIME\n")
 	for _, v := range []model.FsyncVariant{model.Baseline, model.Patched, model.Improved, model.PlainStoreCompleted, model.ReadBeforeWriteback} {
