@@ -188,14 +188,20 @@ func (m Memory) Fence(t int) Memory {
 func (m Memory) IncReturn(t, loc int) (int64, Memory, error) {
 	m = m.Fence(t)
 	v := int64(m.newest(loc)) + 1
-	var err error
-	if m.model == Relaxed {
-		m, err = m.append(t, loc, v)
-		m = m.Fence(t)
-	} else {
-		m.vals[loc][0] = int8(v)
-	}
+	m, err := m.orderedStore(t, loc, v)
 	return v, m, err
+}
+
+// orderedStore is the store of a fully ordered read-modify-write: a full
+// barrier before and after it, and it is visible at once.
+func (m Memory) orderedStore(t, loc int, v int64) (Memory, error) {
+	m = m.Fence(t)
+	if m.model != Relaxed {
+		m.vals[loc][0] = int8(v)
+		return m, nil
+	}
+	m, err := m.append(t, loc, v)
+	return m.Fence(t), err
 }
 
 // CompareAndSwap is atomic64_try_cmpxchg: if loc holds old, store new and
@@ -214,14 +220,7 @@ func (m Memory) CompareAndSwap(t, loc int, old, new int64) (bool, int64, Memory,
 		}
 		return false, cur, m, nil
 	}
-	m = m.Fence(t)
-	var err error
-	if m.model == Relaxed {
-		m, err = m.append(t, loc, new)
-		m = m.Fence(t)
-	} else {
-		m.vals[loc][0] = int8(new)
-	}
+	m, err := m.orderedStore(t, loc, new)
 	return true, cur, m, err
 }
 
