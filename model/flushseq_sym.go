@@ -1,9 +1,6 @@
 package model
 
-import (
-	"bytes"
-	"sort"
-)
+import "bytes"
 
 // Canonical implements Canonicalizer: tasks are identical (each writes its
 // own block and runs the same code), so a state and the state with tasks
@@ -20,14 +17,19 @@ func (s *FsyncSystem) Canonical(st FsyncState) FsyncState {
 	if s.cfg.DAX != 0 || n < 2 || s.cfg.NoSymmetry {
 		return st
 	}
-	var keys [maxFsTasks][]byte
+	var keys [maxFsTasks]taskKey
 	var perm [MaxThreads]int
 	for t := 0; t < n; t++ {
 		keys[t] = s.taskKey(&st, t)
 		perm[t] = t
 	}
-	idx := perm[:n]
-	sort.SliceStable(idx, func(i, j int) bool { return bytes.Compare(keys[idx[i]], keys[idx[j]]) < 0 })
+	// A stable insertion sort of at most maxFsTasks tasks by key: no
+	// allocation on this hot path (every successor is canonicalised).
+	for i := 1; i < n; i++ {
+		for j := i; j > 0 && bytes.Compare(keys[perm[j]][:], keys[perm[j-1]][:]) < 0; j-- {
+			perm[j], perm[j-1] = perm[j-1], perm[j]
+		}
+	}
 	identity := true
 	for i := 0; i < n; i++ {
 		identity = identity && perm[i] == i
@@ -77,17 +79,25 @@ func (s *FsyncSystem) Canonical(st FsyncState) FsyncState {
 }
 
 // taskKey is what task t looks like on its own.
-func (s *FsyncSystem) taskKey(st *FsyncState, t int) []byte {
+func (s *FsyncSystem) taskKey(st *FsyncState, t int) taskKey {
 	tk := st.task[t]
 	f := st.flush[t]
 	m := &st.mem
 	d := locDone(t)
-	k := []byte{tk.pc, tk.round, byte(tk.s), byte(tk.seq), byte(tk.c), byte(tk.wait), b2b(tk.failed), b2b(tk.logWait != 0),
+	k := taskKey{tk.pc, tk.round, byte(tk.s), byte(tk.seq), byte(tk.c), byte(tk.wait), b2b(tk.failed), b2b(tk.logWait != 0),
 		st.wst[t], b2b(st.dur&(1<<t) != 0), f.st, byte(f.seq), b2b(f.cover&(1<<t) != 0), byte(popcount8(f.cover)),
 		m.view[t][locSubmitted], m.view[t][locCompleted], m.view[t][d], m.n[d], m.bufN[t]}
-	k = append(k, byteSlice(m.vals[d][:])...)
+	for i, v := range m.vals[d] {
+		k[taskKeyFixed+i] = byte(v)
+	}
 	return k
 }
+
+// taskKey is what task t looks like on its own: taskKeyFixed bytes of task,
+// flush and view state, then its completion word's live stores.
+type taskKey [taskKeyFixed + maxStores]byte
+
+const taskKeyFixed = 19
 
 func b2b(b bool) byte {
 	if b {
@@ -102,14 +112,6 @@ func popcount8(m uint8) int {
 		n++
 	}
 	return n
-}
-
-func byteSlice(v []int8) []byte {
-	out := make([]byte, len(v))
-	for i, x := range v {
-		out[i] = byte(x)
-	}
-	return out
 }
 
 // normalize forgets what cannot influence the future, so that states that
