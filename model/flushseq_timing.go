@@ -38,6 +38,35 @@ type FsyncTiming struct {
 	Flushes int           // flushes submitted
 	Unsafe  int           // fsyncs that returned 0 with their write not durable (a crash then loses it)
 	Elapsed time.Duration // simulated time until every task finished
+	// Exposed are the windows in which an acknowledged write was not
+	// durable: from an unsafe return until the write became durable, or
+	// until the task submitted its next write (after which the model stops
+	// tracking the old one, so windows can only be too short). A crash in a
+	// window loses that task's fsynced block.
+	Exposed []Window
+}
+
+// Window is an interval of simulated time, [From, To).
+type Window struct{ From, To time.Duration }
+
+// CrashReplays picks n crash times uniformly in [0, Elapsed) and returns in
+// how many of them some fsynced block would be lost.
+func (f FsyncTiming) CrashReplays(n int, seed uint64) int {
+	if f.Elapsed <= 0 {
+		return 0
+	}
+	rng := rand.New(rand.NewPCG(seed, 0xc4a5))
+	lost := 0
+	for i := 0; i < n; i++ {
+		at := time.Duration(rng.Int64N(int64(f.Elapsed)))
+		for _, w := range f.Exposed {
+			if w.From <= at && at < w.To {
+				lost++
+				break
+			}
+		}
+	}
+	return lost
 }
 
 // SkipShare is Skipped / Fsyncs.
@@ -76,6 +105,16 @@ func SimulateFsync(cfg FsyncConfig, lat FsyncLatency, seed uint64) (FsyncTiming,
 	var writeDue, flushDue, taskDue, joinedAt [maxFsTasks]time.Duration
 	var flushedThisRound [maxFsTasks]bool
 	var out FsyncTiming
+	var exposedSince [maxFsTasks]time.Duration // -1: the acknowledged write is durable
+	for t := range exposedSince {
+		exposedSince[t] = -1
+	}
+	closeWindow := func(t int) {
+		if exposedSince[t] >= 0 {
+			out.Exposed = append(out.Exposed, Window{exposedSince[t], now})
+			exposedSince[t] = -1
+		}
+	}
 	for {
 		var tasks, device []timedStep
 		sys.Next(st, func(l Label, n FsyncState) {
@@ -131,11 +170,15 @@ func SimulateFsync(cfg FsyncConfig, lat FsyncLatency, seed uint64) (FsyncTiming,
 				}
 			}
 			out.Elapsed = now
+			for t := 0; t < cfg.Tasks; t++ {
+				closeWindow(t) // exposed until the end of the run
+			}
 			return out, nil
 		}
 		t := int(pick.l.Actor)
 		switch pick.l.Kind {
 		case kWrite, kWriteReadS:
+			closeWindow(t)
 			writeDue[t] = now + lat.draw(rng, lat.Write)
 			flushedThisRound[t] = false
 		case kLogJoin:
@@ -158,7 +201,13 @@ func SimulateFsync(cfg FsyncConfig, lat FsyncLatency, seed uint64) (FsyncTiming,
 		st = pick.s
 		if st.lost != 0 {
 			out.Unsafe++
+			exposedSince[st.lost-1] = now
 			st.lost = 0
+		}
+		for u := 0; u < cfg.Tasks; u++ {
+			if exposedSince[u] >= 0 && st.dur&(1<<u) != 0 {
+				closeWindow(u) // a later flush made it durable after all
+			}
 		}
 	}
 }

@@ -48,6 +48,14 @@ func TestSimulateFsync(t *testing.T) {
 	}
 	mut := simulate(t, ReadBeforeWriteback, 5, overwrite)
 	assert.Positive(t, mut.Unsafe, "reading S before the writeback must lose fsynced writes")
-	_, err := SimulateFsync(FsyncConfig{Variant: Patched, Memory: SC, Tasks: 2, Fsyncs: 1, FlushFailures: true}, seedLatency, 1)
+	one, err := SimulateFsync(FsyncConfig{Variant: ReadBeforeWriteback, Memory: SC, Tasks: 4, Fsyncs: 30, LogForce: true}, overwrite, 1)
+	require.NoError(t, err)
+	require.NotEmpty(t, one.Exposed)
+	assert.Positive(t, one.CrashReplays(500, 1), "some crash points fall in an exposure window")
+	safe, err := SimulateFsync(FsyncConfig{Variant: Patched, Memory: SC, Tasks: 4, Fsyncs: 30, LogForce: true}, overwrite, 1)
+	require.NoError(t, err)
+	assert.Empty(t, safe.Exposed)
+	assert.Zero(t, safe.CrashReplays(500, 1))
+	_, err = SimulateFsync(FsyncConfig{Variant: Patched, Memory: SC, Tasks: 2, Fsyncs: 1, FlushFailures: true}, seedLatency, 1)
 	assert.Error(t, err)
 }
