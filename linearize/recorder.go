@@ -111,15 +111,11 @@ func (r *Recorder) EndWrite(id int, ok bool) error {
 	if !ok {
 		e.Kind = spec.WriteFail
 	}
-	switch {
-	case r.crashed:
-		return fmt.Errorf("record %v: the device has crashed", e)
-	case id < 1 || id > len(r.writes) || r.writes[id-1].ended:
-		return fmt.Errorf("record %v: W%d is not in flight", e, id)
+	var c *recCommand
+	if id >= 1 && id <= len(r.writes) {
+		c = &r.writes[id-1].recCommand
 	}
-	r.writes[id-1].ended = true
-	r.add(r.writes[id-1].task, e, false)
-	return nil
+	return r.end(c, e, "W")
 }
 
 // SubmitFlush records that task submits an empty cache flush and returns its
@@ -150,14 +146,24 @@ func (r *Recorder) EndFlush(id int, ok bool) error {
 	if !ok {
 		e.Kind = spec.FlushFail
 	}
+	var c *recCommand
+	if id >= 1 && id <= len(r.flushes) {
+		c = &r.flushes[id-1]
+	}
+	return r.end(c, e, "F")
+}
+
+// end records the end e of command c (nil if there is no such command);
+// prefix names it in errors. The caller holds r.mu.
+func (r *Recorder) end(c *recCommand, e spec.Event, prefix string) error {
 	switch {
 	case r.crashed:
 		return fmt.Errorf("record %v: the device has crashed", e)
-	case id < 1 || id > len(r.flushes) || r.flushes[id-1].ended:
-		return fmt.Errorf("record %v: F%d is not in flight", e, id)
+	case c == nil || c.ended:
+		return fmt.Errorf("record %v: %s%d is not in flight", e, prefix, e.ID)
 	}
-	r.flushes[id-1].ended = true
-	r.add(r.flushes[id-1].task, e, false)
+	c.ended = true
+	r.add(c.task, e, false)
 	return nil
 }
 

@@ -201,7 +201,6 @@ const (
 	kNoSkip
 	kNumber
 	kSubmitF
-	kSeeFlush
 	kJoinWait
 	kDoneLoad
 	kDoneCAS
@@ -243,11 +242,6 @@ func (s *FsyncSystem) Describe(l Label) string {
 		return fmt.Sprintf("seq = inc_return(submitted) -> %d", v)
 	case kSubmitF:
 		return fmt.Sprintf("submit flush (seq %d)", v)
-	case kSeeFlush:
-		if v == 0 {
-			return "sees its flush fail"
-		}
-		return "sees its flush complete"
 	case kJoinWait:
 		return fmt.Sprintf("flush seq %d ended; completed=%d", a, v)
 	case kDoneLoad:
