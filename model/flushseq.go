@@ -579,7 +579,7 @@ func (s *FsyncSystem) taskSteps(st FsyncState, t int, yield func(Label, FsyncSta
 		if int(tk.round) == s.cfg.Fsyncs {
 			n.task[t].pc = pcFinished
 		}
-		failed := tk.failed && v != AdvanceOnFailure
+		failed := tk.failed
 		if !failed && st.dur&(1<<t) == 0 {
 			n.lost = int8(t + 1)
 		}
@@ -636,8 +636,14 @@ func (s *FsyncSystem) flushEnded(n *FsyncState, t int, ok bool) {
 	case v == Baseline:
 		n.task[t].pc = pcReturn
 		n.task[t].failed = !ok
-	case ok || v == AdvanceOnFailure:
+	case ok:
 		n.task[t].pc = pcDoneLoad
+	case v == AdvanceOnFailure:
+		// flush_done runs although the flush failed: completed advances
+		// past a flush that made nothing durable. This fsync still
+		// returns the error; another task's may then skip on it.
+		n.task[t].pc = pcDoneLoad
+		n.task[t].failed = true
 	default:
 		n.task[t].pc = pcReturn
 		n.task[t].failed = true

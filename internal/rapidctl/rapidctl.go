@@ -11,6 +11,7 @@ package rapidctl
 import (
 	"flag"
 	"fmt"
+	"os"
 	"regexp"
 	"strings"
 	"sync"
@@ -61,6 +62,7 @@ var flagMu sync.Mutex
 // run checks prop with the given rapid flags set, restoring them afterwards.
 func run(t testing.TB, name string, flags map[string]string, prop func(*rapid.T)) (rec *recorder) {
 	t.Helper()
+	userChecks() // decide before the flags are touched
 	flagMu.Lock()
 	defer flagMu.Unlock()
 	old := map[string]string{}
@@ -124,4 +126,39 @@ func Expect(t testing.TB, checks int, prop func(*rapid.T)) Failure {
 		t.Fatalf("counterexample does not replay from -rapid.seed=%s:\nfirst run:\n%s\nreplay:\n%s", m[1], first.out.String(), replay.out.String())
 	}
 	return Failure{Seed: m[1], Output: replay.out.String()}
+}
+
+// userChecks reports whether the user chose the number of checks
+// (-rapid.checks or RAPID_CHECKS). It is decided once, before this package
+// sets the flag itself (which would make it look set).
+var userChecks = sync.OnceValue(func() bool {
+	_, set := os.LookupEnv("RAPID_CHECKS")
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "rapid.checks" })
+	return set
+})
+
+// Check is rapid.Check with defaultChecks test cases instead of rapid's
+// default of 100, unless the user chose a number (-rapid.checks or
+// RAPID_CHECKS), which wins. rapid itself divides the count by 5 under
+// -short.
+func Check(t *testing.T, defaultChecks int, prop func(*rapid.T)) {
+	t.Helper()
+	if userChecks() {
+		rapid.Check(t, prop)
+		return
+	}
+	flagMu.Lock()
+	f := flag.Lookup("rapid.checks")
+	old := f.Value.String()
+	err := flag.Set("rapid.checks", fmt.Sprint(defaultChecks))
+	flagMu.Unlock()
+	if err != nil {
+		t.Fatalf("set -rapid.checks: %v", err)
+	}
+	defer func() {
+		flagMu.Lock()
+		_ = flag.Set("rapid.checks", old)
+		flagMu.Unlock()
+	}()
+	rapid.Check(t, prop)
 }

@@ -1,0 +1,227 @@
+package model
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// FsyncProgram is the xfs fsync flush-sequence protocol (seed
+// 002_457adfd816453544.txt) in straight-line form, as the kernel writes it,
+// over the model world's handles: the device (spec.Device), the two
+// atomic64 counters (spec.Word) and smp_mb (spec.Fence). Where FsyncSystem
+// is the protocol as a state machine for exhaustive search, FsyncProgram is
+// the same protocol for runs far beyond the explorer's bounds (any number of
+// tasks and fsyncs), with every call a scheduling point of the world.
+//
+// Each task writes its own block Fsyncs times, each time followed by fsync.
+// When fsync returns 0 the program checks the obligation at once: a crash
+// at that moment must keep the data (World.Survives); a run that also
+// crashes (WorldConfig.Crash) checks again at the crash, for every task's
+// last acknowledged write.
+type FsyncProgram struct {
+	Variant  FsyncVariant
+	Fsyncs   int
+	LogForce bool // the log force: nothing, this task's iclog, or another task's next iclog
+
+	acked    [][]byte // per task: the data of its last fsync that returned 0
+	logWait  []int    // per task waiting for another task's iclog: the writer's task+1, 0 if none yet, -1 not waiting
+	Returned int      // fsyncs that returned 0
+	Skipped  int      // of those, the ones without a flush of their own
+	Failed   int      // fsyncs that returned an error
+}
+
+// The words of the protocol.
+const (
+	WordSubmitted = 0 // bt_flush_submitted
+	WordCompleted = 1 // bt_flush_completed
+)
+
+// FsyncWordNames names the words for traces.
+var FsyncWordNames = []string{"submitted", "completed"}
+
+// WorldConfig returns a world for the program: two words, one block per
+// task.
+func (p *FsyncProgram) WorldConfig(tasks int, m MemoryModel) WorldConfig {
+	return WorldConfig{Memory: m, Tasks: tasks, Words: 2, Blocks: tasks, WordNames: FsyncWordNames}
+}
+
+// Run runs the program in w and then, if the machine crashed, checks every
+// acknowledged write against what the crash may leave.
+func (p *FsyncProgram) Run(w *World, ch Chooser) (Outcome, error) {
+	if _, ok := variantNames[p.Variant]; !ok || p.Variant == DAXSkips {
+		return Outcome{}, fmt.Errorf("fsync program: variant %v is not supported in the model world", p.Variant)
+	}
+	if p.Fsyncs < 1 {
+		return Outcome{}, fmt.Errorf("fsync program: %d fsyncs", p.Fsyncs)
+	}
+	n := w.cfg.Tasks
+	if w.cfg.Words < 2 || w.cfg.Blocks < n {
+		return Outcome{}, fmt.Errorf("fsync program: the world needs 2 words and %d blocks", n)
+	}
+	p.acked = make([][]byte, n)
+	p.logWait = make([]int, n)
+	for i := range p.logWait {
+		p.logWait[i] = -1
+	}
+	out, err := w.Run(ch, p.task)
+	if err != nil || !out.Crashed {
+		return out, err
+	}
+	for t, data := range p.acked {
+		if data != nil && !w.Survives(t, data) {
+			return out, fmt.Errorf("crash after step %d: task %d's last fsync returned 0 but its block may come back as an older version", out.Steps, t)
+		}
+	}
+	return out, nil
+}
+
+// payload is what task t writes in round r: unique per (t, r).
+func payload(buf []byte, t, r int) {
+	clear(buf)
+	binary.LittleEndian.PutUint32(buf, uint32(t))
+	binary.LittleEndian.PutUint32(buf[4:], uint32(r))
+}
+
+func (p *FsyncProgram) task(t *Task) {
+	dev, sub := t.Device(), t.Word(WordSubmitted)
+	bs := dev.BlockSize()
+	off := int64(t.ID() * bs)
+	for round := 1; round <= p.Fsyncs; round++ {
+		data := make([]byte, bs)
+		payload(data, t.ID(), round)
+		var s int64
+		if p.Variant == ReadBeforeWriteback {
+			s = sub.Load() // the mutant: S read before the data write
+		}
+		// file_write_and_wait_range: write, wait for completion. The model
+		// has no write errors, so the error is only a bad argument.
+		if err := dev.WriteAt(data, off, 0); err != nil {
+			t.World().Fail(err)
+			return
+		}
+		if p.Variant != ReadBeforeWriteback {
+			if p.Variant != NoMB {
+				t.Fence().Full()
+			}
+			s = sub.Load()
+		}
+		flushed, err := p.fsync(t, s)
+		if err != nil {
+			t.Note("fsync returns -EIO")
+			p.Failed++
+			continue
+		}
+		t.Note("fsync returns 0")
+		p.Returned++
+		if !flushed {
+			p.Skipped++
+		}
+		p.acked[t.ID()] = data
+		if !t.World().Survives(t.ID(), data) {
+			t.World().Fail(fmt.Errorf("task %d's fsync returned 0 but its write (round %d) is not durable: a crash now loses it", t.ID(), round))
+			return
+		}
+	}
+}
+
+// fsync is everything after S was read: the log force, the check and the
+// flush. It reports whether this task submitted a flush.
+func (p *FsyncProgram) fsync(t *Task, s int64) (flushed bool, err error) {
+	v := p.Variant
+	if p.LogForce {
+		switch t.Choose("log force: nothing to write", "log force: writes the iclog (PREFLUSH)", "log force: waits for the iclog another task writes next") {
+		case 1:
+			return true, p.flush(t)
+		case 2:
+			if waited, err := p.waitIclog(t); !waited {
+				return true, err // nobody wrote it: this task did
+			}
+		}
+	}
+	if v == Baseline {
+		return true, p.flush(t)
+	}
+	completed, sub := t.Word(WordCompleted), t.Word(WordSubmitted)
+	c := completed.Load()
+	if c > s || (v == GreaterEqual && c >= s) {
+		return false, nil // a flush numbered after the write completed has completed
+	}
+	if v == Improved {
+		// A flush numbered above S already submitted: it covers this
+		// write; wait for it instead of issuing one, then re-check.
+		if seq := sub.Load(); seq > s {
+			t.WaitUntil(fmt.Sprintf("flush seq %d ended", seq), func() bool { return !t.World().FlushInFlight(seq) })
+			if completed.Load() > s {
+				return false, nil
+			}
+		}
+	}
+	return true, p.flush(t)
+}
+
+// flush is xfs_buftarg_flush_start, blkdev_issue_flush and
+// xfs_buftarg_flush_done (or, for the baseline, the flush alone).
+func (p *FsyncProgram) flush(t *Task) error {
+	v := p.Variant
+	dev := t.Device()
+	sub, completed := t.Word(WordSubmitted), t.Word(WordCompleted)
+	arm := func() { p.armIclogWaiters(t.ID()) }
+	var seq int64
+	var err error
+	switch v {
+	case Baseline:
+		return dev.FlushTagged(0, arm)
+	case NumberAfterSubmit:
+		dev.SubmitFlush() // the mutant: the flush is in flight before it is numbered
+		arm()
+		seq = sub.IncReturn()
+		err = dev.WaitFlush()
+	default:
+		seq = sub.IncReturn()
+		err = dev.FlushTagged(seq, arm)
+	}
+	if err != nil && v != AdvanceOnFailure {
+		return err
+	}
+	// flush_done: raise completed to seq.
+	if v == PlainStoreCompleted {
+		completed.Store(seq)
+		return err
+	}
+	for {
+		c := completed.Load()
+		if c >= seq || completed.CompareAndSwap(c, seq) {
+			return err
+		}
+	}
+}
+
+// waitIclog waits for the next flush another task submits to end (its
+// iclog carries this task's transaction). While nobody has submitted one,
+// the task may instead write the iclog itself (xlog pushes an iclog that
+// nobody else writes): then it reports false and its own flush's result.
+func (p *FsyncProgram) waitIclog(t *Task) (bool, error) {
+	id := t.ID()
+	p.logWait[id] = 0
+	i := t.Select(
+		Branch{Name: "log force: nobody wrote the iclog, writes it (PREFLUSH)", When: func() bool { return p.logWait[id] == 0 }},
+		Branch{Name: "iclog is out", Wake: true, When: func() bool {
+			return p.logWait[id] > 0 && !t.World().FlushInFlightBy(p.logWait[id]-1)
+		}},
+	)
+	p.logWait[id] = -1
+	if i == 0 {
+		return false, p.flush(t)
+	}
+	return true, nil
+}
+
+// armIclogWaiters is called in the step in which task id submits a flush:
+// every task waiting for the next iclog now waits for this flush.
+func (p *FsyncProgram) armIclogWaiters(id int) {
+	for u, w := range p.logWait {
+		if u != id && w == 0 {
+			p.logWait[u] = id + 1
+		}
+	}
+}

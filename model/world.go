@@ -1,0 +1,768 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+	"iter"
+	"math/rand/v2"
+	"strings"
+
+	"github.com/flushproof/flushproof/spec"
+)
+
+// The model world runs protocol code written against spec.Device, spec.Word
+// and spec.Fence (DESIGN.md, "The shared interface") inside the model. Each
+// task is a coroutine (iter.Pull): it runs until it calls into a handle,
+// which is a scheduling point. The scheduler collects every action that is
+// possible then (a task's pending call; a device completing an in-flight
+// write or flush, or failing a flush; under TSO a store buffer draining one
+// store; a task's choice among the values a relaxed load may read) and a
+// Chooser picks one: rapid, a seeded random source or a latency model.
+// Only one task runs at a time, so runs are deterministic given the
+// choices and replay from them.
+//
+// The device is the contract's (spec.Contract) specialised to whole-block
+// writes and tracked per block as versions: a crash may leave, in each
+// block, the newest durable version or any version written after it. A
+// write is durable when a flush submitted after it completed succeeds, when
+// it completed with FUA, or at once when the device has no cache. Memory is
+// WideMemory: Memory's semantics without its size bounds.
+
+// WorldConfig describes a world.
+type WorldConfig struct {
+	Memory        MemoryModel
+	NoCache       bool     // the device has no volatile cache: a completed write is durable
+	Tasks         int      // threads of the protocol
+	Words         int      // shared atomic64 words
+	Blocks        int      // device blocks
+	BlockSize     int      // bytes per block (default 8)
+	FlushFailures bool     // a flush may fail with EIO
+	WaiterSleeps  bool     // returning from a write implies smp_mb (the waiter slept)
+	Crash         int      // the machine crashes before step Crash (0: never)
+	MaxSteps      int      // a run longer than this is an error (default 1,000,000)
+	WordNames     []string // for traces
+}
+
+// ActionKind is what a scheduling choice does.
+type ActionKind uint8
+
+// The actions.
+const (
+	ActLoad      ActionKind = iota + 1 // a task's plain load reads one of the values it may read
+	ActStore                           // a task's plain store
+	ActFence                           // smp_mb
+	ActIncReturn                       // atomic64_inc_return
+	ActCAS                             // atomic64_try_cmpxchg
+	ActWrite                           // a task submits a write
+	ActFlush                           // a task submits a flush
+	ActRead                            // a task reads a block
+	ActWake                            // a task waiting on a condition is woken (a full barrier)
+	ActChoice                          // a task takes one branch of a choice of its own
+	ActWriteDone                       // the device completes a write
+	ActFlushDone                       // the device completes a flush
+	ActFlushFail                       // the device fails a flush (EIO)
+	ActDrain                           // TSO: a thread's oldest buffered store reaches memory
+	ActNote                            // not a choice: a task's annotation in the trace
+)
+
+var actNames = [...]string{ActLoad: "load", ActStore: "store", ActFence: "smp_mb",
+	ActIncReturn: "inc_return", ActCAS: "cmpxchg", ActWrite: "write", ActFlush: "flush", ActRead: "read",
+	ActWake: "wake", ActChoice: "choice", ActWriteDone: "write-done", ActFlushDone: "flush-done",
+	ActFlushFail: "flush-fail", ActDrain: "drain", ActNote: "note"}
+
+func (k ActionKind) String() string {
+	if int(k) < len(actNames) && actNames[k] != "" {
+		return actNames[k]
+	}
+	return fmt.Sprintf("ActionKind(%d)", uint8(k))
+}
+
+// Action is one possible next step.
+type Action struct {
+	Kind  ActionKind
+	Task  int    // the task that acts or whose request the device serves
+	Arg   int    // ActLoad: the index among the readable values; ActChoice: the branch
+	Name  string // ActChoice and ActWake: what the task chooses or waits for
+	Block int    // ActWrite, ActRead: the block
+}
+
+// Chooser picks one of the possible actions.
+type Chooser interface {
+	Choose(acts []Action) int
+}
+
+// Observer, if the Chooser implements it, sees every event as it happens.
+type Observer interface {
+	Observe(ev WorldEvent)
+}
+
+// WorldEvent is one entry of a run's trace.
+type WorldEvent struct {
+	Step  int
+	Kind  ActionKind
+	Task  int   // -1: the device or memory system
+	Loc   int   // memory events: the word; device events: the block
+	Val   int64 // the value loaded or stored, the sequence, or the branch
+	OK    bool  // cmpxchg succeeded; a flush or write did not fail
+	Of    int   // device events: the task whose request it serves
+	Note  string
+	Stale bool // ActLoad: a value older than the newest was read
+}
+
+// World is one run of protocol code in the model. Create with NewWorld,
+// then Run.
+type World struct {
+	cfg   WorldConfig
+	mem   *WideMemory
+	tasks []*Task
+	step  int
+	trace []WorldEvent
+	fail  error
+	ch    Chooser
+	obs   Observer
+
+	blocks []blockVersions
+	writes []*pendingWrite
+	flush  []*pendingFlush
+}
+
+type blockVersions struct {
+	data    [][]byte // data[v] is version v; version 0 is the initial (zero) content
+	durable int      // newest durable version
+	done    int      // newest completed version
+}
+
+type pendingWrite struct {
+	task, block, version int
+	fua                  bool
+}
+
+type pendingFlush struct {
+	task  int
+	cover []int // per block: the newest version completed when the flush was submitted
+	tag   int64
+	async bool
+}
+
+// Task is one thread of protocol code. Its methods are scheduling points.
+type Task struct {
+	w     *World
+	id    int
+	next  func() (struct{}, bool)
+	stop  func()
+	yield func(struct{}) bool
+	done  bool
+	req   request
+	resp  response
+
+	flushEnded bool
+	flushErr   error
+}
+
+type request struct {
+	kind        ActionKind
+	loc         int
+	val, old    int64
+	block       int
+	data        []byte
+	fua         bool
+	async       bool
+	tag         int64
+	onSubmit    func()
+	branches    []Branch
+	waitForDone bool
+}
+
+type response struct {
+	val int64
+	ok  bool
+	err error
+}
+
+// ErrFlushFailed is the EIO of a failed flush in the model world.
+var ErrFlushFailed = errors.New("model world: flush failed (EIO)")
+
+// errCrashed unwinds a task's coroutine when the machine crashes.
+var errCrashed = errors.New("model world: crashed")
+
+// NewWorld checks the configuration.
+func NewWorld(cfg WorldConfig) (*World, error) {
+	if cfg.Tasks < 1 || cfg.Words < 0 || cfg.Blocks < 0 {
+		return nil, fmt.Errorf("model world: %d tasks, %d words, %d blocks", cfg.Tasks, cfg.Words, cfg.Blocks)
+	}
+	if cfg.Memory < SC || cfg.Memory > Relaxed {
+		return nil, fmt.Errorf("model world: unknown memory model %d", cfg.Memory)
+	}
+	if cfg.BlockSize == 0 {
+		cfg.BlockSize = 8
+	}
+	if cfg.MaxSteps == 0 {
+		cfg.MaxSteps = 1_000_000
+	}
+	w := &World{cfg: cfg, mem: NewWideMemory(cfg.Memory, cfg.Tasks, cfg.Words)}
+	w.blocks = make([]blockVersions, cfg.Blocks)
+	for b := range w.blocks {
+		w.blocks[b].data = [][]byte{make([]byte, cfg.BlockSize)}
+	}
+	return w, nil
+}
+
+// Config returns the configuration.
+func (w *World) Config() WorldConfig { return w.cfg }
+
+// Trace returns the events so far.
+func (w *World) Trace() []WorldEvent { return w.trace }
+
+// Fail stops the run with err (a protocol's obligation was broken); Run
+// returns it.
+func (w *World) Fail(err error) {
+	if w.fail == nil {
+		w.fail = err
+	}
+}
+
+// Outcome is how a run ended.
+type Outcome struct {
+	Steps   int
+	Crashed bool // the machine crashed (WorldConfig.Crash) before every task finished
+}
+
+// Run runs body once per task (task ids 0..Tasks-1) to completion, a crash,
+// a failure (Fail) or a deadlock, with ch choosing every step.
+func (w *World) Run(ch Chooser, body func(t *Task)) (Outcome, error) {
+	if w.tasks != nil {
+		return Outcome{}, errors.New("model world: Run called twice")
+	}
+	w.ch = ch
+	w.obs, _ = ch.(Observer)
+	for id := 0; id < w.cfg.Tasks; id++ {
+		t := &Task{w: w, id: id}
+		t.next, t.stop = iter.Pull(func(yield func(struct{}) bool) {
+			t.yield = yield
+			defer func() {
+				if r := recover(); r != nil && r != errCrashed { //nolint:errorlint // sentinel identity
+					panic(r)
+				}
+			}()
+			body(t)
+			t.done = true
+		})
+		w.tasks = append(w.tasks, t)
+	}
+	defer func() {
+		for _, t := range w.tasks {
+			t.stop()
+		}
+	}()
+	for _, t := range w.tasks {
+		t.resume()
+		if w.fail != nil {
+			return Outcome{Steps: w.step}, w.fail
+		}
+	}
+	var acts []Action
+	for {
+		if w.cfg.Crash > 0 && w.step+1 >= w.cfg.Crash {
+			return Outcome{Steps: w.step, Crashed: true}, nil
+		}
+		acts = w.actions(acts[:0])
+		if len(acts) == 0 {
+			var stuck []string
+			for _, t := range w.tasks {
+				if !t.done {
+					stuck = append(stuck, fmt.Sprintf("task %d at %v", t.id, t.req.kind))
+				}
+			}
+			if stuck == nil {
+				return Outcome{Steps: w.step}, nil
+			}
+			return Outcome{Steps: w.step}, fmt.Errorf("model world: deadlock after %d steps: %s", w.step, strings.Join(stuck, ", "))
+		}
+		if w.step >= w.cfg.MaxSteps {
+			return Outcome{Steps: w.step}, fmt.Errorf("model world: more than %d steps", w.cfg.MaxSteps)
+		}
+		i := ch.Choose(acts)
+		if i < 0 || i >= len(acts) {
+			return Outcome{Steps: w.step}, fmt.Errorf("model world: chooser picked %d of %d actions", i, len(acts))
+		}
+		w.step++
+		w.perform(acts[i])
+		if w.fail != nil {
+			return Outcome{Steps: w.step}, w.fail
+		}
+	}
+}
+
+// resume runs the task until its next call or its end.
+func (t *Task) resume() {
+	if _, ok := t.next(); !ok {
+		t.done = true
+	}
+}
+
+func (w *World) record(ev WorldEvent) {
+	ev.Step = w.step
+	w.trace = append(w.trace, ev)
+	if w.obs != nil {
+		w.obs.Observe(ev)
+	}
+}
+
+// actions lists what may happen next, in a fixed order.
+func (w *World) actions(acts []Action) []Action {
+	for _, t := range w.tasks {
+		if t.done {
+			continue
+		}
+		r := &t.req
+		switch r.kind {
+		case ActLoad:
+			for i := range w.mem.Readable(t.id, r.loc) {
+				acts = append(acts, Action{Kind: ActLoad, Task: t.id, Arg: i})
+			}
+		case ActChoice:
+			for i, b := range r.branches {
+				if b.When == nil || b.When() {
+					k := ActChoice
+					if b.Wake {
+						k = ActWake
+					}
+					acts = append(acts, Action{Kind: k, Task: t.id, Arg: i, Name: b.Name})
+				}
+			}
+		case ActFlush:
+			if r.waitForDone {
+				if t.flushEnded {
+					acts = append(acts, Action{Kind: ActWake, Task: t.id, Name: "flush ended"})
+				}
+				continue
+			}
+			acts = append(acts, Action{Kind: ActFlush, Task: t.id})
+		case 0: // waiting for the device
+		default:
+			acts = append(acts, Action{Kind: r.kind, Task: t.id, Block: r.block})
+		}
+	}
+	for _, p := range w.writes {
+		acts = append(acts, Action{Kind: ActWriteDone, Task: p.task, Block: p.block})
+	}
+	for _, f := range w.flush {
+		acts = append(acts, Action{Kind: ActFlushDone, Task: f.task})
+		if w.cfg.FlushFailures {
+			acts = append(acts, Action{Kind: ActFlushFail, Task: f.task})
+		}
+	}
+	if w.cfg.Memory == TSO {
+		for _, th := range w.mem.Buffered() {
+			acts = append(acts, Action{Kind: ActDrain, Task: th})
+		}
+	}
+	return acts
+}
+
+func (w *World) perform(a Action) {
+	switch a.Kind {
+	case ActWriteDone:
+		w.writeDone(a)
+		return
+	case ActFlushDone, ActFlushFail:
+		w.flushDone(a)
+		return
+	case ActDrain:
+		w.mem.Drain(a.Task)
+		w.record(WorldEvent{Kind: ActDrain, Task: -1, Of: a.Task})
+		return
+	}
+	t := w.tasks[a.Task]
+	r := t.req
+	t.req = request{}
+	var resp response
+	ev := WorldEvent{Kind: a.Kind, Task: t.id, Loc: r.loc}
+	switch a.Kind {
+	case ActLoad:
+		newest := len(w.mem.Readable(t.id, r.loc)) - 1
+		resp.val = w.mem.Load(t.id, r.loc, a.Arg)
+		ev.Val, ev.Stale = resp.val, a.Arg < newest
+	case ActStore:
+		w.mem.Store(t.id, r.loc, r.val)
+		ev.Val = r.val
+	case ActFence:
+		w.mem.Fence(t.id)
+	case ActIncReturn:
+		resp.val = w.mem.IncReturn(t.id, r.loc)
+		ev.Val = resp.val
+	case ActCAS:
+		resp.ok, resp.val = w.mem.CompareAndSwap(t.id, r.loc, r.old, r.val)
+		ev.Val, ev.OK = r.val, resp.ok
+	case ActChoice:
+		resp.val = int64(a.Arg)
+		ev.Val, ev.Note = int64(a.Arg), a.Name
+	case ActWake:
+		ev.Note = a.Name
+		if r.kind == ActChoice {
+			// Sleeping on a wait queue and being woken imply a full
+			// barrier (memory-barriers.txt, "Sleep and wake-up
+			// functions"). The end of a flush, like the end of any
+			// device call, is not assumed to order memory.
+			resp.val = int64(a.Arg)
+			ev.Val = int64(a.Arg)
+			w.mem.Fence(t.id)
+		}
+		if r.kind == ActFlush {
+			resp.err = t.flushErr
+			ev.OK = t.flushErr == nil
+			t.flushEnded = false
+		}
+	case ActRead:
+		b := &w.blocks[r.block]
+		copy(r.data, b.data[b.done])
+		ev.Loc = r.block
+	case ActWrite:
+		b := &w.blocks[r.block]
+		b.data = append(b.data, append([]byte(nil), r.data...))
+		v := len(b.data) - 1
+		w.writes = append(w.writes, &pendingWrite{task: t.id, block: r.block, version: v, fua: r.fua})
+		ev.Loc, ev.Val, ev.OK = r.block, int64(v), r.fua
+		w.record(ev)
+		return // the task waits for the device
+	case ActFlush:
+		f := &pendingFlush{task: t.id, tag: r.tag, async: r.async, cover: make([]int, len(w.blocks))}
+		for b := range w.blocks {
+			f.cover[b] = w.blocks[b].done
+		}
+		w.flush = append(w.flush, f)
+		ev.Val = r.tag
+		if r.onSubmit != nil {
+			r.onSubmit()
+		}
+		w.record(ev)
+		if !r.async {
+			return // the task waits for the device
+		}
+		t.flushEnded, t.flushErr = false, nil
+	}
+	w.record(ev)
+	t.resp = resp
+	t.resume()
+}
+
+func (w *World) writeDone(a Action) {
+	i := 0
+	for i < len(w.writes) && !(w.writes[i].task == a.Task && w.writes[i].block == a.Block) {
+		i++
+	}
+	p := w.writes[i]
+	w.writes = append(w.writes[:i], w.writes[i+1:]...)
+	b := &w.blocks[p.block]
+	b.done = max(b.done, p.version)
+	if p.fua || w.cfg.NoCache {
+		// Durable at completion. (Emulated FUA is treated like native: its
+		// post-flush also covers other completed writes, but a write seen
+		// without its data-done promises only itself; spec.Contract.)
+		b.durable = max(b.durable, p.version)
+	}
+	w.record(WorldEvent{Kind: ActWriteDone, Task: -1, Loc: p.block, Val: int64(p.version), OK: true, Of: p.task})
+	t := w.tasks[p.task]
+	if w.cfg.WaiterSleeps {
+		w.mem.Fence(t.id)
+	}
+	t.resp = response{}
+	t.resume()
+}
+
+func (w *World) flushDone(a Action) {
+	i := 0
+	for w.flush[i].task != a.Task {
+		i++
+	}
+	f := w.flush[i]
+	w.flush = append(w.flush[:i], w.flush[i+1:]...)
+	ok := a.Kind == ActFlushDone
+	if ok {
+		for b, v := range f.cover {
+			w.blocks[b].durable = max(w.blocks[b].durable, v)
+		}
+	}
+	w.record(WorldEvent{Kind: a.Kind, Task: -1, Val: f.tag, OK: ok, Of: f.task})
+	t := w.tasks[f.task]
+	var err error
+	if !ok {
+		err = ErrFlushFailed
+	}
+	if f.async {
+		t.flushEnded, t.flushErr = true, err
+		return
+	}
+	t.resp = response{err: err}
+	t.resume()
+}
+
+// FlushInFlight reports whether a flush submitted with tag has not ended.
+func (w *World) FlushInFlight(tag int64) bool {
+	for _, f := range w.flush {
+		if f.tag == tag {
+			return true
+		}
+	}
+	return false
+}
+
+// FlushInFlightBy reports whether task has a flush in flight.
+func (w *World) FlushInFlightBy(task int) bool {
+	for _, f := range w.flush {
+		if f.task == task {
+			return true
+		}
+	}
+	return false
+}
+
+// MayLeave returns the contents a crash now may leave in block b, oldest
+// first: the newest durable version and every version written after it.
+func (w *World) MayLeave(b int) [][]byte {
+	bv := &w.blocks[b]
+	return bv.data[bv.durable:]
+}
+
+// Survives reports whether a crash now keeps data in block b: the newest
+// version of b holding data, or a later one, is durable. It is false if b
+// never held data.
+func (w *World) Survives(b int, data []byte) bool {
+	bv := &w.blocks[b]
+	for v := len(bv.data) - 1; v >= 0; v-- {
+		if string(bv.data[v]) == string(data) {
+			return bv.durable >= v
+		}
+	}
+	return false
+}
+
+// Step returns the number of steps taken so far.
+func (w *World) Step() int { return w.step }
+
+// call makes a request and waits for the scheduler to serve it.
+func (t *Task) call(r request) response {
+	t.req = r
+	if !t.yield(struct{}{}) {
+		panic(errCrashed)
+	}
+	return t.resp
+}
+
+// ID returns the task's number.
+func (t *Task) ID() int { return t.id }
+
+// World returns the task's world.
+func (t *Task) World() *World { return t.w }
+
+// Note adds an annotation to the trace; it is not a scheduling point.
+func (t *Task) Note(format string, args ...any) {
+	t.w.record(WorldEvent{Kind: ActNote, Task: t.id, Note: fmt.Sprintf(format, args...)})
+}
+
+// Branch is one way a task may go on in Select.
+type Branch struct {
+	Name string
+	// When, if not nil, enables the branch; it is evaluated by the
+	// scheduler while no task runs and must read only state the protocol
+	// keeps outside the modelled memory (a wait queue, a scheduler's
+	// decision), never the modelled words.
+	When func() bool
+	// Wake marks a branch taken by being woken from a wait queue: a full
+	// barrier (memory-barriers.txt, "Sleep and wake-up functions").
+	Wake bool
+}
+
+// Select lets the scheduler pick one of the enabled branches and returns
+// its index. The task waits while none is enabled.
+func (t *Task) Select(branches ...Branch) int {
+	return int(t.call(request{kind: ActChoice, branches: branches}).val)
+}
+
+// Choose is Select over branches that are always enabled: nondeterminism
+// of the protocol's environment, such as what a log force finds to do.
+func (t *Task) Choose(names ...string) int {
+	bs := make([]Branch, len(names))
+	for i, n := range names {
+		bs[i].Name = n
+	}
+	return t.Select(bs...)
+}
+
+// WaitUntil sleeps on a wait queue until cond holds (see Branch.When);
+// waking is a full barrier.
+func (t *Task) WaitUntil(what string, cond func() bool) {
+	t.Select(Branch{Name: what, When: cond, Wake: true})
+}
+
+// Word returns the task's handle on shared word i.
+func (t *Task) Word(i int) *WorldWord { return &WorldWord{t: t, loc: i} }
+
+// Fence returns the task's smp_mb.
+func (t *Task) Fence() spec.Fence { return worldFence{t} }
+
+// Device returns the task's handle on the device.
+func (t *Task) Device() *WorldDevice { return &WorldDevice{t: t} }
+
+// WorldWord is a task's handle on a shared atomic64 word; it implements
+// spec.Word, and Store (atomic64_set) besides.
+type WorldWord struct {
+	t   *Task
+	loc int
+}
+
+var _ spec.Word = (*WorldWord)(nil)
+
+// Load is atomic64_read: the scheduler picks which store it reads.
+func (x *WorldWord) Load() int64 { return x.t.call(request{kind: ActLoad, loc: x.loc}).val }
+
+// IncReturn is atomic64_inc_return.
+func (x *WorldWord) IncReturn() int64 { return x.t.call(request{kind: ActIncReturn, loc: x.loc}).val }
+
+// CompareAndSwap is atomic64_try_cmpxchg.
+func (x *WorldWord) CompareAndSwap(old, new int64) bool {
+	return x.t.call(request{kind: ActCAS, loc: x.loc, old: old, val: new}).ok
+}
+
+// Store is atomic64_set: a plain store.
+func (x *WorldWord) Store(v int64) { x.t.call(request{kind: ActStore, loc: x.loc, val: v}) }
+
+type worldFence struct{ t *Task }
+
+func (f worldFence) Full() { f.t.call(request{kind: ActFence}) }
+
+// WorldDevice is a task's handle on the device; it implements spec.Device.
+type WorldDevice struct{ t *Task }
+
+var _ spec.Device = (*WorldDevice)(nil)
+
+// BlockSize implements spec.Device.
+func (d *WorldDevice) BlockSize() int { return d.t.w.cfg.BlockSize }
+
+func (d *WorldDevice) block(p []byte, off int64) (int, error) {
+	bs := int64(d.t.w.cfg.BlockSize)
+	if off < 0 || off%bs != 0 || int64(len(p)) != bs || off/bs >= int64(len(d.t.w.blocks)) {
+		return 0, fmt.Errorf("model world: I/O of %d bytes at %d: one whole block of %d bytes within %d blocks", len(p), off, bs, len(d.t.w.blocks))
+	}
+	return int(off / bs), nil
+}
+
+// WriteAt implements spec.Device: one whole block, returning once the
+// device completed it.
+func (d *WorldDevice) WriteAt(p []byte, off int64, fl spec.WriteFlags) error {
+	b, err := d.block(p, off)
+	if err != nil {
+		return err
+	}
+	return d.t.call(request{kind: ActWrite, block: b, data: p, fua: fl&spec.FUA != 0}).err
+}
+
+// ReadAt implements spec.Device: it reads the newest completed write.
+func (d *WorldDevice) ReadAt(p []byte, off int64) error {
+	b, err := d.block(p, off)
+	if err != nil {
+		return err
+	}
+	return d.t.call(request{kind: ActRead, block: b, data: p}).err
+}
+
+// Flush implements spec.Device.
+func (d *WorldDevice) Flush() error { return d.FlushTagged(0, nil) }
+
+// FlushTagged is Flush with a tag for World.FlushInFlight and a hook that
+// runs in the step that submits the flush.
+func (d *WorldDevice) FlushTagged(tag int64, onSubmit func()) error {
+	return d.t.call(request{kind: ActFlush, tag: tag, onSubmit: onSubmit}).err
+}
+
+// SubmitFlush submits a flush and returns at once; WaitFlush waits for it.
+// At most one asynchronous flush per task at a time.
+func (d *WorldDevice) SubmitFlush() {
+	d.t.call(request{kind: ActFlush, async: true})
+}
+
+// WaitFlush waits for the flush SubmitFlush submitted.
+func (d *WorldDevice) WaitFlush() error {
+	return d.t.call(request{kind: ActFlush, waitForDone: true}).err
+}
+
+// RandomChooser picks uniformly with a seeded generator.
+type RandomChooser struct{ Rand *rand.Rand }
+
+// NewRandomChooser returns a RandomChooser seeded with seed.
+func NewRandomChooser(seed uint64) *RandomChooser {
+	return &RandomChooser{rand.New(rand.NewPCG(seed, 0x3017d))}
+}
+
+// Choose implements Chooser.
+func (c *RandomChooser) Choose(acts []Action) int { return c.Rand.IntN(len(acts)) }
+
+// Format renders the last n events of the trace (all if n <= 0), one per
+// line: the step, who acted, and what happened.
+func (w *World) Format(n int) string {
+	evs := w.trace
+	if n > 0 && len(evs) > n {
+		evs = evs[len(evs)-n:]
+	}
+	var b strings.Builder
+	if len(evs) < len(w.trace) {
+		fmt.Fprintf(&b, "(%d earlier events not shown)\n", len(w.trace)-len(evs))
+	}
+	for _, ev := range evs {
+		who := "device"
+		if ev.Task >= 0 {
+			who = fmt.Sprintf("task %d", ev.Task)
+		}
+		fmt.Fprintf(&b, "%7d  %-7s  %s\n", ev.Step, who, w.describe(ev))
+	}
+	return b.String()
+}
+
+func (w *World) word(loc int) string {
+	if loc < len(w.cfg.WordNames) {
+		return w.cfg.WordNames[loc]
+	}
+	return fmt.Sprintf("w%d", loc)
+}
+
+func (w *World) describe(ev WorldEvent) string {
+	switch ev.Kind {
+	case ActLoad:
+		if ev.Stale {
+			return fmt.Sprintf("load %s -> %d (stale: a newer store exists)", w.word(ev.Loc), ev.Val)
+		}
+		return fmt.Sprintf("load %s -> %d", w.word(ev.Loc), ev.Val)
+	case ActStore:
+		return fmt.Sprintf("store %s = %d", w.word(ev.Loc), ev.Val)
+	case ActFence:
+		return "smp_mb()"
+	case ActIncReturn:
+		return fmt.Sprintf("inc_return(%s) -> %d", w.word(ev.Loc), ev.Val)
+	case ActCAS:
+		if ev.OK {
+			return fmt.Sprintf("cmpxchg(%s) -> %d", w.word(ev.Loc), ev.Val)
+		}
+		return fmt.Sprintf("cmpxchg(%s) fails", w.word(ev.Loc))
+	case ActWrite:
+		fua := ""
+		if ev.OK {
+			fua = " (FUA)"
+		}
+		return fmt.Sprintf("submit write of b%d, version %d%s", ev.Loc, ev.Val, fua)
+	case ActFlush:
+		return fmt.Sprintf("submit flush (tag %d)", ev.Val)
+	case ActRead:
+		return fmt.Sprintf("read b%d", ev.Loc)
+	case ActWake, ActChoice, ActNote:
+		return ev.Note
+	case ActWriteDone:
+		return fmt.Sprintf("task %d's write of b%d (version %d) completes", ev.Of, ev.Loc, ev.Val)
+	case ActFlushDone:
+		return fmt.Sprintf("task %d's flush (tag %d) completes", ev.Of, ev.Val)
+	case ActFlushFail:
+		return fmt.Sprintf("task %d's flush (tag %d) fails (EIO)", ev.Of, ev.Val)
+	case ActDrain:
+		return fmt.Sprintf("store buffer of task %d drains one store", ev.Of)
+	}
+	return ev.Kind.String()
+}

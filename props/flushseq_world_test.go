@@ -1,0 +1,130 @@
+package props
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
+
+	"github.com/flushproof/flushproof/internal/rapidctl"
+	"github.com/flushproof/flushproof/model"
+)
+
+// rapidChooser lets rapid pick every step of a model-world run, so a
+// failing schedule is a rapid test case: it shrinks and replays from its
+// seed or fail file.
+type rapidChooser struct{ t *rapid.T }
+
+func (c rapidChooser) Choose(acts []model.Action) int {
+	if len(acts) == 1 {
+		return 0
+	}
+	return rapid.IntRange(0, len(acts)-1).Draw(c.t, "step")
+}
+
+// worldStats counts what the runs exercised, so that a run that never
+// skipped a flush, failed one or crashed cannot pass for a check of them.
+type worldStats struct {
+	steps, runs, returned, skipped, failedFsyncs, crashes, staleLoads int
+	memory                                                            map[model.MemoryModel]int
+}
+
+func (s *worldStats) String() string {
+	return fmt.Sprintf("%d runs (%d steps): %d fsyncs returned 0 (%d skipped their flush), %d returned EIO, %d runs crashed, %d stale loads; memory models %v",
+		s.runs, s.steps, s.returned, s.skipped, s.failedFsyncs, s.crashes, s.staleLoads, s.memory)
+}
+
+// fsyncWorldProp runs the flush-sequence program with tasks tasks and
+// fsyncs fsyncs each under a rapid-chosen memory model, schedule, flush
+// failures, log-force behaviour and crash point. It fails if any fsync
+// returns 0 with its write not durable, or a crash may leave an
+// acknowledged block older than acknowledged.
+func fsyncWorldProp(v model.FsyncVariant, tasks, fsyncs int, mems []model.MemoryModel, st *worldStats) func(*rapid.T) {
+	return func(t *rapid.T) {
+		m := rapid.SampledFrom(mems).Draw(t, "memory")
+		p := &model.FsyncProgram{Variant: v, Fsyncs: fsyncs, LogForce: rapid.Bool().Draw(t, "log force")}
+		cfg := p.WorldConfig(tasks, m)
+		cfg.FlushFailures = rapid.Bool().Draw(t, "flush failures")
+		// Half the runs crash, at a step drawn over the length of a run
+		// (about 12 steps per fsync); a crash drawn past the end of a run
+		// does not happen.
+		if rapid.Bool().Draw(t, "crash") {
+			cfg.Crash = rapid.IntRange(1, tasks*fsyncs*12).Draw(t, "crash before step")
+		}
+		w, err := model.NewWorld(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := p.Run(w, rapidChooser{t})
+		if err != nil {
+			t.Fatalf("%v %v, %d tasks x %d fsyncs: %v\nlast steps:\n%s", v, m, tasks, fsyncs, err, w.Format(40))
+		}
+		if st != nil {
+			st.runs++
+			st.steps += out.Steps
+			st.returned += p.Returned
+			st.skipped += p.Skipped
+			st.failedFsyncs += p.Failed
+			st.memory[m]++
+			if out.Crashed {
+				st.crashes++
+			}
+			for _, ev := range w.Trace() {
+				if ev.Stale {
+					st.staleLoads++
+				}
+			}
+		}
+	}
+}
+
+// TestFlushSeqWorldLarge is the flush-sequence protocol far beyond the
+// explorer's bounds: 16 tasks x 50 fsyncs each, random schedules, relaxed,
+// TSO and SC memory, flush failures, log forces and crashes, for the real
+// variants and the benign one (false-positive controls). 2,000 checks per
+// variant by default (400 under -short); -rapid.checks=N for more.
+func TestFlushSeqWorldLarge(t *testing.T) {
+	for _, v := range []model.FsyncVariant{model.Patched, model.Improved, model.PlainStoreCompleted, model.Baseline} {
+		t.Run(v.String(), func(t *testing.T) {
+			st := &worldStats{memory: map[model.MemoryModel]int{}}
+			rapidctl.Check(t, 2000, fsyncWorldProp(v, 16, 50, model.MemoryModels(), st))
+			t.Log(st)
+			require.NotZero(t, st.runs)
+			assert.Len(t, st.memory, 3, "every memory model must be drawn")
+			assert.NotZero(t, st.crashes, "no run crashed")
+			assert.NotZero(t, st.failedFsyncs, "no flush failed")
+			if v != model.Baseline {
+				// The baseline reads S after smp_mb and nothing else.
+				assert.NotZero(t, st.staleLoads, "no load read a stale value")
+				assert.NotZero(t, st.skipped, "no fsync skipped its flush: the optimisation was not exercised")
+			}
+		})
+	}
+}
+
+// TestFlushSeqWorldMutants are the negative controls in the model world:
+// rapid must find each mutant's bug and the failure must replay from its
+// seed. The bound is small (4 tasks x 3 fsyncs) so that rapid's shrinker
+// finishes quickly; the missing smp_mb is caught under Relaxed only (under
+// SC and TSO it must pass).
+func TestFlushSeqWorldMutants(t *testing.T) {
+	for _, v := range model.FsyncVariants() {
+		if !v.Mutant() || v == model.DAXSkips {
+			continue
+		}
+		t.Run(v.String(), func(t *testing.T) {
+			mems := model.MemoryModels()
+			if v == model.NoMB {
+				mems = []model.MemoryModel{model.Relaxed}
+			}
+			f := rapidctl.Expect(t, 2000, fsyncWorldProp(v, 4, 3, mems, nil))
+			assert.Contains(t, f.Output, "not durable")
+			t.Logf("caught; replays with -rapid.seed=%s", f.Seed)
+		})
+	}
+	t.Run("mutant-no-smp_mb/SC+TSO", func(t *testing.T) {
+		rapidctl.Check(t, 500, fsyncWorldProp(model.NoMB, 4, 3, []model.MemoryModel{model.SC, model.TSO}, nil))
+	})
+}
