@@ -116,6 +116,9 @@ const (
 	pcDoneCAS               // flush_done: cmpxchg(completed, c, seq)
 	pcReturn                // fsync returns 0
 	pcFinished
+	pcEarlyS      // read-before-writeback: S = read(submitted) before the write
+	pcJoinLoad    // improved, no skip: read submitted
+	pcJoinRecheck // improved, woken after the joined flush: read completed again
 )
 
 type fsTask struct {
@@ -188,7 +191,11 @@ func (s *FsyncSystem) Init() []FsyncState {
 	for t := 0; t < s.cfg.Tasks; t++ {
 		readers[locDone(t)] = 1 << t
 	}
-	return []FsyncState{{mem: NewMemory(s.cfg.Memory, readers)}}
+	st := FsyncState{mem: NewMemory(s.cfg.Memory, readers)}
+	for t := 0; t < s.cfg.Tasks; t++ {
+		st.task[t].pc = s.roundStart()
+	}
+	return []FsyncState{st}
 }
 
 // Step kinds, for labels.
@@ -211,8 +218,7 @@ const (
 	kDevFlushFail
 	kMemFlush
 	kLogNothing
-	kWriteReadS
-	kNoSkipJoin
+	kJoinLoad
 	kLogOwn
 	kLogJoin
 	kLogWoken
@@ -243,7 +249,7 @@ func (s *FsyncSystem) Describe(l Label) string {
 	case kSubmitF:
 		return fmt.Sprintf("submit flush (seq %d)", v)
 	case kJoinWait:
-		return fmt.Sprintf("flush seq %d ended; completed=%d", a, v)
+		return fmt.Sprintf("woken: flush seq %d ended", a)
 	case kDoneLoad:
 		return fmt.Sprintf("c = completed -> %d", v)
 	case kDoneCAS:
@@ -264,14 +270,11 @@ func (s *FsyncSystem) Describe(l Label) string {
 		return fmt.Sprintf("%s's flush (seq %d) completes, covers %s", s.actors[a], int8(l.Arg), s.taskList(uint8(l.Arg>>8)))
 	case kDevFlushFail:
 		return fmt.Sprintf("%s's flush fails (EIO)", s.actors[a])
-	case kWriteReadS:
-		return fmt.Sprintf("S = submitted -> %d, then write b%d (round %d)", v, l.Actor, a)
-	case kNoSkipJoin:
-		sub := int(l.Arg >> 8)
-		if sub > int(int8(l.Arg)) {
-			return fmt.Sprintf("completed=%d, S=%d: no skip; submitted=%d: wait for flush seq %d", a, int8(l.Arg), sub, sub)
+	case kJoinLoad:
+		if a > v {
+			return fmt.Sprintf("submitted -> %d > S=%d: wait for flush seq %d", a, v, a)
 		}
-		return fmt.Sprintf("completed=%d, S=%d: no skip; submitted=%d: own flush", a, int8(l.Arg), sub)
+		return fmt.Sprintf("submitted -> %d, S=%d: own flush", a, v)
 	case kLogNothing:
 		return "log force: nothing to write"
 	case kLogOwn:
@@ -371,15 +374,15 @@ func (s *FsyncSystem) taskSteps(st FsyncState, t int, yield func(Label, FsyncSta
 		for f := range n.flush {
 			n.flush[f].cover &^= 1 << t
 		}
-		if v == ReadBeforeWriteback {
-			for _, r := range n.mem.Load(t, locSubmitted) {
-				m := n
-				m.mem, m.task[t].s = r.Mem, int8(r.Val)
-				yield(lab(t, kWriteReadS, int(m.task[t].round), int(r.Val)), m)
-			}
-			return
-		}
 		yield(lab(t, kWrite, int(n.task[t].round), 0), n)
+	case pcEarlyS:
+		// The read-before-writeback mutant reads S before the write.
+		newest := int(st.mem.newest(locSubmitted))
+		for _, r := range st.mem.Load(t, locSubmitted) {
+			n := next(pcWrite)
+			n.mem, n.task[t].s = r.Mem, int8(r.Val)
+			yield(lab(t, kReadS, newest, int(r.Val)), n)
+		}
 	case pcWaitW:
 		val, m := st.mem.LoadNewest(t, locDone(t))
 		if st.wst[t] != 2 || val != int64(tk.round) {
@@ -471,18 +474,19 @@ func (s *FsyncSystem) taskSteps(st FsyncState, t int, yield func(Label, FsyncSta
 				n.task[t].pc = pcSubmit
 			}
 			if v == Improved {
-				// A flush numbered above S already submitted? Wait for it.
-				for _, r2 := range n.mem.Load(t, locSubmitted) {
-					m := n
-					m.mem = r2.Mem
-					if r2.Val > int64(tk.s) {
-						m.task[t].pc, m.task[t].wait = pcJoin, int8(r2.Val)
-					}
-					yield(Label{Actor: uint8(t), Kind: kNoSkipJoin, ID: uint16(c), Arg: uint16(uint8(tk.s)) | uint16(r2.Val)<<8}, m)
-				}
-				continue
+				n.task[t].pc = pcJoinLoad
 			}
 			yield(lab(t, kNoSkip, int(c), int(tk.s)), n)
+		}
+	case pcJoinLoad:
+		// Improved: a flush numbered above S already submitted? Wait for it.
+		for _, r := range st.mem.Load(t, locSubmitted) {
+			n := next(pcNumber)
+			n.mem = r.Mem
+			if r.Val > int64(tk.s) {
+				n.task[t].pc, n.task[t].wait = pcJoin, int8(r.Val)
+			}
+			yield(lab(t, kJoinLoad, int(r.Val), int(tk.s)), n)
 		}
 	case pcJoin:
 		for f := 0; f < s.cfg.Tasks; f++ {
@@ -490,17 +494,21 @@ func (s *FsyncSystem) taskSteps(st FsyncState, t int, yield func(Label, FsyncSta
 				return // still in flight
 			}
 		}
-		// Woken (a full barrier): re-check with the newest completed.
-		m := st.mem.Fence(t)
-		c, m := m.LoadNewest(t, locCompleted)
-		n := st
-		n.mem = m
-		if int8(c) > tk.s {
-			n.task[t].pc = pcReturn
-		} else {
-			n.task[t].pc = pcNumber
+		// Woken (a full barrier), then re-check completed.
+		n := next(pcJoinRecheck)
+		n.mem = st.mem.Fence(t)
+		yield(lab(t, kJoinWait, int(tk.wait), 0), n)
+	case pcJoinRecheck:
+		for _, r := range st.mem.Load(t, locCompleted) {
+			n := next(pcNumber)
+			n.mem = r.Mem
+			if c := int8(r.Val); c > tk.s {
+				n.task[t].pc = pcReturn
+				yield(lab(t, kSkip, int(c), int(tk.s)), n)
+			} else {
+				yield(lab(t, kNoSkip, int(c), int(tk.s)), n)
+			}
 		}
-		yield(lab(t, kJoinWait, int(tk.wait), int(c)), n)
 	case pcNumber:
 		seq, m, err := st.mem.IncReturn(t, locSubmitted)
 		if err != nil {
@@ -575,7 +583,7 @@ func (s *FsyncSystem) taskSteps(st FsyncState, t int, yield func(Label, FsyncSta
 		}
 		yield(lab(t, kDoneCAS, okArg, int(tk.seq)), n)
 	case pcReturn:
-		n := next(pcWrite)
+		n := next(s.roundStart())
 		if int(tk.round) == s.cfg.Fsyncs {
 			n.task[t].pc = pcFinished
 		}
@@ -648,6 +656,14 @@ func (s *FsyncSystem) flushEnded(n *FsyncState, t int, ok bool) {
 		n.task[t].pc = pcReturn
 		n.task[t].failed = true
 	}
+}
+
+// roundStart is where a task starts a round.
+func (s *FsyncSystem) roundStart() uint8 {
+	if s.cfg.Variant == ReadBeforeWriteback {
+		return pcEarlyS
+	}
+	return pcWrite
 }
 
 // afterS is where a task goes once it has S.

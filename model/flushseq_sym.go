@@ -136,8 +136,11 @@ func (s *FsyncSystem) normalize(st FsyncState) FsyncState {
 			st.mem.forget(t, locSubmitted)
 			st.mem.forget(t, locCompleted)
 		}
-		if pc == pcWrite || pc == pcFinished {
+		if pc == s.roundStart() || pc == pcFinished {
 			st.task[t].s, st.task[t].seq, st.task[t].c, st.task[t].wait = 0, 0, 0, 0
+		}
+		if pc == pcJoinRecheck {
+			st.task[t].wait = 0
 		}
 	}
 	return st

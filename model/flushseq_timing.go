@@ -1,8 +1,8 @@
 package model
 
 import (
-	"fmt"
 	"math/rand/v2"
+	"strings"
 	"time"
 )
 
@@ -39,10 +39,9 @@ type FsyncTiming struct {
 	Unsafe  int           // fsyncs that returned 0 with their write not durable (a crash then loses it)
 	Elapsed time.Duration // simulated time until every task finished
 	// Exposed are the windows in which an acknowledged write was not
-	// durable: from an unsafe return until the write became durable, or
-	// until the task submitted its next write (after which the model stops
-	// tracking the old one, so windows can only be too short). A crash in a
-	// window loses that task's fsynced block.
+	// durable: from an unsafe return until a flush made it (or a later
+	// write of the block) durable. A crash in a window loses that task's
+	// fsynced block.
 	Exposed []Window
 }
 
@@ -77,164 +76,158 @@ func (f FsyncTiming) SkipShare() float64 {
 	return float64(f.Skipped) / float64(f.Fsyncs)
 }
 
-type timedStep struct {
-	l Label
-	s FsyncState
-}
-
-func (t timedStep) label() Label { return t.l }
-
-// SimulateFsync runs the protocol once under a latency model: the same
-// transitions as the exhaustive search (FsyncSystem.Next), scheduled by time
-// instead of enumerated. Device steps happen when their latency has passed;
-// among the steps possible at one moment the choice is random (seeded).
-// A mutant's fsync that returns with its write not durable is counted in
-// Unsafe and the run goes on. Use SC or TSO: the run only needs one
-// execution, and Relaxed bounds the number of flushes tightly.
-func SimulateFsync(cfg FsyncConfig, lat FsyncLatency, seed uint64) (FsyncTiming, error) {
-	sys, err := NewFsyncSystem(cfg)
+// SimulateFsync runs the flush-sequence program (FsyncProgram) once in the
+// model world under a latency model: the same code that the rapid runs
+// check, scheduled by time instead of at random. Device steps happen when
+// their latency has passed; tasks take no time between device calls except
+// their think time after an fsync; among the steps possible at one moment
+// the choice is random (seeded). A mutant's fsync that returns with its
+// write not durable is counted in Unsafe and the run goes on; the windows in
+// which an acknowledged write is not durable are kept for crash replays.
+// There are no flush failures (they have no latency model).
+func SimulateFsync(v FsyncVariant, tasks, fsyncs int, m MemoryModel, lat FsyncLatency, seed uint64) (FsyncTiming, error) {
+	p := &FsyncProgram{Variant: v, Fsyncs: fsyncs, LogForce: true, Continue: true}
+	w, err := NewWorld(p.WorldConfig(tasks, m))
 	if err != nil {
 		return FsyncTiming{}, err
 	}
-	if cfg.FlushFailures {
-		return FsyncTiming{}, fmt.Errorf("simulate fsync: flush failures have no latency model")
+	c := &timedChooser{w: w, p: p, lat: lat, rng: rand.New(rand.NewPCG(seed, 0x5eed)),
+		taskDue: make([]time.Duration, tasks), writeDue: make([]time.Duration, tasks),
+		flushDue: make([]time.Duration, tasks), joinedAt: make([]time.Duration, tasks),
+		exposedSince: make([]time.Duration, tasks)}
+	for t := range c.exposedSince {
+		c.exposedSince[t] = -1
 	}
-	rng := rand.New(rand.NewPCG(seed, 0x5eed))
-	st := sys.Init()[0]
-	var now time.Duration
-	var writeDue, flushDue, taskDue, joinedAt [maxFsTasks]time.Duration
-	var flushedThisRound [maxFsTasks]bool
-	var out FsyncTiming
-	var exposedSince [maxFsTasks]time.Duration // -1: the acknowledged write is durable
-	for t := range exposedSince {
-		exposedSince[t] = -1
+	if _, err := p.Run(w, c); err != nil {
+		return FsyncTiming{}, err
 	}
-	closeWindow := func(t int) {
-		if exposedSince[t] >= 0 {
-			out.Exposed = append(out.Exposed, Window{exposedSince[t], now})
-			exposedSince[t] = -1
-		}
+	c.out.Fsyncs, c.out.Skipped, c.out.Unsafe = p.Returned, p.Skipped, p.Unsafe
+	c.out.Elapsed = c.now
+	for t := range c.exposedSince {
+		c.closeWindow(t) // exposed until the end of the run
 	}
-	for {
-		var tasks, device []timedStep
-		sys.Next(st, func(l Label, n FsyncState) {
-			if int(l.Actor) < cfg.Tasks && taskDue[l.Actor] <= now && l.Kind != kLogEscape {
-				tasks = append(tasks, timedStep{l, n})
-			} else {
-				device = append(device, timedStep{l, n}) // a device step, or a task still thinking
-			}
-		})
-		due := func(l Label) time.Duration {
-			if l.Kind == kLogEscape {
-				// A log force whose iclog nobody else wrote writes it
-				// after waiting about as long as a flush takes.
-				return max(taskDue[l.Actor], joinedAt[l.Actor]+lat.Flush)
-			}
-			if int(l.Actor) < cfg.Tasks {
-				return taskDue[l.Actor]
-			}
-			switch l.Kind {
-			case kDevWrite:
-				return writeDue[l.ID]
-			case kDevFlushOK:
-				return flushDue[l.ID]
-			}
-			return now // memory steps (TSO) are immediate
-		}
-		var pick timedStep
-		switch {
-		case len(tasks) > 0:
-			pick = tasks[rng.IntN(len(tasks))]
-			if pick.l.Kind == kLogNothing || pick.l.Kind == kLogOwn || pick.l.Kind == kLogJoin {
-				pick = logForcePolicy(rng, tasks, pick.l.Actor, rng.Float64() < lat.Overwrite)
-			}
-		case len(device) > 0:
-			earliest := due(device[0].l)
-			var ready []timedStep
-			for _, d := range device {
-				switch t := due(d.l); {
-				case t < earliest:
-					earliest, ready = t, []timedStep{d}
-				case t == earliest:
-					ready = append(ready, d)
-				}
-			}
-			if earliest > now {
-				now = earliest
-			}
-			pick = ready[rng.IntN(len(ready))]
-		default:
-			for t := 0; t < cfg.Tasks; t++ {
-				if st.task[t].pc != pcFinished {
-					return out, fmt.Errorf("simulate fsync: stuck at %v with %s not finished", now, sys.actors[t])
-				}
-			}
-			out.Elapsed = now
-			for t := 0; t < cfg.Tasks; t++ {
-				closeWindow(t) // exposed until the end of the run
-			}
-			return out, nil
-		}
-		t := int(pick.l.Actor)
-		switch pick.l.Kind {
-		case kWrite, kWriteReadS:
-			closeWindow(t)
-			writeDue[t] = now + lat.draw(rng, lat.Write)
-			flushedThisRound[t] = false
-		case kLogJoin:
-			joinedAt[t] = now
-		case kSubmitF:
-			flushDue[t] = now + lat.draw(rng, lat.Flush)
-			flushedThisRound[t] = true
-			out.Flushes++
-		case kReturn:
-			if lat.Think > 0 {
-				taskDue[t] = now + time.Duration(rng.Int64N(int64(lat.Think)+1))
-			}
-			if int16(pick.l.Arg) == 0 {
-				out.Fsyncs++
-				if !flushedThisRound[t] {
-					out.Skipped++
-				}
-			}
-		}
-		st = pick.s
-		if st.lost != 0 {
-			out.Unsafe++
-			exposedSince[st.lost-1] = now
-			st.lost = 0
-		}
-		for u := 0; u < cfg.Tasks; u++ {
-			if exposedSince[u] >= 0 && st.dur&(1<<u) != 0 {
-				closeWindow(u) // a later flush made it durable after all
-			}
-		}
+	return c.out, nil
+}
+
+// timedChooser schedules a world run by simulated time.
+type timedChooser struct {
+	w   *World
+	p   *FsyncProgram
+	lat FsyncLatency
+	rng *rand.Rand
+	now time.Duration
+
+	taskDue, writeDue, flushDue, joinedAt []time.Duration
+	exposedSince                          []time.Duration // per task: since when its acknowledged write is not durable; -1 if it is
+	out                                   FsyncTiming
+	ready                                 []int
+}
+
+func (c *timedChooser) closeWindow(t int) {
+	if c.exposedSince[t] >= 0 {
+		c.out.Exposed = append(c.out.Exposed, Window{c.exposedSince[t], c.now})
+		c.exposedSince[t] = -1
 	}
 }
 
-// logForcePolicy chooses what the log force of task a does: nothing if this
-// fsync has no metadata to log; otherwise, as for an append workload, its
-// transaction joins the iclog that another task writes next (if none does
-// soon, it writes the iclog itself: see kLogEscape in SimulateFsync).
-func logForcePolicy[T interface{ label() Label }](rng *rand.Rand, steps []T, a uint8, nothing bool) T {
-	var joins []T
-	var own, none T
-	for _, s := range steps {
-		switch l := s.label(); {
-		case l.Actor != a:
-		case l.Kind == kLogJoin:
-			joins = append(joins, s)
-		case l.Kind == kLogOwn:
-			own = s
-		case l.Kind == kLogNothing:
-			none = s
+// due is when an action can happen.
+func (c *timedChooser) due(a Action) time.Duration {
+	switch a.Kind {
+	case ActWriteDone:
+		return c.writeDue[a.Task]
+	case ActFlushDone:
+		return c.flushDue[a.Task]
+	case ActDrain:
+		return c.now // TSO store buffers drain at once
+	case ActChoice:
+		if a.Name == iclogEscape {
+			// A log force whose iclog nobody else wrote writes it after
+			// waiting about as long as a flush takes.
+			return max(c.taskDue[a.Task], c.joinedAt[a.Task]+c.lat.Flush)
 		}
 	}
-	if nothing {
-		return none
+	return c.taskDue[a.Task]
+}
+
+// Choose implements Chooser.
+func (c *timedChooser) Choose(acts []Action) int {
+	c.ready = c.ready[:0]
+	// A log force chooses by the workload; other task steps happen now, in
+	// random order; otherwise the earliest device step.
+	for i, a := range acts {
+		if a.Kind == ActChoice && strings.HasPrefix(a.Name, "log force: ") && a.Name != iclogEscape {
+			if c.taskDue[a.Task] <= c.now {
+				return c.logForce(acts, a.Task)
+			}
+			continue
+		}
+		if a.Task >= 0 && a.Kind != ActWriteDone && a.Kind != ActFlushDone && a.Kind != ActFlushFail && a.Kind != ActDrain &&
+			a.Name != iclogEscape && c.taskDue[a.Task] <= c.now {
+			c.ready = append(c.ready, i)
+		}
 	}
-	if len(joins) > 0 {
-		return joins[rng.IntN(len(joins))]
+	if len(c.ready) > 0 {
+		return c.ready[c.rng.IntN(len(c.ready))]
 	}
-	return own // a single task has nobody to wait for
+	earliest := time.Duration(-1)
+	for i, a := range acts {
+		if a.Kind == ActFlushFail {
+			continue
+		}
+		switch d := c.due(a); {
+		case earliest < 0 || d < earliest:
+			earliest, c.ready = d, append(c.ready[:0], i)
+		case d == earliest:
+			c.ready = append(c.ready, i)
+		}
+	}
+	c.now = max(c.now, earliest)
+	return c.ready[c.rng.IntN(len(c.ready))]
+}
+
+// logForce picks what task a's log force does: nothing if this fsync has no
+// metadata to log (the Overwrite share); otherwise, as for an append
+// workload, its transaction joins the iclog that another task writes next
+// (if none does soon, it writes the iclog itself: iclogEscape).
+func (c *timedChooser) logForce(acts []Action, a int) int {
+	want := logJoin
+	if c.rng.Float64() < c.lat.Overwrite {
+		want = logNothing
+	} else if c.w.cfg.Tasks == 1 {
+		want = logOwn
+	}
+	for i, x := range acts {
+		if x.Task == a && x.Kind == ActChoice && x.Name == want {
+			return i
+		}
+	}
+	panic("timed chooser: log force choice not offered")
+}
+
+// Observe implements Observer.
+func (c *timedChooser) Observe(ev WorldEvent) {
+	t := ev.Task
+	switch ev.Kind {
+	case ActWrite:
+		c.writeDue[t] = c.now + c.lat.draw(c.rng, c.lat.Write)
+	case ActFlush:
+		c.flushDue[t] = c.now + c.lat.draw(c.rng, c.lat.Flush)
+		c.out.Flushes++
+	case ActChoice:
+		if ev.Note == logJoin {
+			c.joinedAt[t] = c.now
+		}
+	case ActNote:
+		if strings.HasPrefix(ev.Note, "fsync returns") && c.lat.Think > 0 {
+			c.taskDue[t] = c.now + time.Duration(c.rng.Int64N(int64(c.lat.Think)+1))
+		}
+		if ev.Note == "fsync returns 0" && !c.w.Survives(t, c.p.acked[t]) {
+			c.exposedSince[t] = c.now
+		}
+	}
+	for u, since := range c.exposedSince {
+		if since >= 0 && c.w.Survives(u, c.p.acked[u]) {
+			c.closeWindow(u) // a later flush made it durable after all
+		}
+	}
 }

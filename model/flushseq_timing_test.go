@@ -14,7 +14,7 @@ func simulate(t *testing.T, v FsyncVariant, runs int, lat FsyncLatency) FsyncTim
 	t.Helper()
 	var tot FsyncTiming
 	for seed := uint64(0); seed < uint64(runs); seed++ {
-		r, err := SimulateFsync(FsyncConfig{Variant: v, Memory: SC, Tasks: 4, Fsyncs: 30, LogForce: true}, lat, seed)
+		r, err := SimulateFsync(v, 4, 30, SC, lat, seed)
 		require.NoError(t, err)
 		tot.Fsyncs += r.Fsyncs
 		tot.Skipped += r.Skipped
@@ -24,8 +24,7 @@ func simulate(t *testing.T, v FsyncVariant, runs int, lat FsyncLatency) FsyncTim
 	return tot
 }
 
-// TestSimulateFsync: the timed runs follow the model's own transitions, so
-// every task finishes; baseline never skips; the real variants never return
+// TestSimulateFsync: every task of a timed run finishes; baseline never skips; the real variants never return
 // with a write that is not durable; the read-before-writeback mutant does
 // when fsyncs have nothing to log (fdatasync after overwrites), as the
 // seed's replays found (15 of 528 lost).
@@ -48,14 +47,22 @@ func TestSimulateFsync(t *testing.T) {
 	}
 	mut := simulate(t, ReadBeforeWriteback, 5, overwrite)
 	assert.Positive(t, mut.Unsafe, "reading S before the writeback must lose fsynced writes")
-	one, err := SimulateFsync(FsyncConfig{Variant: ReadBeforeWriteback, Memory: SC, Tasks: 4, Fsyncs: 30, LogForce: true}, overwrite, 1)
+	one, err := SimulateFsync(ReadBeforeWriteback, 4, 30, SC, overwrite, 1)
 	require.NoError(t, err)
 	require.NotEmpty(t, one.Exposed)
 	assert.Positive(t, one.CrashReplays(500, 1), "some crash points fall in an exposure window")
-	safe, err := SimulateFsync(FsyncConfig{Variant: Patched, Memory: SC, Tasks: 4, Fsyncs: 30, LogForce: true}, overwrite, 1)
+	safe, err := SimulateFsync(Patched, 4, 30, SC, overwrite, 1)
 	require.NoError(t, err)
 	assert.Empty(t, safe.Exposed)
 	assert.Zero(t, safe.CrashReplays(500, 1))
-	_, err = SimulateFsync(FsyncConfig{Variant: Patched, Memory: SC, Tasks: 2, Fsyncs: 1, FlushFailures: true}, seedLatency, 1)
+	_, err = SimulateFsync(Patched, 0, 1, SC, seedLatency, 1)
 	assert.Error(t, err)
+	// Eight writers, as the seed ran, under every memory model.
+	for _, m := range MemoryModels() {
+		r, err := SimulateFsync(Patched, 8, 20, m, seedLatency, 2)
+		require.NoError(t, err)
+		assert.Equal(t, 8*20, r.Fsyncs, "%v", m)
+		assert.Zero(t, r.Unsafe, "%v", m)
+		assert.Positive(t, r.Skipped, "%v", m)
+	}
 }

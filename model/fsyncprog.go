@@ -22,12 +22,16 @@ type FsyncProgram struct {
 	Variant  FsyncVariant
 	Fsyncs   int
 	LogForce bool // the log force: nothing, this task's iclog, or another task's next iclog
+	// Continue counts an fsync that returned 0 with its write not durable
+	// in Unsafe and goes on, instead of failing the run (for timed runs).
+	Continue bool
 
 	acked    [][]byte // per task: the data of its last fsync that returned 0
 	logWait  []int    // per task waiting for another task's iclog: the writer's task+1, 0 if none yet, -1 not waiting
 	Returned int      // fsyncs that returned 0
 	Skipped  int      // of those, the ones without a flush of their own
 	Failed   int      // fsyncs that returned an error
+	Unsafe   int      // fsyncs that returned 0 with their write not durable (Continue)
 }
 
 // The words of the protocol.
@@ -111,13 +115,17 @@ func (p *FsyncProgram) task(t *Task) {
 			p.Failed++
 			continue
 		}
+		p.acked[t.ID()] = data
 		t.Note("fsync returns 0")
 		p.Returned++
 		if !flushed {
 			p.Skipped++
 		}
-		p.acked[t.ID()] = data
 		if !t.World().Survives(t.ID(), data) {
+			if p.Continue {
+				p.Unsafe++
+				continue
+			}
 			t.World().Fail(fmt.Errorf("task %d's fsync returned 0 but its write (round %d) is not durable: a crash now loses it", t.ID(), round))
 			return
 		}
@@ -129,7 +137,11 @@ func (p *FsyncProgram) task(t *Task) {
 func (p *FsyncProgram) fsync(t *Task, s int64) (flushed bool, err error) {
 	v := p.Variant
 	if p.LogForce {
-		switch t.Choose("log force: nothing to write", "log force: writes the iclog (PREFLUSH)", "log force: waits for the iclog another task writes next") {
+		branches := []string{logNothing, logOwn, logJoin}
+		if t.World().cfg.Tasks == 1 {
+			branches = branches[:2] // nobody else writes an iclog
+		}
+		switch t.Choose(branches...) {
 		case 1:
 			return true, p.flush(t)
 		case 2:
@@ -150,7 +162,7 @@ func (p *FsyncProgram) fsync(t *Task, s int64) (flushed bool, err error) {
 		// A flush numbered above S already submitted: it covers this
 		// write; wait for it instead of issuing one, then re-check.
 		if seq := sub.Load(); seq > s {
-			t.WaitUntil(fmt.Sprintf("flush seq %d ended", seq), func() bool { return !t.World().FlushInFlight(seq) })
+			t.WaitUntil(fmt.Sprintf(joinWakePrefix+"%d ended", seq), func() bool { return !t.World().FlushInFlight(seq) })
 			if completed.Load() > s {
 				return false, nil
 			}
@@ -204,8 +216,8 @@ func (p *FsyncProgram) waitIclog(t *Task) (bool, error) {
 	id := t.ID()
 	p.logWait[id] = 0
 	i := t.Select(
-		Branch{Name: "log force: nobody wrote the iclog, writes it (PREFLUSH)", When: func() bool { return p.logWait[id] == 0 }},
-		Branch{Name: "iclog is out", Wake: true, When: func() bool {
+		Branch{Name: iclogEscape, When: func() bool { return p.logWait[id] == 0 }},
+		Branch{Name: iclogOut, Wake: true, When: func() bool {
 			return p.logWait[id] > 0 && !t.World().FlushInFlightBy(p.logWait[id]-1)
 		}},
 	)
@@ -215,6 +227,15 @@ func (p *FsyncProgram) waitIclog(t *Task) (bool, error) {
 	}
 	return true, nil
 }
+
+// The names of the log force's branches.
+const (
+	logNothing  = "log force: nothing to write"
+	logOwn      = "log force: writes the iclog (PREFLUSH)"
+	logJoin     = "log force: waits for the iclog another task writes next"
+	iclogEscape = "log force: nobody wrote the iclog, writes it (PREFLUSH)"
+	iclogOut    = "log force: the iclog is out"
+)
 
 // armIclogWaiters is called in the step in which task id submits a flush:
 // every task waiting for the next iclog now waits for this flush.

@@ -38,3 +38,48 @@ func TestFsyncProgramRandomRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestValidateFsyncTraceRejects: the validator is not a rubber stamp. A
+// trace with a load value changed, or with the write-before-flush order of
+// one task swapped, is not a run of the state machine.
+func TestValidateFsyncTraceRejects(t *testing.T) {
+	cfg := FsyncConfig{Variant: Patched, Memory: SC, Tasks: 2, Fsyncs: 2}
+	p := &FsyncProgram{Variant: Patched, Fsyncs: 2}
+	w, err := NewWorld(p.WorldConfig(2, SC))
+	require.NoError(t, err)
+	_, err = p.Run(w, NewRandomChooser(7))
+	require.NoError(t, err)
+	tr := w.Trace()
+	_, err = ValidateFsyncTrace(cfg, tr)
+	require.NoError(t, err)
+
+	bad := append([]WorldEvent(nil), tr...)
+	i := indexOf(bad, func(ev WorldEvent) bool { return ev.Kind == ActLoad })
+	require.GreaterOrEqual(t, i, 0)
+	bad[i].Val += 5
+	_, err = ValidateFsyncTrace(cfg, bad)
+	assert.ErrorContains(t, err, "not a step of the state machine")
+
+	bad = append([]WorldEvent(nil), tr...)
+	i = indexOf(bad, func(ev WorldEvent) bool { return ev.Kind == ActWrite })
+	bad = append(bad[:i], bad[i+1:]...) // a write that never happened completes
+	_, err = ValidateFsyncTrace(cfg, bad)
+	assert.ErrorContains(t, err, "not a step of the state machine")
+
+	// A skip the protocol does not allow: the first fsync returns 0 with
+	// its write not durable, and the program did not say so.
+	bad = append([]WorldEvent(nil), tr...)
+	i = indexOf(bad, func(ev WorldEvent) bool { return ev.Kind == ActWrite && ev.Task == 0 })
+	bad = append(bad[:i+1], WorldEvent{Kind: ActNote, Task: 0, Note: "fsync returns 0"})
+	_, err = ValidateFsyncTrace(cfg, bad)
+	assert.Error(t, err)
+}
+
+func indexOf(evs []WorldEvent, f func(WorldEvent) bool) int {
+	for i, ev := range evs {
+		if f(ev) {
+			return i
+		}
+	}
+	return -1
+}

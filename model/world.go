@@ -435,8 +435,8 @@ func (w *World) perform(a Action) {
 		if r.onSubmit != nil {
 			r.onSubmit()
 		}
-		w.record(ev)
 		if !r.async {
+			w.record(ev)
 			return // the task waits for the device
 		}
 		t.flushEnded, t.flushErr = false, nil

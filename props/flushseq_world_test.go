@@ -2,6 +2,7 @@ package props
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -127,4 +128,53 @@ func TestFlushSeqWorldMutants(t *testing.T) {
 	t.Run("mutant-no-smp_mb/SC+TSO", func(t *testing.T) {
 		rapidctl.Check(t, 500, fsyncWorldProp(model.NoMB, 4, 3, []model.MemoryModel{model.SC, model.TSO}, nil))
 	})
+}
+
+// TestFlushSeqWorldTraceValidation holds the two forms of the protocol
+// together: every run of the straight-line program in the model world
+// (random schedules, memory models, flush failures, log forces) must be a
+// run of the state machine that the explorer proves things about, and the
+// program must report a lost write exactly when the state machine reaches
+// its violation. Every variant, mutants included, within the state
+// machine's bounds (3 tasks x 2 fsyncs).
+func TestFlushSeqWorldTraceValidation(t *testing.T) {
+	var lost, runs, maxStates int
+	rapidctl.Check(t, 1000, func(t *rapid.T) {
+		vs := model.FsyncVariants()
+		v := rapid.SampledFrom(vs[:len(vs)-1]).Draw(t, "variant") // DAX is not in the world
+		cfg := model.FsyncConfig{
+			Variant:       v,
+			Memory:        rapid.SampledFrom(model.MemoryModels()).Draw(t, "memory"),
+			Tasks:         rapid.IntRange(1, 3).Draw(t, "tasks"),
+			Fsyncs:        2,
+			FlushFailures: rapid.Bool().Draw(t, "flush failures"),
+			LogForce:      rapid.Bool().Draw(t, "log force"),
+			WaiterSleeps:  rapid.Bool().Draw(t, "waiter sleeps"),
+		}
+		p := &model.FsyncProgram{Variant: v, Fsyncs: cfg.Fsyncs, LogForce: cfg.LogForce}
+		wc := p.WorldConfig(cfg.Tasks, cfg.Memory)
+		wc.FlushFailures, wc.WaiterSleeps = cfg.FlushFailures, cfg.WaiterSleeps
+		w, err := model.NewWorld(wc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, runErr := p.Run(w, rapidChooser{t})
+		if runErr != nil && !strings.Contains(runErr.Error(), "not durable") {
+			t.Fatalf("run failed: %v", runErr)
+		}
+		res, err := model.ValidateFsyncTrace(cfg, w.Trace())
+		if err != nil {
+			t.Fatalf("%v %v: %v\ntrace:\n%s", v, cfg.Describe(), err, w.Format(0))
+		}
+		if res.Lost != (runErr != nil) {
+			t.Fatalf("%v: the program reported %v, the state machine lost=%v\ntrace:\n%s", v, runErr, res.Lost, w.Format(0))
+		}
+		runs++
+		maxStates = max(maxStates, res.States)
+		if res.Lost {
+			lost++
+		}
+	})
+	t.Logf("%d runs validated, %d of them losing a write; at most %d states at once", runs, lost, maxStates)
+	assert.Positive(t, lost, "no validated run reached a violation")
 }

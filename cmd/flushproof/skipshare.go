@@ -16,7 +16,7 @@ import (
 func runSkipShare(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("skipshare", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	tasks := fs.Int("tasks", 4, "fsync writers (at most 4 in the model today)")
+	tasks := fs.Int("tasks", 8, "fsync writers")
 	fsyncs := fs.Int("fsyncs", 30, "append+fsync rounds per writer")
 	runs := fs.Int("runs", 20, "runs (seeds 0..runs-1) per variant")
 	write := fs.Duration("write", 50e3, "mean data write latency")
@@ -32,8 +32,8 @@ func runSkipShare(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if fs.NArg() > 0 || *runs < 1 || *crashes < 0 || *jitter < 0 || *jitter > 1 || *overwrite < 0 || *overwrite > 1 {
-		fmt.Fprintf(stderr, "flushproof skipshare: bad arguments (runs >= 1, 0 <= jitter <= 1, 0 <= overwrite <= 1, no positional arguments)\n")
+	if fs.NArg() > 0 || *tasks < 1 || *fsyncs < 1 || *runs < 1 || *crashes < 0 || *jitter < 0 || *jitter > 1 || *overwrite < 0 || *overwrite > 1 {
+		fmt.Fprintf(stderr, "flushproof skipshare: bad arguments (tasks, fsyncs, runs >= 1, 0 <= jitter <= 1, 0 <= overwrite <= 1, no positional arguments)\n")
 		return 2
 	}
 	lat := model.FsyncLatency{Write: *write, Flush: *flush, Think: *think, Jitter: *jitter, Overwrite: *overwrite}
@@ -43,7 +43,7 @@ func runSkipShare(args []string, stdout, stderr io.Writer) int {
 		var tot model.FsyncTiming
 		lostCrashes := 0
 		for seed := 0; seed < *runs; seed++ {
-			r, err := model.SimulateFsync(model.FsyncConfig{Variant: v, Memory: model.SC, Tasks: *tasks, Fsyncs: *fsyncs, LogForce: true}, lat, uint64(seed))
+			r, err := model.SimulateFsync(v, *tasks, *fsyncs, model.SC, lat, uint64(seed))
 			if err != nil {
 				fmt.Fprintf(stderr, "flushproof skipshare: %v\n", err)
 				return 2

@@ -1,0 +1,231 @@
+package model
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Trace validation (DESIGN.md, "The shared interface"): every step that
+// FsyncProgram takes in the model world must be a step that FsyncSystem,
+// the state machine the explorer proves things about, can take. The two
+// are written differently (straight-line code with blocking calls; program
+// counters and successor enumeration), so a drift between them, in either
+// the protocol or the semantics of memory and device, shows up as a trace
+// the state machine cannot follow.
+//
+// Both sides are projected onto the same observations: a task's loads (with
+// the value read), read-modify-writes, stores, fences, write and flush
+// submissions, log-force branches, wake-ups and fsync returns; the device's
+// completions and failures; store buffers draining. What only one side has
+// as a step of its own is invisible: FsyncSystem's "sees its write
+// complete" (the world resumes the task at completion), the world's smp_mb
+// under SC (FsyncSystem omits the no-op) and the world's wake-up at the end
+// of an asynchronous flush (FsyncSystem wakes the task with the flush).
+
+type obsKind uint8
+
+const (
+	oLoad obsKind = iota + 1
+	oInc
+	oCAS
+	oStore
+	oFence
+	oWrite
+	oFlush
+	oWriteDone
+	oFlushOK
+	oFlushFail
+	oDrain
+	oReturn
+	oLog
+	oLogWoken
+	oJoinWake
+)
+
+type obs struct {
+	actor int // task, or -1 for the device and memory system
+	kind  obsKind
+	loc   int
+	val   int64
+	ok    bool
+}
+
+// joinWakePrefix starts the name of the improved variant's wake-up.
+const joinWakePrefix = "woken: flush seq "
+
+// projectWorld projects a world event; false means invisible.
+func projectWorld(ev WorldEvent, m MemoryModel) (obs, bool) {
+	t := ev.Task
+	switch ev.Kind {
+	case ActLoad:
+		return obs{actor: t, kind: oLoad, loc: ev.Loc, val: ev.Val}, true
+	case ActIncReturn:
+		return obs{actor: t, kind: oInc, loc: ev.Loc, val: ev.Val}, true
+	case ActCAS:
+		return obs{actor: t, kind: oCAS, loc: ev.Loc, val: ev.Val, ok: ev.OK}, true
+	case ActStore:
+		return obs{actor: t, kind: oStore, loc: ev.Loc, val: ev.Val}, true
+	case ActFence:
+		return obs{actor: t, kind: oFence}, m != SC
+	case ActWrite:
+		return obs{actor: t, kind: oWrite}, true
+	case ActFlush:
+		return obs{actor: t, kind: oFlush}, true
+	case ActWriteDone:
+		return obs{actor: -1, kind: oWriteDone, loc: ev.Of}, true
+	case ActFlushDone:
+		return obs{actor: -1, kind: oFlushOK, loc: ev.Of}, true
+	case ActFlushFail:
+		return obs{actor: -1, kind: oFlushFail, loc: ev.Of}, true
+	case ActDrain:
+		return obs{actor: -1, kind: oDrain, loc: ev.Of}, true
+	case ActNote:
+		switch ev.Note {
+		case "fsync returns 0":
+			return obs{actor: t, kind: oReturn, val: 0}, true
+		case "fsync returns -EIO":
+			return obs{actor: t, kind: oReturn, val: 1}, true
+		}
+	case ActChoice:
+		for i, n := range []string{logNothing, logOwn, logJoin, iclogEscape} {
+			if ev.Note == n {
+				return obs{actor: t, kind: oLog, val: int64(i)}, true
+			}
+		}
+	case ActWake:
+		switch {
+		case ev.Note == iclogOut:
+			return obs{actor: t, kind: oLogWoken}, true
+		case strings.HasPrefix(ev.Note, joinWakePrefix):
+			return obs{actor: t, kind: oJoinWake}, true
+		}
+	}
+	return obs{}, false
+}
+
+// projectLabel projects a step of FsyncSystem; false means invisible.
+func projectLabel(l Label) (obs, bool) {
+	t, id, arg := int(l.Actor), int(l.ID), int64(int16(l.Arg))
+	switch l.Kind {
+	case kWrite:
+		return obs{actor: t, kind: oWrite}, true
+	case kMB:
+		return obs{actor: t, kind: oFence}, true
+	case kReadS:
+		return obs{actor: t, kind: oLoad, loc: WordSubmitted, val: arg}, true
+	case kSkip, kNoSkip:
+		return obs{actor: t, kind: oLoad, loc: WordCompleted, val: int64(id)}, true
+	case kJoinLoad:
+		return obs{actor: t, kind: oLoad, loc: WordSubmitted, val: int64(id)}, true
+	case kJoinWait:
+		return obs{actor: t, kind: oJoinWake}, true
+	case kNumber:
+		return obs{actor: t, kind: oInc, loc: WordSubmitted, val: arg}, true
+	case kSubmitF:
+		return obs{actor: t, kind: oFlush}, true
+	case kDoneLoad:
+		return obs{actor: t, kind: oLoad, loc: WordCompleted, val: arg}, true
+	case kDoneCAS:
+		return obs{actor: t, kind: oCAS, loc: WordCompleted, val: arg, ok: id == 1}, true
+	case kDoneStore:
+		return obs{actor: t, kind: oStore, loc: WordCompleted, val: arg}, true
+	case kReturn:
+		return obs{actor: t, kind: oReturn, val: arg}, true
+	case kDevWrite:
+		return obs{actor: -1, kind: oWriteDone, loc: id}, true
+	case kDevFlushOK:
+		return obs{actor: -1, kind: oFlushOK, loc: id}, true
+	case kDevFlushFail:
+		return obs{actor: -1, kind: oFlushFail, loc: id}, true
+	case kMemFlush:
+		return obs{actor: -1, kind: oDrain, loc: id}, true
+	case kLogNothing, kLogOwn, kLogJoin, kLogEscape:
+		i := map[uint8]int64{kLogNothing: 0, kLogOwn: 1, kLogJoin: 2, kLogEscape: 3}[l.Kind]
+		return obs{actor: t, kind: oLog, val: i}, true
+	case kLogWoken:
+		return obs{actor: t, kind: oLogWoken}, true
+	}
+	return obs{}, false // kSeeWrite
+}
+
+// TraceValidation is what ValidateFsyncTrace found.
+type TraceValidation struct {
+	Events int  // observations matched
+	Lost   bool // FsyncSystem reached a state where an fsync returned 0 with its write not durable
+	States int  // the most states FsyncSystem could be in at once
+}
+
+// ValidateFsyncTrace follows a model-world trace of FsyncProgram (variant,
+// memory model, tasks, fsyncs, flush failures, log force and waiter sleeps
+// as in cfg) in FsyncSystem and reports an error at the first observation
+// that no state FsyncSystem can be in allows. cfg must be within
+// FsyncSystem's bounds.
+func ValidateFsyncTrace(cfg FsyncConfig, trace []WorldEvent) (TraceValidation, error) {
+	sys, err := NewFsyncSystem(cfg)
+	if err != nil {
+		return TraceValidation{}, err
+	}
+	var res TraceValidation
+	cur := map[FsyncState]bool{}
+	for _, s := range sys.Init() {
+		cur[s] = true
+	}
+	// closure adds what invisible steps reach.
+	closure := func() {
+		stack := make([]FsyncState, 0, len(cur))
+		for s := range cur {
+			stack = append(stack, s)
+		}
+		for len(stack) > 0 {
+			s := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			sys.Next(s, func(l Label, n FsyncState) {
+				if _, vis := projectLabel(l); !vis {
+					n = sys.normalize(n)
+					if !cur[n] {
+						cur[n] = true
+						stack = append(stack, n)
+					}
+				}
+			})
+		}
+	}
+	for i, ev := range trace {
+		o, vis := projectWorld(ev, cfg.Memory)
+		if !vis {
+			continue
+		}
+		closure()
+		res.States = max(res.States, len(cur))
+		next := map[FsyncState]bool{}
+		var offered []string
+		for s := range cur {
+			sys.Next(s, func(l Label, n FsyncState) {
+				p, vis := projectLabel(l)
+				if vis && p == o {
+					next[sys.normalize(n)] = true
+				} else if vis && len(offered) < 40 {
+					offered = append(offered, fmt.Sprintf("%s: %s", sys.actors[min(int(l.Actor), len(sys.actors)-1)], sys.Describe(l)))
+				}
+			})
+		}
+		if len(next) == 0 {
+			return res, fmt.Errorf("trace event %d (step %d, %s) is not a step of the state machine; it could take: %s",
+				i, ev.Step, describeObs(ev), strings.Join(offered, "; "))
+		}
+		cur = next
+		res.Events++
+	}
+	for s := range cur {
+		res.Lost = res.Lost || s.lost != 0
+	}
+	return res, nil
+}
+
+func describeObs(ev WorldEvent) string {
+	who := "device"
+	if ev.Task >= 0 {
+		who = fmt.Sprintf("task %d", ev.Task)
+	}
+	return fmt.Sprintf("%s %v loc=%d val=%d ok=%v of=%d %q", who, ev.Kind, ev.Loc, ev.Val, ev.OK, ev.Of, ev.Note)
+}
