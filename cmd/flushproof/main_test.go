@@ -44,7 +44,7 @@ func TestSkipShare(t *testing.T) {
 	for _, want := range []string{"VARIANT", "baseline", "patched", "improved", "mutant-read-before-writeback", "NOT DURABLE AT RETURN"} {
 		assert.Contains(t, out.String(), want)
 	}
-	for _, args := range [][]string{{"skipshare", "-runs", "0"}, {"skipshare", "-jitter", "2"}, {"skipshare", "-tasks", "9"}, {"skipshare", "extra"}} {
+	for _, args := range [][]string{{"skipshare", "-runs", "0"}, {"skipshare", "-jitter", "2"}, {"skipshare", "-tasks", "0"}, {"skipshare", "-fsyncs", "-1"}, {"skipshare", "extra"}} {
 		out.Reset()
 		errb.Reset()
 		assert.Equal(t, 2, run(args, &out, &errb), "%q", args)
