@@ -147,3 +147,10 @@ func DeviceVerdicts(opt Options) ([]Verdict, error) {
 	}
 	return out, nil
 }
+
+// Row is one row of the verdict table (`flushproof check`): its name, which
+// -run matches, and how to compute its verdict.
+type Row struct {
+	Name  string
+	Check func(Options) (Verdict, error)
+}
