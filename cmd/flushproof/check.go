@@ -19,7 +19,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	maxStates := fs.Int("max-states", 0, "state budget per search (0 = none); a search cut short is reported UNKNOWN")
 	only := fs.String("run", "", "only check the rows whose \"model config\" matches this regular expression")
 	quiet := fs.Bool("q", false, "no progress lines on stderr")
-	proof := fs.Bool("proof", false, "also explore the xfs flush-sequence protocol at 3 tasks x 2 fsyncs (minutes, gigabytes)")
+	proof := fs.Bool("proof", false, "also explore the xfs flush-sequence protocol at 3 tasks x 2 fsyncs and O_DSYNC with two writers and background write-back (tens of seconds, gigabytes)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: flushproof check [flags]\n\nExplores every model at its bound; exit status 1 if a verdict is not the expected one\n(a real model UNSAFE, or a negative control not caught).\n\nflags:\n")
 		fs.PrintDefaults()
@@ -87,6 +87,18 @@ func rows(proof bool) []row {
 	for _, c := range fsync {
 		out = append(out, row{fmt.Sprintf("xfs-flushseq %s %s %s", c.Variant, c.Memory, c.Describe()),
 			func(o model.Options) (model.Verdict, error) { return model.FsyncVerdict(c, o) }})
+	}
+	odsync := model.ODSyncRows()
+	if proof {
+		for _, c := range model.ODSyncProofChecks() {
+			odsync = append(odsync, model.Row{Name: model.ODSyncRowName(c),
+				Check: func(o model.Options) (model.Verdict, error) { return model.ODSyncVerdict(c, o) }})
+		}
+	}
+	for _, rs := range [][]model.Row{odsync, model.IOWQRows(), model.DIOCountRows()} {
+		for _, r := range rs {
+			out = append(out, row{r.Name, r.Check})
+		}
 	}
 	return out
 }

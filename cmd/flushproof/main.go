@@ -3,6 +3,7 @@
 //
 //	flushproof check [flags]       print the verdict table of every model
 //	flushproof skipshare [flags]   fsyncs that skip their flush, under a latency model
+//	flushproof cost [flags]        what each variant of the seed protocols costs
 //
 // See README.md and docs/ for what each verdict means.
 package main
@@ -20,6 +21,8 @@ commands:
              (SAFE with the bound and statistics, UNSAFE with the shortest counterexample)
   skipshare  run the xfs flush-sequence model under a latency model and count the
              fsyncs that skip their flush
+  cost       the cost tables of the seed protocols, counted from the models: device
+             commands per O_DSYNC write(), counter updates per direct I/O, io-wq lock waits
 
 run "flushproof <command> -h" for the flags of a command
 `
@@ -39,6 +42,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runCheck(args[1:], stdout, stderr)
 	case "skipshare":
 		return runSkipShare(args[1:], stdout, stderr)
+	case "cost":
+		return runCost(args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0

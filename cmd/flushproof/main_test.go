@@ -51,3 +51,22 @@ func TestSkipShare(t *testing.T) {
 		assert.NotEmpty(t, errb.String(), "%q", args)
 	}
 }
+
+func TestCost(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := run([]string{"cost", "-runs", "2"}, &out, &errb)
+	assert.Equal(t, 0, code, "stderr: %s", errb.String())
+	for _, want := range []string{"O_DSYNC", "cache+emulated-fua", "inode_dio_begin", "io-wq", "HASH WAITS/W"} {
+		assert.Contains(t, out.String(), want)
+	}
+	out.Reset()
+	assert.Equal(t, 0, run([]string{"cost", "-protocol", "odsync", "-random"}, &out, &errb))
+	assert.Contains(t, out.String(), "random")
+	assert.NotContains(t, out.String(), "inode_dio_begin")
+	for _, args := range [][]string{{"cost", "-protocol", "nope"}, {"cost", "-flush", "0s"}, {"cost", "-runs", "0"}, {"cost", "extra"}} {
+		out.Reset()
+		errb.Reset()
+		assert.Equal(t, 2, run(args, &out, &errb), "%q", args)
+		assert.NotEmpty(t, errb.String(), "%q", args)
+	}
+}

@@ -1,0 +1,522 @@
+package model
+
+import (
+	"fmt"
+	"strings"
+)
+
+// The state machine of DIO counting (the protocol and the model are
+// described in diocount.go).
+
+// Truncate's program counter.
+const (
+	dcTLock uint8 = iota
+	dcTRead
+	dcTPrepare
+	dcTSleep
+	dcTFree
+	dcTDone
+)
+
+// dcMaxWriters: writers, truncate, the device and i_mutex share Memory's
+// threads.
+const dcMaxWriters = 5
+
+type dcWriter struct {
+	pc     uint8 // index into the writer's program; len(program): finished
+	io     uint8 // direct writes started
+	queued uint8 // AIO bios submitted that have not landed
+	landed uint8 // AIO bios landed whose counted dio_complete has not run
+}
+
+// DIOCountState is a state of DIOCountSystem; comparable.
+type DIOCountState struct {
+	mem    Memory
+	w      [dcMaxWriters]dcWriter
+	trunc  uint8 // truncate's program counter
+	holder uint8 // i_mutex: 0 free, else actor+1
+	freed  bool  // truncate freed the writers' disk blocks
+	bad    uint8 // writer+1 whose write landed in a freed block
+}
+
+// DIOCountSystem is the protocol for the explorer.
+type DIOCountSystem struct {
+	cfg    DIOCountConfig
+	n      int // writers
+	prog   [dcMaxWriters][]DIOCountOp
+	actors []string
+
+	// unorderedLock (tests only) makes inode_unlock publish nothing under
+	// Relaxed, to show that the Relaxed verdicts rest on i_mutex's
+	// release/acquire.
+	unorderedLock bool
+}
+
+// NewDIOCountSystem checks the configuration.
+func NewDIOCountSystem(cfg DIOCountConfig) (*DIOCountSystem, error) {
+	if len(cfg.Writers) < 1 || len(cfg.Writers) > dcMaxWriters {
+		return nil, fmt.Errorf("diocount model: %d writers, want 1 to %d", len(cfg.Writers), dcMaxWriters)
+	}
+	if cfg.IOs < 1 || cfg.IOs > 100 {
+		return nil, fmt.Errorf("diocount model: %d direct writes per writer, want 1 to 100", cfg.IOs)
+	}
+	if cfg.TruncateAfter < 0 || cfg.TruncateAfter > len(cfg.Writers)*cfg.IOs {
+		return nil, fmt.Errorf("diocount model: truncate after %d direct writes, want 0 to %d", cfg.TruncateAfter, len(cfg.Writers)*cfg.IOs)
+	}
+	if _, ok := dioCountVariantNames[cfg.Variant]; !ok {
+		return nil, fmt.Errorf("diocount model: unknown variant %d", cfg.Variant)
+	}
+	if cfg.Memory < SC || cfg.Memory > Relaxed {
+		return nil, fmt.Errorf("diocount model: unknown memory model %d", cfg.Memory)
+	}
+	s := &DIOCountSystem{cfg: cfg, n: len(cfg.Writers)}
+	for w, k := range cfg.Writers {
+		if k < DIOCountDAX || k > DIOCountAIO {
+			return nil, fmt.Errorf("diocount model: writer %d has unknown kind %d", w, k)
+		}
+		s.prog[w] = s.program(k)
+		s.actors = append(s.actors, string(rune('A'+w)))
+	}
+	s.actors = append(s.actors, "truncate", "device")
+	if n := s.maxCount(); n > 120 {
+		return nil, fmt.Errorf("diocount model: i_dio_count may reach %d, Memory's values stop at 127", n)
+	}
+	if live := s.relaxedLiveStores(); cfg.Memory == Relaxed && live > maxStores {
+		return nil, fmt.Errorf("diocount model: up to %d live stores to i_dio_count under Relaxed, Memory keeps %d (fewer writers or AIOs)", live, maxStores)
+	}
+	return s, nil
+}
+
+// program is a writer's direct write, in program order.
+func (s *DIOCountSystem) program(k DIOCountKind) []DIOCountOp {
+	c := s.cfg
+	p := []DIOCountOp{DIOCountLock}
+	switch {
+	case c.HoldLock:
+		p = append(p, DIOCountCallerBegin)
+	case c.Variant == DIOCountMutantBeginAfterUnlock:
+		p = append(p, DIOCountUnlock, DIOCountCallerBegin)
+	default:
+		p = append(p, DIOCountCallerBegin, DIOCountUnlock)
+	}
+	counts := !c.Variant.CalleeSkips(k)
+	if counts {
+		p = append(p, DIOCountCalleeBegin)
+	}
+	p = append(p, DIOCountMap)
+	switch k {
+	case DIOCountDAX:
+		p = append(p, DIOCountDAXStore)
+	case DIOCountSyncDIO:
+		p = append(p, DIOCountSubmit, dcWaitBio)
+	case DIOCountAIO:
+		p = append(p, DIOCountSubmit) // then jumps over the callee's end: dio_complete runs it
+	}
+	if counts {
+		p = append(p, DIOCountCalleeEnd)
+	}
+	p = append(p, DIOCountCallerEnd)
+	if c.HoldLock {
+		return append(p, DIOCountUnlockEnd)
+	}
+	return append(p, DIOCountRelock)
+}
+
+// maxCount bounds i_dio_count: each writer's current write counts once or
+// twice, and each of its earlier AIOs once more until dio_complete.
+func (s *DIOCountSystem) maxCount() int {
+	n := 0
+	for _, k := range s.cfg.Writers {
+		switch {
+		case s.cfg.Variant.CalleeSkips(k):
+			n++
+		case k == DIOCountAIO:
+			n += 1 + s.cfg.IOs
+		default:
+			n += 2
+		}
+	}
+	return n
+}
+
+// relaxedLiveStores bounds the stores to i_dio_count that a reader may
+// still read under Relaxed: the store i_mutex last published, and each
+// writer's read-modify-writes after its last release of i_mutex (with
+// HoldLock, the holder's, plus every AIO completion still to come).
+func (s *DIOCountSystem) relaxedLiveStores() int {
+	if s.cfg.NoTruncate {
+		return 1 // nobody reads the counter with a plain load
+	}
+	live, holder := 1, 0
+	for w, k := range s.cfg.Writers {
+		rmws, afterUnlock, unlocked := 0, 0, false
+		for _, op := range s.prog[w] {
+			if op.CounterRMW() != 0 {
+				rmws++
+				if unlocked {
+					afterUnlock++
+				}
+			}
+			unlocked = unlocked || op == DIOCountUnlock
+		}
+		pending := 0
+		if k == DIOCountAIO && !s.cfg.Variant.CalleeSkips(k) {
+			pending = s.cfg.IOs
+		}
+		if s.cfg.HoldLock {
+			holder = max(holder, rmws)
+			live += pending
+		} else {
+			live += afterUnlock + max(pending-1, 0)
+		}
+	}
+	return live + holder
+}
+
+func (s *DIOCountSystem) truncActor() int { return s.n }
+func (s *DIOCountSystem) device() int     { return s.n + 1 }
+
+// Actors implements System.
+func (s *DIOCountSystem) Actors() []string { return s.actors }
+
+// Init implements System.
+func (s *DIOCountSystem) Init() []DIOCountState {
+	var readers [MaxLocations]uint8
+	st := DIOCountState{trunc: dcTLock}
+	if s.cfg.NoTruncate {
+		st.trunc = dcTDone
+	} else {
+		readers[dcLocCount] = 1 << dcMutexThread // until truncate takes i_mutex
+	}
+	st.mem = NewMemory(s.cfg.Memory, readers)
+	return []DIOCountState{st}
+}
+
+// Waiting implements System: a task waiting for i_mutex, a writer waiting
+// for its synchronous bio, truncate asleep in inode_dio_wait.
+func (s *DIOCountSystem) Waiting(st DIOCountState) uint64 {
+	var wait uint64
+	for w := 0; w < s.n; w++ {
+		switch s.op(st, w) {
+		case DIOCountLock, DIOCountRelock:
+			if st.holder != 0 {
+				wait |= 1 << w
+			}
+		case dcWaitBio:
+			wait |= 1 << w
+		}
+	}
+	if (st.trunc == dcTLock && (st.holder != 0 || s.started(st) < s.cfg.TruncateAfter)) || st.trunc == dcTSleep {
+		wait |= 1 << s.truncActor()
+	}
+	return wait
+}
+
+// Check implements System.
+func (s *DIOCountSystem) Check(st DIOCountState) error {
+	if st.bad != 0 {
+		w := int(st.bad - 1)
+		return fmt.Errorf("%s's %v write landed in d%d after truncate freed d%d", s.actors[w], s.cfg.Writers[w], w, w)
+	}
+	count := st.mem.newest(dcLocCount)
+	if count < 0 {
+		return fmt.Errorf("i_dio_count is %d: an inode_dio_end without its inode_dio_begin", count)
+	}
+	if count != 0 && s.Done(st) {
+		return fmt.Errorf("i_dio_count is %d with no direct I/O left: an inode_dio_begin without its inode_dio_end", count)
+	}
+	return nil
+}
+
+// started is the number of direct writes the writers have started.
+func (s *DIOCountSystem) started(st DIOCountState) int {
+	n := 0
+	for w := 0; w < s.n; w++ {
+		n += int(st.w[w].io)
+	}
+	return n
+}
+
+// Done reports whether every task finished and no bio is in flight.
+func (s *DIOCountSystem) Done(st DIOCountState) bool {
+	if st.trunc != dcTDone {
+		return false
+	}
+	for w := 0; w < s.n; w++ {
+		if int(st.w[w].pc) < len(s.prog[w]) || st.w[w].queued != 0 || st.w[w].landed != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// op is writer w's next operation (0 when it finished).
+func (s *DIOCountSystem) op(st DIOCountState, w int) DIOCountOp {
+	if pc := int(st.w[w].pc); pc < len(s.prog[w]) {
+		return s.prog[w][pc]
+	}
+	return 0
+}
+
+// Next implements System.
+func (s *DIOCountSystem) Next(st DIOCountState, yield func(Label, DIOCountState)) {
+	if st.bad != 0 {
+		return
+	}
+	for w := 0; w < s.n; w++ {
+		s.writerSteps(st, w, yield)
+	}
+	s.truncateSteps(st, yield)
+	s.deviceSteps(st, yield)
+}
+
+func dcLabel(actor int, op DIOCountOp, id, arg int) Label {
+	return Label{Actor: uint8(actor), Kind: uint8(op), ID: uint16(id), Arg: uint16(int16(arg))}
+}
+
+// endIO moves writer w past the end of its direct write: the next one, or
+// finished.
+func (s *DIOCountSystem) endIO(n *DIOCountState, w int) {
+	if int(n.w[w].io) < s.cfg.IOs {
+		n.w[w].pc = 0
+		return
+	}
+	n.w[w].pc = uint8(len(s.prog[w]))
+}
+
+// jump moves writer w to the first of ops at or after its pc.
+func (s *DIOCountSystem) jump(n *DIOCountState, w int, ops ...DIOCountOp) {
+	for pc := int(n.w[w].pc); pc < len(s.prog[w]); pc++ {
+		for _, o := range ops {
+			if s.prog[w][pc] == o {
+				n.w[w].pc = uint8(pc)
+				return
+			}
+		}
+	}
+	panic(fmt.Sprintf("diocount model: writer %d has no %v after pc %d", w, ops, n.w[w].pc))
+}
+
+func (s *DIOCountSystem) writerSteps(st DIOCountState, w int, yield func(Label, DIOCountState)) {
+	op := s.op(st, w)
+	if op == 0 || op == dcWaitBio {
+		return // finished, or woken by the device
+	}
+	n := st
+	n.w[w].pc++
+	switch op {
+	case DIOCountLock:
+		if st.holder != 0 {
+			return
+		}
+		n.w[w].io++
+		n.mem = dcAcquire(n.mem, w)
+		if st.freed {
+			n.mem = s.release(n.mem, w)
+			s.endIO(&n, w)
+			yield(dcLabel(w, DIOCountBeyondEOF, int(n.w[w].io), 0), n)
+			return
+		}
+		n.holder = uint8(w + 1)
+		yield(dcLabel(w, DIOCountLock, int(n.w[w].io), 0), n)
+	case DIOCountCallerBegin, DIOCountCalleeBegin, DIOCountCalleeEnd, DIOCountCallerEnd:
+		var v int64
+		v, n.mem = dcRMW(st.mem, w, int64(op.CounterRMW()))
+		yield(dcLabel(w, op, 0, int(v)), n)
+	case DIOCountUnlock:
+		n.holder = 0
+		n.mem = s.release(n.mem, w)
+		yield(dcLabel(w, op, 0, 0), n)
+	case DIOCountMap:
+		if st.freed {
+			// The block is a hole now: nothing is written (the direct
+			// write comes up short) and no bio is queued, so for AIO too
+			// dio_complete runs in the submitter.
+			n.w[w].pc = st.w[w].pc
+			s.jump(&n, w, DIOCountCalleeEnd, DIOCountCallerEnd)
+			yield(dcLabel(w, op, 0, 1), n)
+			return
+		}
+		yield(dcLabel(w, op, 0, 0), n)
+	case DIOCountDAXStore:
+		if st.freed {
+			n.bad = uint8(w + 1)
+		}
+		yield(dcLabel(w, op, 0, 0), n)
+	case DIOCountSubmit:
+		if s.cfg.Writers[w] == DIOCountAIO {
+			n.w[w].queued++
+			s.jump(&n, w, DIOCountCallerEnd) // -EIOCBQUEUED: dio_complete ends the callee's count later
+		}
+		yield(dcLabel(w, op, 0, 0), n)
+	case DIOCountRelock:
+		if st.holder != 0 {
+			return
+		}
+		n.mem = s.release(dcAcquire(n.mem, w), w)
+		s.endIO(&n, w)
+		yield(dcLabel(w, op, 0, 0), n)
+	case DIOCountUnlockEnd:
+		n.holder = 0
+		n.mem = s.release(n.mem, w)
+		s.endIO(&n, w)
+		yield(dcLabel(w, op, 0, 0), n)
+	default:
+		panic(fmt.Sprintf("diocount model: writer %d at unknown op %d", w, op))
+	}
+}
+
+func (s *DIOCountSystem) truncateSteps(st DIOCountState, yield func(Label, DIOCountState)) {
+	t := s.truncActor()
+	n := st
+	switch st.trunc {
+	case dcTLock:
+		if st.holder != 0 || s.started(st) < s.cfg.TruncateAfter {
+			return
+		}
+		n.holder = uint8(t + 1)
+		n.mem = dcReaders(dcAcquire(st.mem, t), 1<<t)
+		n.trunc = dcTRead
+		yield(dcLabel(t, DIOCountTruncLock, 0, 0), n)
+	case dcTRead:
+		newest := int(st.mem.newest(dcLocCount))
+		for _, r := range st.mem.Load(t, dcLocCount) {
+			n.mem, n.trunc = r.Mem, dcTPrepare
+			if r.Val == 0 {
+				n.trunc = dcTFree
+			}
+			yield(dcLabel(t, DIOCountWaitRead, newest, int(r.Val)), n)
+		}
+	case dcTPrepare:
+		v, m := st.mem.Fence(t).LoadNewest(t, dcLocCount)
+		n.mem, n.trunc = m, dcTSleep
+		if v == 0 {
+			n.trunc = dcTFree
+		}
+		yield(dcLabel(t, DIOCountWaitPrepare, 0, int(v)), n)
+	case dcTSleep:
+		if st.mem.newest(dcLocCount) != 0 {
+			return // asleep until the inode_dio_end that reaches 0 wakes it
+		}
+		_, n.mem = st.mem.Fence(t).LoadNewest(t, dcLocCount)
+		n.trunc = dcTFree
+		yield(dcLabel(t, DIOCountWaitWoken, 0, 0), n)
+	case dcTFree:
+		n.freed = true
+		n.holder = 0
+		n.mem = dcReaders(s.release(st.mem, t), 0) // nobody reads the counter any more
+		n.trunc = dcTDone
+		yield(dcLabel(t, DIOCountTruncFree, 0, 0), n)
+	}
+}
+
+func (s *DIOCountSystem) deviceSteps(st DIOCountState, yield func(Label, DIOCountState)) {
+	d := s.device()
+	for w := 0; w < s.n; w++ {
+		wr := st.w[w]
+		if s.op(st, w) == dcWaitBio {
+			n := st
+			n.w[w].pc++ // completed: the writer wakes in dio_await_completion
+			if st.freed {
+				n.bad = uint8(w + 1)
+			}
+			yield(dcLabel(d, DIOCountBioLands, w, 0), n)
+		}
+		if wr.queued > 0 {
+			n := st
+			n.w[w].queued--
+			if st.freed {
+				n.bad = uint8(w + 1)
+			}
+			if !s.cfg.Variant.CalleeSkips(DIOCountAIO) {
+				n.w[w].landed++
+			}
+			yield(dcLabel(d, DIOCountBioLands, w, 1), n)
+		}
+		if wr.landed > 0 {
+			n := st
+			n.w[w].landed--
+			var v int64
+			v, n.mem = dcRMW(st.mem, d, -1)
+			yield(dcLabel(d, DIOCountAIOComplete, w, int(v)), n)
+		}
+	}
+}
+
+// Describe implements System.
+func (s *DIOCountSystem) Describe(l Label) string {
+	a, v := int(l.Actor), int(int16(l.Arg))
+	callee := func(w int) string {
+		if s.cfg.Writers[w] == DIOCountDAX {
+			return "dax_do_io"
+		}
+		return "__blockdev_direct_IO"
+	}
+	switch op := DIOCountOp(l.Kind); op {
+	case DIOCountLock:
+		if s.cfg.HoldLock {
+			return fmt.Sprintf("inode_lock; write %d to b%d (not an overwrite: keeps i_mutex)", l.ID, a)
+		}
+		return fmt.Sprintf("inode_lock; write %d to b%d: an overwrite", l.ID, a)
+	case DIOCountBeyondEOF:
+		return fmt.Sprintf("inode_lock; write %d: b%d is past i_size, extends into a new block; inode_unlock", l.ID, a)
+	case DIOCountCallerBegin:
+		return fmt.Sprintf("inode_dio_begin (ext4) -> %d", v)
+	case DIOCountUnlock:
+		return "inode_unlock (overwrite: I/O without i_mutex)"
+	case DIOCountCalleeBegin:
+		return fmt.Sprintf("inode_dio_begin (%s) -> %d", callee(a), v)
+	case DIOCountMap:
+		if v != 0 {
+			return fmt.Sprintf("get_block: b%d is a hole now, nothing to write", a)
+		}
+		return fmt.Sprintf("get_block: b%d -> d%d", a, a)
+	case DIOCountDAXStore:
+		return fmt.Sprintf("dax_io: CPU stores land in d%d", a)
+	case DIOCountSubmit:
+		if s.cfg.Writers[a] == DIOCountAIO {
+			return fmt.Sprintf("submit_bio(d%d); returns -EIOCBQUEUED", a)
+		}
+		return fmt.Sprintf("submit_bio(d%d); waits for it", a)
+	case DIOCountCalleeEnd:
+		if s.cfg.Writers[a] == DIOCountDAX {
+			return fmt.Sprintf("inode_dio_end (dax_do_io) -> %d", v)
+		}
+		return fmt.Sprintf("inode_dio_end (dio_complete) -> %d", v)
+	case DIOCountCallerEnd:
+		return fmt.Sprintf("inode_dio_end (ext4) -> %d", v)
+	case DIOCountRelock:
+		return "inode_lock again, returns; inode_unlock"
+	case DIOCountUnlockEnd:
+		return "returns; inode_unlock"
+	case DIOCountBioLands:
+		w := int(l.ID)
+		if v != 0 {
+			return fmt.Sprintf("%s's AIO bio lands in d%d", s.actors[w], w)
+		}
+		return fmt.Sprintf("%s's bio lands in d%d, completes; %s wakes", s.actors[w], w, s.actors[w])
+	case DIOCountAIOComplete:
+		return fmt.Sprintf("dio_complete (%s's AIO): inode_dio_end -> %d", s.actors[l.ID], v)
+	case DIOCountTruncLock:
+		return "inode_lock; i_size = 0 (ext4_setattr)"
+	case DIOCountWaitRead:
+		if int(l.ID) != v {
+			return fmt.Sprintf("inode_dio_wait: i_dio_count -> %d (stale: newest is %d)", v, l.ID)
+		}
+		return fmt.Sprintf("inode_dio_wait: i_dio_count -> %d", v)
+	case DIOCountWaitPrepare:
+		if v != 0 {
+			return fmt.Sprintf("prepare_to_wait, smp_mb: i_dio_count -> %d, sleeps", v)
+		}
+		return "prepare_to_wait, smp_mb: i_dio_count -> 0"
+	case DIOCountWaitWoken:
+		return "woken: i_dio_count -> 0"
+	case DIOCountTruncFree:
+		var blocks []string
+		for w := 0; w < s.n; w++ {
+			blocks = append(blocks, fmt.Sprintf("d%d", w))
+		}
+		return fmt.Sprintf("ext4_truncate frees %s; inode_unlock", strings.Join(blocks, ","))
+	}
+	return fmt.Sprintf("step %d", l.Kind)
+}

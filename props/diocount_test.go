@@ -1,0 +1,311 @@
+package props
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"text/tabwriter"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
+
+	"github.com/flushproof/flushproof/internal/rapidctl"
+	"github.com/flushproof/flushproof/model"
+)
+
+// TestDIOCountVerdicts is the verdict table of DIO counting with DAX (seed
+// 004): every row of model.DIOCountRows, explored exhaustively with the
+// liveness check. The real variants and the benign skip for synchronous
+// block DIO must be SAFE (false-positive controls); the mutants must be
+// UNSAFE wherever their bug can show (skipping the callee's count for AIO
+// with an AIO writer; counting after dropping i_mutex on the overwrite
+// path), each with a counterexample that replays and ends with a direct
+// write landing in a block that truncate freed earlier on the same path.
+// With -v it prints the table.
+func TestDIOCountVerdicts(t *testing.T) {
+	checks, rows := model.DIOCountChecks(), model.DIOCountRows()
+	require.Len(t, rows, len(checks))
+	var table []model.Verdict
+	for i, row := range rows {
+		c := checks[i]
+		require.Equal(t, c.Name(), row.Name)
+		t.Run(row.Name, func(t *testing.T) {
+			v, err := row.Check(model.Options{Liveness: true})
+			require.NoError(t, err)
+			table = append(table, v)
+			require.False(t, v.Truncated)
+			assert.Equal(t, c.ExpectUnsafe(), v.Negative)
+			if !c.ExpectUnsafe() {
+				assert.True(t, v.Safe, "expected SAFE, got:\n%s", dioCountTimeline(v))
+				return
+			}
+			require.NotNil(t, v.Violation, "the negative control was not caught")
+			assert.Equal(t, model.Safety, v.Violation.Kind)
+			assert.Regexp(t, `^[A-E]'s (dax|sync-dio|aio-dio) write landed in d\d after truncate freed d\d$`, v.Violation.Err.Error())
+			sys, err := model.NewDIOCountSystem(c)
+			require.NoError(t, err)
+			s, err := model.Replay[model.DIOCountState](sys, v.Violation.Path)
+			require.NoError(t, err, "the counterexample path must replay")
+			assert.EqualError(t, sys.Check(s), v.Violation.Err.Error())
+			dioCountAssertReason(t, c, v.Violation.Path)
+		})
+	}
+	t.Logf("verdict table (%d rows):\n%s", len(table), dioCountTable(table))
+}
+
+// dioCountAssertReason checks that a counterexample fails for the reason
+// the mutant is there for: the last step is a direct write landing (a DAX
+// store or a bio), truncate freed the blocks before it, and for the AIO
+// skip the landing is an AIO bio whose writer had already dropped the
+// caller's count.
+func dioCountAssertReason(t *testing.T, c model.DIOCountConfig, path []model.Step) {
+	t.Helper()
+	require.NotEmpty(t, path)
+	last := model.DIOCountOp(path[len(path)-1].Label.Kind)
+	assert.Contains(t, []model.DIOCountOp{model.DIOCountDAXStore, model.DIOCountBioLands}, last, "the last step must land a write")
+	freed := -1
+	for i, st := range path {
+		if model.DIOCountOp(st.Label.Kind) == model.DIOCountTruncFree {
+			freed = i
+		}
+	}
+	assert.True(t, freed >= 0 && freed < len(path)-1, "truncate must free the blocks before the landing")
+	if c.Variant == model.DIOCountMutantSkipAsync {
+		lands := path[len(path)-1].Label
+		assert.Equal(t, model.DIOCountBioLands, model.DIOCountOp(lands.Kind))
+		assert.Contains(t, path[len(path)-1].Text, "AIO bio lands")
+		w := int(lands.ID)
+		returned := false
+		for _, st := range path[:freed] {
+			if st.Actor == w && model.DIOCountOp(st.Label.Kind) == model.DIOCountCallerEnd {
+				returned = true
+			}
+		}
+		assert.True(t, returned, "the AIO writer's own inode_dio_end must come before the free")
+	}
+}
+
+func dioCountTimeline(v model.Verdict) string {
+	if v.Violation == nil {
+		return v.Result()
+	}
+	return v.Violation.Timeline()
+}
+
+// dioCountTable renders verdicts the way `flushproof check` does.
+func dioCountTable(vs []model.Verdict) string {
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "MODEL\tCONFIG\tBOUND\tVERDICT\tEXPECTED\tSTATES\tTRANSITIONS\tDEPTH\tTIME")
+	for _, v := range vs {
+		expected := "yes"
+		if !v.Expected() {
+			expected = "NO"
+		}
+		if v.Negative {
+			expected += " (negative control)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%v\n", v.Model, v.Config, v.Bound, v.Result(), expected,
+			v.Stats.States, v.Stats.Transitions, v.Stats.MaxDepth, v.Stats.Elapsed.Round(10*time.Microsecond))
+	}
+	tw.Flush()
+	return b.String()
+}
+
+// TestDIOCountSkipAsyncTimeline: the shortest counterexample for skipping
+// the callee's count for AIO reads as the bug: the writer submits its bio
+// and returns -EIOCBQUEUED, its own inode_dio_end brings the count to 0,
+// truncate's inode_dio_wait sees 0 and frees the block, and the bio lands
+// in it.
+func TestDIOCountSkipAsyncTimeline(t *testing.T) {
+	v, err := model.DIOCountVerdict(model.StandardDIOCountConfig(model.DIOCountMutantSkipAsync, model.SC, model.DIOCountAIO, model.DIOCountAIO), model.Options{})
+	require.NoError(t, err)
+	require.NotNil(t, v.Violation)
+	got := v.Violation.Timeline()
+	t.Logf("\n%s", got)
+	want := []string{
+		"submit_bio(d0); returns -EIOCBQUEUED",
+		"inode_dio_end (ext4) -> 0",
+		"inode_dio_wait: i_dio_count -> 0",
+		"ext4_truncate frees d0,d1",
+		"A's AIO bio lands in d0",
+		"A's aio-dio write landed in d0 after truncate freed d0",
+	}
+	at := 0
+	for _, step := range want {
+		i := strings.Index(got[at:], step)
+		require.GreaterOrEqual(t, i, 0, "%q missing or out of order in:\n%s", step, got)
+		at += i + len(step)
+	}
+	assert.Len(t, v.Violation.Path, 10)
+}
+
+// dioCountWalkStats counts what the random walks exercised, so that runs
+// that never raced cannot pass for a check of the race.
+type dioCountWalkStats struct {
+	runs, steps, writers, aio int
+	sleeps                    int // truncate slept in inode_dio_wait
+	wokenByAIO                int // ... and the inode_dio_end that woke it was an AIO's dio_complete
+	staleReads                int // inode_dio_wait read an older value than the newest
+	beyondEOF                 int // a write came after the truncate
+	memory                    map[model.MemoryModel]int
+}
+
+func (s *dioCountWalkStats) String() string {
+	return fmt.Sprintf("%d runs (%d steps, %d writers, %d AIO writers): truncate slept %d times (%d woken by an AIO completion), %d stale reads, %d writes after the truncate; memory %v",
+		s.runs, s.steps, s.writers, s.aio, s.sleeps, s.wokenByAIO, s.staleReads, s.beyondEOF, s.memory)
+}
+
+// dioCountWalkProp draws a configuration (variant, memory model, 1 to
+// maxWriters writers of random kinds, 1 to maxIOs direct writes each,
+// overwrite or not, and after how many started writes the truncate may
+// come) and walks one random schedule of it to its end with the invariant
+// checked in every state; at the end every task must have finished (no
+// deadlock, no lost wake-up). Under Relaxed, the number of writes is
+// lowered until the configuration fits Memory's bound on live stores.
+func dioCountWalkProp(variants []model.DIOCountVariant, mems []model.MemoryModel, maxWriters, maxIOs int, st *dioCountWalkStats) func(*rapid.T) {
+	return func(t *rapid.T) {
+		c := model.DIOCountConfig{
+			Variant:  rapid.SampledFrom(variants).Draw(t, "variant"),
+			Memory:   rapid.SampledFrom(mems).Draw(t, "memory"),
+			IOs:      rapid.IntRange(1, maxIOs).Draw(t, "direct writes per writer"),
+			HoldLock: rapid.Bool().Draw(t, "i_mutex held across the I/O"),
+		}
+		for i, n := 0, rapid.IntRange(1, maxWriters).Draw(t, "writers"); i < n; i++ {
+			c.Writers = append(c.Writers, rapid.SampledFrom(model.DIOCountKinds()).Draw(t, "kind"))
+		}
+		_, err := model.NewDIOCountSystem(c)
+		for err != nil && c.Memory == model.Relaxed && c.IOs > 1 {
+			c.IOs--
+			_, err = model.NewDIOCountSystem(c)
+		}
+		c.TruncateAfter = rapid.IntRange(0, len(c.Writers)*c.IOs).Draw(t, "truncate after this many writes")
+		sys, err := model.NewDIOCountSystem(c)
+		if err != nil {
+			t.Fatalf("%s: %v", c.Name(), err)
+		}
+		path, end := walk(t, sys, 20000)
+		if !sys.Done(end) {
+			t.Fatalf("%s: the walk stopped after %d steps before every task finished (waiting: %b)\n%s", c.Name(), len(path), sys.Waiting(end), describePath(sys, path))
+		}
+		if st == nil {
+			return
+		}
+		st.runs++
+		st.steps += len(path)
+		st.writers += len(c.Writers)
+		st.memory[c.Memory]++
+		for _, k := range c.Writers {
+			if k == model.DIOCountAIO {
+				st.aio++
+			}
+		}
+		lastZero := model.DIOCountOp(0) // the step that last brought i_dio_count to 0
+		for _, l := range path {
+			op := model.DIOCountOp(l.Kind)
+			if op.CounterRMW() < 0 && int16(l.Arg) == 0 {
+				lastZero = op
+			}
+			switch op {
+			case model.DIOCountWaitPrepare:
+				if l.Arg != 0 {
+					st.sleeps++
+				}
+			case model.DIOCountWaitWoken:
+				if lastZero == model.DIOCountAIOComplete {
+					st.wokenByAIO++
+				}
+			case model.DIOCountWaitRead:
+				if int(l.ID) != int(int16(l.Arg)) {
+					st.staleReads++
+				}
+			case model.DIOCountBeyondEOF:
+				st.beyondEOF++
+			}
+		}
+	}
+}
+
+// TestDIOCountWalkLarge runs the real variants and the benign skip far past
+// the exhaustive bound: up to 5 writers x 4 direct writes under SC and TSO,
+// and up to 2 writers under Relaxed (Memory's bound on live stores), with
+// random kinds, lock behaviour and schedules. 300 checks per memory family
+// by default (60 under -short; -rapid.checks=N for more). It also asserts
+// that the runs raced: truncate slept on in-flight I/O, was woken by an AIO
+// completion, read stale counts (Relaxed), and came before later writes.
+func TestDIOCountWalkLarge(t *testing.T) {
+	real := []model.DIOCountVariant{model.DIOCountBaseline, model.DIOCountPatched, model.DIOCountBenignSkipSync}
+	for _, tc := range []struct {
+		name       string
+		mems       []model.MemoryModel
+		maxWriters int
+		maxIOs     int
+	}{
+		{"SC+TSO/5x10", []model.MemoryModel{model.SC, model.TSO}, 5, 10},
+		{"Relaxed/2x3", []model.MemoryModel{model.Relaxed}, 2, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := &dioCountWalkStats{memory: map[model.MemoryModel]int{}}
+			rapidctl.Check(t, 2000, dioCountWalkProp(real, tc.mems, tc.maxWriters, tc.maxIOs, st))
+			t.Log(st)
+			require.NotZero(t, st.runs)
+			assert.Len(t, st.memory, len(tc.mems), "every memory model must be drawn")
+			assert.NotZero(t, st.sleeps, "truncate never slept on in-flight I/O")
+			assert.NotZero(t, st.wokenByAIO, "truncate was never held back by an AIO bio alone")
+			assert.NotZero(t, st.beyondEOF, "no write came after a truncate")
+			if tc.mems[0] == model.Relaxed {
+				assert.NotZero(t, st.staleReads, "no stale read under Relaxed")
+			} else {
+				assert.Zero(t, st.staleReads, "a stale read under SC or TSO")
+			}
+		})
+	}
+}
+
+// TestDIOCountWalkMutants are the negative controls at larger bounds: rapid
+// must find each mutant's bug on random walks of up to 3 writers x 2
+// direct writes (kinds drawn, so the AIO skip needs an AIO writer to be
+// drawn too), the failure must replay from the seed rapid printed, and it
+// must be the freed-block landing, not something else.
+func TestDIOCountWalkMutants(t *testing.T) {
+	for _, v := range []model.DIOCountVariant{model.DIOCountMutantSkipAsync, model.DIOCountMutantBeginAfterUnlock} {
+		t.Run(v.String(), func(t *testing.T) {
+			f := rapidctl.Expect(t, 1000, dioCountWalkProp([]model.DIOCountVariant{v}, []model.MemoryModel{model.SC, model.TSO}, 3, 2, nil))
+			t.Logf("caught; replays with -rapid.seed=%s\n%s", f.Seed, f.Output)
+			assert.Regexp(t, `write landed in d\d after truncate freed d\d`, f.Output)
+		})
+	}
+}
+
+// TestDIOCountCostTable: the read-modify-writes of i_dio_count per direct
+// write, as the model's steps give them. The seed halves them for DAX
+// (2 atomic_inc + 2 atomic_dec_and_test before, 1 + 1 after) and leaves
+// block DIO alone; the benign skip would halve synchronous block DIO too;
+// the AIO skip halves AIO, which is exactly what is unsafe.
+func TestDIOCountCostTable(t *testing.T) {
+	want := map[model.DIOCountVariant][3]int{ // dax, sync-dio, aio-dio: RMWs per write
+		model.DIOCountBaseline:               {4, 4, 4},
+		model.DIOCountPatched:                {2, 4, 4},
+		model.DIOCountBenignSkipSync:         {2, 2, 4},
+		model.DIOCountMutantSkipAsync:        {2, 4, 2},
+		model.DIOCountMutantBeginAfterUnlock: {2, 4, 4},
+	}
+	costs, err := model.DIOCountCosts()
+	require.NoError(t, err)
+	require.Len(t, costs, len(want)*3)
+	for _, c := range costs {
+		w := want[c.Variant][c.Kind-model.DIOCountDAX]
+		assert.Equal(t, w, c.RMWs(), "%v %v", c.Variant, c.Kind)
+		assert.Equal(t, c.Begins, c.Ends, "%v %v: every inode_dio_begin has its inode_dio_end", c.Variant, c.Kind)
+		if c.Kind == model.DIOCountAIO {
+			assert.Greater(t, c.Paths, 1, "the device's completion interleaves with the AIO writer's return")
+		}
+	}
+	var b strings.Builder
+	require.NoError(t, model.WriteDIOCountCosts(&b))
+	t.Logf("cost table:\n%s", b.String())
+	assert.Regexp(t, `(?m)^patched\s+dax\s+1\s+1\s+2\s+-2 \(-50%\)`, b.String())
+	assert.Regexp(t, `(?m)^baseline\s+dax\s+2\s+2\s+4\s+=`, b.String())
+}

@@ -1,0 +1,368 @@
+package props
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+	"text/tabwriter"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
+
+	"github.com/flushproof/flushproof/internal/rapidctl"
+	"github.com/flushproof/flushproof/model"
+	"github.com/flushproof/flushproof/spec"
+)
+
+var (
+	odCacheFUA = spec.Config{VolatileCache: true, NativeFUA: true}
+	odCacheEmu = spec.Config{VolatileCache: true}
+	odNoCache  = spec.Config{}
+)
+
+// TestODSyncVerdicts is the verdict table of O_DIRECT|O_DSYNC writes to a
+// block device (seed 000): every variant on every device configuration,
+// explored exhaustively with a crash at any point. The baseline and the
+// patched kernel must be SAFE; each mutant UNSAFE where its bug loses
+// acknowledged data and SAFE where it cannot (the false-positive
+// controls: no volatile cache). Each counterexample must replay, must
+// name the mechanism that lost the data, and must be a crash outcome the
+// operational device (model.Device, over every landing order) can really
+// produce for the same history.
+func TestODSyncVerdicts(t *testing.T) {
+	var table bytes.Buffer
+	tw := tabwriter.NewWriter(&table, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "MODEL\tCONFIG\tBOUND\tVERDICT\tEXPECTED\tSTATES\tDEPTH\tTIME")
+	for _, c := range model.ODSyncChecks() {
+		t.Run(model.ODSyncRowName(c), func(t *testing.T) {
+			v, err := model.ODSyncVerdict(c, model.Options{Liveness: true})
+			require.NoError(t, err)
+			expected := "yes"
+			if !v.Expected() {
+				expected = "NO"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%v\n", v.Model, v.Config, v.Bound, v.Result(), expected,
+				v.Stats.States, v.Stats.MaxDepth, v.Stats.Elapsed.Round(time.Millisecond))
+			require.False(t, v.Truncated)
+			if !c.ExpectUnsafe() {
+				assert.True(t, v.Safe, "expected SAFE, got:\n%s", timeline(v))
+				return
+			}
+			require.NotNil(t, v.Violation, "the negative control was not caught")
+			assert.Equal(t, model.Safety, v.Violation.Kind)
+			t.Logf("counterexample:\n%s", v.Violation.Timeline())
+			var loss *model.ODSyncLoss
+			require.True(t, errors.As(v.Violation.Err, &loss), "not a lost acknowledged write: %v", v.Violation.Err)
+			assert.Contains(t, loss.Why, odsyncExpectedWhy(c), "caught for the wrong reason")
+
+			sys, err := model.NewODSyncSystem(c)
+			require.NoError(t, err)
+			s, err := model.Replay[model.ODSyncState](sys, v.Violation.Path)
+			require.NoError(t, err, "the counterexample path must replay")
+			assert.EqualError(t, sys.Check(s), v.Violation.Err.Error())
+
+			h := append(odsyncHistory(sys, v.Violation.Path), spec.Event{Kind: spec.Crash})
+			devs, err := model.Explain(c.Device, model.Correct, h)
+			require.NoError(t, err)
+			assert.True(t, model.CrashUnion(devs, loss.Block).Has(loss.Content),
+				"model.Device cannot leave %s on b%d after this history", spec.ContentName(loss.Content), loss.Block)
+		})
+	}
+	require.NoError(t, tw.Flush())
+	t.Logf("verdict table:\n%s", table.String())
+}
+
+// odsyncExpectedWhy is the mechanism each mutant must be caught by.
+func odsyncExpectedWhy(c model.ODSyncConfig) string {
+	switch {
+	case c.Variant == model.ODSyncFallbackDirty:
+		return "only in the page cache"
+	case c.Variant == model.ODSyncDropFUA:
+		return "a plain write that carried it, completed into the volatile write cache"
+	case c.Variant == model.ODSyncSkipSyncOnFallback && !c.Device.VolatileCache:
+		return "a plain write that carried it, failed with EIO"
+	case c.Variant == model.ODSyncSkipSyncOnFallback:
+		return "a plain write that carried it, completed into the volatile write cache"
+	}
+	return "(no counterexample expected)"
+}
+
+// odsyncHistory is the device history of a path: every command submitted
+// and every completion, post-flush and failure, in order.
+func odsyncHistory(sys *model.ODSyncSystem, path []model.Step) []spec.Event {
+	var h []spec.Event
+	for _, st := range path {
+		if e, ok := sys.DeviceEvent(st.Label); ok {
+			h = append(h, e)
+		}
+	}
+	return h
+}
+
+func TestODSyncRows(t *testing.T) {
+	rows := model.ODSyncRows()
+	checks := model.ODSyncChecks()
+	require.Len(t, rows, len(checks))
+	names := map[string]bool{}
+	for i, r := range rows {
+		assert.True(t, strings.HasPrefix(r.Name, "odsync "+checks[i].Variant.String()+" "+checks[i].Device.String()+" "), r.Name)
+		assert.False(t, names[r.Name], "duplicate row %q", r.Name)
+		names[r.Name] = true
+	}
+	// The rows compute the verdicts of their own scenarios.
+	for _, i := range []int{0, len(rows) - 1} {
+		v, err := rows[i].Check(model.Options{})
+		require.NoError(t, err)
+		want, err := model.ODSyncVerdict(checks[i], model.Options{})
+		require.NoError(t, err)
+		assert.Equal(t, want.Bound, v.Bound)
+		assert.Equal(t, want.Safe, v.Safe)
+		assert.Equal(t, want.Stats.States, v.Stats.States)
+	}
+}
+
+// odsyncLarge draws a scenario beyond the exhaustive bounds: one or two
+// writers, as many write()s as the contract's history holds (5 to 16 per
+// writer), 1 to 3 blocks each, with or without EIO and the flusher thread.
+func odsyncLarge(t *rapid.T, v model.ODSyncVariant, dev spec.Config) model.ODSyncConfig {
+	tasks := rapid.IntRange(1, 2).Draw(t, "tasks")
+	blocks := rapid.IntRange(1, 3).Draw(t, "blocks")
+	writes := min(16, spec.MaxWrites/(tasks*blocks), spec.MaxFlushes/tasks)
+	return model.ODSyncConfig{Variant: v, Device: dev, Tasks: tasks, Writes: writes, Blocks: blocks,
+		Failures: rapid.Bool().Draw(t, "EIO"), Writeback: rapid.Bool().Draw(t, "background write-back")}
+}
+
+// odsyncWalkStats counts what the random walks exercised, so that a walk
+// that never reaches the interesting paths cannot pass silently.
+type odsyncWalkStats struct {
+	runs, returned, skipped, fallback, eio, background, deviceFailures, postFlushes, longRuns int
+}
+
+func (w *odsyncWalkStats) add(sys *model.ODSyncSystem, path []model.Label) {
+	w.runs++
+	returns := 0
+	for _, l := range path {
+		d := sys.Describe(l)
+		switch {
+		case strings.Contains(d, "returns -EIO"):
+			w.eio++
+		case strings.Contains(d, "returns"):
+			if strings.Contains(d, "write() #") {
+				w.returned++
+				returns++
+			}
+			if strings.Contains(d, "generic_write_sync skipped") {
+				w.skipped++
+			}
+		case strings.Contains(d, "blkdev_buffered_write"):
+			w.fallback++
+		case strings.Contains(d, "wb_workfn"):
+			w.background++
+		}
+		if e, ok := sys.DeviceEvent(l); ok {
+			switch e.Kind {
+			case spec.WriteFail, spec.FlushFail:
+				w.deviceFailures++
+			case spec.WriteDataDone:
+				w.postFlushes++
+			}
+		}
+	}
+	if returns > 4 {
+		w.longRuns++
+	}
+}
+
+// TestODSyncWalk runs random schedules of the real variants (and of the
+// mutants where they are SAFE) at bounds the exhaustive search does not
+// reach; the obligation is checked in every state. 1000 runs per row by
+// default (200 under -short); -rapid.checks=N for more.
+func TestODSyncWalk(t *testing.T) {
+	type row struct {
+		v    model.ODSyncVariant
+		dev  spec.Config
+		noIO bool // without EIO: skip-sync-on-fallback is SAFE without a cache only then
+	}
+	var rows []row
+	for _, v := range []model.ODSyncVariant{model.ODSyncBaseline, model.ODSyncPatched} {
+		for _, dev := range spec.Configs() {
+			rows = append(rows, row{v: v, dev: dev})
+		}
+	}
+	rows = append(rows, row{v: model.ODSyncDropFUA, dev: odNoCache}, row{v: model.ODSyncSkipSyncOnFallback, dev: odNoCache, noIO: true})
+	for _, r := range rows {
+		t.Run(r.v.String()+"/"+r.dev.String(), func(t *testing.T) {
+			st := &odsyncWalkStats{}
+			rapidctl.Check(t, 1000, func(rt *rapid.T) {
+				c := odsyncLarge(rt, r.v, r.dev)
+				if r.noIO {
+					c.Failures = false
+				}
+				sys, err := model.NewODSyncSystem(c)
+				require.NoError(rt, err)
+				path, _ := walk(rt, sys, 5000)
+				st.add(sys, path)
+			})
+			require.NotZero(t, st.runs)
+			assert.NotZero(t, st.returned, "no write() returned")
+			assert.NotZero(t, st.fallback, "the fallback was never taken")
+			assert.NotZero(t, st.background, "the flusher never wrote a page")
+			assert.NotZero(t, st.longRuns, "no run went past the exhaustive bound")
+			if r.v != model.ODSyncBaseline {
+				assert.NotZero(t, st.skipped, "the sync was never skipped")
+			}
+			if !r.noIO {
+				assert.NotZero(t, st.eio, "no write() returned -EIO")
+				assert.NotZero(t, st.deviceFailures, "the device never failed")
+			}
+			if r.dev.EmulatesFUA() {
+				assert.NotZero(t, st.postFlushes, "no emulated-FUA post-flush")
+			}
+			t.Logf("%+v", *st)
+		})
+	}
+}
+
+// TestODSyncWalkMutants: the random walk must catch every mutant where it
+// is unsafe, and the failure must replay from the seed rapid printed.
+func TestODSyncWalkMutants(t *testing.T) {
+	type row struct {
+		v      model.ODSyncVariant
+		dev    spec.Config
+		shared bool // two writers with EIO: the lost AS_EIO needs both
+	}
+	var rows []row
+	for _, v := range []model.ODSyncVariant{model.ODSyncSkipSyncOnFallback, model.ODSyncDropFUA, model.ODSyncFallbackDirty} {
+		for _, dev := range []spec.Config{odCacheFUA, odCacheEmu} {
+			rows = append(rows, row{v: v, dev: dev})
+		}
+	}
+	rows = append(rows, row{v: model.ODSyncFallbackDirty, dev: odNoCache}, row{v: model.ODSyncSkipSyncOnFallback, dev: odNoCache, shared: true})
+	for _, r := range rows {
+		t.Run(r.v.String()+"/"+r.dev.String(), func(t *testing.T) {
+			f := rapidctl.Expect(t, 300, func(rt *rapid.T) {
+				c := odsyncLarge(rt, r.v, r.dev)
+				if r.shared {
+					c.Tasks, c.Writes, c.Failures = 2, 5, true
+				}
+				sys, err := model.NewODSyncSystem(c)
+				require.NoError(rt, err)
+				walk(rt, sys, 5000)
+			})
+			assert.Contains(t, f.Output, "acknowledged data lost")
+			t.Logf("caught; replays with -rapid.seed=%s", f.Seed)
+		})
+	}
+}
+
+// TestODSyncDeviceAgreesWithOperationalDevice: the model's device is
+// spec.Contract. On the histories this protocol produces (random schedules
+// of the real variants, with EIO and the flusher), the operational device
+// model.Device, over every landing order, explains each history and may
+// leave after a crash exactly what the contract allows, block by block.
+func TestODSyncDeviceAgreesWithOperationalDevice(t *testing.T) {
+	rapidctl.Check(t, 400, func(rt *rapid.T) {
+		c := model.ODSyncConfig{
+			Variant:   rapid.SampledFrom([]model.ODSyncVariant{model.ODSyncBaseline, model.ODSyncPatched}).Draw(rt, "variant"),
+			Device:    rapid.SampledFrom(spec.Configs()).Draw(rt, "device"),
+			Tasks:     2,
+			Writes:    2,
+			Blocks:    2,
+			Failures:  rapid.Bool().Draw(rt, "EIO"),
+			Writeback: rapid.Bool().Draw(rt, "background write-back"),
+		}
+		sys, err := model.NewODSyncSystem(c)
+		require.NoError(rt, err)
+		path, end := walk(rt, sys, rapid.IntRange(1, 120).Draw(rt, "steps"))
+		steps := make([]model.Step, len(path))
+		for i, l := range path {
+			steps[i] = model.Step{Label: l}
+		}
+		h := odsyncHistory(sys, steps)
+		devs, err := model.Explain(c.Device, model.Correct, h)
+		require.NoError(rt, err, "model.Device cannot explain the history %v", h)
+		for b := 0; b < c.Tasks*c.Blocks; b++ {
+			assert.Equal(rt, end.CrashSet(b).String(), model.CrashUnion(devs, b).String(), "b%d after %v", b, h)
+		}
+	})
+}
+
+// TestODSyncCostTable checks the cost model against DESIGN.md and the seed:
+// the patch removes exactly one PREFLUSH from the pure direct path and
+// nothing else; with emulated FUA the baseline is a write and two flushes,
+// the patched kernel a write and one flush; without a cache nothing
+// changes; and with the seed's latencies the predicted IOPS move from
+// about 120 to about 7,500.
+func TestODSyncCostTable(t *testing.T) {
+	cost := func(v model.ODSyncVariant, dev spec.Config, p model.ODSyncPath) model.ODSyncCost {
+		t.Helper()
+		c, err := model.ODSyncCallCost(v, dev, p)
+		require.NoError(t, err)
+		return c
+	}
+	for _, dev := range spec.Configs() {
+		base := cost(model.ODSyncBaseline, dev, model.ODSyncPureDirect)
+		patched := cost(model.ODSyncPatched, dev, model.ODSyncPureDirect)
+		assert.Equal(t, base.Flushes+base.StrippedFlushes, patched.Flushes+patched.StrippedFlushes+1,
+			"%v: the patch removes one PREFLUSH per write()", dev)
+		assert.Equal(t, base.FUAWrites, patched.FUAWrites, "%v", dev)
+		assert.Equal(t, base.PlainWrites(), patched.PlainWrites(), "%v", dev)
+		for _, p := range []model.ODSyncPath{model.ODSyncFallbackAll, model.ODSyncShortDirect} {
+			b, q := cost(model.ODSyncBaseline, dev, p), cost(model.ODSyncPatched, dev, p)
+			b.Variant, q.Variant = 0, 0
+			assert.Equal(t, b, q, "%v %v: the fallback path is unchanged by the seed", dev, p)
+		}
+	}
+
+	fua := [2]model.ODSyncCost{cost(model.ODSyncBaseline, odCacheFUA, model.ODSyncPureDirect), cost(model.ODSyncPatched, odCacheFUA, model.ODSyncPureDirect)}
+	assert.Equal(t, [2]int{1, 1}, [2]int{fua[0].FUAWrites, fua[1].FUAWrites})
+	assert.Equal(t, [2]int{1, 0}, [2]int{fua[0].Flushes, fua[1].Flushes})
+	assert.Equal(t, [2]int{2, 1}, [2]int{fua[0].RoundTrips, fua[1].RoundTrips})
+
+	emu := [2]model.ODSyncCost{cost(model.ODSyncBaseline, odCacheEmu, model.ODSyncPureDirect), cost(model.ODSyncPatched, odCacheEmu, model.ODSyncPureDirect)}
+	assert.Equal(t, [2]int{1, 1}, [2]int{emu[0].PlainWrites(), emu[1].PlainWrites()}, "emulated FUA: the data is a plain write")
+	assert.Equal(t, [2]int{2, 1}, [2]int{emu[0].Flushes, emu[1].Flushes}, "DESIGN.md: write + 2 flushes vs write + 1 flush")
+	assert.Equal(t, [2]int{1, 1}, [2]int{emu[0].PostFlushes, emu[1].PostFlushes})
+
+	none := [2]model.ODSyncCost{cost(model.ODSyncBaseline, odNoCache, model.ODSyncPureDirect), cost(model.ODSyncPatched, odNoCache, model.ODSyncPureDirect)}
+	assert.Equal(t, [2]int{0, 0}, [2]int{none[0].Flushes, none[1].Flushes}, "no cache: the flush is stripped")
+	assert.Equal(t, 1, none[0].StrippedFlushes)
+	assert.Equal(t, none[0].Latency(model.DefaultODSyncLatency), none[1].Latency(model.DefaultODSyncLatency))
+
+	seq, rnd := model.DefaultODSyncLatency, model.SeedRandomODSyncLatency
+	assert.InEpsilon(t, 119.7, fua[0].IOPS(seq), 0.01, "seed: sequential baseline")
+	assert.InEpsilon(t, 7497.0, fua[1].IOPS(seq), 0.01, "seed: sequential patched")
+	assert.InEpsilon(t, 156.1, fua[0].IOPS(rnd), 0.01, "seed: random baseline")
+	assert.InEpsilon(t, 666.4, fua[1].IOPS(rnd), 0.01, "seed: random patched")
+	assert.Greater(t, fua[1].IOPS(seq)/fua[0].IOPS(seq), 50.0, "one flush fewer, where a flush costs milliseconds")
+	assert.InEpsilon(t, 2.0, emu[1].IOPS(seq)/emu[0].IOPS(seq), 0.02, "emulated FUA: one flush of two")
+	assert.True(t, math.IsInf(cost(model.ODSyncFallbackDirty, odCacheFUA, model.ODSyncFallbackAll).IOPS(seq), 1),
+		"a write() left in the page cache costs the device nothing")
+
+	var out bytes.Buffer
+	require.NoError(t, model.WriteODSyncCostTable(&out, seq))
+	lines := strings.Split(out.String(), "\n")
+	assert.True(t, strings.HasPrefix(lines[0], "VARIANT"), lines[0])
+	rows := 0
+	for _, l := range lines {
+		for _, v := range model.ODSyncVariants() {
+			if strings.HasPrefix(l, v.String()+" ") {
+				rows++
+			}
+		}
+	}
+	assert.Equal(t, len(model.ODSyncVariants())*len(spec.Configs())*len(model.ODSyncPaths()), rows)
+	assert.Regexp(t, `cache\+fua +baseline 1 flush\(es\) +119\.7 IOPS, patched 0 flush\(es\) +7518\.8 IOPS: x62\.83`, out.String())
+	t.Logf("cost table:\n%s", out.String())
+
+	assert.Error(t, model.WriteODSyncCostTable(failingWriter{}, seq), "a write error must be reported")
+}
+
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
