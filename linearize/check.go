@@ -66,25 +66,31 @@ func Check(name string, m porcupine.NondeterministicModel, h History, timeout ti
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	pm := powerSet(m)
-	res := porcupine.CheckOperationsTimeout(pm, ops, timeout)
+	res, vis, visErr := checkOperations(name, powerSet(m), ops, timeout)
 	if res == porcupine.Ok {
 		return nil
 	}
-	e := &NotLinearizable{Model: name, Result: res, Timeout: timeout, History: h}
-	if res == porcupine.Illegal {
-		// Again, verbose: only failures pay for the partial linearizations.
-		_, info := porcupine.CheckOperationsVerbose(pm, ops, timeout)
+	return &NotLinearizable{Model: name, Result: res, Timeout: timeout, History: h, Visualization: vis, VisualizationErr: visErr}
+}
+
+// checkOperations runs porcupine on ops within timeout. When the history is
+// not linearizable it runs again, verbose (only failures pay for the
+// partial linearizations), and writes the HTML visualisation to
+// VisualizationPath(name); it returns the path or why there is none.
+func checkOperations(name string, m porcupine.Model, ops []porcupine.Operation, timeout time.Duration) (porcupine.CheckResult, string, error) {
+	res := porcupine.CheckOperationsTimeout(m, ops, timeout)
+	switch res {
+	case porcupine.Ok:
+		return res, "", nil
+	case porcupine.Illegal:
+		_, info := porcupine.CheckOperationsVerbose(m, ops, timeout)
 		path := VisualizationPath(name)
-		if err := porcupine.VisualizePath(pm, info, path); err != nil {
-			e.VisualizationErr = fmt.Errorf("write %s: %w", path, err)
-		} else {
-			e.Visualization = path
+		if err := porcupine.VisualizePath(m, info, path); err != nil {
+			return res, "", fmt.Errorf("write %s: %w", path, err)
 		}
-	} else {
-		e.VisualizationErr = fmt.Errorf("porcupine timed out, so it has no linearization to show")
+		return res, path, nil
 	}
-	return e
+	return res, "", fmt.Errorf("porcupine timed out, so it has no linearization to show")
 }
 
 // powerSet turns a nondeterministic model into a deterministic one whose

@@ -245,24 +245,11 @@ func CheckFile(name string, h FileHistory, timeout time.Duration) error {
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	m := FileModel()
-	res := porcupine.CheckOperationsTimeout(m, ops, timeout)
+	res, vis, visErr := checkOperations(name, FileModel(), ops, timeout)
 	if res == porcupine.Ok {
 		return nil
 	}
-	e := &FileNotLinearizable{Name: name, Result: res, Timeout: timeout, History: h}
-	if res == porcupine.Illegal {
-		_, info := porcupine.CheckOperationsVerbose(m, ops, timeout)
-		path := VisualizationPath(name)
-		if err := porcupine.VisualizePath(m, info, path); err != nil {
-			e.VisualizationErr = fmt.Errorf("write %s: %w", path, err)
-		} else {
-			e.Visualization = path
-		}
-	} else {
-		e.VisualizationErr = fmt.Errorf("porcupine timed out, so it has no linearization to show")
-	}
-	return e
+	return &FileNotLinearizable{Name: name, Result: res, Timeout: timeout, History: h, Visualization: vis, VisualizationErr: visErr}
 }
 
 // String renders the history as a timeline, one column per client, calls

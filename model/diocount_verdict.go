@@ -136,16 +136,7 @@ func DIOCountVerdict(c DIOCountConfig, opt Options) (Verdict, error) {
 		return Verdict{}, err
 	}
 	r := Explore[DIOCountState](sys, opt)
-	return Verdict{
-		Model:     "diocount " + c.Variant.String(),
-		Config:    c.Kinds() + "/" + c.Memory.String(),
-		Bound:     c.Describe(),
-		Negative:  c.ExpectUnsafe(),
-		Stats:     r.Stats,
-		Violation: r.Violation,
-		Safe:      r.Violation == nil && r.Exhausted,
-		Truncated: r.Violation == nil && !r.Exhausted,
-	}, nil
+	return newVerdict("diocount "+c.Variant.String(), c.Kinds()+"/"+c.Memory.String(), c.Describe(), c.ExpectUnsafe(), r), nil
 }
 
 // DIOCountRows are the rows of `flushproof check` for this protocol, one per

@@ -82,16 +82,7 @@ func FsyncVerdict(c FsyncConfig, opt Options) (Verdict, error) {
 		return Verdict{}, err
 	}
 	r := Explore[FsyncState](sys, opt)
-	v := Verdict{
-		Model:     "xfs-flushseq " + c.Variant.String(),
-		Config:    c.Memory.String(),
-		Bound:     c.Describe(),
-		Negative:  c.ExpectUnsafe(),
-		Stats:     r.Stats,
-		Violation: r.Violation,
-		Safe:      r.Violation == nil && r.Exhausted,
-		Truncated: r.Violation == nil && !r.Exhausted,
-	}
+	v := newVerdict("xfs-flushseq "+c.Variant.String(), c.Memory.String(), c.Describe(), c.ExpectUnsafe(), r)
 	return v, nil
 }
 

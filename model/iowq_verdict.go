@@ -106,16 +106,7 @@ func IOWQVerdict(c IOWQConfig, opt Options) (Verdict, error) {
 		return Verdict{}, err
 	}
 	r := Explore[IOWQState](sys, opt)
-	return Verdict{
-		Model:     "iowq " + c.Submit.String(),
-		Config:    c.FS.String() + ", " + c.Completion(),
-		Bound:     c.Describe(),
-		Negative:  c.ExpectUnsafe(),
-		Stats:     r.Stats,
-		Violation: r.Violation,
-		Safe:      r.Violation == nil && r.Exhausted,
-		Truncated: r.Violation == nil && !r.Exhausted,
-	}, nil
+	return newVerdict("iowq "+c.Submit.String(), c.FS.String()+", "+c.Completion(), c.Describe(), c.ExpectUnsafe(), r), nil
 }
 
 // IOWQRowName names a row of the verdict table: "iowq <submit> <fs> <completion>: <bound>".

@@ -107,16 +107,7 @@ func ODSyncVerdict(c ODSyncConfig, opt Options) (Verdict, error) {
 		return Verdict{}, err
 	}
 	r := Explore[ODSyncState](sys, opt)
-	return Verdict{
-		Model:     "odsync " + c.Variant.String(),
-		Config:    c.Device.String(),
-		Bound:     c.Describe(),
-		Negative:  c.ExpectUnsafe(),
-		Stats:     r.Stats,
-		Violation: r.Violation,
-		Safe:      r.Violation == nil && r.Exhausted,
-		Truncated: r.Violation == nil && !r.Exhausted,
-	}, nil
+	return newVerdict("odsync "+c.Variant.String(), c.Device.String(), c.Describe(), c.ExpectUnsafe(), r), nil
 }
 
 // ODSyncRowName is the name of a scenario's row in `flushproof check`.

@@ -2,6 +2,9 @@ package model
 
 import (
 	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
 
 	"github.com/flushproof/flushproof/spec"
 )
@@ -153,4 +156,44 @@ func DeviceVerdicts(opt Options) ([]Verdict, error) {
 type Row struct {
 	Name  string
 	Check func(Options) (Verdict, error)
+}
+
+// newVerdict is the verdict of a search: SAFE only if the bounded space was
+// exhausted without a violation, UNKNOWN if the budget stopped it first.
+func newVerdict[S comparable](model, config, bound string, negative bool, r *Result[S]) Verdict {
+	return Verdict{
+		Model:     model,
+		Config:    config,
+		Bound:     bound,
+		Negative:  negative,
+		Stats:     r.Stats,
+		Violation: r.Violation,
+		Safe:      r.Violation == nil && r.Exhausted,
+		Truncated: r.Violation == nil && !r.Exhausted,
+	}
+}
+
+// Expectation renders whether the verdict is the expected one: "yes" or
+// "NO", marked when the row is a negative control.
+func (v Verdict) Expectation() string {
+	s := "yes"
+	if !v.Expected() {
+		s = "NO"
+	}
+	if v.Negative {
+		s += " (negative control)"
+	}
+	return s
+}
+
+// WriteVerdictTable writes one line per verdict: model, config, bound,
+// verdict, whether it is the expected one, and the search's statistics.
+func WriteVerdictTable(w io.Writer, vs []Verdict) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "MODEL\tCONFIG\tBOUND\tVERDICT\tEXPECTED\tSTATES\tTRANSITIONS\tDEPTH\tTIME\tSTATES/S")
+	for _, v := range vs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%v\t%.0f\n", v.Model, v.Config, v.Bound, v.Result(), v.Expectation(),
+			v.Stats.States, v.Stats.Transitions, v.Stats.MaxDepth, v.Stats.Elapsed.Round(10*time.Microsecond), v.Stats.PerSecond())
+	}
+	return tw.Flush()
 }

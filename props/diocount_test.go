@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"text/tabwriter"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -97,20 +95,7 @@ func dioCountTimeline(v model.Verdict) string {
 // dioCountTable renders verdicts the way `flushproof check` does.
 func dioCountTable(vs []model.Verdict) string {
 	var b strings.Builder
-	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "MODEL\tCONFIG\tBOUND\tVERDICT\tEXPECTED\tSTATES\tTRANSITIONS\tDEPTH\tTIME")
-	for _, v := range vs {
-		expected := "yes"
-		if !v.Expected() {
-			expected = "NO"
-		}
-		if v.Negative {
-			expected += " (negative control)"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%v\n", v.Model, v.Config, v.Bound, v.Result(), expected,
-			v.Stats.States, v.Stats.Transitions, v.Stats.MaxDepth, v.Stats.Elapsed.Round(10*time.Microsecond))
-	}
-	tw.Flush()
+	_ = model.WriteVerdictTable(&b, vs)
 	return b.String()
 }
 

@@ -3,12 +3,9 @@ package props
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"math"
 	"strings"
 	"testing"
-	"text/tabwriter"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -35,19 +32,12 @@ var (
 // operational device (model.Device, over every landing order) can really
 // produce for the same history.
 func TestODSyncVerdicts(t *testing.T) {
-	var table bytes.Buffer
-	tw := tabwriter.NewWriter(&table, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "MODEL\tCONFIG\tBOUND\tVERDICT\tEXPECTED\tSTATES\tDEPTH\tTIME")
+	var table []model.Verdict
 	for _, c := range model.ODSyncChecks() {
 		t.Run(model.ODSyncRowName(c), func(t *testing.T) {
 			v, err := model.ODSyncVerdict(c, model.Options{Liveness: true})
 			require.NoError(t, err)
-			expected := "yes"
-			if !v.Expected() {
-				expected = "NO"
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%v\n", v.Model, v.Config, v.Bound, v.Result(), expected,
-				v.Stats.States, v.Stats.MaxDepth, v.Stats.Elapsed.Round(time.Millisecond))
+			table = append(table, v)
 			require.False(t, v.Truncated)
 			if !c.ExpectUnsafe() {
 				assert.True(t, v.Safe, "expected SAFE, got:\n%s", timeline(v))
@@ -73,8 +63,9 @@ func TestODSyncVerdicts(t *testing.T) {
 				"model.Device cannot leave %s on b%d after this history", spec.ContentName(loss.Content), loss.Block)
 		})
 	}
-	require.NoError(t, tw.Flush())
-	t.Logf("verdict table:\n%s", table.String())
+	var b strings.Builder
+	require.NoError(t, model.WriteVerdictTable(&b, table))
+	t.Logf("verdict table:\n%s", b.String())
 }
 
 // odsyncExpectedWhy is the mechanism each mutant must be caught by.

@@ -7,8 +7,6 @@ import (
 	"os"
 	"regexp"
 	"strings"
-	"text/tabwriter"
-	"time"
 
 	"github.com/flushproof/flushproof/model"
 )
@@ -132,20 +130,7 @@ func deviceWorkloads() []model.DeviceWorkload {
 }
 
 func printTable(w io.Writer, vs []model.Verdict) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "MODEL\tCONFIG\tBOUND\tVERDICT\tEXPECTED\tSTATES\tTRANSITIONS\tDEPTH\tTIME\tSTATES/S")
-	for _, v := range vs {
-		expected := "yes"
-		if !v.Expected() {
-			expected = "NO"
-		}
-		if v.Negative {
-			expected += " (negative control)"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%v\t%.0f\n", v.Model, v.Config, v.Bound, v.Result(), expected,
-			v.Stats.States, v.Stats.Transitions, v.Stats.MaxDepth, v.Stats.Elapsed.Round(time.Millisecond), v.Stats.PerSecond())
-	}
-	tw.Flush()
+	model.WriteVerdictTable(w, vs)
 	for _, v := range vs {
 		if v.Violation == nil {
 			continue
