@@ -1,10 +1,11 @@
 module github.com/flushproof/flushproof
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/anishathalye/porcupine v1.3.1
 	github.com/stretchr/testify v1.12.1
+	golang.org/x/sys v0.50.0
 	pgregory.net/rapid v1.3.0
 )
 

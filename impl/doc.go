@@ -1,5 +1,26 @@
-// Package impl will hold the real code behind the interfaces of spec
-// (Device, Word, Fence) for Linux files and block devices, and the protocol
-// library (FlushSeq, Syncer, DSync writer, Submitter, DIO counter). Nothing
-// is implemented yet; see DESIGN.md, "The shared interface".
+// Package impl is the real code behind the interfaces of spec, and the
+// protocol library that runs over them both on Linux devices and, unchanged,
+// inside the model world (DESIGN.md, "The shared interface").
+//
+// Devices and atomics:
+//   - [Open] opens a regular file or a block device with O_DIRECT (block
+//     devices exclusively) as a spec.Device: FUA writes are pwritev2 with
+//     RWF_DSYNC, flushes are fdatasync.
+//   - [Word] (spec.Word) is a sync/atomic int64; [Fence] (spec.Fence) is a
+//     no-op, since Go's atomics are sequentially consistent.
+//   - [WaitQueue] (spec.WaitQueue) is a mutex and a condition variable.
+//   - [Counting] counts the commands a device was sent.
+//
+// Protocols:
+//   - [FlushSeq]: the flush-sequence counters of seed 002.
+//   - [Syncer]: write-then-Sync for many writers that share flushes, with
+//     the policies [Always], [SkipIfFlushedSince] and [Join].
+//   - [DSyncWriter]: durable writes by FUA or by write + flush (seed 000).
+//   - [Submitter]: I/O to one file serialised or in parallel (seed 003).
+//   - [DIOCounter]: in-flight direct I/O for truncate to wait on (seed 004).
+//
+// The Syncer is checked in the model world by the tests of this package:
+// each call on a model.Task's handles is a scheduling point, and at small
+// bounds every run's trace must be a run of the explorer's state machine
+// (model.ValidateFsyncTrace). docs/impl.md says how.
 package impl

@@ -96,7 +96,9 @@ func projectWorld(ev WorldEvent, m MemoryModel) (obs, bool) {
 		switch {
 		case ev.Note == iclogOut:
 			return obs{actor: t, kind: oLogWoken}, true
-		case strings.HasPrefix(ev.Note, joinWakePrefix):
+		case strings.HasPrefix(ev.Note, joinWakePrefix), ev.Note == WaitQueueWoken:
+			// The improved variant's wait for the flush it joins, in
+			// FsyncProgram or in code using a spec.WaitQueue.
 			return obs{actor: t, kind: oJoinWake}, true
 		}
 	}

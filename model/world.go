@@ -595,6 +595,20 @@ func (t *Task) WaitUntil(what string, cond func() bool) {
 	t.Select(Branch{Name: what, When: cond, Wake: true})
 }
 
+// WaitQueue returns the task's handle on the world's wait queue: Wake runs
+// its change at once (only one task runs at a time, so it is atomic) and is
+// not a scheduling point; Wait is a scheduling point whose wake-up, taken
+// when cond holds, is a full barrier.
+func (t *Task) WaitQueue() spec.WaitQueue { return worldQueue{t} }
+
+type worldQueue struct{ t *Task }
+
+func (q worldQueue) Wake(change func())    { change() }
+func (q worldQueue) Wait(cond func() bool) { q.t.WaitUntil(WaitQueueWoken, cond) }
+
+// WaitQueueWoken names the wake-up of a task waiting on its WaitQueue.
+const WaitQueueWoken = "woken from the wait queue"
+
 // Word returns the task's handle on shared word i.
 func (t *Task) Word(i int) *WorldWord { return &WorldWord{t: t, loc: i} }
 

@@ -11,7 +11,7 @@
 //   - [Contract]: the contract itself, as an incremental monitor over a
 //     history. [Contract.Allowed] answers "what may this block hold after a
 //     crash now", [Contract.Obligations] lists what must survive and why.
-//   - [Device], [Word], [Fence]: the interfaces shared by the model world and
+//   - [Device], [Word], [Fence], [WaitQueue]: the interfaces shared by the model world and
 //     the real implementations (DESIGN.md, "The shared interface").
 //
 // Sources for every rule are cited where the rule is coded; the two main ones

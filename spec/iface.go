@@ -35,3 +35,17 @@ type Word interface {
 // Fence is smp_mb(). Over sync/atomic, which is sequentially consistent, it
 // is a no-op.
 type Fence interface{ Full() }
+
+// WaitQueue is a wait queue with its lock (wait_event / wake_up): protocol
+// state that lives outside the atomic words, such as which flushes are in
+// flight, is changed under Wake and waited on with Wait.
+type WaitQueue interface {
+	// Wake runs change under the queue's lock, then wakes every waiter so
+	// that it re-evaluates its condition.
+	Wake(change func())
+	// Wait sleeps until cond, evaluated under the queue's lock, holds; it
+	// returns at once if cond already holds. Going to sleep and being woken
+	// imply a full barrier (memory-barriers.txt, "Sleep and wake-up
+	// functions"), and so does Wait when it does not sleep.
+	Wait(cond func() bool)
+}

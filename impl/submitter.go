@@ -1,0 +1,23 @@
+package impl
+
+import "sync"
+
+// Submitter runs I/O for one file either serialised (one at a time, as
+// io-wq does for work hashed to the same inode) or in parallel (io_uring
+// after seed 003_37274e66d717bc90.txt, for file systems that set
+// FMODE_DIO_PARALLEL_WRITE). Whether parallel submission is safe is the
+// file system's business: docs/iowq.md checks the locking that makes it so.
+// The zero value submits in parallel.
+type Submitter struct {
+	Serialised bool
+	mu         sync.Mutex
+}
+
+// Submit runs io, after the previous io when serialised.
+func (s *Submitter) Submit(io func() error) error {
+	if s.Serialised {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+	}
+	return io()
+}

@@ -1,0 +1,201 @@
+package impl
+
+import (
+	"fmt"
+	"sync/atomic"
+
+	"github.com/flushproof/flushproof/spec"
+)
+
+// Policy says how a Syncer makes a completed write durable.
+type Policy uint8
+
+// The policies.
+const (
+	// Always flushes on every Sync: the baseline, fdatasync per write.
+	Always Policy = iota + 1
+	// SkipIfFlushedSince skips the flush when a flush numbered after the
+	// write completed has already completed (the patched xfs fsync of seed
+	// 002_457adfd816453544.txt).
+	SkipIfFlushedSince
+	// Join also waits for a flush numbered after the write completed that
+	// is already in flight, instead of issuing another; if that flush
+	// fails, it flushes itself (the improved variant, proven in
+	// docs/flushseq.md before it is measured).
+	Join
+)
+
+func (p Policy) String() string {
+	switch p {
+	case Always:
+		return "always"
+	case SkipIfFlushedSince:
+		return "skip-if-flushed-since"
+	case Join:
+		return "join"
+	}
+	return fmt.Sprintf("Policy(%d)", uint8(p))
+}
+
+// ParsePolicy is the inverse of Policy.String.
+func ParsePolicy(s string) (Policy, error) {
+	for _, p := range []Policy{Always, SkipIfFlushedSince, Join} {
+		if p.String() == s {
+			return p, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown sync policy %q (want always, skip-if-flushed-since or join)", s)
+}
+
+// Syncer makes writes durable for many writers that share one device: a
+// writer writes, waits for its write to complete, and calls Sync. Under the
+// policies that share flushes, a Sync returns without a flush of its own
+// when a flush that covers the write has completed (or, with Join, is in
+// flight and then completes).
+//
+// A Syncer is safe for concurrent use when its handles are (the Linux
+// Device, Word and WaitQueue of this package are). In the model world every
+// task needs handles of its own: Bind gives a Syncer that shares this one's
+// state but acts through other handles.
+type Syncer struct {
+	h      Handles
+	policy Policy
+	st     *syncState
+
+	// Test-only mutations (negative controls), set by tests in this
+	// package: skip when Completed >= S instead of > S.
+	mutGreaterEqual bool
+}
+
+// Handles are what a Syncer acts through.
+type Handles struct {
+	Dev   spec.Device
+	Seq   FlushSeq
+	Queue spec.WaitQueue
+	_     struct{}
+}
+
+// syncState is what all the Syncers bound to one device share: the flushes
+// in flight (protected by the wait queue) and the statistics.
+type syncState struct {
+	inFlight map[int64]struct{}
+	syncs    atomic.Int64
+	skipped  atomic.Int64
+	joined   atomic.Int64
+	flushes  atomic.Int64
+	failed   atomic.Int64
+}
+
+// NewSyncer returns a Syncer with the given policy.
+func NewSyncer(h Handles, p Policy) (*Syncer, error) {
+	if h.Dev == nil || h.Queue == nil || (p != Always && (h.Seq.Submitted == nil || h.Seq.Completed == nil || h.Seq.MB == nil)) {
+		return nil, fmt.Errorf("syncer: a device, a wait queue and (for %v) both counters and a fence are needed", p)
+	}
+	if _, err := ParsePolicy(p.String()); err != nil {
+		return nil, err
+	}
+	return &Syncer{h: h, policy: p, st: &syncState{inFlight: map[int64]struct{}{}}}, nil
+}
+
+// Bind returns a Syncer that shares s's policy, flushes in flight and
+// statistics but acts through h.
+func (s *Syncer) Bind(h Handles) *Syncer {
+	b := *s
+	b.h = h
+	return &b
+}
+
+// Policy returns the policy.
+func (s *Syncer) Policy() Policy { return s.policy }
+
+// Sync makes every write that completed before the call durable, or
+// returns the error of the flush that was to do it. It is Sample followed
+// by SyncSince.
+func (s *Syncer) Sync() error {
+	if s.policy == Always {
+		s.st.syncs.Add(1)
+		return s.flush(false)
+	}
+	return s.SyncSince(s.Sample())
+}
+
+// Sample returns the flush sequence to pass to SyncSince. Call it after
+// the writes to be synced have completed; a sample taken earlier may let
+// SyncSince skip a flush that was needed (the read-before-writeback
+// mutant of docs/flushseq.md).
+func (s *Syncer) Sample() int64 {
+	if s.policy == Always {
+		return 0
+	}
+	return s.h.Seq.Sample()
+}
+
+// SyncSince makes durable every write that completed before Sample
+// returned sample.
+func (s *Syncer) SyncSince(sample int64) error {
+	s.st.syncs.Add(1)
+	if s.policy == Always {
+		return s.flush(false)
+	}
+	if s.flushedSince(sample) {
+		s.st.skipped.Add(1)
+		return nil
+	}
+	if s.policy == Join {
+		// A flush numbered above sample was submitted after the writes
+		// completed: wait for it to end instead of issuing another.
+		if seq := s.h.Seq.Submitted.Load(); seq > sample {
+			s.h.Queue.Wait(func() bool { _, busy := s.st.inFlight[seq]; return !busy })
+			if s.flushedSince(sample) {
+				s.st.skipped.Add(1)
+				s.st.joined.Add(1)
+				return nil
+			}
+		}
+	}
+	return s.flush(true)
+}
+
+func (s *Syncer) flushedSince(sample int64) bool {
+	if s.mutGreaterEqual {
+		return s.h.Seq.Completed.Load() >= sample
+	}
+	return s.h.Seq.FlushedSince(sample)
+}
+
+// flush issues a flush, numbered when the policy shares flushes.
+func (s *Syncer) flush(numbered bool) error {
+	s.st.flushes.Add(1)
+	if !numbered {
+		err := s.h.Dev.Flush()
+		if err != nil {
+			s.st.failed.Add(1)
+		}
+		return err
+	}
+	seq := s.h.Seq.Start()
+	s.h.Queue.Wake(func() { s.st.inFlight[seq] = struct{}{} })
+	err := s.h.Dev.Flush()
+	if err == nil {
+		s.h.Seq.Done(seq)
+	} else {
+		s.st.failed.Add(1)
+	}
+	s.h.Queue.Wake(func() { delete(s.st.inFlight, seq) })
+	return err
+}
+
+// SyncStats counts what the Syncers sharing one state did.
+type SyncStats struct {
+	Syncs   int64 // Sync and SyncSince calls
+	Skipped int64 // of those, the ones that returned without a flush of their own
+	Joined  int64 // of the skipped, the ones that waited for a flush in flight
+	Flushes int64 // flushes issued
+	Failed  int64 // flushes that failed
+}
+
+// Stats returns the counts so far.
+func (s *Syncer) Stats() SyncStats {
+	return SyncStats{Syncs: s.st.syncs.Load(), Skipped: s.st.skipped.Load(), Joined: s.st.joined.Load(),
+		Flushes: s.st.flushes.Load(), Failed: s.st.failed.Load()}
+}

@@ -1,0 +1,231 @@
+package impl
+
+import (
+	"encoding/binary"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"pgregory.net/rapid"
+
+	"github.com/flushproof/flushproof/internal/rapidctl"
+	"github.com/flushproof/flushproof/model"
+)
+
+// The Syncer of this package, unchanged, inside the model world: its
+// device, counters, fence and wait queue are the world's handles, so every
+// call it makes is a scheduling point chosen by rapid, under SC, TSO or
+// Relaxed memory, with flush failures and crashes. Each task writes its own
+// block, waits for the write, and syncs; when Sync returns nil the block
+// must survive a crash at that moment, and at the machine's crash every
+// acknowledged block must survive. At small bounds the trace of every run
+// must also be a run of the explorer's state machine of the protocol
+// (model.ValidateFsyncTrace), so the code that is benchmarked and the
+// model that is proven cannot drift apart.
+
+type rapidChooser struct{ t *rapid.T }
+
+func (c rapidChooser) Choose(acts []model.Action) int {
+	if len(acts) == 1 {
+		return 0
+	}
+	return rapid.IntRange(0, len(acts)-1).Draw(c.t, "step")
+}
+
+// mutation is a test-only wrong use or version of the Syncer.
+type mutation uint8
+
+const (
+	correct      mutation = iota
+	sampleEarly           // the sequence is sampled before the data write returned
+	greaterEqual          // skip when completed >= S
+)
+
+type worldRun struct {
+	policy     Policy
+	mut        mutation
+	tasks      int
+	syncs      int
+	memory     model.MemoryModel
+	failures   bool
+	crash      int
+	returned   int
+	skipped    int
+	acked      [][]byte
+	syncerUsed *Syncer
+}
+
+// run runs the tasks in a new world and returns it with the run's error:
+// a lost write is reported as an error mentioning "not durable".
+func (r *worldRun) run(ch model.Chooser) (*model.World, error) {
+	w, err := model.NewWorld(model.WorldConfig{Memory: r.memory, Tasks: r.tasks, Words: 2, Blocks: r.tasks,
+		FlushFailures: r.failures, Crash: r.crash, WordNames: model.FsyncWordNames})
+	if err != nil {
+		return nil, err
+	}
+	r.acked = make([][]byte, r.tasks)
+	var base *Syncer
+	out, err := w.Run(ch, func(t *model.Task) {
+		dev := t.Device()
+		h := Handles{Dev: dev, Queue: t.WaitQueue(),
+			Seq: FlushSeq{Submitted: t.Word(model.WordSubmitted), Completed: t.Word(model.WordCompleted), MB: t.Fence()}}
+		if base == nil { // task 0 runs first
+			var err error
+			if base, err = NewSyncer(h, r.policy); err != nil {
+				w.Fail(err)
+				return
+			}
+			base.mutGreaterEqual = r.mut == greaterEqual
+			r.syncerUsed = base
+		}
+		s := base.Bind(h)
+		off := int64(t.ID() * dev.BlockSize())
+		for round := 1; round <= r.syncs; round++ {
+			data := make([]byte, dev.BlockSize())
+			binary.LittleEndian.PutUint32(data, uint32(t.ID()))
+			binary.LittleEndian.PutUint32(data[4:], uint32(round))
+			var sample int64
+			if r.mut == sampleEarly {
+				sample = s.Sample()
+			}
+			if err := dev.WriteAt(data, off, 0); err != nil {
+				w.Fail(err)
+				return
+			}
+			var err error
+			if r.mut == sampleEarly {
+				err = s.SyncSince(sample)
+			} else {
+				err = s.Sync()
+			}
+			if err != nil {
+				t.Note("fsync returns -EIO")
+				continue
+			}
+			r.acked[t.ID()] = data
+			t.Note("fsync returns 0")
+			if !w.Survives(t.ID(), data) {
+				w.Fail(fmt.Errorf("task %d: Sync returned nil but its write (round %d) is not durable: a crash now loses it", t.ID(), round))
+				return
+			}
+		}
+	})
+	if err == nil && out.Crashed {
+		for b, data := range r.acked {
+			if data != nil && !w.Survives(b, data) {
+				err = fmt.Errorf("crash after step %d: block %d's acknowledged write is not durable", out.Steps, b)
+			}
+		}
+	}
+	return w, err
+}
+
+func (r *worldRun) draw(t *rapid.T, policies []Policy, mems []model.MemoryModel, maxTasks, syncs int) {
+	r.policy = rapid.SampledFrom(policies).Draw(t, "policy")
+	r.memory = rapid.SampledFrom(mems).Draw(t, "memory")
+	r.tasks = rapid.IntRange(1, maxTasks).Draw(t, "tasks")
+	r.syncs = syncs
+	r.failures = rapid.Bool().Draw(t, "flush failures")
+	if rapid.Bool().Draw(t, "crash") {
+		r.crash = rapid.IntRange(1, r.tasks*syncs*12).Draw(t, "crash before step")
+	}
+}
+
+func variantOf(p Policy, m mutation) model.FsyncVariant {
+	switch {
+	case m == greaterEqual:
+		return model.GreaterEqual
+	case p == Join:
+		return model.Improved
+	}
+	return model.Patched
+}
+
+// TestSyncerInModelWorldValidated: small runs of every sharing policy,
+// each trace validated against the explorer's state machine (whose
+// variants patched and improved are proven SAFE in `flushproof check`).
+func TestSyncerInModelWorldValidated(t *testing.T) {
+	runs, skips, joins := 0, 0, 0
+	rapidctl.Check(t, 1000, func(t *rapid.T) {
+		r := &worldRun{}
+		r.draw(t, []Policy{SkipIfFlushedSince, Join}, model.MemoryModels(), 3, 2)
+		w, err := r.run(rapidChooser{t})
+		if err != nil {
+			t.Fatalf("%v %v %d tasks: %v\n%s", r.policy, r.memory, r.tasks, err, w.Format(60))
+		}
+		cfg := model.FsyncConfig{Variant: variantOf(r.policy, r.mut), Memory: r.memory, Tasks: r.tasks, Fsyncs: r.syncs, FlushFailures: r.failures}
+		res, err := model.ValidateFsyncTrace(cfg, w.Trace())
+		if err != nil {
+			t.Fatalf("%v: the Syncer took a step the state machine cannot: %v\n%s", r.policy, err, w.Format(0))
+		}
+		if res.Lost {
+			t.Fatalf("the state machine lost a write the run did not report\n%s", w.Format(0))
+		}
+		runs++
+		st := r.syncerUsed.Stats()
+		skips += int(st.Skipped)
+		joins += int(st.Joined)
+	})
+	t.Logf("%d validated runs, %d syncs skipped their flush, %d by joining one in flight", runs, skips, joins)
+	assert.Positive(t, skips, "no Sync skipped: sharing was not exercised")
+	assert.Positive(t, joins, "no Sync joined a flush in flight")
+}
+
+// TestSyncerInModelWorldLarge: 16 tasks x 50 syncs under every policy and
+// memory model, with flush failures and crashes.
+func TestSyncerInModelWorldLarge(t *testing.T) {
+	for _, p := range []Policy{Always, SkipIfFlushedSince, Join} {
+		t.Run(p.String(), func(t *testing.T) {
+			var syncs, skipped int64
+			rapidctl.Check(t, 300, func(t *rapid.T) {
+				r := &worldRun{}
+				r.draw(t, []Policy{p}, model.MemoryModels(), 16, 50)
+				r.tasks = 16
+				w, err := r.run(rapidChooser{t})
+				if err != nil {
+					t.Fatalf("%v %v: %v\n%s", p, r.memory, err, w.Format(60))
+				}
+				st := r.syncerUsed.Stats()
+				syncs += st.Syncs
+				skipped += st.Skipped
+			})
+			t.Logf("%v: %d syncs, %d skipped their flush", p, syncs, skipped)
+			assert.Positive(t, syncs)
+			if p != Always {
+				assert.Positive(t, skipped)
+			} else {
+				assert.Zero(t, skipped)
+			}
+		})
+	}
+}
+
+// TestSyncerMutantsInModelWorld are the negative controls at the impl
+// level: sampling the sequence before the data write returned, and
+// skipping on completed >= S, must lose an acknowledged write in the model
+// world, found by rapid and replayed from its seed. The >= mutant's trace
+// must also be a run of the explorer's >= mutant that reaches its
+// violation: the same bug in both.
+func TestSyncerMutantsInModelWorld(t *testing.T) {
+	for _, m := range []mutation{sampleEarly, greaterEqual} {
+		t.Run(fmt.Sprint(map[mutation]string{sampleEarly: "sample-before-write", greaterEqual: ">="}[m]), func(t *testing.T) {
+			f := rapidctl.Expect(t, 2000, func(t *rapid.T) {
+				r := &worldRun{mut: m}
+				r.draw(t, []Policy{SkipIfFlushedSince, Join}, model.MemoryModels(), 3, 2)
+				w, err := r.run(rapidChooser{t})
+				if err == nil {
+					return
+				}
+				if m == greaterEqual && r.policy == SkipIfFlushedSince {
+					cfg := model.FsyncConfig{Variant: model.GreaterEqual, Memory: r.memory, Tasks: r.tasks, Fsyncs: r.syncs, FlushFailures: r.failures}
+					res, verr := model.ValidateFsyncTrace(cfg, w.Trace())
+					if verr != nil || (!res.Lost && r.crash == 0) {
+						t.Fatalf("trace of the >= mutant is not the model's >= mutant (lost=%v): %v", res.Lost, verr)
+					}
+				}
+				t.Fatalf("%v: %v\n%s", r.policy, err, w.Format(40))
+			})
+			assert.Contains(t, f.Output, "not durable")
+		})
+	}
+}
