@@ -92,7 +92,7 @@ func (d *memDevice) versions(b int) (durable, completed int) {
 // returns nil the block's version written before it must be durable. Run
 // under -race too.
 func TestSyncerConcurrent(t *testing.T) {
-	for _, p := range []Policy{Always, SkipIfFlushedSince, Join} {
+	for _, p := range Policies() {
 		t.Run(p.String(), func(t *testing.T) {
 			dev := newMemDevice(16, 8)
 			dev.failEvery = 7

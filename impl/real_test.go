@@ -129,7 +129,7 @@ func TestSyncerRealRunsLinearizable(t *testing.T) {
 	for _, name := range []string{"file", "loop"} {
 		t.Run(name, func(t *testing.T) {
 			dev := devs[name](t)
-			for _, p := range []Policy{Always, SkipIfFlushedSince, Join} {
+			for _, p := range Policies() {
 				// A flush that takes a millisecond, as a disk's would, so
 				// that flushes overlap other goroutines' writes and reads.
 				// (The sharing policies rarely skip here: a writer that

@@ -23,6 +23,12 @@ const (
 	// fails, it flushes itself (the improved variant, proven in
 	// docs/flushseq.md before it is measured).
 	Join
+	// GroupCommit is Join, but when no flush numbered after the writes
+	// has started yet, it first waits for the flushes in flight to end:
+	// meanwhile other writers pile up, one of them starts the next flush,
+	// and the rest join it (docs/impl.md; the group-commit variant in
+	// docs/flushseq.md, proven like the others).
+	GroupCommit
 )
 
 func (p Policy) String() string {
@@ -33,13 +39,18 @@ func (p Policy) String() string {
 		return "skip-if-flushed-since"
 	case Join:
 		return "join"
+	case GroupCommit:
+		return "group-commit"
 	}
 	return fmt.Sprintf("Policy(%d)", uint8(p))
 }
 
+// Policies lists the policies.
+func Policies() []Policy { return []Policy{Always, SkipIfFlushedSince, Join, GroupCommit} }
+
 // ParsePolicy is the inverse of Policy.String.
 func ParsePolicy(s string) (Policy, error) {
-	for _, p := range []Policy{Always, SkipIfFlushedSince, Join} {
+	for _, p := range Policies() {
 		if p.String() == s {
 			return p, nil
 		}
@@ -137,12 +148,18 @@ func (s *Syncer) SyncSince(sample int64) error {
 	if s.policy == Always {
 		return s.flush(false)
 	}
-	if s.flushedSince(sample) {
-		s.st.skipped.Add(1)
-		return nil
-	}
-	if s.policy == Join {
-		// A flush numbered above sample was submitted after the writes
+	for drained := false; ; drained = true {
+		if s.flushedSince(sample) {
+			s.st.skipped.Add(1)
+			if drained {
+				s.st.joined.Add(1)
+			}
+			return nil
+		}
+		if s.policy == SkipIfFlushedSince {
+			return s.flush(true)
+		}
+		// A flush numbered above sample started after the writes
 		// completed: wait for it to end instead of issuing another.
 		if seq := s.h.Seq.Submitted.Load(); seq > sample {
 			s.h.Queue.Wait(func() bool { _, busy := s.st.inFlight[seq]; return !busy })
@@ -151,9 +168,21 @@ func (s *Syncer) SyncSince(sample int64) error {
 				s.st.joined.Add(1)
 				return nil
 			}
+			return s.flush(true)
 		}
+		if s.policy != GroupCommit || drained {
+			return s.flush(true)
+		}
+		// Group commit: let the earlier flushes end, then look again.
+		s.h.Queue.Wait(func() bool {
+			for seq := range s.st.inFlight {
+				if seq <= sample {
+					return false
+				}
+			}
+			return true
+		})
 	}
-	return s.flush(true)
 }
 
 func (s *Syncer) flushedSince(sample int64) bool {

@@ -137,6 +137,8 @@ func variantOf(p Policy, m mutation) model.FsyncVariant {
 		return model.GreaterEqual
 	case p == Join:
 		return model.Improved
+	case p == GroupCommit:
+		return model.GroupCommit
 	}
 	return model.Patched
 }
@@ -148,7 +150,7 @@ func TestSyncerInModelWorldValidated(t *testing.T) {
 	runs, skips, joins := 0, 0, 0
 	rapidctl.Check(t, 1000, func(t *rapid.T) {
 		r := &worldRun{}
-		r.draw(t, []Policy{SkipIfFlushedSince, Join}, model.MemoryModels(), 3, 2)
+		r.draw(t, []Policy{SkipIfFlushedSince, Join, GroupCommit}, model.MemoryModels(), 3, 2)
 		w, err := r.run(rapidChooser{t})
 		if err != nil {
 			t.Fatalf("%v %v %d tasks: %v\n%s", r.policy, r.memory, r.tasks, err, w.Format(60))
@@ -174,7 +176,7 @@ func TestSyncerInModelWorldValidated(t *testing.T) {
 // TestSyncerInModelWorldLarge: 16 tasks x 50 syncs under every policy and
 // memory model, with flush failures and crashes.
 func TestSyncerInModelWorldLarge(t *testing.T) {
-	for _, p := range []Policy{Always, SkipIfFlushedSince, Join} {
+	for _, p := range Policies() {
 		t.Run(p.String(), func(t *testing.T) {
 			var syncs, skipped int64
 			rapidctl.Check(t, 300, func(t *rapid.T) {
@@ -211,7 +213,7 @@ func TestSyncerMutantsInModelWorld(t *testing.T) {
 		t.Run(fmt.Sprint(map[mutation]string{sampleEarly: "sample-before-write", greaterEqual: ">="}[m]), func(t *testing.T) {
 			f := rapidctl.Expect(t, 2000, func(t *rapid.T) {
 				r := &worldRun{mut: m}
-				r.draw(t, []Policy{SkipIfFlushedSince, Join}, model.MemoryModels(), 3, 2)
+				r.draw(t, []Policy{SkipIfFlushedSince, Join, GroupCommit}, model.MemoryModels(), 3, 2)
 				w, err := r.run(rapidChooser{t})
 				if err == nil {
 					return

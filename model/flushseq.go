@@ -46,6 +46,7 @@ const (
 	NumberAfterSubmit                           // mutant: inc_return after submitting the flush
 	DAXSkips                                    // mutant: DAX tasks skip on the counter too
 	PlainStoreCompleted                         // benign: completed = seq, a plain store, not a max
+	GroupCommit                                 // ours: improved, but first wait for the earlier flushes in flight
 )
 
 var variantNames = map[FsyncVariant]string{
@@ -53,7 +54,7 @@ var variantNames = map[FsyncVariant]string{
 	ReadBeforeWriteback: "mutant-read-before-writeback", NoMB: "mutant-no-smp_mb",
 	GreaterEqual: "mutant->=", AdvanceOnFailure: "mutant-advance-on-failed-flush",
 	NumberAfterSubmit: "mutant-number-after-submit", DAXSkips: "mutant-dax-skips",
-	PlainStoreCompleted: "benign-plain-store-completed",
+	PlainStoreCompleted: "benign-plain-store-completed", GroupCommit: "group-commit",
 }
 
 func (v FsyncVariant) String() string {
@@ -65,13 +66,13 @@ func (v FsyncVariant) String() string {
 
 // FsyncVariants lists every variant.
 func FsyncVariants() []FsyncVariant {
-	return []FsyncVariant{Baseline, Patched, Improved, PlainStoreCompleted,
+	return []FsyncVariant{Baseline, Patched, Improved, GroupCommit, PlainStoreCompleted,
 		ReadBeforeWriteback, NoMB, GreaterEqual, AdvanceOnFailure, NumberAfterSubmit, DAXSkips}
 }
 
 // Mutant reports whether the variant is a negative control.
 func (v FsyncVariant) Mutant() bool {
-	return v != Baseline && v != Patched && v != Improved && v != PlainStoreCompleted
+	return v != Baseline && v != Patched && v != Improved && v != GroupCommit && v != PlainStoreCompleted
 }
 
 // FsyncConfig is one bounded scenario.
@@ -119,6 +120,7 @@ const (
 	pcEarlyS      // read-before-writeback: S = read(submitted) before the write
 	pcJoinLoad    // improved, no skip: read submitted
 	pcJoinRecheck // improved, woken after the joined flush: read completed again
+	pcDrain       // group commit: wait until no flush numbered <= S is in flight
 )
 
 type fsTask struct {
@@ -126,6 +128,7 @@ type fsTask struct {
 	s, seq, c, wait int8
 	logWait         int8 // task+1 whose flush writes the iclog this task waits for (0: not yet submitted)
 	failed          bool // this round's flush failed: fsync returns EIO
+	drained         bool // group commit: waited for the earlier flushes this round
 }
 
 type fsFlush struct {
@@ -223,6 +226,7 @@ const (
 	kLogJoin
 	kLogWoken
 	kLogEscape
+	kDrained
 )
 
 // Describe implements System.
@@ -250,6 +254,8 @@ func (s *FsyncSystem) Describe(l Label) string {
 		return fmt.Sprintf("submit flush (seq %d)", v)
 	case kJoinWait:
 		return fmt.Sprintf("woken: flush seq %d ended", a)
+	case kDrained:
+		return fmt.Sprintf("woken: no flush numbered <= S=%d in flight", v)
 	case kDoneLoad:
 		return fmt.Sprintf("c = completed -> %d", v)
 	case kDoneCAS:
@@ -319,7 +325,7 @@ func (s *FsyncSystem) Waiting(st FsyncState) uint64 {
 	var w uint64
 	for t := 0; t < s.cfg.Tasks; t++ {
 		switch st.task[t].pc {
-		case pcWaitW, pcWaitF, pcJoin, pcLogWait:
+		case pcWaitW, pcWaitF, pcJoin, pcLogWait, pcDrain:
 			w |= 1 << t
 		}
 	}
@@ -473,7 +479,7 @@ func (s *FsyncSystem) taskSteps(st FsyncState, t int, yield func(Label, FsyncSta
 			if v == NumberAfterSubmit {
 				n.task[t].pc = pcSubmit
 			}
-			if v == Improved {
+			if v == Improved || v == GroupCommit {
 				n.task[t].pc = pcJoinLoad
 			}
 			yield(lab(t, kNoSkip, int(c), int(tk.s)), n)
@@ -485,9 +491,28 @@ func (s *FsyncSystem) taskSteps(st FsyncState, t int, yield func(Label, FsyncSta
 			n.mem = r.Mem
 			if r.Val > int64(tk.s) {
 				n.task[t].pc, n.task[t].wait = pcJoin, int8(r.Val)
+			} else if v == GroupCommit && !tk.drained {
+				// Nothing to join yet: let the flushes in flight end
+				// first (others pile up behind them), then check again.
+				n.task[t].pc = pcDrain
 			}
 			yield(lab(t, kJoinLoad, int(r.Val), int(tk.s)), n)
 		}
+	case pcDrain:
+		// Waits on the flushes numbered <= S from their numbering to their
+		// flush_done (the Syncer's registry of flushes in flight).
+		for u := 0; u < s.cfg.Tasks; u++ {
+			switch st.task[u].pc {
+			case pcSubmit, pcWaitF, pcDoneLoad, pcDoneCAS:
+				if u != t && st.task[u].seq <= tk.s {
+					return
+				}
+			}
+		}
+		n := next(pcCheck)
+		n.task[t].drained = true
+		n.mem = st.mem.Fence(t) // woken: a full barrier
+		yield(lab(t, kDrained, 0, int(tk.s)), n)
 	case pcJoin:
 		for f := 0; f < s.cfg.Tasks; f++ {
 			if st.flush[f].st == 1 && st.flush[f].seq == tk.wait {
@@ -584,6 +609,7 @@ func (s *FsyncSystem) taskSteps(st FsyncState, t int, yield func(Label, FsyncSta
 		yield(lab(t, kDoneCAS, okArg, int(tk.seq)), n)
 	case pcReturn:
 		n := next(s.roundStart())
+		n.task[t].drained = false
 		if int(tk.round) == s.cfg.Fsyncs {
 			n.task[t].pc = pcFinished
 		}

@@ -84,7 +84,7 @@ func (s *FsyncSystem) taskKey(st *FsyncState, t int) taskKey {
 	f := st.flush[t]
 	m := &st.mem
 	d := locDone(t)
-	k := taskKey{tk.pc, tk.round, byte(tk.s), byte(tk.seq), byte(tk.c), byte(tk.wait), b2b(tk.failed), b2b(tk.logWait != 0),
+	k := taskKey{tk.pc, tk.round, byte(tk.s), byte(tk.seq), byte(tk.c), byte(tk.wait), b2b(tk.failed), b2b(tk.logWait != 0), b2b(tk.drained),
 		st.wst[t], b2b(st.dur&(1<<t) != 0), f.st, byte(f.seq), b2b(f.cover&(1<<t) != 0), byte(popcount8(f.cover)),
 		m.view[t][locSubmitted], m.view[t][locCompleted], m.view[t][d], m.n[d], m.bufN[t]}
 	for i, v := range m.vals[d] {
@@ -97,7 +97,7 @@ func (s *FsyncSystem) taskKey(st *FsyncState, t int) taskKey {
 // flush and view state, then its completion word's live stores.
 type taskKey [taskKeyFixed + maxStores]byte
 
-const taskKeyFixed = 19
+const taskKeyFixed = 20
 
 func b2b(b bool) byte {
 	if b {
@@ -130,7 +130,7 @@ func (s *FsyncSystem) normalize(st FsyncState) FsyncState {
 	for t := 0; t < s.cfg.Tasks; t++ {
 		st.mem.forget(t, locDone(t))
 		pc := st.task[t].pc
-		dead := pc == pcFinished || pc == pcJoin || pc == pcLogWait ||
+		dead := pc == pcFinished || pc == pcJoin || pc == pcLogWait || pc == pcDrain ||
 			(fencedBeforeRead && (pc == pcWrite || pc == pcWaitW))
 		if dead {
 			st.mem.forget(t, locSubmitted)

@@ -92,7 +92,7 @@ func FsyncVerdict(c FsyncConfig, opt Options) (Verdict, error) {
 // failures and log force): the real variants, which must be SAFE.
 func FsyncProofChecks() []FsyncConfig {
 	var out []FsyncConfig
-	for _, v := range []FsyncVariant{Baseline, Patched, Improved} {
+	for _, v := range []FsyncVariant{Baseline, Patched, Improved, GroupCommit} {
 		for _, m := range MemoryModels() {
 			out = append(out, FsyncConfig{Variant: v, Memory: m, Tasks: 3, Fsyncs: 2})
 		}

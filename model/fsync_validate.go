@@ -119,7 +119,7 @@ func projectLabel(l Label) (obs, bool) {
 		return obs{actor: t, kind: oLoad, loc: WordCompleted, val: int64(id)}, true
 	case kJoinLoad:
 		return obs{actor: t, kind: oLoad, loc: WordSubmitted, val: int64(id)}, true
-	case kJoinWait:
+	case kJoinWait, kDrained:
 		return obs{actor: t, kind: oJoinWake}, true
 	case kNumber:
 		return obs{actor: t, kind: oInc, loc: WordSubmitted, val: arg}, true

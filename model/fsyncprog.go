@@ -52,7 +52,7 @@ func (p *FsyncProgram) WorldConfig(tasks int, m MemoryModel) WorldConfig {
 // Run runs the program in w and then, if the machine crashed, checks every
 // acknowledged write against what the crash may leave.
 func (p *FsyncProgram) Run(w *World, ch Chooser) (Outcome, error) {
-	if _, ok := variantNames[p.Variant]; !ok || p.Variant == DAXSkips {
+	if _, ok := variantNames[p.Variant]; !ok || p.Variant == DAXSkips || p.Variant == GroupCommit {
 		return Outcome{}, fmt.Errorf("fsync program: variant %v is not supported in the model world", p.Variant)
 	}
 	if p.Fsyncs < 1 {
