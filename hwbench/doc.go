@@ -1,4 +1,38 @@
-// Package hwbench will run the impl protocols on real devices, baseline
-// against optimised (`go test ./hwbench -device=PATH`). Nothing is
-// implemented yet; see DESIGN.md, "hwbench".
+// Package hwbench runs the impl protocols on real devices, baseline
+// against optimised in the same run, and prints what each optimisation
+// buys the way the seeds' tables do (DESIGN.md, "hwbench";
+// docs/hwbench.md says how to run it and how to read the output):
+//
+//	go test ./hwbench -v                      # a temporary file (and, as root, a loop device)
+//	go test ./hwbench -v -device=loop         # a loop device over a sparse temporary file (root)
+//	go test ./hwbench -v -device=/dev/sdX     # a disk: refused if in use or formatted
+//	go test ./hwbench -run '^$' -bench . -count 6 -device=loop > new.txt   # for benchstat
+//
+// The device:
+//   - [OpenTarget] opens a [Target]: a temporary file, a loop device of its
+//     own ([AttachLoop], [DetachLoop]) or a file or block device the user
+//     named, after the checks of safety.go: a named block device is claimed
+//     O_EXCL and refused ([ErrRefused]) if in use (mounted, swap, held),
+//     too small, or carrying an on-disk format ([FindSignatures], and
+//     blkid -p) unless TargetOptions.Destructive; writes outside
+//     [0, Target.Region) are refused by the device itself ([Target.Device]).
+//   - [Target.DiskStats] reads the flush requests the block layer sent the
+//     driver, so that a table can show device flushes per operation.
+//
+// The scenarios ([Run], [Config]), one per seed, each case alternated in
+// short slices with the others of its comparison:
+//   - S1 (seed 000): one thread of 4 KiB O_DIRECT writes, sequential and
+//     random: plain, O_DSYNC (RWF_DSYNC) and write + fdatasync, with the
+//     model's prediction (model.ODSyncCallCost) in the notes.
+//   - S2 (seed 002): N writers, write + impl.Syncer.Sync, policies always,
+//     skip-if-flushed-since and join, against the device limit.
+//   - S3 (seed 003): 8 writers to one file, impl.Submitter serialised or
+//     parallel.
+//   - S4 (seed 004): an impl.DIOCounter updated twice or once per op.
+//
+// Output: a [Report] (result.go) of [Result]s and [Comparison]s, printed
+// as text by [WriteTables], as Markdown and latency CDF plots by
+// [WriteReport], and as benchmark metrics by bench_test.go. Where fio is
+// installed, S1 and S2's baseline also run under fio ([RunFIO]) and the
+// report shows hwbench/fio ratios ([FIOComparison]).
 package hwbench

@@ -476,3 +476,20 @@ func TestLoopDevice(t *testing.T) {
 	assert.True(t, bytes.Equal(devTestPattern(bs, 1), raw[off:off+bs]), "FUA block in backing file")
 	assert.True(t, bytes.Equal(devTestPattern(bs, 2), raw[off+bs:off+2*bs]), "plain block in backing file")
 }
+
+// TestFileRawSyscalls: the raw system-call path writes (plain and FUA),
+// flushes and reads like the ordinary one.
+func TestFileRawSyscalls(t *testing.T) {
+	dir := devTestDirectDir(t)
+	f := devTestOpen(t, filepath.Join(dir, "raw"), OpenOptions{Create: true, Size: 1 << 20, RawSyscalls: true})
+	devTestRoundTrip(t, f, 0)
+	bs := f.BlockSize()
+	p := devTestPattern(bs, 9)
+	require.NoError(t, f.WriteAt(p, int64(3*bs), spec.FUA))
+	got := make([]byte, bs)
+	require.NoError(t, f.ReadAt(got, int64(3*bs)))
+	assert.Equal(t, p, got)
+	require.NoError(t, f.Flush())
+	err := f.ReadAt(got, 1<<20) // past the end
+	assert.ErrorIs(t, err, io.ErrUnexpectedEOF)
+}

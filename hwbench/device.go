@@ -1,0 +1,642 @@
+// The device a run measures: a temporary file, a loop device of hwbench's
+// own, or a file or block device the user named (safety.go says when a
+// named one is refused).
+
+package hwbench
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/flushproof/flushproof/impl"
+	"github.com/flushproof/flushproof/spec"
+)
+
+// ErrLoopUnavailable is wrapped by OpenTarget's error when -device=loop
+// cannot be had here: not root, no losetup, or no free loop device. Tests
+// skip on it.
+var ErrLoopUnavailable = errors.New("a loop device needs root and losetup")
+
+// DefaultLoopSize is the size of the sparse file under -device=loop.
+const DefaultLoopSize = 1 << 30
+
+// TargetOptions says what to measure on.
+type TargetOptions struct {
+	// Path is "" for a temporary file, "loop" for a loop device over a
+	// sparse temporary file (root only; name a file called loop as
+	// ./loop), or the path of a regular file or block device.
+	Path string
+	// Destructive allows overwriting a named device that carries a file
+	// system or partition table, or a named non-empty regular file. It
+	// never allows a device in use (mounted, swap, held).
+	Destructive bool
+	// Region is how many bytes, from offset 0, the scenarios write
+	// (Config.Region). A named block device smaller than this is refused.
+	Region int64
+	// TempDir is where temporary files go. Empty means os.TempDir(), or
+	// /var/tmp if that refuses O_DIRECT.
+	TempDir string
+	// LoopSize is the size of the loop device's sparse backing file;
+	// 0 means DefaultLoopSize. It is at least Region.
+	LoopSize int64
+	_        struct{}
+}
+
+// Target is an open device to measure on, and what is known about it.
+// Close releases it and removes whatever OpenTarget created.
+type Target struct {
+	File *impl.File
+	Path string // what was opened
+	// Kind is "temporary file", "file", "block device" or "loop device".
+	Kind string
+	// Backing is the loop device's backing file (unlinked once attached).
+	Backing string
+	// Logical is the I/O unit (File.BlockSize); Physical the device's
+	// physical block size where sysfs says (else Logical).
+	Logical, Physical int
+	Size              int64 // bytes
+	Region            int64 // bytes hwbench may write, from offset 0
+	// Queue is the block device's queue settings (for a file, those of the
+	// device under its file system).
+	Queue QueueInfo
+	FS    string // the file system a file lives on
+	// Notes say what was found or decided while opening (e.g. signatures
+	// overwritten under -destructive, no O_DIRECT).
+	Notes []string
+
+	stats   string // /sys/class/block/NAME/stat of a block device, or ""
+	closers []func() error
+}
+
+// QueueInfo is what sysfs says about a block device's queue.
+type QueueInfo struct {
+	Name       string // e.g. "loop0"
+	WriteCache string // queue/write_cache: "write back" or "write through"
+	FUA        bool   // queue/fua: the device takes REQ_FUA natively
+	Rotational bool
+	LoopDIO    string // loop/dio of a loop device: "1" is direct I/O
+}
+
+// Config is the device configuration of the model (spec.Config) that
+// the queue settings describe.
+func (q QueueInfo) Config() (spec.Config, bool) {
+	switch q.WriteCache {
+	case "write back":
+		return spec.Config{VolatileCache: true, NativeFUA: q.FUA}, true
+	case "write through":
+		return spec.Config{}, true
+	}
+	return spec.Config{}, false
+}
+
+// Device returns the target as a spec.Device that refuses any write
+// outside [0, Region): a second guard, after the scenarios' own layout,
+// that nothing else on a named device is touched.
+func (t *Target) Device() spec.Device { return regionDevice{File: t.File, limit: t.Region} }
+
+// IsBlockDevice reports whether the target is a block device (named or
+// loop).
+func (t *Target) IsBlockDevice() bool { return t.File.IsBlockDevice() }
+
+// String describes the target for reports: path, kind, block sizes, size
+// and queue settings.
+func (t *Target) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s (%s", t.Path, t.Kind)
+	if t.Backing != "" {
+		fmt.Fprintf(&b, " over %s", t.Backing)
+		if t.Queue.LoopDIO == "1" {
+			b.WriteString(", direct I/O")
+		} else if t.Queue.LoopDIO != "" {
+			b.WriteString(", buffered I/O (loop/dio=0)")
+		}
+	}
+	if t.FS != "" {
+		fmt.Fprintf(&b, " on %s", t.FS)
+	}
+	if !t.File.Direct() {
+		b.WriteString(", page cache: O_DIRECT refused")
+	}
+	fmt.Fprintf(&b, "; %s; logical block %d, physical block %d", formatBytes(t.Size), t.Logical, t.Physical)
+	if t.Queue.Name != "" {
+		dev := ""
+		if !t.IsBlockDevice() {
+			dev = " of " + t.Queue.Name
+		}
+		fua := "emulated"
+		if t.Queue.FUA {
+			fua = "native"
+		}
+		fmt.Fprintf(&b, "; write cache%s: %s, FUA: %s", dev, t.Queue.WriteCache, fua)
+	}
+	b.WriteString(")")
+	return b.String()
+}
+
+// Close closes the device and undoes what OpenTarget did: removes a file
+// it created, truncates an empty file it grew back to empty, detaches a
+// loop device it attached. It runs every step and returns the errors.
+func (t *Target) Close() error {
+	var errs []error
+	for i := len(t.closers) - 1; i >= 0; i-- {
+		errs = append(errs, t.closers[i]())
+	}
+	t.closers = nil
+	return errors.Join(errs...)
+}
+
+func (t *Target) onClose(f func() error) { t.closers = append(t.closers, f) }
+
+// OpenTarget opens the device opt.Path names (see TargetOptions). On error
+// nothing is left behind.
+func OpenTarget(opt TargetOptions) (_ *Target, err error) {
+	if opt.Region <= 0 || opt.Region%(1<<20) != 0 {
+		return nil, fmt.Errorf("hwbench: region %d must be a positive multiple of 1 MiB", opt.Region)
+	}
+	t := &Target{Region: opt.Region}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, t.Close())
+		}
+	}()
+	switch opt.Path {
+	case "":
+		err = t.openTemp(opt)
+	case "loop":
+		err = t.openLoop(opt)
+	default:
+		err = t.openNamed(opt)
+	}
+	if err != nil {
+		return nil, err
+	}
+	t.describe()
+	return t, nil
+}
+
+// openTemp creates a temporary file of Region bytes, written once so that
+// the measured writes overwrite allocated blocks, and removes it on Close.
+func (t *Target) openTemp(opt TargetOptions) error {
+	dir, direct, err := tempDir(opt.TempDir)
+	if err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, "hwbench-*.dev")
+	if err != nil {
+		return fmt.Errorf("hwbench: create a temporary file in %s: %w", dir, err)
+	}
+	path := f.Name()
+	t.onClose(func() error { return removeFile(path) })
+	err = prefill(f, opt.Region)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("hwbench: write %s: %w", path, err)
+	}
+	if !direct {
+		t.Notes = append(t.Notes, fmt.Sprintf("%s refuses O_DIRECT: the temporary file goes through the page cache, so writes measure memory copies and flushes measure write-back", dir))
+	}
+	t.Kind = "temporary file"
+	return t.openFile(path, impl.OpenOptions{Buffered: !direct})
+}
+
+// tempDir returns a directory for temporary files and whether it takes
+// O_DIRECT: dir if given, else os.TempDir() or, if that refuses O_DIRECT,
+// /var/tmp.
+func tempDir(dir string) (string, bool, error) {
+	candidates := []string{dir}
+	if dir == "" {
+		candidates = []string{os.TempDir(), "/var/tmp"}
+	}
+	for _, d := range candidates {
+		ok, err := acceptsDirectIO(d)
+		if err != nil {
+			return "", false, err
+		}
+		if ok {
+			return d, true, nil
+		}
+	}
+	return candidates[0], false, nil
+}
+
+// acceptsDirectIO probes dir with a file opened O_DIRECT.
+func acceptsDirectIO(dir string) (bool, error) {
+	probe, err := os.CreateTemp(dir, "hwbench-probe-*")
+	if err != nil {
+		return false, fmt.Errorf("hwbench: create a file in %s: %w", dir, err)
+	}
+	path := probe.Name()
+	_ = probe.Close()
+	defer os.Remove(path)
+	f, err := impl.Open(path, impl.OpenOptions{})
+	if errors.Is(err, impl.ErrNoDirectIO) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("hwbench: probe O_DIRECT in %s: %w", dir, err)
+	}
+	return true, f.Close()
+}
+
+// prefill writes n bytes of zeros to f from offset 0 and syncs, so that
+// later O_DIRECT writes overwrite allocated blocks instead of allocating
+// (which would add file-system journal commits to every fdatasync).
+func prefill(f *os.File, n int64) error {
+	buf := make([]byte, 1<<20)
+	for off := int64(0); off < n; off += int64(len(buf)) {
+		if _, err := f.WriteAt(buf[:min(int64(len(buf)), n-off)], off); err != nil {
+			return err
+		}
+	}
+	return f.Sync()
+}
+
+func removeFile(path string) error {
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("hwbench: remove %s: %w", path, err)
+	}
+	return nil
+}
+
+// openFile opens a regular file as the target.
+func (t *Target) openFile(path string, opt impl.OpenOptions) error {
+	// The workers are locked to OS threads with GOMAXPROCS above their
+	// number (measure.go), so raw system calls are safe here, and they
+	// spare each I/O the scheduler's hand-off, as fio's threads are spared.
+	opt.RawSyscalls = true
+	f, err := impl.Open(path, opt)
+	if errors.Is(err, impl.ErrNoDirectIO) && !opt.Buffered {
+		t.Notes = append(t.Notes, fmt.Sprintf("%s refuses O_DIRECT: measured through the page cache", path))
+		opt.Buffered = true
+		f, err = impl.Open(path, opt)
+	}
+	if err != nil {
+		return fmt.Errorf("hwbench: %w", err)
+	}
+	t.File, t.Path = f, path
+	t.onClose(f.Close)
+	return nil
+}
+
+// openLoop attaches a loop device with direct I/O over a sparse
+// temporary file whose first Region bytes are written once, opens it
+// O_EXCL, and arranges for it to be detached when the last opener closes
+// it (LO_FLAGS_AUTOCLEAR, so even if the process dies) and for the file to
+// be gone (unlinked once attached).
+func (t *Target) openLoop(opt TargetOptions) error {
+	if os.Geteuid() != 0 {
+		return fmt.Errorf("hwbench: -device=loop: %w (running as uid %d)", ErrLoopUnavailable, os.Geteuid())
+	}
+	losetup, err := exec.LookPath("losetup")
+	if err != nil {
+		return fmt.Errorf("hwbench: -device=loop: %w: %v", ErrLoopUnavailable, err)
+	}
+	dir, _, err := tempDir(opt.TempDir)
+	if err != nil {
+		return err
+	}
+	size := opt.LoopSize
+	if size == 0 {
+		size = DefaultLoopSize
+	}
+	size = max(size, opt.Region)
+	f, err := os.CreateTemp(dir, "hwbench-loop-*.img")
+	if err != nil {
+		return fmt.Errorf("hwbench: create the loop device's backing file in %s: %w", dir, err)
+	}
+	backing := f.Name()
+	t.onClose(func() error { return removeFile(backing) })
+	err = prefill(f, opt.Region)
+	if err == nil {
+		err = f.Truncate(size) // the rest stays sparse
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("hwbench: write the loop device's backing file %s: %w", backing, err)
+	}
+
+	dev, err := AttachLoop(backing)
+	if err != nil {
+		return err
+	}
+	detach := func() error { return DetachLoop(dev, backing) }
+	t.onClose(detach)
+	t.Kind, t.Backing = "loop device", backing
+	f2, err := impl.Open(dev, impl.OpenOptions{})
+	if err != nil {
+		return fmt.Errorf("hwbench: open %s: %w", dev, err)
+	}
+	t.File, t.Path = f2, dev
+	t.onClose(f2.Close)
+	// While hwbench holds it open, losetup -d only marks the device for
+	// detaching at the last close (drivers/block/loop.c, loop_clr_fd
+	// sets LO_FLAGS_AUTOCLEAR), and the backing file lives as long as the
+	// loop device does: nothing is left behind if the process dies.
+	if out, err := exec.Command(losetup, "-d", dev).CombinedOutput(); err != nil {
+		return fmt.Errorf("hwbench: mark %s for detaching at close (losetup -d): %v: %s", dev, err, out)
+	}
+	return removeFile(backing)
+}
+
+// AttachLoop attaches a free loop device with direct I/O to the file at
+// backing (losetup --find --show --direct-io=on) and returns its path.
+// It fails with an error wrapping ErrLoopUnavailable where that cannot be
+// done (not root, no losetup, no loop support).
+func AttachLoop(backing string) (string, error) {
+	if os.Geteuid() != 0 {
+		return "", fmt.Errorf("hwbench: attach a loop device: %w (running as uid %d)", ErrLoopUnavailable, os.Geteuid())
+	}
+	losetup, err := exec.LookPath("losetup")
+	if err != nil {
+		return "", fmt.Errorf("hwbench: attach a loop device: %w: %v", ErrLoopUnavailable, err)
+	}
+	out, err := exec.Command(losetup, "--find", "--show", "--direct-io=on", backing).CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("hwbench: %s --find --show --direct-io=on %s: %w: %v: %s", losetup, backing, ErrLoopUnavailable, err, strings.TrimSpace(string(out)))
+	}
+	dev := strings.TrimSpace(string(out))
+	if !strings.HasPrefix(dev, "/dev/loop") {
+		return "", fmt.Errorf("hwbench: losetup printed %q, not a loop device", out)
+	}
+	return dev, nil
+}
+
+// DetachLoop detaches dev if it is still attached to backing (a loop
+// device marked to detach at its last close may be gone already, and its
+// number may since have been given to someone else's file, which is left
+// alone).
+func DetachLoop(dev, backing string) error {
+	bf, err := os.ReadFile(filepath.Join("/sys/block", filepath.Base(dev), "loop", "backing_file"))
+	if err != nil {
+		return nil // not attached
+	}
+	name := strings.TrimSuffix(strings.TrimSpace(string(bf)), " (deleted)")
+	if name != backing {
+		return nil
+	}
+	out, err := exec.Command("losetup", "-d", dev).CombinedOutput()
+	if err != nil {
+		if _, serr := os.Stat(filepath.Join("/sys/block", filepath.Base(dev), "loop", "backing_file")); serr != nil {
+			return nil // detached meanwhile
+		}
+		return fmt.Errorf("hwbench: detach %s (losetup -d): %v: %s", dev, err, out)
+	}
+	return nil
+}
+
+// openNamed opens the file or block device the user named, after the
+// checks of safety.go.
+func (t *Target) openNamed(opt TargetOptions) error {
+	path := opt.Path
+	st, err := os.Stat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		// Created here, so written in full and removed at the end.
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			return fmt.Errorf("hwbench: create %s: %w", path, err)
+		}
+		t.onClose(func() error { return removeFile(path) })
+		err = prefill(f, opt.Region)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("hwbench: write %s: %w", path, err)
+		}
+		t.Kind = "file"
+		t.Notes = append(t.Notes, fmt.Sprintf("%s did not exist: created, and removed at the end", path))
+		return t.openFile(path, impl.OpenOptions{})
+	case err != nil:
+		return fmt.Errorf("hwbench: stat %s: %w", path, err)
+	case st.Mode().IsRegular():
+		return t.openNamedFile(path, st.Size(), opt)
+	case st.Mode()&os.ModeDevice != 0 && st.Mode()&os.ModeCharDevice == 0:
+		return t.openNamedBlock(path, opt)
+	}
+	return fmt.Errorf("%w: %s is neither a regular file nor a block device (mode %v)", ErrRefused, path, st.Mode())
+}
+
+// openNamedFile uses an existing regular file: an empty one is grown and
+// written, then truncated back to empty at the end; a non-empty one only
+// with -destructive (grown if too small, cut back to its size at the end).
+func (t *Target) openNamedFile(path string, size int64, opt TargetOptions) error {
+	t.Kind = "file"
+	if size > 0 && !opt.Destructive {
+		return fmt.Errorf("%w: %s is a non-empty regular file (%d bytes); the benchmark would overwrite its first %s. Name a file that does not exist or is empty, or pass -destructive",
+			ErrRefused, path, size, formatBytes(opt.Region))
+	}
+	if size < opt.Region {
+		f, err := os.OpenFile(path, os.O_RDWR, 0)
+		if err != nil {
+			return fmt.Errorf("hwbench: open %s: %w", path, err)
+		}
+		t.onClose(func() error {
+			if err := os.Truncate(path, size); err != nil {
+				return fmt.Errorf("hwbench: truncate %s back to %d bytes: %w", path, size, err)
+			}
+			return nil
+		})
+		if size == 0 {
+			err = prefill(f, opt.Region)
+		} else {
+			err = f.Truncate(opt.Region)
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("hwbench: grow %s to %d bytes: %w", path, opt.Region, err)
+		}
+		t.Notes = append(t.Notes, fmt.Sprintf("%s was %d bytes: grown to %s, and cut back at the end", path, size, formatBytes(opt.Region)))
+	} else {
+		t.Notes = append(t.Notes, fmt.Sprintf("%s: -destructive, its first %s overwritten", path, formatBytes(opt.Region)))
+	}
+	return t.openFile(path, impl.OpenOptions{})
+}
+
+// openNamedBlock opens a block device the user named: refused if in use,
+// then claimed O_EXCL, checked again, and refused if too small or (unless
+// -destructive) formatted.
+func (t *Target) openNamedBlock(path string, opt TargetOptions) error {
+	t.Kind = "block device"
+	bd, err := lookupBlockDev(path)
+	if err != nil {
+		return fmt.Errorf("hwbench: %w", err)
+	}
+	if err := refuseInUse(bd); err != nil {
+		return err
+	}
+	f, err := impl.Open(path, impl.OpenOptions{})
+	if err != nil {
+		if errors.Is(err, unix.EBUSY) {
+			return fmt.Errorf("%w: %w", ErrRefused, err)
+		}
+		return fmt.Errorf("hwbench: %w", err)
+	}
+	t.File, t.Path = f, path
+	t.onClose(f.Close)
+	// Checked again now that the claim is held: a mount started between
+	// the first check and the open would have been refused by O_EXCL, and
+	// holders do not all claim exclusively.
+	if err := refuseInUse(bd); err != nil {
+		return err
+	}
+	size, err := f.Size()
+	if err != nil {
+		return fmt.Errorf("hwbench: %w", err)
+	}
+	if err := refuseTooSmall(path, size, opt.Region); err != nil {
+		return err
+	}
+	sigs, err := FindSignatures(func(p []byte, off int64) error {
+		buf := impl.AlignedBuffer(len(p), f.MemoryAlignment())
+		if err := f.ReadAt(buf, off); err != nil {
+			return err
+		}
+		copy(p, buf)
+		return nil
+	}, size)
+	if err != nil {
+		return fmt.Errorf("hwbench: look for file systems on %s: %w", path, err)
+	}
+	blkid, note := blkidSignatures(path)
+	if note != "" {
+		t.Notes = append(t.Notes, note)
+	}
+	sigs = append(sigs, blkid...)
+	if !opt.Destructive {
+		return refuseSignatures(path, sigs)
+	}
+	if len(sigs) > 0 {
+		t.Notes = append(t.Notes, fmt.Sprintf("-destructive: %s", strings.TrimPrefix(refuseSignatures(path, sigs).Error(), ErrRefused.Error()+": ")))
+	}
+	return nil
+}
+
+// describe fills in sizes and queue settings.
+func (t *Target) describe() {
+	t.Logical = t.File.BlockSize()
+	t.Physical = t.Logical
+	if n, err := t.File.Size(); err == nil {
+		t.Size = n
+	}
+	var sysfs string
+	if t.IsBlockDevice() {
+		if bd, err := lookupBlockDev(t.Path); err == nil {
+			sysfs = bd.sysfs
+			t.stats = filepath.Join(sysfs, "stat")
+		}
+	} else {
+		var st unix.Stat_t
+		if unix.Stat(t.Path, &st) == nil {
+			if dir, err := filepath.EvalSymlinks(fmt.Sprintf("/sys/dev/block/%d:%d", unix.Major(st.Dev), unix.Minor(st.Dev))); err == nil {
+				sysfs = dir
+			}
+		}
+		t.FS = fsName(t.Path)
+	}
+	if sysfs == "" {
+		return
+	}
+	queue := filepath.Join(sysfs, "queue")
+	if _, err := os.Stat(queue); err != nil {
+		queue = filepath.Join(filepath.Dir(sysfs), "queue") // a partition
+	}
+	read := func(p string) string {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return ""
+		}
+		return strings.TrimSpace(string(b))
+	}
+	t.Queue = QueueInfo{
+		Name:       filepath.Base(sysfs),
+		WriteCache: read(filepath.Join(queue, "write_cache")),
+		FUA:        read(filepath.Join(queue, "fua")) == "1",
+		Rotational: read(filepath.Join(queue, "rotational")) == "1",
+		LoopDIO:    read(filepath.Join(sysfs, "loop", "dio")),
+	}
+	if t.IsBlockDevice() {
+		if n, err := strconv.Atoi(read(filepath.Join(queue, "physical_block_size"))); err == nil && n > 0 {
+			t.Physical = n
+		}
+	}
+}
+
+// fsName names the file system under path.
+func fsName(path string) string {
+	var st unix.Statfs_t
+	if err := unix.Statfs(path, &st); err != nil {
+		return ""
+	}
+	switch int64(st.Type) {
+	case unix.EXT4_SUPER_MAGIC:
+		return "ext2/3/4"
+	case unix.XFS_SUPER_MAGIC:
+		return "xfs"
+	case unix.BTRFS_SUPER_MAGIC:
+		return "btrfs"
+	case unix.TMPFS_MAGIC:
+		return "tmpfs"
+	case unix.OVERLAYFS_SUPER_MAGIC:
+		return "overlayfs"
+	}
+	return fmt.Sprintf("file system magic %#x", st.Type)
+}
+
+// DiskStats are the counters of /sys/class/block/NAME/stat that hwbench
+// reports (Documentation/block/stat.rst): requests completed, including
+// the empty REQ_PREFLUSH "writes" of flushes, and flush requests the block
+// layer sent the driver (post-flushes of emulated FUA included).
+type DiskStats struct {
+	Reads, Writes, WriteSectors, Flushes int64
+}
+
+// Sub returns s minus before.
+func (s DiskStats) Sub(before DiskStats) DiskStats {
+	return DiskStats{s.Reads - before.Reads, s.Writes - before.Writes, s.WriteSectors - before.WriteSectors, s.Flushes - before.Flushes}
+}
+
+// DiskStats reads the block device's counters; ok is false for a file or
+// where the kernel does not count flushes (before Linux 5.5).
+func (t *Target) DiskStats() (s DiskStats, ok bool) {
+	if t.stats == "" {
+		return s, false
+	}
+	b, err := os.ReadFile(t.stats)
+	if err != nil {
+		return s, false
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 17 {
+		return s, false
+	}
+	n := func(i int) int64 { v, _ := strconv.ParseInt(f[i], 10, 64); return v }
+	return DiskStats{Reads: n(0), Writes: n(4), WriteSectors: n(6), Flushes: n(15)}, true
+}
+
+// regionDevice refuses writes outside [0, limit).
+type regionDevice struct {
+	*impl.File
+	limit int64
+}
+
+func (d regionDevice) WriteAt(p []byte, off int64, fl spec.WriteFlags) error {
+	if off < 0 || off+int64(len(p)) > d.limit {
+		return fmt.Errorf("hwbench: write of %d bytes at %d of %s is outside the region [0, %d) it may write: %w",
+			len(p), off, d.Path(), d.limit, ErrRefused)
+	}
+	return d.File.WriteAt(p, off, fl)
+}
