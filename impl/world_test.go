@@ -23,15 +23,6 @@ import (
 // (model.ValidateFsyncTrace), so the code that is benchmarked and the
 // model that is proven cannot drift apart.
 
-type rapidChooser struct{ t *rapid.T }
-
-func (c rapidChooser) Choose(acts []model.Action) int {
-	if len(acts) == 1 {
-		return 0
-	}
-	return rapid.IntRange(0, len(acts)-1).Draw(c.t, "step")
-}
-
 // mutation is a test-only wrong use or version of the Syncer.
 type mutation uint8
 
@@ -151,7 +142,7 @@ func TestSyncerInModelWorldValidated(t *testing.T) {
 	rapidctl.Check(t, 1000, func(t *rapid.T) {
 		r := &worldRun{}
 		r.draw(t, []Policy{SkipIfFlushedSince, Join, GroupCommit}, model.MemoryModels(), 3, 2)
-		w, err := r.run(rapidChooser{t})
+		w, err := r.run(rapidctl.Chooser(t))
 		if err != nil {
 			t.Fatalf("%v %v %d tasks: %v\n%s", r.policy, r.memory, r.tasks, err, w.Format(60))
 		}
@@ -183,7 +174,7 @@ func TestSyncerInModelWorldLarge(t *testing.T) {
 				r := &worldRun{}
 				r.draw(t, []Policy{p}, model.MemoryModels(), 16, 50)
 				r.tasks = 16
-				w, err := r.run(rapidChooser{t})
+				w, err := r.run(rapidctl.Chooser(t))
 				if err != nil {
 					t.Fatalf("%v %v: %v\n%s", p, r.memory, err, w.Format(60))
 				}
@@ -214,7 +205,7 @@ func TestSyncerMutantsInModelWorld(t *testing.T) {
 			f := rapidctl.Expect(t, 2000, func(t *rapid.T) {
 				r := &worldRun{mut: m}
 				r.draw(t, []Policy{SkipIfFlushedSince, Join, GroupCommit}, model.MemoryModels(), 3, 2)
-				w, err := r.run(rapidChooser{t})
+				w, err := r.run(rapidctl.Chooser(t))
 				if err == nil {
 					return
 				}

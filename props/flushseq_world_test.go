@@ -13,18 +13,6 @@ import (
 	"github.com/flushproof/flushproof/model"
 )
 
-// rapidChooser lets rapid pick every step of a model-world run, so a
-// failing schedule is a rapid test case: it shrinks and replays from its
-// seed or fail file.
-type rapidChooser struct{ t *rapid.T }
-
-func (c rapidChooser) Choose(acts []model.Action) int {
-	if len(acts) == 1 {
-		return 0
-	}
-	return rapid.IntRange(0, len(acts)-1).Draw(c.t, "step")
-}
-
 // worldStats counts what the runs exercised, so that a run that never
 // skipped a flush, failed one or crashed cannot pass for a check of them.
 type worldStats struct {
@@ -58,7 +46,7 @@ func fsyncWorldProp(v model.FsyncVariant, tasks, fsyncs int, mems []model.Memory
 		if err != nil {
 			t.Fatal(err)
 		}
-		out, err := p.Run(w, rapidChooser{t})
+		out, err := p.Run(w, rapidctl.Chooser(t))
 		if err != nil {
 			t.Fatalf("%v %v, %d tasks x %d fsyncs: %v\nlast steps:\n%s", v, m, tasks, fsyncs, err, w.Format(40))
 		}
@@ -165,7 +153,7 @@ func TestFlushSeqWorldTraceValidation(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, runErr := p.Run(w, rapidChooser{t})
+		_, runErr := p.Run(w, rapidctl.Chooser(t))
 		if runErr != nil && !strings.Contains(runErr.Error(), "not durable") {
 			t.Fatalf("run failed: %v", runErr)
 		}
