@@ -1,0 +1,330 @@
+package crashlab
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"sort"
+	"strings"
+)
+
+// What a crash may leave, and what CrashStates generates.
+//
+// The log numbers a write once its backing write finished and a flush when
+// it arrives, so a flush covers every write numbered before it. The device
+// contract (docs/semantics.md, rule 6) lets a crash leave, on each block,
+// the data of some write W to it such that no durable write to that block
+// is ordered after W. Replay judges every 512-byte sector on its own (a
+// multi-sector write may be torn).
+//
+// A crash "after op c" with last flush F <= c (F = 0 when there is none):
+//   - the writes numbered before F are durable; let D be the newest of them
+//     on a sector (or the initial zeros when there is none);
+//   - the writes numbered after F and up to c are the unflushed writes a
+//     crash may or may not have kept.
+//
+// CrashStates gives every sector either D's data or the data of one of the
+// unflushed writes that cover it. This is within the contract: D is allowed
+// (it is durable, and no durable write to the sector is newer); an unflushed
+// write W numbered after D completed after D did, so W did not end before D
+// was submitted, so D is not ordered after W; nor is any older durable
+// write. The choice among several unflushed writes to one sector is free:
+// their submission times are not in the log, so none is known to be ordered
+// after another, and the contract allows each.
+//
+// The contract allows more than this, and replay does not generate it:
+// an older write still in flight landing over D (the log cannot tell which
+// older writes were still in flight), writes numbered after c that were in
+// flight at the crash, and a flush that was submitted but had not completed
+// (its writes are treated as durable, which only shrinks the set). So every
+// generated state is one the contract allows; not every allowed state is
+// generated. Discards and zero-range ops are treated as writes of zeros.
+// Ops are expected to be sector aligned (the loop device only sends whole
+// sectors); an unaligned op that wins a sector changes only its own bytes.
+
+// StateKind says how a crash state was chosen.
+type StateKind uint8
+
+// The kinds of crash state.
+const (
+	// FlushPoint: a crash just after a flush completed; every write
+	// numbered before the flush and nothing else.
+	FlushPoint StateKind = iota + 1
+	// EndOfLog: every write in the log, each sector holding its newest data.
+	EndOfLog
+	// Random: a random cut with a random choice among the unflushed writes.
+	Random
+)
+
+func (k StateKind) String() string {
+	switch k {
+	case FlushPoint:
+		return "flush-point"
+	case EndOfLog:
+		return "end-of-log"
+	case Random:
+		return "random"
+	}
+	return fmt.Sprintf("StateKind(%d)", uint8(k))
+}
+
+// CrashState is one image a crash may leave. Ops are named by Seq.
+type CrashState struct {
+	Index int // position in the slice CrashStates returned
+	Kind  StateKind
+	// Cut: the crash happened after op Cut; later ops are not considered.
+	Cut uint64
+	// Flush: the last flush numbered at or before Cut (0: none). Every
+	// write numbered before it is durable and applied whole.
+	Flush uint64
+	// Random states only: how the unflushed writes (Flush < Seq <= Cut)
+	// land. Seed drives every choice; each such write is kept with
+	// probability Keep; Torn writes keep each sector with probability 1/2;
+	// Shuffled lets any kept write win a sector several kept writes cover
+	// (otherwise the newest does).
+	Seed     uint64
+	Keep     float64
+	Torn     bool
+	Shuffled bool
+	// Durable is the number of writes (discards, zeroes) numbered before
+	// Flush; Unflushed the number after it up to Cut; Landed how many of
+	// those left data on at least one sector.
+	Durable, Unflushed, Landed int
+}
+
+// Describe names the state so a failure can be replayed by hand.
+func (s CrashState) Describe() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "state %d (%v): crash after op %d, last flush op %d, %d durable writes", s.Index, s.Kind, s.Cut, s.Flush, s.Durable)
+	switch s.Kind {
+	case Random:
+		fmt.Fprintf(&b, ", %d of %d unflushed writes landed (keep %.2f", s.Landed, s.Unflushed, s.Keep)
+		if s.Torn {
+			b.WriteString(", torn")
+		}
+		if s.Shuffled {
+			b.WriteString(", shuffled")
+		}
+		fmt.Fprintf(&b, ", seed %#x)", s.Seed)
+	case EndOfLog:
+		fmt.Fprintf(&b, ", %d unflushed writes all landed", s.Unflushed)
+	}
+	return b.String()
+}
+
+// Includes reports whether op contributes to the state as a whole: durable
+// ops, and for the end of the log every op. For a random state it reports
+// whether op was kept, although a kept torn or shuffled op may still lose
+// some of its sectors; Extents has the exact answer.
+func (s CrashState) Includes(op Op) bool {
+	if op.Kind == OpFlush {
+		return false
+	}
+	if op.Seq < s.Flush || (s.Kind == EndOfLog && op.Seq <= s.Cut) {
+		return true
+	}
+	if s.Kind != Random || op.Seq > s.Cut {
+		return false
+	}
+	return s.kept(op)
+}
+
+func (s CrashState) kept(op Op) bool {
+	return unitFloat(mix(s.Seed, op.Seq, 0, tagKeep)) < s.Keep
+}
+
+// Extent is a byte range of the image that holds the data of one op.
+type Extent struct {
+	Seq      uint64
+	Off, End int64
+}
+
+// Extents returns, for a random state, the sector ranges where an unflushed
+// op landed over the durable image, sorted by offset; nil for other kinds.
+func (s CrashState) Extents(ops []Op) []Extent {
+	if s.Kind != Random {
+		return nil
+	}
+	type winner struct {
+		seq  uint64
+		prio uint64
+	}
+	win := map[int64]winner{}
+	for _, op := range ops {
+		if op.Kind == OpFlush || op.Seq <= s.Flush || op.Seq > s.Cut || !s.kept(op) {
+			continue
+		}
+		off, end := opRange(op)
+		torn := s.Torn && mix(s.Seed, op.Seq, 0, tagTorn)&1 == 1
+		for sec := off / SectorSize; sec*SectorSize < end; sec++ {
+			if torn && mix(s.Seed, op.Seq, uint64(sec), tagSector)&1 == 0 {
+				continue
+			}
+			prio := op.Seq
+			if s.Shuffled {
+				prio = mix(s.Seed, op.Seq, uint64(sec), tagPrio)
+			}
+			if w, ok := win[sec]; !ok || prio > w.prio {
+				win[sec] = winner{op.Seq, prio}
+			}
+		}
+	}
+	secs := make([]int64, 0, len(win))
+	for sec := range win {
+		secs = append(secs, sec)
+	}
+	sort.Slice(secs, func(i, j int) bool { return secs[i] < secs[j] })
+	var out []Extent
+	for _, sec := range secs {
+		seq := win[sec].seq
+		if n := len(out); n > 0 && out[n-1].Seq == seq && out[n-1].End == sec*SectorSize {
+			out[n-1].End += SectorSize
+			continue
+		}
+		out = append(out, Extent{Seq: seq, Off: sec * SectorSize, End: (sec + 1) * SectorSize})
+	}
+	return out
+}
+
+// Build writes the state's image to path (see BuildImage).
+func (s CrashState) Build(path string, size int64, ops []Op) error {
+	ops = sortedBySeq(ops)
+	switch s.Kind {
+	case FlushPoint:
+		return BuildImage(path, size, ops, func(op Op) bool { return op.Seq < s.Flush })
+	case EndOfLog:
+		return BuildImage(path, size, ops, func(op Op) bool { return op.Seq <= s.Cut })
+	case Random:
+	default:
+		return fmt.Errorf("crashlab: %s: unknown kind", s.Describe())
+	}
+	if err := BuildImage(path, size, ops, func(op Op) bool { return op.Seq < s.Flush }); err != nil {
+		return err
+	}
+	bySeq := make(map[uint64]Op)
+	for _, op := range ops {
+		if op.Kind != OpFlush && op.Seq > s.Flush && op.Seq <= s.Cut {
+			if err := checkRange(size, op); err != nil {
+				return err
+			}
+			bySeq[op.Seq] = op
+		}
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	for _, e := range s.Extents(ops) {
+		op := bySeq[e.Seq]
+		off, end := opRange(op)
+		if err := applyRange(f, op, max(off, e.Off), min(end, e.End)); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	return f.Close()
+}
+
+// CrashStates returns the crash states of the log replay checks: one per
+// flush point (skipping a flush with no write since the previous one, whose
+// image would be the same), one for the end of the log, and k random ones
+// drawn from seed. The same log, k and seed give the same states.
+func CrashStates(ops []Op, k int, seed uint64) []CrashState {
+	ops = sortedBySeq(ops)
+	var states []CrashState
+	add := func(s CrashState) {
+		s.Index = len(states)
+		states = append(states, s)
+	}
+	// writesBefore[i]: writes among ops[:i]; lastFlush[i]: the last flush
+	// among ops[:i+1].
+	writesBefore := make([]int, len(ops)+1)
+	lastFlush := make([]uint64, len(ops))
+	var lf uint64
+	for i, op := range ops {
+		writesBefore[i+1] = writesBefore[i]
+		if op.Kind == OpFlush {
+			lf = op.Seq
+		} else {
+			writesBefore[i+1]++
+		}
+		lastFlush[i] = lf
+	}
+	indexOf := func(seq uint64) int { // index of op seq, or -1 for 0
+		if seq == 0 {
+			return -1
+		}
+		return sort.Search(len(ops), func(i int) bool { return ops[i].Seq >= seq })
+	}
+	prevWrites := -1
+	for i, op := range ops {
+		if op.Kind != OpFlush || writesBefore[i] == prevWrites {
+			continue
+		}
+		prevWrites = writesBefore[i]
+		add(CrashState{Kind: FlushPoint, Cut: op.Seq, Flush: op.Seq, Durable: writesBefore[i]})
+	}
+	if len(ops) > 0 {
+		last := len(ops) - 1
+		d := writesBefore[indexOf(lastFlush[last])+1]
+		add(CrashState{Kind: EndOfLog, Cut: ops[last].Seq, Flush: lastFlush[last], Durable: d, Unflushed: writesBefore[len(ops)] - d, Landed: writesBefore[len(ops)] - d})
+	}
+	if len(ops) == 0 {
+		return states
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x6372617368))
+	for range k {
+		// Prefer a cut with unflushed writes; give up after a few draws
+		// (a log of flushes alone has none).
+		var c int
+		for try := 0; try < 8; try++ {
+			c = rng.IntN(len(ops))
+			if ops[c].Kind != OpFlush && ops[c].Seq > lastFlush[c] {
+				break
+			}
+		}
+		fi := indexOf(lastFlush[c])
+		s := CrashState{
+			Kind:      Random,
+			Cut:       ops[c].Seq,
+			Flush:     lastFlush[c],
+			Seed:      rng.Uint64(),
+			Keep:      []float64{0.25, 0.5, 0.75, 1}[rng.IntN(4)],
+			Torn:      rng.IntN(4) == 0,
+			Shuffled:  rng.IntN(4) == 0,
+			Durable:   writesBefore[fi+1],
+			Unflushed: writesBefore[c+1] - writesBefore[fi+1],
+		}
+		landed := map[uint64]bool{}
+		for _, e := range s.Extents(ops[fi+1 : c+1]) {
+			landed[e.Seq] = true
+		}
+		s.Landed = len(landed)
+		add(s)
+	}
+	return states
+}
+
+const (
+	tagKeep = iota + 1
+	tagTorn
+	tagSector
+	tagPrio
+)
+
+// mix hashes its inputs (splitmix64 finalizer steps), so each choice of a
+// random state is a pure function of its seed.
+func mix(seed, seq, sec, tag uint64) uint64 {
+	x := seed
+	for _, v := range [...]uint64{seq, sec, tag} {
+		x ^= v + 0x9e3779b97f4a7c15 + (x << 6) + (x >> 2)
+		x ^= x >> 30
+		x *= 0xbf58476d1ce4e5b9
+		x ^= x >> 27
+		x *= 0x94d049bb133111eb
+		x ^= x >> 31
+	}
+	return x
+}
+
+func unitFloat(x uint64) float64 { return float64(x>>11) / (1 << 53) }

@@ -1,0 +1,255 @@
+package crashlab
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// synthLog is a random log on an image of nsec sectors. Every sector a write
+// covers holds the write's Seq and the sector number, so an image says which
+// op each sector came from.
+func synthLog(seed uint64, nsec, nops int) []Op {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	var ops []Op
+	for len(ops) < nops {
+		seq := uint64(len(ops) + 1)
+		switch r := rng.IntN(10); {
+		case r < 2:
+			ops = append(ops, Op{Seq: seq, Kind: OpFlush})
+		case r < 3:
+			s, n := rng.IntN(nsec), 1+rng.IntN(4)
+			n = min(n, nsec-s)
+			kind := OpDiscard
+			if rng.IntN(2) == 0 {
+				kind = OpZero
+			}
+			ops = append(ops, Op{Seq: seq, Kind: kind, Off: int64(s) * SectorSize, Len: int64(n) * SectorSize})
+		default:
+			s, n := rng.IntN(nsec), 1+rng.IntN(6)
+			n = min(n, nsec-s)
+			data := make([]byte, n*SectorSize)
+			for i := range n {
+				sectorData(data[i*SectorSize:(i+1)*SectorSize], seq, int64(s+i))
+			}
+			ops = append(ops, Op{Seq: seq, Kind: OpWrite, Off: int64(s) * SectorSize, Len: int64(len(data)), Data: data})
+		}
+	}
+	return ops
+}
+
+func sectorData(b []byte, seq uint64, sec int64) {
+	for i := range b {
+		b[i] = byte(seq*7 + uint64(i))
+	}
+	binary.LittleEndian.PutUint64(b, seq)
+	binary.LittleEndian.PutUint64(b[8:], uint64(sec))
+}
+
+// source is the op a sector's content came from: 0 for zeros.
+func source(t *testing.T, b []byte, sec int64) uint64 {
+	t.Helper()
+	if bytes.Equal(b, make([]byte, len(b))) {
+		return 0
+	}
+	seq := binary.LittleEndian.Uint64(b)
+	want := make([]byte, len(b))
+	sectorData(want, seq, sec)
+	if !bytes.Equal(b, want) {
+		t.Fatalf("sector %d holds data no write wrote (it claims op %d)", sec, seq)
+	}
+	return seq
+}
+
+// covers reports whether op changes sector sec.
+func covers(op Op, sec int64) bool {
+	off, end := opRange(op)
+	return op.Kind != OpFlush && off < (sec+1)*SectorSize && end > sec*SectorSize
+}
+
+// durableSource is the op whose content a sector holds once every op
+// numbered before flush landed: 0 for zeros (no write, or a discard).
+func durableSource(ops []Op, flush uint64, sec int64) uint64 {
+	var src uint64
+	for _, op := range ops {
+		if op.Seq < flush && covers(op, sec) {
+			src = 0
+			if op.Kind == OpWrite {
+				src = op.Seq
+			}
+		}
+	}
+	return src
+}
+
+func readImage(t *testing.T, st CrashState, ops []Op, size int64) []byte {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "img")
+	if err := st.Build(path, size, ops); err != nil {
+		t.Fatalf("%s: %v", st.Describe(), err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestFlushPointStatesHoldExactlyTheWritesBeforeTheFlush(t *testing.T) {
+	const nsec = 48
+	ops := synthLog(1, nsec, 300)
+	states := CrashStates(ops, 0, 1)
+	flushes, lastFlush := 0, uint64(0)
+	for _, op := range ops {
+		if op.Kind == OpFlush {
+			lastFlush = op.Seq
+		}
+	}
+	for _, st := range states {
+		img := readImage(t, st, ops, nsec*SectorSize)
+		switch st.Kind {
+		case FlushPoint:
+			flushes++
+			if st.Cut != st.Flush || ops[st.Flush-1].Kind != OpFlush {
+				t.Fatalf("%s: not at a flush", st.Describe())
+			}
+			for sec := int64(0); sec < nsec; sec++ {
+				if got, want := source(t, img[sec*SectorSize:(sec+1)*SectorSize], sec), durableSource(ops, st.Flush, sec); got != want {
+					t.Fatalf("%s: sector %d holds op %d, want op %d", st.Describe(), sec, got, want)
+				}
+			}
+		case EndOfLog:
+			if st.Cut != uint64(len(ops)) || st.Flush != lastFlush {
+				t.Fatalf("%s: want cut %d, flush %d", st.Describe(), len(ops), lastFlush)
+			}
+			for sec := int64(0); sec < nsec; sec++ {
+				if got, want := source(t, img[sec*SectorSize:(sec+1)*SectorSize], sec), durableSource(ops, st.Cut+1, sec); got != want {
+					t.Fatalf("%s: sector %d holds op %d, want op %d", st.Describe(), sec, got, want)
+				}
+			}
+		default:
+			t.Fatalf("k=0 gave %s", st.Describe())
+		}
+	}
+	// One state per flush that follows a write.
+	want, writes := 0, false
+	for _, op := range ops {
+		if op.Kind == OpFlush {
+			if writes {
+				want++
+			}
+			writes = false
+		} else {
+			writes = true
+		}
+	}
+	if ops[0].Kind == OpFlush {
+		want++ // the first flush, over the empty image
+	}
+	if flushes != want {
+		t.Errorf("%d flush-point states, want %d", flushes, want)
+	}
+}
+
+func TestRandomStatesAreWithinTheContract(t *testing.T) {
+	const nsec = 32
+	ops := synthLog(2, nsec, 250)
+	states := CrashStates(ops, 300, 42)
+	var lost, landed, older, torn int
+	for _, st := range states {
+		if st.Kind != Random {
+			continue
+		}
+		if !strings.Contains(st.Describe(), "random") {
+			t.Fatalf("Describe %q does not name the kind", st.Describe())
+		}
+		img := readImage(t, st, ops, nsec*SectorSize)
+		landedSecs := map[uint64]int{}
+		for sec := int64(0); sec < nsec; sec++ {
+			got := source(t, img[sec*SectorSize:(sec+1)*SectorSize], sec)
+			durable := durableSource(ops, st.Flush, sec)
+			// Allowed: the durable content, or one of the unflushed ops
+			// (Flush, Cut] covering the sector (a discard leaves zeros).
+			ok := got == durable
+			var newestKept uint64
+			for _, op := range ops {
+				if op.Seq > st.Flush && op.Seq <= st.Cut && covers(op, sec) {
+					if (op.Kind == OpWrite && got == op.Seq) || (op.Kind != OpWrite && got == 0) {
+						ok = true
+					}
+					if st.Includes(op) {
+						newestKept = op.Seq
+					}
+				}
+			}
+			if !ok {
+				t.Fatalf("%s: sector %d holds op %d; allowed: durable op %d or an unflushed write covering it", st.Describe(), sec, got, durable)
+			}
+			if got > st.Flush {
+				landed++
+				landedSecs[got]++
+				if got < newestKept {
+					older++
+				}
+			} else if newestKept == 0 {
+				for _, op := range ops {
+					if op.Kind == OpWrite && op.Seq > st.Flush && op.Seq <= st.Cut && covers(op, sec) {
+						lost++
+						break
+					}
+				}
+			}
+		}
+		for seq, n := range landedSecs {
+			if op := ops[seq-1]; n < int(op.Len/SectorSize) {
+				torn++
+			}
+		}
+	}
+	// The generator explores: writes lost, writes landed, an older kept
+	// write winning over a newer one, torn writes.
+	if lost == 0 || landed == 0 || older == 0 || torn == 0 {
+		t.Errorf("little variety: %d sectors lost a write, %d held an unflushed write, %d an older one than the newest kept, %d writes torn (or overwritten)", lost, landed, older, torn)
+	}
+}
+
+func TestCrashStatesAreDeterministic(t *testing.T) {
+	ops := synthLog(3, 16, 120)
+	a, b := CrashStates(ops, 20, 7), CrashStates(ops, 20, 7)
+	if !reflect.DeepEqual(a, b) {
+		t.Fatal("same log and seed gave different states")
+	}
+	for i := range a {
+		if !bytes.Equal(readImage(t, a[i], ops, 16*SectorSize), readImage(t, b[i], ops, 16*SectorSize)) {
+			t.Fatalf("%s: two builds differ", a[i].Describe())
+		}
+	}
+	if reflect.DeepEqual(a, CrashStates(ops, 20, 8)) {
+		t.Error("seeds 7 and 8 gave the same states")
+	}
+	// Order of the input does not matter.
+	rev := append([]Op(nil), ops...)
+	for i, j := 0, len(rev)-1; i < j; i, j = i+1, j-1 {
+		rev[i], rev[j] = rev[j], rev[i]
+	}
+	if !reflect.DeepEqual(a, CrashStates(rev, 20, 7)) {
+		t.Error("the order of the ops changed the states")
+	}
+}
+
+func TestCrashStatesEmptyAndFlushOnlyLogs(t *testing.T) {
+	if s := CrashStates(nil, 5, 1); len(s) != 0 {
+		t.Errorf("empty log: %d states", len(s))
+	}
+	ops := []Op{{Seq: 1, Kind: OpFlush}, {Seq: 2, Kind: OpFlush}}
+	for _, st := range CrashStates(ops, 3, 1) {
+		if st.Durable != 0 || st.Landed != 0 {
+			t.Errorf("flush-only log: %s", st.Describe())
+		}
+	}
+}
