@@ -72,6 +72,9 @@ type RecorderOptions struct {
 	// FlushDelay, if positive, delays each flush's reply, to emulate a
 	// disk whose cache flush costs that long.
 	FlushDelay time.Duration
+	// NoLog serves the image without logging anything (LogPath must then
+	// be empty): a device whose flushes cost FlushDelay, for benchmarks.
+	NoLog bool
 
 	_ struct{}
 }
@@ -105,8 +108,10 @@ func StartRecorder(opt RecorderOptions) (r *Recorder, err error) {
 	switch {
 	case opt.ImageSize <= 0 || opt.ImageSize%4096 != 0:
 		return nil, fmt.Errorf("start recorder: ImageSize %d is not a positive multiple of 4096", opt.ImageSize)
-	case opt.LogPath == "":
+	case opt.LogPath == "" && !opt.NoLog:
 		return nil, errors.New("start recorder: LogPath is empty")
+	case opt.LogPath != "" && opt.NoLog:
+		return nil, errors.New("start recorder: LogPath is set but NoLog says not to log")
 	}
 	if opt.LogMax == 0 {
 		opt.LogMax = 1 << 30
@@ -129,7 +134,9 @@ func StartRecorder(opt RecorderOptions) (r *Recorder, err error) {
 		}
 	}()
 
-	if r.log, err = NewLogWriter(opt.LogPath, opt.LogMax); err != nil {
+	if opt.NoLog {
+		// nothing to log to
+	} else if r.log, err = NewLogWriter(opt.LogPath, opt.LogMax); err != nil {
 		return r, fmt.Errorf("start recorder: %w", err)
 	}
 	if r.dir, err = os.MkdirTemp(opt.Dir, "flushproof-crashlab-"); err != nil {
@@ -285,7 +292,9 @@ func (r *Recorder) record(op Op) syscall.Errno {
 		return syscall.EIO
 	}
 	op.Seq = r.lastSeq + 1
-	if err := r.log.Append(op); err != nil {
+	if r.log == nil {
+		// NoLog: count only.
+	} else if err := r.log.Append(op); err != nil {
 		r.fail(fmt.Errorf("recorder (image %s): %w", r.ImagePath(), err))
 		return syscall.EIO
 	}

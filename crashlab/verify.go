@@ -22,9 +22,10 @@ const (
 	XFS  FS = "xfs"
 )
 
-// Check inspects a mounted crash state; a non-nil error is a failed check
-// (for instance an fsync-acknowledged file missing or wrong).
-type Check func(mnt string) error
+// Check inspects crash state st, mounted at mnt; a non-nil error is a
+// failed check (for instance an fsync-acknowledged file missing or wrong:
+// what must be there depends on where st cut the log).
+type Check func(mnt string, st CrashState) error
 
 // ReplayStatus is the outcome of one replay.
 type ReplayStatus uint8
@@ -236,7 +237,7 @@ func replayOne(ctx context.Context, dir string, ops []Op, size int64, st CrashSt
 		}
 	}()
 	if check != nil {
-		res.CheckErr = replayCheck(check, mnt)
+		res.CheckErr = replayCheck(check, mnt, st)
 	}
 	mounted = false
 	if err := replayUnmount(mnt); err != nil {
@@ -263,13 +264,13 @@ func replayOne(ctx context.Context, dir string, ops []Op, size int64, st CrashSt
 
 // replayCheck calls check, turning a panic into an error so the state is still
 // cleaned up and reported.
-func replayCheck(check Check, mnt string) (err error) {
+func replayCheck(check Check, mnt string, st CrashState) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("check panicked: %v", p)
 		}
 	}()
-	return check(mnt)
+	return check(mnt, st)
 }
 
 func replayRun(ctx context.Context, name string, args ...string) (string, error) {

@@ -105,7 +105,7 @@ func TestReplayExt4(t *testing.T) {
 	const size = 16 << 20
 	ops, flush := mkfsLog(t, size, "mkfs.ext4", "-q", "-F", "-E", "nodiscard", "-d", src)
 	states := afterFlush(CrashStates(ops, 60, 3), flush)
-	good := func(mnt string) error {
+	good := func(mnt string, _ CrashState) error {
 		got, err := os.ReadFile(filepath.Join(mnt, "hello"))
 		if err != nil {
 			return err
@@ -136,7 +136,7 @@ func TestReplayExt4(t *testing.T) {
 	}
 
 	// A check that fails is reported per state, with its error.
-	bad := func(mnt string) error {
+	bad := func(mnt string, _ CrashState) error {
 		if _, err := os.Stat(filepath.Join(mnt, "never-written")); err != nil {
 			return err
 		}
@@ -168,7 +168,7 @@ func TestReplayExt4(t *testing.T) {
 		}
 	}
 	// A panicking check is a check error too, and cleanup still happens.
-	rep, err = Replay(ctx, ops, size, states[:1], Ext4, func(string) error { panic("boom") }, 1)
+	rep, err = Replay(ctx, ops, size, states[:1], Ext4, func(string, CrashState) error { panic("boom") }, 1)
 	if err != nil || rep.Results[0].Status != StatusCheckError {
 		t.Errorf("panicking check: %v, %v", rep, err)
 	}
@@ -182,7 +182,7 @@ func TestReplayXFS(t *testing.T) {
 	states := afterFlush(CrashStates(ops, 6, 5), flush)
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
 	defer cancel()
-	rep, err := Replay(ctx, ops, size, states, XFS, func(mnt string) error {
+	rep, err := Replay(ctx, ops, size, states, XFS, func(mnt string, _ CrashState) error {
 		_, err := os.ReadDir(mnt)
 		return err
 	}, 2)

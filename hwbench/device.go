@@ -12,9 +12,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/flushproof/flushproof/crashlab"
 	"github.com/flushproof/flushproof/impl"
 	"github.com/flushproof/flushproof/spec"
 )
@@ -56,6 +58,8 @@ type Target struct {
 	Path string // what was opened
 	// Kind is "temporary file", "file", "block device" or "loop device".
 	Kind string
+	// servedInProcess: the device is served by this process (slowflush).
+	servedInProcess bool
 	// Backing is the loop device's backing file (unlinked once attached).
 	Backing string
 	// Logical is the I/O unit (File.BlockSize); Physical the device's
@@ -172,6 +176,10 @@ func OpenTarget(opt TargetOptions) (_ *Target, err error) {
 	case "loop":
 		err = t.openLoop(opt)
 	default:
+		if d, ok := strings.CutPrefix(opt.Path, "slowflush:"); ok {
+			err = t.openSlowFlush(opt, d)
+			break
+		}
 		err = t.openNamed(opt)
 	}
 	if err != nil {
@@ -179,6 +187,32 @@ func OpenTarget(opt TargetOptions) (_ *Target, err error) {
 	}
 	t.describe()
 	return t, nil
+}
+
+// openSlowFlush serves a zeroed image through crashlab's FUSE recorder
+// (without logging) under a loop device of its own, every flush taking the
+// given duration: a disk whose cache flush costs milliseconds, the regime of
+// the seeds' HDD figures. Root only; everything is removed at Close.
+func (t *Target) openSlowFlush(opt TargetOptions, delay string) error {
+	d, err := time.ParseDuration(delay)
+	if err != nil || d < 0 {
+		return fmt.Errorf("hwbench: -device=slowflush:DURATION, e.g. slowflush:8ms: bad duration %q", delay)
+	}
+	if os.Geteuid() != 0 {
+		return fmt.Errorf("hwbench: -device=slowflush: %w (running as uid %d)", ErrLoopUnavailable, os.Geteuid())
+	}
+	size := (max(opt.Region, 64<<20) + 4095) &^ 4095
+	rec, err := crashlab.StartRecorder(crashlab.RecorderOptions{Dir: opt.TempDir, ImageSize: size, NoLog: true, FlushDelay: d})
+	if err != nil {
+		return fmt.Errorf("hwbench: -device=slowflush: %w", err)
+	}
+	t.onClose(rec.Close)
+	t.servedInProcess = true
+	if err := t.openFile(rec.Device(), impl.OpenOptions{}); err != nil {
+		return err
+	}
+	t.Kind = fmt.Sprintf("loop device over a FUSE image whose flushes take %v", d)
+	return nil
 }
 
 // openTemp creates a temporary file of Region bytes, written once so that
@@ -271,8 +305,11 @@ func removeFile(path string) error {
 func (t *Target) openFile(path string, opt impl.OpenOptions) error {
 	// The workers are locked to OS threads with GOMAXPROCS above their
 	// number (measure.go), so raw system calls are safe here, and they
-	// spare each I/O the scheduler's hand-off, as fio's threads are spared.
-	opt.RawSyscalls = true
+	// spare each I/O the scheduler's hand-off, as fio's threads are spared;
+	// except when this process also serves the device (slowflush): a raw
+	// call blocked on the FUSE server would hold its P through a garbage
+	// collection that stops the server, and never return.
+	opt.RawSyscalls = !t.servedInProcess
 	f, err := impl.Open(path, opt)
 	if errors.Is(err, impl.ErrNoDirectIO) && !opt.Buffered {
 		t.Notes = append(t.Notes, fmt.Sprintf("%s refuses O_DIRECT: measured through the page cache", path))

@@ -72,7 +72,10 @@ type OpenOptions struct {
 	// thread. That saves the hand-off, a few percent of a 4 KiB O_DIRECT
 	// write here, as fio's threads do; use it only from goroutines locked
 	// to threads with GOMAXPROCS above the number of concurrent callers
-	// (hwbench does), never in an application with ordinary goroutines.
+	// (hwbench does), never in an application with ordinary goroutines,
+	// and never on a device this process serves itself (a FUSE file): a raw
+	// call blocked on the server holds its P through a garbage collection
+	// that stops the server, and the process hangs.
 	RawSyscalls bool
 
 	_ struct{}

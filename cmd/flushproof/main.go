@@ -4,6 +4,7 @@
 //	flushproof check [flags]       print the verdict table of every model
 //	flushproof skipshare [flags]   fsyncs that skip their flush, under a latency model
 //	flushproof cost [flags]        what each variant of the seed protocols costs
+//	flushproof crashlab [flags]    record fsync writers on a real file system, replay crash states
 //
 // See README.md and docs/ for what each verdict means.
 package main
@@ -23,6 +24,8 @@ commands:
              fsyncs that skip their flush
   cost       the cost tables of the seed protocols, counted from the models: device
              commands per O_DSYNC write(), counter updates per direct I/O, io-wq lock waits
+  crashlab   record fsync writers on ext4 or xfs through a FUSE + loop recorder and check
+             every acknowledged record in the crash states the log allows (root)
 
 run "flushproof <command> -h" for the flags of a command
 `
@@ -44,6 +47,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runSkipShare(args[1:], stdout, stderr)
 	case "cost":
 		return runCost(args[1:], stdout, stderr)
+	case "crashlab":
+		return runCrashlab(args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -70,3 +70,13 @@ func TestCost(t *testing.T) {
 		assert.NotEmpty(t, errb.String(), "%q", args)
 	}
 }
+
+func TestCrashlabArgs(t *testing.T) {
+	var out, errb bytes.Buffer
+	for _, args := range [][]string{{"crashlab", "extra"}, {"crashlab", "-fs", "btrfs", "-q"}, {"crashlab", "-workload", "nope", "-q"}, {"crashlab", "-writers", "0", "-q"}} {
+		out.Reset()
+		errb.Reset()
+		assert.Equal(t, 2, run(args, &out, &errb), "%q", args)
+		assert.NotEmpty(t, errb.String(), "%q", args)
+	}
+}
