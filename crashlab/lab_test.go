@@ -33,8 +33,15 @@ func TestLabFsyncWritersLoseNothing(t *testing.T) {
 	t.Logf("%d ops, %d flushes, %d acked; %v", res.Ops, res.Flushes, res.Acked, res.Replay)
 	assert.Equal(t, 20, res.Acked)
 	assert.Zero(t, res.Lost, "acknowledged records lost:\n%v", res.Replay.Failures())
-	assert.Empty(t, res.Replay.Failures())
 	assert.Greater(t, len(res.Replay.Results), 40)
+	// Every flush-point state mounts and fscks clean. A random state may
+	// fail to mount only if it tore a write at 512-byte sectors (the loop
+	// device's physical block), which ext4 does not survive in its
+	// superblock (docs/crashlab.md); nothing else may fail.
+	for _, f := range res.Replay.Failures() {
+		assert.True(t, f.State.Kind == Random && f.State.Torn && f.Status == StatusMountError,
+			"%s: %v (%v)", f.State.Describe(), f.Status, f.Err)
+	}
 }
 
 // TestLabEarlyAckLoses is the negative control: acknowledging before fsync
