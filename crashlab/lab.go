@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/flushproof/flushproof/impl"
 )
 
 // Workload is what the writers of a lab run do.
@@ -27,6 +29,17 @@ const (
 	// record as soon as write() returned, before the fsync. Replays must
 	// find acknowledged records missing.
 	EarlyAck Workload = "early-ack"
+	// SyncerWriters write their records with O_DIRECT into files of their
+	// own, preallocated before the run, and make them durable with one
+	// shared impl.Syncer (group commit): the user-space protocol, checked
+	// on a real file system and device. A record is acknowledged when Sync
+	// returned nil.
+	SyncerWriters Workload = "syncer"
+	// SyncerEarlySample is its negative control: each writer samples the
+	// flush sequence before its write instead of after it
+	// (Syncer.SyncSince with an early Sample), the read-before-writeback
+	// mutant of the model.
+	SyncerEarlySample Workload = "syncer-early-sample"
 )
 
 // LabOptions configure one record-and-replay run.
@@ -77,8 +90,10 @@ func RunLab(ctx context.Context, opt LabOptions) (LabResult, error) {
 	if opt.Workload == "" {
 		opt.Workload = FsyncWriters
 	}
-	if opt.Workload != FsyncWriters && opt.Workload != EarlyAck {
-		return res, fmt.Errorf("crashlab: workload %q, want %s or %s", opt.Workload, FsyncWriters, EarlyAck)
+	switch opt.Workload {
+	case FsyncWriters, EarlyAck, SyncerWriters, SyncerEarlySample:
+	default:
+		return res, fmt.Errorf("crashlab: workload %q, want %s, %s, %s or %s", opt.Workload, FsyncWriters, EarlyAck, SyncerWriters, SyncerEarlySample)
 	}
 	if opt.Writers == 0 {
 		opt.Writers = 8
@@ -191,14 +206,36 @@ func record(ctx context.Context, opt LabOptions, dir, logPath string, progress f
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	errs := make([]error, opt.Writers)
-	for w := 0; w < opt.Writers; w++ {
-		wg.Go(func() {
-			errs[w] = writeRecords(ctx, opt, mnt, w, rec, func(a ack) {
-				mu.Lock()
-				acks = append(acks, a)
-				mu.Unlock()
-			})
-		})
+	acked := func(a ack) {
+		mu.Lock()
+		acks = append(acks, a)
+		mu.Unlock()
+	}
+	if opt.Workload == SyncerWriters || opt.Workload == SyncerEarlySample {
+		files, err := preallocate(mnt, opt)
+		if err != nil {
+			return nil, 0, err
+		}
+		defer func() {
+			for _, f := range files {
+				f.Close()
+			}
+		}()
+		shared := impl.Handles{Dev: files[0], Queue: &impl.WaitQueue{},
+			Seq: impl.FlushSeq{Submitted: &impl.Word{}, Completed: &impl.Word{}, MB: impl.Fence{}}}
+		base, err := impl.NewSyncer(shared, impl.GroupCommit)
+		if err != nil {
+			return nil, 0, err
+		}
+		for w := 0; w < opt.Writers; w++ {
+			h := shared
+			h.Dev = files[w]
+			wg.Go(func() { errs[w] = syncRecords(ctx, opt, w, files[w], base.Bind(h), rec, acked) })
+		}
+	} else {
+		for w := 0; w < opt.Writers; w++ {
+			wg.Go(func() { errs[w] = writeRecords(ctx, opt, mnt, w, rec, acked) })
+		}
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
@@ -244,6 +281,66 @@ func writeRecords(ctx context.Context, opt LabOptions, mnt string, w int, rec *R
 			// every crash after this point must keep the record.
 			acked(ack{w, i, uint64(rec.Ops())})
 		}
+	}
+	return nil
+}
+
+// preallocate creates each writer's file with its records' blocks written
+// (zeros) and synced, so that the O_DIRECT record writes are overwrites
+// that need no metadata, and opens them with impl.Open.
+func preallocate(mnt string, opt LabOptions) ([]*impl.File, error) {
+	var files []*impl.File
+	for w := 0; w < opt.Writers; w++ {
+		path := filepath.Join(mnt, fmt.Sprintf("w%d", w))
+		f, err := os.Create(path)
+		if err == nil {
+			_, err = f.WriteAt(make([]byte, opt.Records*recordSize), 0)
+		}
+		if err == nil {
+			err = f.Sync()
+		}
+		if f != nil {
+			f.Close()
+		}
+		if err != nil {
+			return files, fmt.Errorf("crashlab: preallocate %s: %w", path, err)
+		}
+		df, err := impl.Open(path, impl.OpenOptions{})
+		if err != nil {
+			return files, fmt.Errorf("crashlab: %w", err)
+		}
+		files = append(files, df)
+	}
+	return files, nil
+}
+
+// syncRecords writes writer w's records with O_DIRECT and makes each
+// durable with the shared Syncer, bound to this writer's file (its Flush is
+// that file's fdatasync, a cache flush of the whole device).
+func syncRecords(ctx context.Context, opt LabOptions, w int, f *impl.File, s *impl.Syncer, rec *Recorder, acked func(ack)) error {
+	buf := impl.AlignedBuffer(recordSize, f.MemoryAlignment())
+	for i := 0; i < opt.Records; i++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		copy(buf, recordData(w, i))
+		var early int64
+		if opt.Workload == SyncerEarlySample {
+			early = s.Sample() // wrong on purpose: before the write
+		}
+		if err := f.WriteAt(buf, int64(i)*recordSize, 0); err != nil {
+			return fmt.Errorf("crashlab: writer %d record %d: %w", w, i, err)
+		}
+		var err error
+		if opt.Workload == SyncerEarlySample {
+			err = s.SyncSince(early)
+		} else {
+			err = s.Sync()
+		}
+		if err != nil {
+			return fmt.Errorf("crashlab: writer %d record %d: sync: %w", w, i, err)
+		}
+		acked(ack{w, i, uint64(rec.Ops())})
 	}
 	return nil
 }

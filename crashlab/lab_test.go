@@ -53,3 +53,18 @@ func TestLabEarlyAckLoses(t *testing.T) {
 	t.Logf("%d ops, %d acked; %d of %d replays lost an acknowledged record", res.Ops, res.Acked, res.Lost, len(res.Replay.Results))
 	assert.Positive(t, res.Lost, "acknowledging before fsync was not caught")
 }
+
+// TestLabSyncerLosesNothing: the impl Syncer (group commit) over O_DIRECT
+// files on ext4 loses no acknowledged record in any crash state.
+func TestLabSyncerLosesNothing(t *testing.T) {
+	labPrereqs(t, Ext4)
+	res, err := RunLab(context.Background(), LabOptions{FS: Ext4, Workload: SyncerWriters, Writers: 4, Records: 5, Random: 40, ImageSize: 32 << 20, Seed: 2})
+	require.NoError(t, err)
+	t.Logf("%d ops, %d flushes, %d acked; %v", res.Ops, res.Flushes, res.Acked, res.Replay)
+	assert.Equal(t, 20, res.Acked)
+	assert.Zero(t, res.Lost, "acknowledged records lost:\n%v", res.Replay.Failures())
+	for _, f := range res.Replay.Failures() {
+		assert.True(t, f.State.Kind == Random && f.State.Torn && f.Status == StatusMountError,
+			"%s: %v (%v)", f.State.Describe(), f.Status, f.Err)
+	}
+}

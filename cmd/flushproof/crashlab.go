@@ -18,7 +18,7 @@ func runCrashlab(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("crashlab", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fsName := fs.String("fs", "ext4", "file system: ext4 or xfs")
-	workload := fs.String("workload", string(crashlab.FsyncWriters), "fsync (acknowledge after fsync) or early-ack (negative control: acknowledge before fsync)")
+	workload := fs.String("workload", string(crashlab.FsyncWriters), "fsync (acknowledge after fsync), early-ack (negative control: acknowledge before fsync), syncer (O_DIRECT records made durable by one impl.Syncer, group commit) or syncer-early-sample (negative control: the Syncer sampled before the write)")
 	writers := fs.Int("writers", 8, "fsync writers")
 	records := fs.Int("records", 20, "4 KiB records (each followed by fsync) per writer")
 	random := fs.Int("replays", 500, "random crash states, besides one per flush point")
