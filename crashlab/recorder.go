@@ -390,6 +390,15 @@ func (n *recorderImage) Fsync(ctx context.Context, f fs.FileHandle, flags uint32
 	if e := n.r.record(Op{Kind: OpFlush}); e != 0 {
 		return e
 	}
+	// The flush is acknowledged only once the log holding it is durable,
+	// so the log survives a crash of the machine as well as of the
+	// recorder: whatever the workload saw acknowledged is in it.
+	if n.r.log != nil {
+		if err := n.r.log.Sync(); err != nil {
+			n.r.fail(fmt.Errorf("recorder (image %s): sync the log: %w", n.r.ImagePath(), err))
+			return syscall.EIO
+		}
+	}
 	if d := n.r.opt.FlushDelay; d > 0 {
 		time.Sleep(d)
 	}
