@@ -22,14 +22,18 @@ const loopDetachWait = 5 * time.Second
 
 // attachLoop attaches a free loop device to path with direct I/O on and
 // returns its name (/dev/loopN).
-func attachLoop(path string) (string, error) {
+func attachLoop(path string, directIO bool) (string, error) {
 	losetup, err := exec.LookPath("losetup")
 	if err != nil {
 		return "", fmt.Errorf("attach a loop device to %s: %w", path, err)
 	}
-	out, err := exec.Command(losetup, "--find", "--show", "--direct-io=on", path).CombinedOutput()
+	args := []string{"--find", "--show", path}
+	if directIO {
+		args = []string{"--find", "--show", "--direct-io=on", path}
+	}
+	out, err := exec.Command(losetup, args...).CombinedOutput()
 	if err != nil {
-		return "", fmt.Errorf("attach a loop device to %s (losetup --find --show --direct-io=on): %w: %s", path, err, strings.TrimSpace(string(out)))
+		return "", fmt.Errorf("attach a loop device to %s (losetup %s): %w: %s", path, strings.Join(args, " "), err, strings.TrimSpace(string(out)))
 	}
 	dev := strings.TrimSpace(string(out))
 	if !strings.HasPrefix(dev, "/dev/loop") || strings.ContainsAny(dev, " \n") {

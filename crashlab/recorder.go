@@ -182,7 +182,7 @@ func StartRecorder(opt RecorderOptions) (r *Recorder, err error) {
 		r.server = nil
 		return r, fmt.Errorf("start recorder: mount FUSE on %s: %w", r.mnt, err)
 	}
-	if r.dev, err = attachLoop(r.ImagePath()); err != nil {
+	if r.dev, err = attachLoop(r.ImagePath(), true); err != nil {
 		return r, fmt.Errorf("start recorder: %w", err)
 	}
 	if dio := loopDirectIO(r.dev); dio != "1" {

@@ -212,7 +212,7 @@ func replayOne(ctx context.Context, dir string, ops []Op, size int64, st CrashSt
 	if err := st.Build(img, size, ops); err != nil {
 		return setup(fmt.Errorf("build image: %w", err))
 	}
-	dev, err := replayAttach(img)
+	dev, err := attachLoop(img, false)
 	if err != nil {
 		return setup(err)
 	}
@@ -290,19 +290,6 @@ func replayLastLine(s string) string {
 		return s[i+1:]
 	}
 	return s
-}
-
-// replayAttach attaches a free loop device to img and returns its path.
-func replayAttach(img string) (string, error) {
-	out, err := replayRun(context.Background(), "losetup", "--find", "--show", img)
-	if err != nil {
-		return "", err
-	}
-	dev := strings.TrimSpace(out)
-	if !strings.HasPrefix(dev, "/dev/loop") {
-		return "", fmt.Errorf("losetup printed %q, not a loop device", dev)
-	}
-	return dev, nil
 }
 
 // replayDetach detaches dev, retrying while the kernel still holds it (a
