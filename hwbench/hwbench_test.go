@@ -19,7 +19,7 @@ import (
 // Flags of `go test ./hwbench` (docs/hwbench.md). The defaults keep the
 // suite short; measurements worth reading want -duration=5s or more.
 var (
-	flagDevice      = flag.String("device", "", `where to measure: "" (a temporary file; as root also a loop device), "loop" (a loop device over a sparse temporary file; root only), or the path of a file or block device`)
+	flagDevice      = flag.String("device", "", `where to measure: "" (a temporary file; as root also a loop device), "loop" (a loop device over a sparse temporary file; root only), "slowflush:DURATION" (a loop device over a FUSE image whose flushes take DURATION; root only), or the path of a file or block device`)
 	flagDestructive = flag.Bool("destructive", false, "allow overwriting a named device that carries a file system or partition table, or a named non-empty file (never a mounted or otherwise busy device)")
 	flagDuration    = flag.Duration("duration", 300*time.Millisecond, "time per case, alternated in slices with the other cases of its comparison")
 	flagSlice       = flag.Duration("slice", 0, "length of one alternation slice (0: duration/10, between 20ms and 250ms)")

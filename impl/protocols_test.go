@@ -169,10 +169,12 @@ func TestDSyncWriter(t *testing.T) {
 	assert.Error(t, DSyncWriter{Dev: newMemDevice(1, 8)}.WriteAt(make([]byte, 8), 0))
 }
 
+// TestSubmitter: serialised submissions never overlap; in both modes every
+// submission runs once and its error comes back.
 func TestSubmitter(t *testing.T) {
 	for _, serial := range []bool{true, false} {
 		s := &Submitter{Serialised: serial}
-		var running, most atomic.Int64
+		var running, most, ran atomic.Int64
 		var wg sync.WaitGroup
 		start := make(chan struct{})
 		for g := 0; g < 8; g++ {
@@ -182,6 +184,7 @@ func TestSubmitter(t *testing.T) {
 				<-start
 				for i := 0; i < 200; i++ {
 					_ = s.Submit(func() error {
+						ran.Add(1)
 						n := running.Add(1)
 						for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
 						}
@@ -196,9 +199,12 @@ func TestSubmitter(t *testing.T) {
 		}
 		close(start)
 		wg.Wait()
+		assert.Equal(t, int64(8*200), ran.Load(), "serialised=%v: every submission ran once", serial)
 		if serial {
 			assert.Equal(t, int64(1), most.Load(), "serialised submissions overlapped")
 		}
+		errIO := errors.New("io failed")
+		assert.Same(t, errIO, s.Submit(func() error { return errIO }), "serialised=%v", serial)
 	}
 }
 
