@@ -43,12 +43,22 @@ func (e *NotLinearizable) Error() string {
 	return fmt.Sprintf("%s:\n%s%s", head, e.History, vis)
 }
 
+// VisualizationDir is the directory Check and CheckFile write porcupine's
+// HTML visualisations to; "" means os.TempDir(). It is read at each
+// failure, so set it before checking (tests point it at a directory of
+// their own, which they remove, so that a test run leaves no files behind).
+var VisualizationDir string
+
 // VisualizationPath is where Check writes the visualisation for a model
-// name: one file per name in os.TempDir(), overwritten by the next failure
-// with that name. Under rapid the last failure is the shrunk counterexample
-// that rapid prints, so the file shows that one.
+// name: one file per name in VisualizationDir, overwritten by the next
+// failure with that name. Under rapid the last failure is the shrunk
+// counterexample that rapid prints, so the file shows that one.
 func VisualizationPath(name string) string {
-	return filepath.Join(os.TempDir(), "flushproof-linearize-"+unsafeChars.ReplaceAllString(name, "-")+".html")
+	dir := VisualizationDir
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	return filepath.Join(dir, "flushproof-linearize-"+unsafeChars.ReplaceAllString(name, "-")+".html")
 }
 
 var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9._+-]+`)

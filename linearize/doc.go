@@ -19,7 +19,7 @@
 //   - [Check]: runs porcupine (through a power-set construction that merges
 //     states by hash); on failure returns a [NotLinearizable] with the
 //     history's timeline and the path of porcupine's HTML visualisation
-//     ([VisualizationPath]).
+//     ([VisualizationPath], in [VisualizationDir]).
 //   - Generators for rapid: [DrawModelHistory] (model.Device under a drawn
 //     schedule: what the device does) and [DrawReferenceHistory] (the same
 //     schedules, crash outcomes drawn from spec.Contract: what the contract

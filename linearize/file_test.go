@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/anishathalye/porcupine"
@@ -172,4 +173,19 @@ func TestIOWQRecordedHistoriesLinearizable(t *testing.T) {
 			assert.True(t, sawData)
 		})
 	}
+}
+
+// TestVisualizationDir: a rejected history's visualisation goes to
+// VisualizationDir, so that tests (and users) choose where the HTML goes
+// and a test run leaves nothing in $TMPDIR.
+func TestVisualizationDir(t *testing.T) {
+	saved := VisualizationDir
+	t.Cleanup(func() { VisualizationDir = saved })
+	VisualizationDir = t.TempDir()
+	h := FileHistory{Ops: []FileOp{fileW(0, 1, 1, 1, 2), fileR(1, 0, 0, 3, 4)}, Clients: []string{"A", "reader"}}
+	var nl *FileNotLinearizable
+	require.ErrorAs(t, CheckFile("dir-test", h, 0), &nl)
+	assert.Equal(t, filepath.Join(VisualizationDir, "flushproof-linearize-dir-test.html"), nl.Visualization)
+	_, err := os.Stat(nl.Visualization)
+	assert.NoError(t, err, "the visualisation is written there")
 }

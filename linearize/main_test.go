@@ -1,0 +1,12 @@
+package linearize
+
+import (
+	"os"
+	"testing"
+
+	"github.com/flushproof/flushproof/internal/vistest"
+)
+
+// TestMain keeps porcupine's visualisations in a directory of the run's
+// own, removed when every test passed.
+func TestMain(m *testing.M) { os.Exit(vistest.Main(m, func(dir string) { VisualizationDir = dir })) }
