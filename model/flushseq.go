@@ -244,10 +244,17 @@ func (s *FsyncSystem) Describe(l Label) string {
 			return fmt.Sprintf("S = submitted -> %d (stale: newest is %d)", v, a)
 		}
 		return fmt.Sprintf("S = submitted -> %d", v)
-	case kSkip:
-		return fmt.Sprintf("completed=%d > S=%d: skip flush", a, v)
-	case kNoSkip:
-		return fmt.Sprintf("completed=%d, S=%d: no skip", a, v)
+	case kSkip, kNoSkip:
+		// Show the comparison this variant really makes (the >= mutant
+		// skips on equality), so that a timeline reads true as printed.
+		skip, noSkip := ">", "<="
+		if s.cfg.Variant == GreaterEqual {
+			skip, noSkip = ">=", "<"
+		}
+		if l.Kind == kSkip {
+			return fmt.Sprintf("completed=%d %s S=%d: skip flush", a, skip, v)
+		}
+		return fmt.Sprintf("completed=%d %s S=%d: no skip", a, noSkip, v)
 	case kNumber:
 		return fmt.Sprintf("seq = inc_return(submitted) -> %d", v)
 	case kSubmitF:

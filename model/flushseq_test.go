@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -82,4 +83,45 @@ func TestLabelsDetermineSteps(t *testing.T) {
 	ds, err := NewDeviceSystem(DeviceWorkload{Config: cacheEmu, Writers: [][]WriteOp{{{Blocks: 3, FUA: true}}, {{Blocks: 1}}}, Flushes: 1, Failures: true})
 	require.NoError(t, err)
 	labelsDetermine[DeviceState](t, ds)
+}
+
+// TestSkipLabelsReadTrue: every skip or no-skip step, in every variant,
+// prints the comparison the variant makes, and the comparison holds for the
+// values printed ("completed=0 >= S=0: skip flush" for the >= mutant; the
+// label once said "completed=0 > S=0", false as printed).
+func TestSkipLabelsReadTrue(t *testing.T) {
+	holds := map[string]func(c, s int) bool{
+		">": func(c, s int) bool { return c > s }, "<=": func(c, s int) bool { return c <= s },
+		">=": func(c, s int) bool { return c >= s }, "<": func(c, s int) bool { return c < s },
+	}
+	for _, v := range FsyncVariants() {
+		cfg := FsyncConfig{Variant: v, Memory: SC, Tasks: 2, Fsyncs: 1, FlushFailures: true, NoSymmetry: true}
+		sys, err := NewFsyncSystem(cfg)
+		require.NoError(t, err)
+		r := Explore[FsyncState](sys, Options{MaxStates: 200000})
+		seen := map[string]bool{}
+		for id := 0; id < r.Len(); id++ {
+			sys.Next(r.State(id), func(l Label, _ FsyncState) {
+				if l.Kind != kSkip && l.Kind != kNoSkip {
+					return
+				}
+				text := sys.Describe(l)
+				var c, s int
+				var op, what string
+				_, err := fmt.Sscanf(text, "completed=%d %s S=%d: %s", &c, &op, &s, &what)
+				require.NoError(t, err, "%v: %q", v, text)
+				require.Contains(t, holds, op, "%v: %q", v, text)
+				assert.True(t, holds[op](c, s), "%v: %q is false as printed", v, text)
+				assert.Equal(t, l.Kind == kSkip, what == "skip", "%v: %q", v, text)
+				seen[op] = true
+			})
+		}
+		if v == GreaterEqual {
+			assert.True(t, seen[">="], "the >= mutant skips on >=")
+			assert.False(t, seen[">"], "the >= mutant never prints >")
+		} else if v != Baseline && v != DAXSkips {
+			assert.True(t, seen[">"] || seen["<="], "%v: skip checks were explored", v)
+			assert.False(t, seen[">="], "%v never prints >=", v)
+		}
+	}
 }
