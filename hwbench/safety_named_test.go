@@ -71,21 +71,32 @@ type fileState struct {
 	sum    [32]byte // of the content, for a regular file whose content is stable
 	size   int64
 	mode   os.FileMode
+	// The modification and change times, for a regular file whose
+	// content is stable and not under /proc (whose inodes take the time
+	// they are made): a file grown and cut back before a refusal keeps
+	// its content and size, but not these.
+	mtime, ctime unix.Timespec
 }
 
 // stateOf records path's state; content says whether to checksum it.
 func stateOf(t *testing.T, path string, content bool) fileState {
 	t.Helper()
-	fi, err := os.Lstat(path)
-	if errors.Is(err, os.ErrNotExist) {
+	var st unix.Stat_t
+	err := unix.Lstat(path, &st)
+	if errors.Is(err, unix.ENOENT) {
 		return fileState{}
 	}
+	require.NoError(t, err, "stat %s", path)
+	fi, err := os.Lstat(path)
 	require.NoError(t, err)
 	s := fileState{exists: true, size: fi.Size(), mode: fi.Mode()}
 	if content && fi.Mode().IsRegular() {
 		data, err := os.ReadFile(path)
 		require.NoError(t, err)
 		s.sum = sha256.Sum256(data)
+		if !strings.HasPrefix(path, "/proc/") {
+			s.mtime, s.ctime = st.Mtim, st.Ctim
+		}
 	}
 	return s
 }
@@ -98,6 +109,8 @@ func assertUnchanged(t *testing.T, path string, before fileState, content bool) 
 	assert.Equal(t, before.size, after.size, "%s: size unchanged", path)
 	assert.Equal(t, before.mode, after.mode, "%s: mode unchanged", path)
 	assert.Equal(t, fmt.Sprintf("%x", before.sum), fmt.Sprintf("%x", after.sum), "%s: sha256 of the content unchanged", path)
+	assert.Equal(t, before.mtime, after.mtime, "%s: not written (mtime unchanged)", path)
+	assert.Equal(t, before.ctime, after.ctime, "%s: not truncated or changed (ctime unchanged)", path)
 }
 
 // assertRefused checks that err is a refusal whose message holds words.
@@ -318,16 +331,20 @@ func TestRefuseFileInUseByProcess(t *testing.T) {
 	dir := t.TempDir()
 	content := []byte(strings.Repeat("log line\n", 1000))
 
-	t.Run("open for writing", func(t *testing.T) {
-		path := filepath.Join(dir, "written.log")
-		require.NoError(t, os.WriteFile(path, content, 0o600))
-		holder := holdOpen(t, path, ">>")
-		before := stateOf(t, path, true)
-		err := openOrRefuse(t, TargetOptions{Path: path, Destructive: true, OverwriteReadOnly: true})
-		// The shell may not have become sleep yet: the name is not checked.
-		assertRefused(t, err, fmt.Sprintf("it is open for writing by process %d (", holder.Process.Pid), ", fd 3)", "-destructive or not")
-		assertUnchanged(t, path, before, true)
-	})
+	for _, size := range []int{len(content), 0} {
+		// An empty file is the one hwbench would grow: it must not be
+		// touched before the refusal either.
+		t.Run(fmt.Sprintf("open for writing, %d bytes", size), func(t *testing.T) {
+			path := filepath.Join(dir, fmt.Sprintf("written-%d.log", size))
+			require.NoError(t, os.WriteFile(path, content[:size], 0o600))
+			holder := holdOpen(t, path, ">>")
+			before := stateOf(t, path, true)
+			err := openOrRefuse(t, TargetOptions{Path: path, Destructive: true, OverwriteReadOnly: true})
+			// The shell may not have become sleep yet: the name is not checked.
+			assertRefused(t, err, fmt.Sprintf("it is open for writing by process %d (", holder.Process.Pid), ", fd 3)", "-destructive or not")
+			assertUnchanged(t, path, before, true)
+		})
+	}
 	t.Run("mapped", func(t *testing.T) {
 		path := filepath.Join(dir, "mapped.dat")
 		require.NoError(t, os.WriteFile(path, content, 0o600))
@@ -472,12 +489,19 @@ func fsOfForTest(mountPoint string) (string, error) {
 // -destructive, and used with OverwriteReadOnly (by root, whom open(2)
 // lets write to it; a normal user is refused by open(2) itself).
 func TestReadOnlyFile(t *testing.T) {
+	empty := filepath.Join(t.TempDir(), "empty-readonly.dev")
+	require.NoError(t, os.WriteFile(empty, nil, 0o444))
+	before := stateOf(t, empty, true)
+	err := openOrRefuse(t, TargetOptions{Path: empty, Destructive: true})
+	assertRefused(t, err, "has no write permission bit (mode 0444)")
+	assertUnchanged(t, empty, before, true)
+
 	path := filepath.Join(t.TempDir(), "readonly.txt")
 	require.NoError(t, os.WriteFile(path, []byte("precious"), 0o600))
 	require.NoError(t, os.Chmod(path, 0o444))
-	before := stateOf(t, path, true)
+	before = stateOf(t, path, true)
 
-	err := openOrRefuse(t, TargetOptions{Path: path, Destructive: true})
+	err = openOrRefuse(t, TargetOptions{Path: path, Destructive: true})
 	assertRefused(t, err, path+" has no write permission bit (mode 0444)", "-overwrite-readonly", "-destructive or not")
 	assertUnchanged(t, path, before, true)
 
