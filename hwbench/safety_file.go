@@ -229,6 +229,8 @@ func (s *sameFileCache) mayBe(p string) bool {
 // another mount namespace), LOOP_GET_STATUS64 gives its device and inode,
 // as losetup -j does. That needs read access to /dev/loopN (root).
 func (u *fileUse) loops(s *sameFileCache) {
+	var unknown []string // loop devices that could not be asked
+	firstReason := ""
 	entries, _ := os.ReadDir("/sys/block")
 	for _, e := range entries {
 		name := e.Name()
@@ -250,10 +252,13 @@ func (u *fileUse) loops(s *sameFileCache) {
 		// holds another's loop device open: one marked to detach at its
 		// last close would then detach at hwbench's close instead.
 		if !r.exists && s.mayBe(backing) {
-			var note string
-			match, note = loopBacks(name, s.id)
-			if note != "" {
-				u.notes = append(u.notes, fmt.Sprintf("could not ask /dev/%s which file backs it (backing_file %q): %s", name, shown, note))
+			var reason string
+			match, reason = loopBacks(name, s.id)
+			if reason != "" {
+				unknown = append(unknown, fmt.Sprintf("/dev/%s (over %s)", name, shown))
+				if firstReason == "" {
+					firstReason = reason
+				}
 			}
 		}
 		if !match {
@@ -267,6 +272,14 @@ func (u *fileUse) loops(s *sameFileCache) {
 			}
 		}
 		u.why = append(u.why, why)
+	}
+	if len(unknown) > 0 {
+		verb := "are"
+		if len(unknown) == 1 {
+			verb = "is"
+		}
+		u.notes = append(u.notes, fmt.Sprintf("could not tell whether %s %s backed by %s: the name of the backing file does not lead to a file this process can stat, and the device cannot be asked (%s; root can)",
+			listSome(unknown), verb, s.path, firstReason))
 	}
 }
 
