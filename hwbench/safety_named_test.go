@@ -621,3 +621,35 @@ func TestDurableTargetsSayNothing(t *testing.T) {
 	assert.Empty(t, tg.FlushFigures)
 	assert.NotContains(t, tg.String(), "NOT DURABLE")
 }
+
+// TestSymlinkToBlockDevice: a symbolic link (as in /dev/disk/by-id) that
+// leads to a block device is followed; the device is then checked and
+// used as itself, and the notes say where the link led.
+func TestSymlinkToBlockDevice(t *testing.T) {
+	dev, _ := testLoop(t, 4<<20)
+	link := filepath.Join(t.TempDir(), "by-id-link")
+	require.NoError(t, os.Symlink(dev, link))
+	tg, err := OpenTarget(TargetOptions{Path: link, Region: 1 << 20})
+	require.NoError(t, err)
+	assert.Equal(t, dev, tg.Path)
+	assert.Equal(t, "block device", tg.Kind)
+	assert.Contains(t, strings.Join(tg.Notes, "\n"), "-device="+link+" resolves to "+dev)
+	require.NoError(t, tg.Close())
+}
+
+// TestSlowFlushNotDurable: -device=slowflush is an emulated device, and
+// says so.
+func TestSlowFlushNotDurable(t *testing.T) {
+	if _, err := os.Stat("/dev/fuse"); err != nil {
+		t.Skipf("no FUSE: %v", err)
+	}
+	tg, err := OpenTarget(TargetOptions{Path: "slowflush:1ms", Region: 1 << 20})
+	if errors.Is(err, ErrLoopUnavailable) {
+		t.Skip(err)
+	}
+	require.NoError(t, err)
+	defer func() { require.NoError(t, tg.Close()) }()
+	assert.Contains(t, tg.NotDurable, "durability is emulated, not real")
+	assert.Equal(t, "emulated (each flush waits 1ms; no disk is behind it)", tg.FlushFigures)
+	assert.Contains(t, tg.String(), "NOT DURABLE: an emulated device")
+}
