@@ -319,31 +319,12 @@ func inUse(d blockDev) []string {
 	// system (proc(5)), which for a block-based file system is the device
 	// number; the source field catches file systems with anonymous device
 	// numbers (btrfs) mounted by path.
-	if data, err := os.ReadFile("/proc/self/mountinfo"); err == nil {
-		for _, line := range strings.Split(string(data), "\n") {
-			f := strings.Fields(line)
-			if len(f) < 10 {
-				continue
-			}
-			sep := -1
-			for i := 6; i < len(f); i++ {
-				if f[i] == "-" {
-					sep = i
-					break
-				}
-			}
-			mountPoint := unescapeMount(f[4])
-			var maj, mnr uint32
-			if _, err := fmt.Sscanf(f[2], "%d:%d", &maj, &mnr); err == nil {
-				if m, ok := byRdev[unix.Mkdev(maj, mnr)]; ok {
-					why = append(why, fmt.Sprintf("%s is mounted on %s", name(m), mountPoint))
-					continue
-				}
-			}
-			if sep > 0 && sep+2 < len(f) {
-				if m, ok := sameDevice(unescapeMount(f[sep+2]), byRdev); ok {
-					why = append(why, fmt.Sprintf("%s is mounted on %s", name(m), mountPoint))
-				}
+	if mounts, err := readMounts(); err == nil {
+		for _, mt := range mounts {
+			if m, ok := byRdev[unix.Mkdev(mt.Major, mt.Minor)]; ok {
+				why = append(why, fmt.Sprintf("%s is mounted on %s", name(m), mt.MountPoint))
+			} else if m, ok := sameDevice(mt.Source, byRdev); ok {
+				why = append(why, fmt.Sprintf("%s is mounted on %s", name(m), mt.MountPoint))
 			}
 		}
 	} else if data, err := os.ReadFile("/proc/self/mounts"); err == nil {

@@ -225,8 +225,9 @@ func (s *sameFileCache) mayBe(p string) bool {
 
 // loops finds the loop devices backed by the file. sysfs names each
 // backing file (drivers/block/loop.c, loop_attr_backing_file_show); where
-// that name no longer leads to it (unlinked, "(deleted)", or attached in
-// another mount namespace), LOOP_GET_STATUS64 gives its device and inode,
+// that name leads nowhere (the file was unlinked and shows "(deleted)",
+// was attached in another mount namespace, or lies in a directory this
+// process cannot search), LOOP_GET_STATUS64 gives its device and inode,
 // as losetup -j does. That needs read access to /dev/loopN (root).
 func (u *fileUse) loops(s *sameFileCache) {
 	var unknown []string // loop devices that could not be asked
