@@ -37,7 +37,7 @@ func benchTarget(b *testing.B) (*Target, Config) {
 	bench.once.Do(func() {
 		bench.cfg = testConfig(b)
 		bench.cfg.Progress = nil
-		bench.target, bench.err = OpenTarget(TargetOptions{Path: *flagDevice, Destructive: *flagDestructive, Region: bench.cfg.Region()})
+		bench.target, bench.err = OpenTarget(TargetOptions{Path: *flagDevice, Destructive: *flagDestructive, OverwriteReadOnly: *flagReadOnly, Region: bench.cfg.Region()})
 	})
 	if bench.err != nil {
 		b.Fatal(bench.err)

@@ -35,10 +35,17 @@ type TargetOptions struct {
 	// sparse temporary file (root only; name a file called loop as
 	// ./loop), or the path of a regular file or block device.
 	Path string
-	// Destructive allows overwriting a named device that carries a file
-	// system or partition table, or a named non-empty regular file. It
-	// never allows a device in use (mounted, swap, held).
+	// Destructive allows overwriting a named device or file that carries
+	// a file system or partition table, or a named non-empty regular file.
+	// It never allows a device or file in use (mounted, swap, held, a loop
+	// device's backing file, mapped or open for writing elsewhere), nor a
+	// file without write permission bits (see OverwriteReadOnly).
 	Destructive bool
+	// OverwriteReadOnly allows a named regular file whose mode has no
+	// write permission bit (e.g. 0444), which root could otherwise open
+	// for writing all the same. Someone made it read-only on purpose, so
+	// Destructive alone does not allow it.
+	OverwriteReadOnly bool
 	// Region is how many bytes, from offset 0, the scenarios write
 	// (Config.Region). A named block device smaller than this is refused.
 	Region int64
@@ -74,6 +81,15 @@ type Target struct {
 	// Notes say what was found or decided while opening (e.g. signatures
 	// overwritten under -destructive, no O_DIRECT).
 	Notes []string
+	// NotDurable says why nothing written to the target survives a crash
+	// or power loss, flushed or not: it lives in memory (a file on tmpfs
+	// or ramfs, a loop device over one, a RAM disk) or the device is an
+	// emulation (-device=slowflush). It is "" for a disk, or a file on a
+	// disk's file system.
+	NotDurable string
+	// FlushFigures, set with NotDurable, says how the flush figures are to
+	// be read: "meaningless on tmpfs", or "emulated (...)" for slowflush.
+	FlushFigures string
 
 	stats   string // /sys/class/block/NAME/stat of a block device, or ""
 	closers []func() error
@@ -140,8 +156,44 @@ func (t *Target) String() string {
 		}
 		fmt.Fprintf(&b, "; write cache%s: %s, FUA: %s", dev, t.Queue.WriteCache, fua)
 	}
+	if t.NotDurable != "" {
+		fmt.Fprintf(&b, "; NOT DURABLE: %s", t.NotDurable)
+	}
 	b.WriteString(")")
 	return b.String()
+}
+
+// markNotDurable records that nothing written to the target is durable,
+// why, and how to read its flush figures, in the fields and the notes.
+func (t *Target) markNotDurable(why, flushFigures string) {
+	t.NotDurable, t.FlushFigures = why, flushFigures
+	t.Notes = append(t.Notes, fmt.Sprintf("nothing written here is durable: %s. Its flush figures (flushes/op, and the latency of O_DSYNC writes, fdatasync and syncs) are %s", why, flushFigures))
+}
+
+// markVolatileDir marks the target not durable if dir, where what creates
+// its storage (what says which file: "the temporary file"), keeps files
+// in memory only.
+func (t *Target) markVolatileDir(dir, what string) {
+	fs, ok := volatileDir(dir)
+	if !ok {
+		return
+	}
+	t.markNotDurable(fmt.Sprintf("%s is in %s, on %s, which keeps files in memory only", what, dir, fs),
+		"meaningless on "+fs.volatile())
+}
+
+// volatileDir returns the file system of dir if it is tmpfs or ramfs.
+func volatileDir(dir string) (fsInfo, bool) {
+	mounts, _ := readMounts() // without them, statfs's magic decides
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return fsInfo{}, false
+	}
+	if r, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = r
+	}
+	fs, err := fsOf(abs, mounts)
+	return fs, err == nil && fs.volatile() != ""
 }
 
 // Close closes the device and undoes what OpenTarget did: removes a file
@@ -212,6 +264,8 @@ func (t *Target) openSlowFlush(opt TargetOptions, delay string) error {
 		return err
 	}
 	t.Kind = fmt.Sprintf("loop device over a FUSE image whose flushes take %v", d)
+	t.markNotDurable(fmt.Sprintf("an emulated device: this process serves the image (from /dev/shm when it fits there, else from a temporary file), and a flush only waits %v, so its durability is emulated, not real", d),
+		fmt.Sprintf("emulated (each flush waits %v; no disk is behind it)", d))
 	return nil
 }
 
@@ -239,6 +293,7 @@ func (t *Target) openTemp(opt TargetOptions) error {
 		t.Notes = append(t.Notes, fmt.Sprintf("%s refuses O_DIRECT: the temporary file goes through the page cache, so writes measure memory copies and flushes measure write-back", dir))
 	}
 	t.Kind = "temporary file"
+	t.markVolatileDir(dir, "the temporary file")
 	return t.openFile(path, impl.OpenOptions{Buffered: !direct})
 }
 
@@ -367,6 +422,7 @@ func (t *Target) openLoop(opt TargetOptions) error {
 	if err != nil {
 		return err
 	}
+	t.markVolatileDir(dir, "the loop device's backing file")
 	detach := func() error { return DetachLoop(dev, backing) }
 	t.onClose(detach)
 	t.Kind, t.Backing = "loop device", backing
@@ -432,53 +488,121 @@ func DetachLoop(dev, backing string) error {
 	return nil
 }
 
-// openNamed opens the file or block device the user named, after the
-// checks of safety.go.
-func (t *Target) openNamed(opt TargetOptions) error {
-	path := opt.Path
-	st, err := os.Stat(path)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		// Created here, so written in full and removed at the end.
-		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
-		if err != nil {
-			return fmt.Errorf("hwbench: create %s: %w", path, err)
-		}
-		t.onClose(func() error { return removeFile(path) })
-		err = prefill(f, opt.Region)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return fmt.Errorf("hwbench: write %s: %w", path, err)
-		}
-		t.Kind = "file"
-		t.Notes = append(t.Notes, fmt.Sprintf("%s did not exist: created, and removed at the end", path))
-		return t.openFile(path, impl.OpenOptions{})
-	case err != nil:
-		return fmt.Errorf("hwbench: stat %s: %w", path, err)
-	case st.Mode().IsRegular():
-		return t.openNamedFile(path, st.Size(), opt)
-	case st.Mode()&os.ModeDevice != 0 && st.Mode()&os.ModeCharDevice == 0:
-		return t.openNamedBlock(path, opt)
+// openNamed opens the file or block device the user named. Every check
+// that needs no write access is made first (safety.go): nothing is
+// created, opened for writing, grown or truncated before they all pass.
+func (t *Target) openNamed(opt TargetOptions) (err error) {
+	mounts, err := readMounts()
+	if err != nil {
+		return fmt.Errorf("%w: -device=%s: cannot read /proc/self/mountinfo (%v), so hwbench cannot tell what the target lies on or whether it is mounted",
+			ErrRefused, opt.Path, err)
 	}
-	return fmt.Errorf("%w: %s is neither a regular file nor a block device (mode %v)", ErrRefused, path, st.Mode())
+	n, err := resolveNamed(opt.Path, mounts)
+	if abs, aerr := filepath.Abs(opt.Path); aerr == nil && n.path != "" && n.path != abs {
+		// A symbolic link (e.g. /dev/disk/by-id/...): say where it led.
+		t.Notes = append(t.Notes, fmt.Sprintf("-device=%s resolves to %s", opt.Path, n.path))
+		defer func() {
+			if err != nil {
+				err = fmt.Errorf("%w (-device=%s resolves to %s)", err, opt.Path, n.path)
+			}
+		}()
+	}
+	if err != nil {
+		return err
+	}
+	switch {
+	case !n.exists:
+		return t.createNamed(n, opt)
+	case n.st.Mode&unix.S_IFMT == unix.S_IFREG:
+		return t.openNamedFile(n, mounts, opt)
+	default: // resolveNamed let only a block device through
+		return t.openNamedBlock(n.path, mounts, opt)
+	}
 }
 
-// openNamedFile uses an existing regular file: an empty one is grown and
-// written, then truncated back to empty at the end; a non-empty one only
-// with -destructive (grown if too small, cut back to its size at the end).
-func (t *Target) openNamedFile(path string, size int64, opt TargetOptions) error {
+// createNamed creates the named file that does not exist, writes it in
+// full, and removes it at Close.
+func (t *Target) createNamed(n namedPath, opt TargetOptions) error {
+	path := n.path
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return fmt.Errorf("hwbench: create %s: %w", path, err)
+	}
+	t.onClose(func() error { return removeFile(path) })
+	err = prefill(f, opt.Region)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("hwbench: write %s: %w", path, err)
+	}
 	t.Kind = "file"
-	if size > 0 && !opt.Destructive {
-		return fmt.Errorf("%w: %s is a non-empty regular file (%d bytes); the benchmark would overwrite its first %s. Name a file that does not exist or is empty, or pass -destructive",
-			ErrRefused, path, size, formatBytes(opt.Region))
+	t.Notes = append(t.Notes, fmt.Sprintf("%s did not exist: created, and removed at the end", path))
+	t.markVolatileFS(path, n.fs)
+	return t.openFile(path, impl.OpenOptions{})
+}
+
+// markVolatileFS marks a named file not durable if fs is tmpfs or ramfs.
+func (t *Target) markVolatileFS(path string, fs fsInfo) {
+	if v := fs.volatile(); v != "" {
+		t.markNotDurable(fmt.Sprintf("%s is on %s, which keeps files in memory only", path, fs), "meaningless on "+v)
+	}
+}
+
+// openNamedFile uses an existing regular file once the checks pass: not
+// in use (never allowed), not read-only (unless OverwriteReadOnly), no
+// file-system signature and empty (unless Destructive). An empty one is
+// grown and written, then truncated back to empty at the end; a
+// non-empty one is grown if too small and cut back to its size at the
+// end.
+func (t *Target) openNamedFile(n namedPath, mounts []mountEntry, opt TargetOptions) error {
+	t.Kind = "file"
+	path, size := n.path, n.st.Size
+	use := fileInUse(path, &n.st, mounts)
+	t.Notes = append(t.Notes, use.notes...)
+	if err := refuseFileInUse(path, use.why); err != nil {
+		return err
+	}
+	if err := refuseReadOnly(path, n.st.Mode, opt.OverwriteReadOnly); err != nil {
+		return err
+	}
+	sigs, err := fileSignatures(path, size)
+	if err != nil {
+		return err
+	}
+	blkid, note := blkidSignatures(path)
+	if note != "" {
+		t.Notes = append(t.Notes, note)
+	}
+	sigs = append(sigs, blkid...)
+	if !opt.Destructive {
+		if err := refuseSignatures(path, sigs); err != nil {
+			return err
+		}
+		if size > 0 {
+			return fmt.Errorf("%w: %s is a non-empty regular file (%d bytes); the benchmark would overwrite its first %s. Name a file that does not exist or is empty, or pass -destructive",
+				ErrRefused, path, size, formatBytes(opt.Region))
+		}
+	} else if len(sigs) > 0 {
+		t.Notes = append(t.Notes, fmt.Sprintf("-destructive: %s", strings.TrimPrefix(refuseSignatures(path, sigs).Error(), ErrRefused.Error()+": ")))
+	}
+
+	// Every check passed: now it may be opened for writing. O_NOFOLLOW and
+	// the identity check make sure it is still the file checked.
+	f, err := os.OpenFile(path, os.O_RDWR|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return fmt.Errorf("hwbench: open %s: %w", path, err)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		_ = f.Close()
+		return fmt.Errorf("hwbench: fstat %s: %w", path, err)
+	}
+	if idOf(&st) != idOf(&n.st) || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		_ = f.Close()
+		return fmt.Errorf("%w: %s was replaced by another file while hwbench checked it; run again", ErrRefused, path)
 	}
 	if size < opt.Region {
-		f, err := os.OpenFile(path, os.O_RDWR, 0)
-		if err != nil {
-			return fmt.Errorf("hwbench: open %s: %w", path, err)
-		}
 		t.onClose(func() error {
 			if err := os.Truncate(path, size); err != nil {
 				return fmt.Errorf("hwbench: truncate %s back to %d bytes: %w", path, size, err)
@@ -490,23 +614,45 @@ func (t *Target) openNamedFile(path string, size int64, opt TargetOptions) error
 		} else {
 			err = f.Truncate(opt.Region)
 		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
 		if err != nil {
-			return fmt.Errorf("hwbench: grow %s to %d bytes: %w", path, opt.Region, err)
+			err = fmt.Errorf("hwbench: grow %s to %d bytes: %w", path, opt.Region, err)
 		}
 		t.Notes = append(t.Notes, fmt.Sprintf("%s was %d bytes: grown to %s, and cut back at the end", path, size, formatBytes(opt.Region)))
 	} else {
 		t.Notes = append(t.Notes, fmt.Sprintf("%s: -destructive, its first %s overwritten", path, formatBytes(opt.Region)))
 	}
+	if cerr := f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("hwbench: close %s: %w", path, cerr)
+	}
+	if err != nil {
+		return err
+	}
+	t.markVolatileFS(path, n.fs)
 	return t.openFile(path, impl.OpenOptions{})
+}
+
+// fileSignatures looks for on-disk formats in a regular file, as
+// FindSignatures does on a device, reading it without O_DIRECT.
+func fileSignatures(path string, size int64) ([]Signature, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("hwbench: open %s to look for file systems: %w", path, err)
+	}
+	defer f.Close()
+	sigs, err := FindSignatures(func(p []byte, off int64) error {
+		_, err := f.ReadAt(p, off)
+		return err
+	}, size)
+	if err != nil {
+		return nil, fmt.Errorf("hwbench: look for file systems in %s: %w", path, err)
+	}
+	return sigs, nil
 }
 
 // openNamedBlock opens a block device the user named: refused if in use,
 // then claimed O_EXCL, checked again, and refused if too small or (unless
 // -destructive) formatted.
-func (t *Target) openNamedBlock(path string, opt TargetOptions) error {
+func (t *Target) openNamedBlock(path string, mounts []mountEntry, opt TargetOptions) error {
 	t.Kind = "block device"
 	bd, err := lookupBlockDev(path)
 	if err != nil {
@@ -554,12 +700,42 @@ func (t *Target) openNamedBlock(path string, opt TargetOptions) error {
 	}
 	sigs = append(sigs, blkid...)
 	if !opt.Destructive {
-		return refuseSignatures(path, sigs)
-	}
-	if len(sigs) > 0 {
+		if err := refuseSignatures(path, sigs); err != nil {
+			return err
+		}
+	} else if len(sigs) > 0 {
 		t.Notes = append(t.Notes, fmt.Sprintf("-destructive: %s", strings.TrimPrefix(refuseSignatures(path, sigs).Error(), ErrRefused.Error()+": ")))
 	}
+	if why, flush := memoryBlockDev(bd, mounts); why != "" {
+		t.markNotDurable(why, flush)
+	}
 	return nil
+}
+
+// memoryBlockDev says why a block device keeps nothing durable: a RAM
+// disk (brd's ramN, zram), or a loop device whose backing file is on
+// tmpfs or ramfs (found from the backing file's name, which is not
+// touched). It returns "", "" for any other device.
+func memoryBlockDev(bd blockDev, mounts []mountEntry) (why, flushFigures string) {
+	name := bd.name
+	switch {
+	case strings.HasPrefix(name, "zram"):
+		return fmt.Sprintf("%s is a compressed RAM disk (zram)", bd.path), "meaningless on a RAM disk"
+	case strings.HasPrefix(name, "ram") && strings.Trim(name[3:], "0123456789") == "":
+		return fmt.Sprintf("%s is a RAM disk (brd)", bd.path), "meaningless on a RAM disk"
+	case strings.HasPrefix(name, "loop"):
+		bf, err := os.ReadFile(filepath.Join(bd.sysfs, "loop", "backing_file"))
+		if err != nil {
+			return "", ""
+		}
+		backing, _ := stripDeleted(strings.TrimSuffix(string(bf), "\n"))
+		m, ok := mountOf(mounts, backing, 0, false)
+		if fs := (fsInfo{Type: m.FSType, MountPoint: m.MountPoint}); ok && fs.volatile() != "" {
+			return fmt.Sprintf("the backing file of %s, %s, is on %s, which keeps files in memory only", bd.path, backing, fs),
+				"meaningless on " + fs.volatile()
+		}
+	}
+	return "", ""
 }
 
 // describe fills in sizes and queue settings.
@@ -627,6 +803,8 @@ func fsName(path string) string {
 		return "btrfs"
 	case unix.TMPFS_MAGIC:
 		return "tmpfs"
+	case unix.RAMFS_MAGIC:
+		return "ramfs"
 	case unix.OVERLAYFS_SUPER_MAGIC:
 		return "overlayfs"
 	}

@@ -14,8 +14,14 @@
 //     named, after the checks of safety.go: a named block device is claimed
 //     O_EXCL and refused ([ErrRefused]) if in use (mounted, swap, held),
 //     too small, or carrying an on-disk format ([FindSignatures], and
-//     blkid -p) unless TargetOptions.Destructive; writes outside
-//     [0, Target.Region) are refused by the device itself ([Target.Device]).
+//     blkid -p) unless TargetOptions.Destructive; a named regular file is
+//     refused if in use (a loop device's backing file, swap, a mount's
+//     source, mapped or open for writing elsewhere), read-only (unless
+//     TargetOptions.OverwriteReadOnly), or formatted or non-empty (unless
+//     Destructive); anything else (pseudo files, character devices, ...)
+//     is refused. Writes outside [0, Target.Region) are refused by the
+//     device itself ([Target.Device]). Target.NotDurable says when nothing
+//     on the target is durable (tmpfs, ramfs, -device=slowflush).
 //   - [Target.DiskStats] reads the flush requests the block layer sent the
 //     driver, so that a table can show device flushes per operation.
 //

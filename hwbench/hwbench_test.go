@@ -20,7 +20,8 @@ import (
 // suite short; measurements worth reading want -duration=5s or more.
 var (
 	flagDevice      = flag.String("device", "", `where to measure: "" (a temporary file; as root also a loop device), "loop" (a loop device over a sparse temporary file; root only), "slowflush:DURATION" (a loop device over a FUSE image whose flushes take DURATION; root only), or the path of a file or block device`)
-	flagDestructive = flag.Bool("destructive", false, "allow overwriting a named device that carries a file system or partition table, or a named non-empty file (never a mounted or otherwise busy device)")
+	flagDestructive = flag.Bool("destructive", false, "allow overwriting a named device that carries a file system or partition table, or a named non-empty file (never a mounted or otherwise busy device, nor a file in use)")
+	flagReadOnly    = flag.Bool("overwrite-readonly", false, "allow overwriting a named regular file without write permission bits (e.g. mode 0444); -destructive alone does not")
 	flagDuration    = flag.Duration("duration", 300*time.Millisecond, "time per case, alternated in slices with the other cases of its comparison")
 	flagSlice       = flag.Duration("slice", 0, "length of one alternation slice (0: duration/10, between 20ms and 250ms)")
 	flagReport      = flag.String("report", "", "directory to write report.md and the latency CDF plots to")
@@ -78,7 +79,7 @@ func parseBytes(s string) (int64, error) {
 // panics). It skips when a loop device cannot be had here.
 func openTestTarget(t testing.TB, path string, cfg Config) *Target {
 	t.Helper()
-	tg, err := OpenTarget(TargetOptions{Path: path, Destructive: *flagDestructive, Region: cfg.Region()})
+	tg, err := OpenTarget(TargetOptions{Path: path, Destructive: *flagDestructive, OverwriteReadOnly: *flagReadOnly, Region: cfg.Region()})
 	if errors.Is(err, ErrLoopUnavailable) {
 		t.Skipf("no loop device here: %v", err)
 	}
@@ -258,8 +259,13 @@ func checkReport(t *testing.T, tg *Target, cfg Config, rep Report) {
 	assert.Contains(t, rep.Device, tg.Path)
 }
 
-// TestMain closes the benchmarks' shared device after the last test.
+// TestMain runs a helper process instead of the tests when asked
+// (runHelperProcess), and closes the benchmarks' shared device after the
+// last test.
 func TestMain(m *testing.M) {
+	if code, ok := runHelperProcess(); ok {
+		os.Exit(code)
+	}
 	code := m.Run()
 	closeBenchTarget()
 	os.Exit(code)

@@ -61,7 +61,7 @@ func WriteReport(dir string, r Report) error {
 				return fmt.Errorf("hwbench report: plotting %s in %s: %w", s.title(), dir, err)
 			}
 		}
-		writeScenario(&md, s)
+		writeScenario(&md, s, r.FlushFigures)
 	}
 	writeFIOSection(&md, r.FIO)
 	if len(r.Notes) > 0 {
@@ -200,6 +200,9 @@ func writeReportHeader(md *strings.Builder, r Report) {
 		started = r.Started.Format(time.RFC3339)
 	}
 	fmt.Fprintf(md, "- Device: %s\n", device)
+	if r.FlushFigures != "" {
+		fmt.Fprintf(md, "- Flush figures: %s (nothing on this device is durable)\n", r.FlushFigures)
+	}
 	fmt.Fprintf(md, "- Started: %s\n", started)
 	if r.BlockSize > 0 {
 		fmt.Fprintf(md, "- Block size: %d bytes\n", r.BlockSize)
@@ -207,14 +210,16 @@ func writeReportHeader(md *strings.Builder, r Report) {
 	fmt.Fprintf(md, "- Cases: %d\n\n", len(r.Results))
 }
 
-func writeScenario(md *strings.Builder, s reportScenario) {
+// writeScenario writes a scenario's section; flushFigures, if not "",
+// marks its flush figures (Report.FlushFigures).
+func writeScenario(md *strings.Builder, s reportScenario, flushFigures string) {
 	fmt.Fprintf(md, "## %s\n\n", s.title())
 	for _, c := range s.comparisons {
-		writeComparison(md, c)
+		writeComparison(md, c, flushFigures)
 	}
 	if len(s.results) > 0 {
 		md.WriteString("All cases:\n\n")
-		md.WriteString("| case | role | tool | threads | ops | IOPS | mean | p50 | p99 | p99.9 | flushes/op |\n")
+		fmt.Fprintf(md, "| case | role | tool | threads | ops | IOPS | mean | p50 | p99 | p99.9 | %s |\n", flushLabel(flushFigures))
 		md.WriteString("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 		for _, r := range s.results {
 			fmt.Fprintf(md, "| %s | %s | %s | %d | %d | %s | %s | %s | %s | %s | %s |\n",
@@ -230,9 +235,18 @@ func writeScenario(md *strings.Builder, s reportScenario) {
 	}
 }
 
+// flushLabel is the flushes/op column's name, marked if the figures are
+// not a durable device's.
+func flushLabel(flushFigures string) string {
+	if flushFigures == "" {
+		return "flushes/op"
+	}
+	return "flushes/op (" + flushFigures + ")"
+}
+
 // writeComparison writes the seeds' table: one row per figure, baseline |
 // optimised | change.
-func writeComparison(md *strings.Builder, c Comparison) {
+func writeComparison(md *strings.Builder, c Comparison, flushFigures string) {
 	name := c.Name
 	if name == "" {
 		name = c.Baseline.Case + " vs " + c.Optimised.Case
@@ -253,7 +267,7 @@ func writeComparison(md *strings.Builder, c Comparison) {
 		bl, ol := latencyAt(b, p), latencyAt(o, p)
 		row(name+" latency", formatLatency(b, p), formatLatency(o, p), relChange(float64(bl), float64(ol)))
 	}
-	row("flushes/op", formatFlushesPerOp(b), formatFlushesPerOp(o),
+	row(flushLabel(flushFigures), formatFlushesPerOp(b), formatFlushesPerOp(o),
 		relChange(b.FlushesPerOp(), o.FlushesPerOp()))
 	for _, k := range extraKeys(b, o) {
 		bv, bok := b.Extra[k]

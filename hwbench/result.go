@@ -104,6 +104,10 @@ type Report struct {
 	// Notes are remarks to print with the tables (e.g. the model's
 	// prediction for S1).
 	Notes []string
+	// FlushFigures is Target.FlushFigures: when not "", nothing on the
+	// device is durable and this says how to read its flush figures
+	// (e.g. "meaningless on tmpfs"); the tables and report.md mark them.
+	FlushFigures string
 }
 
 // FIOComparison is a hwbench result and fio's for the equivalent job.

@@ -8,6 +8,17 @@
 //   - the file or block device the user named with -device=PATH, within
 //     [0, Target.Region).
 //
+// A named path is resolved first (symbolic links followed, so a
+// /dev/disk/by-id link names its device), and refused, -destructive or
+// not, when it is (safety_path.go):
+//
+//   - on a pseudo file system (proc, sysfs, debugfs, tracefs, configfs,
+//     securityfs, cgroup, bpf, pstore, fusectl, devpts, mqueue, efivarfs
+//     and the like), or a file to be created in a directory on one;
+//   - on devtmpfs, unless it is a block device node;
+//   - neither a regular file nor a block device (a character device, a
+//     FIFO, a socket, a directory), or a dangling symbolic link.
+//
 // A named block device is refused when:
 //
 //   - it is in use: mounted (/proc/self/mountinfo, by device number and by
@@ -22,9 +33,25 @@
 //   - it is smaller than the region the scenarios need (no flag overrides
 //     this: the benchmark would not fit).
 //
-// A named regular file is used if it does not exist (created, and removed
-// at the end) or is empty (grown, and truncated back to empty at the end);
-// an existing non-empty file is refused unless -destructive.
+// A named regular file is refused when:
+//
+//   - it is in use (safety_file.go): it backs a loop device, is an active
+//     swap file, is the source of a mounted file system, is mapped by a
+//     process or open for writing by another, as far as this process can
+//     see. -destructive does not override this;
+//   - it has no write permission bit, unless OverwriteReadOnly (not
+//     Destructive: root would otherwise write to a file made read-only);
+//   - it carries an on-disk format, as a device does, or is not empty,
+//     unless -destructive.
+//
+// A file that does not exist is created (and removed at the end); an empty
+// one is grown (and truncated back to empty at the end). Nothing is
+// created, opened for writing, grown or truncated before every check above
+// has passed.
+//
+// A target on tmpfs or ramfs (or a loop device over such a file, or a RAM
+// disk) is measured, but Target.NotDurable says that nothing there is
+// durable and the reports mark its flush figures meaningless.
 
 package hwbench
 
@@ -292,31 +319,12 @@ func inUse(d blockDev) []string {
 	// system (proc(5)), which for a block-based file system is the device
 	// number; the source field catches file systems with anonymous device
 	// numbers (btrfs) mounted by path.
-	if data, err := os.ReadFile("/proc/self/mountinfo"); err == nil {
-		for _, line := range strings.Split(string(data), "\n") {
-			f := strings.Fields(line)
-			if len(f) < 10 {
-				continue
-			}
-			sep := -1
-			for i := 6; i < len(f); i++ {
-				if f[i] == "-" {
-					sep = i
-					break
-				}
-			}
-			mountPoint := unescapeMount(f[4])
-			var maj, mnr uint32
-			if _, err := fmt.Sscanf(f[2], "%d:%d", &maj, &mnr); err == nil {
-				if m, ok := byRdev[unix.Mkdev(maj, mnr)]; ok {
-					why = append(why, fmt.Sprintf("%s is mounted on %s", name(m), mountPoint))
-					continue
-				}
-			}
-			if sep > 0 && sep+2 < len(f) {
-				if m, ok := sameDevice(unescapeMount(f[sep+2]), byRdev); ok {
-					why = append(why, fmt.Sprintf("%s is mounted on %s", name(m), mountPoint))
-				}
+	if mounts, err := readMounts(); err == nil {
+		for _, mt := range mounts {
+			if m, ok := byRdev[unix.Mkdev(mt.Major, mt.Minor)]; ok {
+				why = append(why, fmt.Sprintf("%s is mounted on %s", name(m), mt.MountPoint))
+			} else if m, ok := sameDevice(mt.Source, byRdev); ok {
+				why = append(why, fmt.Sprintf("%s is mounted on %s", name(m), mt.MountPoint))
 			}
 		}
 	} else if data, err := os.ReadFile("/proc/self/mounts"); err == nil {
@@ -413,6 +421,18 @@ func refuseSignatures(path string, sigs []Signature) error {
 	}
 	return fmt.Errorf("%w: %s holds data: %s; the benchmark would overwrite it. Pass -destructive only if everything on %s may be lost (wipefs -a %s clears the signatures)",
 		ErrRefused, path, strings.Join(names, ", "), path, path)
+}
+
+// refuseReadOnly returns an ErrRefused error if mode (a regular file's)
+// has no write permission bit and overwriting it is not allowed. Root may
+// open such a file for writing anyway (capabilities(7),
+// CAP_DAC_OVERRIDE), so the mode is checked here, not left to open(2).
+func refuseReadOnly(path string, mode uint32, allowed bool) error {
+	if mode&0o222 != 0 || allowed {
+		return nil
+	}
+	return fmt.Errorf("%w: %s has no write permission bit (mode %#o): someone made it read-only. hwbench does not overwrite it, -destructive or not, unless -overwrite-readonly (TargetOptions.OverwriteReadOnly) says so",
+		ErrRefused, path, mode&0o7777)
 }
 
 // refuseTooSmall returns an ErrRefused error if size < need.

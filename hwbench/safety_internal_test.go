@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -444,4 +445,217 @@ func TestRefuseMountedPartition(t *testing.T) {
 	_, err = OpenTarget(TargetOptions{Path: dev, Region: 16 << 20, Destructive: true})
 	require.ErrorIs(t, err, ErrRefused)
 	assert.Contains(t, err.Error(), "its partition "+part+" is mounted on "+mnt)
+}
+
+// mountinfoFixture is a mount table as the kernel writes it: optional
+// fields of varying number, a mount point with an escaped space, a tmpfs
+// mounted with a file as its source, devtmpfs, proc and a bind mount.
+const mountinfoFixture = `22 1 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw
+23 22 0:5 / /dev rw,nosuid shared:2 - devtmpfs devtmpfs rw,size=12334416k,mode=755
+24 22 0:21 / /proc rw,nosuid,nodev,noexec,relatime shared:12 - proc proc rw
+25 23 0:23 / /dev/shm rw,nosuid,nodev shared:3 - tmpfs tmpfs rw
+26 22 254:0 /srv/data /mnt/my\040data rw,relatime shared:1 master:4 - ext4 /dev/vda rw
+27 22 0:40 / /tmp/x/mnt rw,relatime - tmpfs /tmp/x/image\040one.img rw,size=1024k
+28 27 0:41 / /tmp/x/mnt rw,relatime - ramfs ramfs rw
+bad line
+29 22 0:42 / /broken rw - ext4
+`
+
+func TestParseMountinfo(t *testing.T) {
+	m := parseMountinfo(mountinfoFixture)
+	require.Len(t, m, 7, "the two malformed lines are skipped")
+	assert.Equal(t, mountEntry{ID: 22, Major: 254, Minor: 0, MountPoint: "/", FSType: "ext4", Source: "/dev/vda"}, m[0])
+	assert.Equal(t, "devtmpfs", m[1].FSType)
+	assert.Equal(t, "/mnt/my data", m[4].MountPoint, "octal escapes undone")
+	assert.Equal(t, "ext4", m[4].FSType, "two optional fields before the separator")
+	assert.Equal(t, "/tmp/x/image one.img", m[5].Source)
+	assert.Equal(t, mountEntry{ID: 28, Major: 0, Minor: 41, MountPoint: "/tmp/x/mnt", FSType: "ramfs", Source: "ramfs"}, m[6])
+}
+
+func TestMountOf(t *testing.T) {
+	m := parseMountinfo(mountinfoFixture)
+	cases := []struct {
+		path   string
+		dev    uint64
+		hasDev bool
+		want   string // mount point
+		fs     string
+	}{
+		{"/home/u/f", unix.Mkdev(254, 0), true, "/", "ext4"},
+		{"/dev/loop0", unix.Mkdev(0, 5), true, "/dev", "devtmpfs"},
+		{"/dev/shm/x", unix.Mkdev(0, 23), true, "/dev/shm", "tmpfs"},
+		{"/dev/shmx", 0, false, "/dev", "devtmpfs"}, // a prefix of the name is not a parent
+		{"/proc/1/status", unix.Mkdev(0, 21), true, "/proc", "proc"},
+		{"/mnt/my data/f", unix.Mkdev(254, 0), true, "/mnt/my data", "ext4"},
+		// ramfs stacked on the tmpfs at the same mount point hides it.
+		{"/tmp/x/mnt/f", 0, false, "/tmp/x/mnt", "ramfs"},
+		// The device number picks the hidden one when the file is on it
+		// (a descriptor opened before the second mount).
+		{"/tmp/x/mnt/f", unix.Mkdev(0, 40), true, "/tmp/x/mnt", "tmpfs"},
+		// A device no mount shows (a btrfs subvolume): the deepest mount.
+		{"/dev/shm/y", unix.Mkdev(0, 99), true, "/dev/shm", "tmpfs"},
+	}
+	for _, c := range cases {
+		got, ok := mountOf(m, c.path, c.dev, c.hasDev)
+		require.True(t, ok, c.path)
+		assert.Equal(t, c.want, got.MountPoint, c.path)
+		assert.Equal(t, c.fs, got.FSType, c.path)
+	}
+	_, ok := mountOf(nil, "/x", 0, false)
+	assert.False(t, ok)
+}
+
+func TestFSInfoClasses(t *testing.T) {
+	cases := []struct {
+		fs               fsInfo
+		pseudo, volatile string
+	}{
+		{fsInfo{Type: "ext4", Magic: unix.EXT4_SUPER_MAGIC}, "", ""},
+		{fsInfo{Type: "proc", Magic: unix.PROC_SUPER_MAGIC}, "proc", ""},
+		{fsInfo{Type: "cgroup2"}, "cgroup2", ""},
+		{fsInfo{Magic: unix.SYSFS_MAGIC}, "sysfs", ""}, // no mountinfo entry: the magic decides
+		{fsInfo{Magic: configfsMagic}, "configfs", ""},
+		{fsInfo{Type: "tmpfs", Magic: unix.TMPFS_MAGIC}, "", "tmpfs"},
+		{fsInfo{Type: "ramfs", Magic: unix.RAMFS_MAGIC}, "", "ramfs"},
+		{fsInfo{Magic: unix.RAMFS_MAGIC}, "", "ramfs"},
+		// devtmpfs says TMPFS_MAGIC; only mountinfo tells it apart.
+		{fsInfo{Type: "devtmpfs", Magic: unix.TMPFS_MAGIC}, "", ""},
+		{fsInfo{Type: "fuse.sshfs", Magic: unix.FUSE_SUPER_MAGIC}, "", ""},
+	}
+	for _, c := range cases {
+		assert.Equal(t, c.pseudo, c.fs.pseudo(), "%+v", c.fs)
+		assert.Equal(t, c.volatile, c.fs.volatile(), "%+v", c.fs)
+	}
+}
+
+func TestParseFdinfo(t *testing.T) {
+	cases := []struct {
+		name     string
+		data     string
+		writable bool
+		ino      uint64
+		hasIno   bool
+	}{
+		{"append, write only", "pos:\t0\nflags:\t0102001\nmnt_id:\t26\nino:\t9981171\n", true, 9981171, true},
+		{"read-write", "pos:\t4096\nflags:\t02100002\nmnt_id:\t30\nino:\t12\n", true, 12, true},
+		{"read only, O_DIRECT", "pos:\t0\nflags:\t0140000\nmnt_id:\t30\nino:\t12\n", false, 12, true},
+		{"O_PATH", "pos:\t0\nflags:\t012000000\nmnt_id:\t30\nino:\t12\n", false, 12, true},
+		{"before Linux 5.14: no ino", "pos:\t0\nflags:\t02\nmnt_id:\t30\n", true, 0, false},
+		{"eventfd lines after", "pos:\t0\nflags:\t02\nmnt_id:\t15\nino:\t1057\neventfd-count:                0\n", true, 1057, true},
+	}
+	for _, c := range cases {
+		fi, err := parseFdinfo(c.data)
+		require.NoError(t, err, c.name)
+		assert.Equal(t, c.writable, fi.writable(), c.name)
+		assert.Equal(t, c.ino, fi.Ino, c.name)
+		assert.Equal(t, c.hasIno, fi.HasIno, c.name)
+	}
+	for _, bad := range []string{"pos:\t0\n", "flags:\t09\n", "flags:\t02\nino:\tx\n"} {
+		_, err := parseFdinfo(bad)
+		assert.Error(t, err, "%q", bad)
+	}
+}
+
+func TestParseMaps(t *testing.T) {
+	const maps = `55d0c0a00000-55d0c0a02000 r--p 00000000 fe:00 1836                       /usr/bin/cat
+7f2c4a000000-7f2c4a021000 rw-p 00000000 00:00 0 
+7f2c4a1d5000-7f2c4a1f7000 rw-s 00001000 103:02 917511                     /srv/my image.img (deleted)
+7ffd2b9a3000-7ffd2b9c4000 rw-p 00000000 00:00 0                          [stack]
+7f2c4a300000-7f2c4a301000 r--s 00000000 00:19 77
+short line
+`
+	got := parseMaps(maps)
+	assert.Equal(t, []mapping{
+		{Major: 0xfe, Minor: 0, Ino: 1836, Path: "/usr/bin/cat"},
+		{Major: 0x103, Minor: 2, Ino: 917511, Path: "/srv/my image.img (deleted)"},
+		{Major: 0, Minor: 0x19, Ino: 77},
+	}, got)
+
+	s := &sameFileCache{id: fileID{Major: 0x103, Minor: 2, Ino: 917511}, path: "/elsewhere"}
+	assert.True(t, mapsFile(maps, s), "same device and inode")
+	s = &sameFileCache{id: fileID{Major: 0, Minor: 44, Ino: 917511}, path: "/srv/my image.img"}
+	assert.True(t, mapsFile(maps, s), "same inode and name, another st_dev (btrfs subvolume)")
+	s = &sameFileCache{id: fileID{Major: 0x103, Minor: 2, Ino: 917512}, path: "/srv/my image.img"}
+	assert.False(t, mapsFile(maps, s), "another inode")
+}
+
+func TestParseSwaps(t *testing.T) {
+	const swaps = "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n" +
+		"/dev/vda2                               partition\t1048572\t\t0\t\t-2\n" +
+		"/var/swap\\040file                       file\t\t16380\t\t0\t\t-3\n" +
+		"/old/swap\\040(deleted)                  file\t\t16380\t\t0\t\t-4\n"
+	got := parseSwaps(swaps)
+	assert.Equal(t, []swapArea{
+		{Path: "/dev/vda2", Type: "partition"},
+		{Path: "/var/swap file", Type: "file"},
+		{Path: "/old/swap (deleted)", Type: "file"},
+	}, got)
+	p, deleted := stripDeleted(got[2].Path)
+	assert.Equal(t, "/old/swap", p)
+	assert.True(t, deleted)
+	_, deleted = stripDeleted(got[1].Path)
+	assert.False(t, deleted)
+}
+
+func TestListSome(t *testing.T) {
+	assert.Equal(t, "a, b", listSome([]string{"b", "a"}))
+	assert.Equal(t, "1, 2, 3, 4, 5 and 2 more", listSome([]string{"7", "6", "5", "4", "3", "2", "1"}))
+}
+
+func TestRefuseReadOnlyMode(t *testing.T) {
+	for _, c := range []struct {
+		mode    uint32
+		allowed bool
+		refused bool
+	}{
+		{0o444, false, true}, {0o400, false, true}, {0o000, false, true},
+		{0o444, true, false}, {0o644, false, false}, {0o200, false, false}, {0o002, false, false},
+	} {
+		err := refuseReadOnly("/f", unix.S_IFREG|c.mode, c.allowed)
+		if c.refused {
+			assert.ErrorIs(t, err, ErrRefused, "%#o", c.mode)
+			assert.ErrorContains(t, err, "-overwrite-readonly")
+			assert.ErrorContains(t, err, fmt.Sprintf("mode %#o", c.mode))
+		} else {
+			assert.NoError(t, err, "%#o allowed %v", c.mode, c.allowed)
+		}
+	}
+}
+
+// TestFlushFiguresMarked checks that a report of a device keeping nothing
+// durable marks its flush figures in the tables and in report.md.
+func TestFlushFiguresMarked(t *testing.T) {
+	h := NewLatencyHistogram()
+	require.NoError(t, h.RecordValues(20_000, 100))
+	base := Result{Scenario: "S2", Case: "tight always", Role: "baseline", Tool: "hwbench", Threads: 4,
+		Ops: 100, Duration: time.Second, Writes: 100, Flushes: 100, Latency: h}
+	opt := base
+	opt.Case, opt.Role, opt.Flushes = "tight join", "optimised", 40
+	plain := Result{Scenario: "S3", Case: "8 writers serialised", Role: "baseline", Tool: "hwbench", Threads: 8,
+		Ops: 100, Duration: time.Second, Writes: 100, Latency: h}
+	plainOpt := plain
+	plainOpt.Case, plainOpt.Role = "8 writers parallel", "optimised"
+	rep := Report{
+		Device:       "/mnt/t/f (file on tmpfs; 1 MiB; NOT DURABLE: on tmpfs)",
+		Results:      []Result{base, opt, plain, plainOpt},
+		Comparisons:  []Comparison{{Scenario: "S2", Name: "join vs always", Baseline: base, Optimised: opt}, {Scenario: "S3", Name: "parallel", Baseline: plain, Optimised: plainOpt}},
+		FlushFigures: "meaningless on tmpfs",
+	}
+	var b strings.Builder
+	require.NoError(t, WriteTables(&b, rep))
+	tables := b.String()
+	assert.Contains(t, tables, "NOT DURABLE")
+	assert.Equal(t, 1, strings.Count(tables, "flushes: meaningless on tmpfs"), "marked under the S2 table only, S3 flushes nothing:\n%s", tables)
+
+	dir := t.TempDir()
+	require.NoError(t, WriteReport(dir, rep))
+	md, err := os.ReadFile(filepath.Join(dir, ReportFile))
+	require.NoError(t, err)
+	assert.Contains(t, string(md), "- Flush figures: meaningless on tmpfs")
+	assert.Contains(t, string(md), "| flushes/op (meaningless on tmpfs) |")
+
+	rep.FlushFigures = ""
+	b.Reset()
+	require.NoError(t, WriteTables(&b, rep))
+	assert.NotContains(t, b.String(), "flushes: ")
 }

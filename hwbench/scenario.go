@@ -140,7 +140,7 @@ func Run(ctx context.Context, t *Target, cfg Config) (Report, error) {
 	if cfg.Span > t.Region {
 		return Report{}, fmt.Errorf("hwbench: span %s is larger than the region %s opened on %s", formatBytes(cfg.Span), formatBytes(t.Region), t.Path)
 	}
-	rep := Report{Device: t.String(), BlockSize: t.Logical, Started: time.Now()}
+	rep := Report{Device: t.String(), FlushFigures: t.FlushFigures, BlockSize: t.Logical, Started: time.Now()}
 	rep.Notes = append(rep.Notes, t.Notes...)
 	if cfg.FIO {
 		if _, ok := FIOPath(); !ok {

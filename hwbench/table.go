@@ -119,6 +119,16 @@ func groupTables(r Report) []*tableGroup {
 	return groups
 }
 
+// flushes reports whether a case of the group flushes or writes FUA.
+func (g *tableGroup) flushes() bool {
+	for _, r := range append(append([]Result{g.baseline}, g.optimised...), g.references...) {
+		if r.Flushes+r.FUAWrites > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // change is optimised relative to baseline, as a signed percentage, or
 // for per-op figures the difference.
 func change(row tableRow, base, opt float64) string {
@@ -143,6 +153,9 @@ func WriteTables(w io.Writer, r Report) error {
 	fmt.Fprintf(ew, "device: %s\n", r.Device)
 	for _, g := range groupTables(r) {
 		fmt.Fprintf(ew, "\n%s %s\n", g.scenario, strings.Join(g.title, "; "))
+		if r.FlushFigures != "" && g.flushes() {
+			fmt.Fprintf(ew, "  flushes: %s (nothing on this device is durable)\n", r.FlushFigures)
+		}
 		tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
 		cols := []Result{g.baseline}
 		roles := []string{"baseline"}
