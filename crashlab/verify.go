@@ -470,7 +470,7 @@ func replayOne(ctx context.Context, dir string, ops []Op, size int64, st CrashSt
 	case err != nil:
 		res.Status, res.Err, res.Output = StatusFsckError, err, out
 	case res.CheckErr != nil:
-		res.Status, res.Err = StatusCheckError, fmt.Errorf("check: %w", res.CheckErr)
+		res.Status, res.Err = StatusCheckError, res.CheckErr
 	default:
 		res.Status = StatusOK
 	}

@@ -106,7 +106,7 @@ func crashlabCanned() crashlabRun {
 			Err:    errors.New("mount -t ext4 /dev/loop7 /tmp/m: exit status 32: cannot mount; probably corrupted filesystem on /dev/loop7. (kernel: EXT4-fs (loop7): VFS: Found ext4 filesystem with invalid superblock checksum.  Run e2fsck?)"),
 			Output: "mount: /tmp/m: cannot mount\nkernel log:\nEXT4-fs (loop7): VFS: Found ext4 filesystem with invalid superblock checksum.\n"},
 		{State: st(4, crashlab.Random, false), Status: crashlab.StatusFsckError, BlockSize: 1024, Err: errors.New("e2fsck -fn /dev/loop7: exit status 4: errors"), Output: strings.Repeat("fsck says\n", 1000)},
-		{State: st(5, crashlab.FlushPoint, false), Status: crashlab.StatusCheckError, BlockSize: 1024, Err: fmt.Errorf("check: %w", lost), CheckErr: lost},
+		{State: st(5, crashlab.FlushPoint, false), Status: crashlab.StatusCheckError, BlockSize: 1024, Err: lost, CheckErr: lost},
 		{State: st(6, crashlab.Random, false), Status: crashlab.StatusSetupError, BlockSize: 1024, Err: errors.New("attach a loop device to /tmp/i: no free loop device")},
 	}
 	rep := crashlab.ReplayReport{FS: crashlab.Ext4, Results: results, Counts: map[crashlab.ReplayStatus]int{}, States: 9, BlockSize: 1024, Elapsed: 3 * time.Second, PerSecond: 2}
