@@ -360,7 +360,7 @@ func BlockSize(fs FS, ops []Op) int64 {
 	head := make([]byte, 4096)
 	for _, op := range sortedBySeq(ops) {
 		off, end := opRange(op)
-		if op.Kind == OpFlush || off >= int64(len(head)) || end <= off {
+		if op.Kind == OpFlush || off < 0 || off >= int64(len(head)) || end <= off {
 			continue
 		}
 		end = min(end, int64(len(head)))

@@ -280,7 +280,7 @@ func crashlabErrorLines(errs []error) []string {
 var crashlabExitMeaning = map[int]string{
 	0:   "no acknowledged record lost; every flush-point, end-of-log and untorn random state mounted, checked and fsck'd clean",
 	1:   "an acknowledged record was lost, or a state the file system must recover failed to mount or fsck",
-	3:   "the run failed (pre-flight, recording, or a replay that could not be set up); see error",
+	3:   "the run failed (pre-flight, recording, or a replay that could not be set up); the error says why",
 	130: "interrupted by SIGINT: the counts cover what was done",
 	143: "interrupted by SIGTERM: the counts cover what was done",
 }
@@ -295,14 +295,19 @@ func crashlabNegativeControl(w crashlab.Workload) bool {
 // few of each), and the result.
 func writeCrashlabText(w io.Writer, run crashlabRun) {
 	res, opt, rep := run.Result, run.Result.Options, run.Result.Replay
-	fmt.Fprintf(w, "%s, %d writers x %d records (%s), image %d MiB, seed %d: %d ops logged (%d flushes), %d records acknowledged, recorded in %v\n",
-		opt.FS, opt.Writers, opt.Records, opt.Workload, opt.ImageSize>>20, opt.Seed, res.Ops, res.Flushes, res.Acked, res.Recorded.Round(time.Millisecond))
 	code := run.ExitCode()
-	if run.Interrupted() && res.States == 0 {
+	switch {
+	case run.Interrupted() && res.States == 0:
 		fmt.Fprintf(w, "interrupted by %s while recording: %d ops logged, %d records acknowledged; no crash state replayed (exit %d)\n",
 			run.Signal(), res.Ops, res.Acked, code)
 		return
+	case res.States == 0 && res.Ops == 0:
+		// Stopped before recording (pre-flight): the error on stderr says why.
+		fmt.Fprintf(w, "result: %s (exit %d): %s\n", strings.ToUpper(run.Outcome()), code, crashlabExitMeaning[code])
+		return
 	}
+	fmt.Fprintf(w, "%s, %d writers x %d records (%s), image %d MiB, seed %d: %d ops logged (%d flushes), %d records acknowledged, recorded in %v\n",
+		opt.FS, opt.Writers, opt.Records, opt.Workload, opt.ImageSize>>20, opt.Seed, res.Ops, res.Flushes, res.Acked, res.Recorded.Round(time.Millisecond))
 	fmt.Fprintf(w, "replayed %d of %d crash states in %v (%.1f/s); file-system block %d bytes\n",
 		len(rep.Results), res.States, rep.Elapsed.Round(time.Millisecond), rep.PerSecond, rep.BlockSize)
 	if len(rep.Results) > 0 {

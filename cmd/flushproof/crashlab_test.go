@@ -77,6 +77,13 @@ func TestCrashlabPreflight(t *testing.T) {
 	assert.Equal(t, "error", lines[0]["result"])
 	assert.EqualValues(t, 3, lines[0]["exit_code"])
 	assert.Contains(t, lines[0]["error"], "mkfs.xfs")
+
+	// The text says only the result; the error line says why.
+	out.Reset()
+	errb.Reset()
+	assert.Equal(t, crashlabExitError, crashlabMain(context.Background(), []string{"-q"}, &out, &errb))
+	assert.Equal(t, "result: ERROR (exit 3): the run failed (pre-flight, recording, or a replay that could not be set up); the error says why\n", out.String())
+	assert.Contains(t, errb.String(), "mkfs.ext4 (Debian package e2fsprogs)")
 }
 
 // assertNoRepeatedPrefix fails on "x: x:" anywhere in msg (as in
