@@ -20,7 +20,7 @@ const SectorSize = 512
 // past size is an error: the log and the image disagree.
 func BuildImage(path string, size int64, ops []Op, include func(op Op) bool) error {
 	if size < 0 {
-		return fmt.Errorf("crashlab: image size %d", size)
+		return fmt.Errorf("build image %s: size %d is negative", path, size)
 	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
@@ -64,10 +64,10 @@ func opRange(op Op) (off, end int64) {
 func checkRange(size int64, op Op) error {
 	off, end := opRange(op)
 	if op.Kind == OpWrite && op.Len != 0 && op.Len != int64(len(op.Data)) {
-		return fmt.Errorf("crashlab: op %d: write of %d bytes says Len %d", op.Seq, len(op.Data), op.Len)
+		return fmt.Errorf("op %d: write of %d bytes says Len %d", op.Seq, len(op.Data), op.Len)
 	}
 	if off < 0 || end < off || end > size {
-		return fmt.Errorf("crashlab: op %d (%v) covers [%d, %d), outside the %d-byte image", op.Seq, op.Kind, off, end, size)
+		return fmt.Errorf("op %d (%v) covers [%d, %d), outside the %d-byte image", op.Seq, op.Kind, off, end, size)
 	}
 	return nil
 }
@@ -94,7 +94,7 @@ func applyRange(f *os.File, op Op, off, end int64) error {
 	case OpDiscard, OpZero:
 		return zeroRange(f, off, end)
 	}
-	return fmt.Errorf("crashlab: op %d: cannot apply %v", op.Seq, op.Kind)
+	return fmt.Errorf("op %d: cannot apply %v", op.Seq, op.Kind)
 }
 
 // zeroRange makes [off, end) of f read as zeros: a hole punch where the file
@@ -105,7 +105,7 @@ func zeroRange(f *os.File, off, end int64) error {
 		return nil
 	}
 	if !errors.Is(err, unix.EOPNOTSUPP) && !errors.Is(err, unix.ENOSYS) {
-		return fmt.Errorf("crashlab: punch [%d, %d): %w", off, end, err)
+		return fmt.Errorf("punch a hole at [%d, %d) of %s: %w", off, end, f.Name(), err)
 	}
 	zeros := make([]byte, min(end-off, 1<<20))
 	for off < end {

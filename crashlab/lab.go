@@ -6,8 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -42,32 +42,138 @@ const (
 	SyncerEarlySample Workload = "syncer-early-sample"
 )
 
-// LabOptions configure one record-and-replay run.
+// Workloads lists every Workload.
+var Workloads = []Workload{FsyncWriters, EarlyAck, SyncerWriters, SyncerEarlySample}
+
+// LabOptions configure one record-and-replay run. A zero field takes its
+// default where one is given; Validate gives the allowed ranges.
 type LabOptions struct {
 	FS        FS       // Ext4 or XFS
-	Workload  Workload // FsyncWriters or EarlyAck
-	Writers   int      // default 8
-	Records   int      // records (fsyncs) per writer, default 20
-	ImageSize int64    // default 128 MiB (ext4), 320 MiB (xfs)
-	Random    int      // random crash states besides the flush points, default 500
-	Parallel  int      // replays at once, default 4
-	Seed      uint64
+	Workload  Workload // one of Workloads, default FsyncWriters
+	Writers   int      // 1 to MaxWriters, default 8
+	Records   int      // records (fsyncs) per writer, 1 to MaxRecords, default 20
+	ImageSize int64    // bytes, a multiple of 4096 from MinImageSize(FS) to MaxImageSize; default 128 MiB (ext4), 320 MiB (xfs)
+	Random    int      // random crash states besides the flush points, 0 to MaxRandom (0: none)
+	Parallel  int      // replays at once, 1 to MaxParallel, default 4
+	Seed      uint64   // seed of the random crash states
 	// FlushDelay makes every flush the recorder sees take this long, like
-	// a disk whose flush costs milliseconds.
+	// a disk whose flush costs milliseconds: 0 to MaxFlushDelay.
 	FlushDelay time.Duration
 	Dir        string       // where the lab makes its own directory (default os.TempDir())
 	Progress   func(string) // stage lines, if set
 	_          struct{}
 }
 
+// The bounds Validate enforces. They keep a run within what one machine
+// does in minutes and what the recorder's log (1 GiB) holds; none is a
+// limit of the method.
+const (
+	MaxWriters    = 256
+	MaxRecords    = 100_000
+	MaxRandom     = 100_000
+	MaxParallel   = 32
+	MaxFlushDelay = time.Second
+	MaxImageSize  = 64 << 30
+)
+
+// MinImageSize is the smallest image Validate accepts for fs: mkfs.xfs
+// refuses file systems under 300 MiB, and ext4 needs room for a journal
+// (mkfs.ext4 leaves it out below a few MiB, and the lab checks a
+// journaling file system).
+func MinImageSize(fs FS) int64 {
+	if fs == XFS {
+		return 300 << 20
+	}
+	return 16 << 20
+}
+
+// OptionError says which LabOptions field is out of range and what is
+// allowed.
+type OptionError struct {
+	Field string // the LabOptions field, e.g. "Writers"
+	Value any
+	Want  string // the allowed values
+}
+
+func (e *OptionError) Error() string {
+	if s, ok := e.Value.(string); ok {
+		return fmt.Sprintf("lab options: %s is %q, want %s", e.Field, s, e.Want)
+	}
+	return fmt.Sprintf("lab options: %s is %v, want %s", e.Field, e.Value, e.Want)
+}
+
+// withDefaults fills in the zero fields that have a default.
+func (o LabOptions) withDefaults() LabOptions {
+	if o.Workload == "" {
+		o.Workload = FsyncWriters
+	}
+	if o.Writers == 0 {
+		o.Writers = 8
+	}
+	if o.Records == 0 {
+		o.Records = 20
+	}
+	if o.ImageSize == 0 {
+		o.ImageSize = 128 << 20
+		if o.FS == XFS {
+			o.ImageSize = 320 << 20
+		}
+	}
+	if o.Parallel == 0 {
+		o.Parallel = 4
+	}
+	return o
+}
+
+// Validate checks every option (zero fields taking their defaults) and
+// returns an *OptionError for the first one out of range.
+func (o LabOptions) Validate() error {
+	o = o.withDefaults()
+	bad := func(field string, v any, format string, args ...any) error {
+		return &OptionError{Field: field, Value: v, Want: fmt.Sprintf(format, args...)}
+	}
+	switch {
+	case o.FS != Ext4 && o.FS != XFS:
+		return bad("FS", string(o.FS), "%s or %s", Ext4, XFS)
+	case !slices.Contains(Workloads, o.Workload):
+		return bad("Workload", string(o.Workload), "%s, %s, %s or %s", FsyncWriters, EarlyAck, SyncerWriters, SyncerEarlySample)
+	case o.Writers < 1 || o.Writers > MaxWriters:
+		return bad("Writers", o.Writers, "1 to %d", MaxWriters)
+	case o.Records < 1 || o.Records > MaxRecords:
+		return bad("Records", o.Records, "1 to %d", MaxRecords)
+	case o.Random < 0 || o.Random > MaxRandom:
+		return bad("Random", o.Random, "0 to %d", MaxRandom)
+	case o.Parallel < 1 || o.Parallel > MaxParallel:
+		return bad("Parallel", o.Parallel, "1 to %d", MaxParallel)
+	case o.FlushDelay < 0 || o.FlushDelay > MaxFlushDelay:
+		return bad("FlushDelay", o.FlushDelay, "0 to %v", MaxFlushDelay)
+	case o.ImageSize%4096 != 0 || o.ImageSize < MinImageSize(o.FS) || o.ImageSize > MaxImageSize:
+		return bad("ImageSize", o.ImageSize, "a multiple of 4096 from %d (%d MiB, the least %s takes) to %d (%d GiB)",
+			MinImageSize(o.FS), MinImageSize(o.FS)>>20, o.FS, int64(MaxImageSize), MaxImageSize>>30)
+	case int64(o.Writers)*int64(o.Records)*recordSize > o.ImageSize/2:
+		// The records must fit with room to spare for metadata and the
+		// journal, or the workload fails with ENOSPC half way.
+		return bad("ImageSize", o.ImageSize, "at least twice the records' %d bytes (%d writers x %d records x %d)",
+			int64(o.Writers)*int64(o.Records)*recordSize, o.Writers, o.Records, recordSize)
+	}
+	return nil
+}
+
 // LabResult is what a run recorded and what its replays found.
 type LabResult struct {
-	Ops      int // operations logged
-	Flushes  int
-	Acked    int // records acknowledged by the workload
-	Replay   ReplayReport
-	Lost     int // replays in which an acknowledged record was missing or wrong
-	Recorded time.Duration
+	Options LabOptions // as run, defaults filled in
+	Ops     int        // operations logged
+	Flushes int
+	Acked   int // records acknowledged by the workload
+	// States is how many crash states the run meant to replay: the flush
+	// points, the end of the log and the random states cut after mkfs.
+	States int
+	Replay ReplayReport
+	Lost   int // replays in which an acknowledged record was missing or wrong
+	// Interrupted: the context ended before the run finished. The counts
+	// cover what was done: the ops logged so far, the states replayed.
+	Interrupted bool
+	Recorded    time.Duration
 }
 
 const recordSize = 4096
@@ -81,45 +187,27 @@ type ack struct {
 
 // RunLab records the workload on a fresh file system through the recorder,
 // then replays the crash states of the log and checks, in each, that every
-// record acknowledged before the crash point is there.
+// record acknowledged before the crash point is there. It validates opt
+// and runs Preflight before it creates anything. When ctx ends, it stops
+// (the replays under way finish), cleans up, sets Interrupted and returns
+// what was done with an error wrapping context.Cause(ctx).
 func RunLab(ctx context.Context, opt LabOptions) (LabResult, error) {
-	var res LabResult
-	if opt.FS != Ext4 && opt.FS != XFS {
-		return res, fmt.Errorf("crashlab: file system %q, want ext4 or xfs", opt.FS)
+	opt = opt.withDefaults()
+	res := LabResult{Options: opt}
+	if err := opt.Validate(); err != nil {
+		return res, err
 	}
-	if opt.Workload == "" {
-		opt.Workload = FsyncWriters
-	}
-	switch opt.Workload {
-	case FsyncWriters, EarlyAck, SyncerWriters, SyncerEarlySample:
-	default:
-		return res, fmt.Errorf("crashlab: workload %q, want %s, %s, %s or %s", opt.Workload, FsyncWriters, EarlyAck, SyncerWriters, SyncerEarlySample)
-	}
-	if opt.Writers == 0 {
-		opt.Writers = 8
-	}
-	if opt.Records == 0 {
-		opt.Records = 20
-	}
-	if opt.ImageSize == 0 {
-		opt.ImageSize = 128 << 20
-		if opt.FS == XFS {
-			opt.ImageSize = 320 << 20
-		}
-	}
-	if opt.Parallel == 0 {
-		opt.Parallel = 4
-	}
-	if opt.Writers < 1 || opt.Records < 1 || opt.Random < 0 || opt.Parallel < 1 || opt.FlushDelay < 0 {
-		return res, fmt.Errorf("crashlab: writers, records and parallel must be >= 1, random and flush delay >= 0")
-	}
-	if missing := ReplayTools(opt.FS); len(missing) > 0 {
-		return res, fmt.Errorf("crashlab: missing tools for %s: %v", opt.FS, missing)
+	if err := Preflight(opt.FS); err != nil {
+		return res, err
 	}
 	progress := func(format string, args ...any) {
 		if opt.Progress != nil {
 			opt.Progress(fmt.Sprintf(format, args...))
 		}
+	}
+	if ctx.Err() != nil {
+		res.Interrupted = true
+		return res, fmt.Errorf("stopped before recording: %w", context.Cause(ctx))
 	}
 	base := opt.Dir
 	if base == "" {
@@ -127,27 +215,30 @@ func RunLab(ctx context.Context, opt LabOptions) (LabResult, error) {
 	}
 	dir, err := os.MkdirTemp(base, "crashlab-")
 	if err != nil {
-		return res, fmt.Errorf("crashlab: %w", err)
+		return res, fmt.Errorf("make the lab's directory: %w", err)
 	}
 	defer os.RemoveAll(dir)
 	logPath := filepath.Join(dir, "ops.log")
 
 	start := time.Now()
 	acks, ready, err := record(ctx, opt, dir, logPath, progress)
+	res.Recorded = time.Since(start)
+	res.Acked = len(acks)
+	if err != nil {
+		if ctx.Err() != nil {
+			res.Interrupted = true
+			if ops, lerr := ReadLog(logPath); lerr == nil {
+				res.Ops, res.Flushes = len(ops), countFlushes(ops)
+			}
+			return res, fmt.Errorf("stopped while recording: %w", context.Cause(ctx))
+		}
+		return res, fmt.Errorf("record %s on %s: %w", opt.Workload, opt.FS, err)
+	}
+	ops, err := ReadLog(logPath)
 	if err != nil {
 		return res, err
 	}
-	res.Recorded = time.Since(start)
-	ops, err := ReadLog(logPath)
-	if err != nil {
-		return res, fmt.Errorf("crashlab: read the log: %w", err)
-	}
-	res.Ops, res.Acked = len(ops), len(acks)
-	for _, op := range ops {
-		if op.Kind == OpFlush {
-			res.Flushes++
-		}
-	}
+	res.Ops, res.Flushes = len(ops), countFlushes(ops)
 	// A crash before mkfs finished leaves no file system and nothing
 	// acknowledged: replay the states from the end of mkfs on.
 	var states []CrashState
@@ -156,6 +247,7 @@ func RunLab(ctx context.Context, opt LabOptions) (LabResult, error) {
 			states = append(states, st)
 		}
 	}
+	res.States = len(states)
 	progress("recorded %d ops (%d flushes), %d records acknowledged in %v; replaying %d crash states", res.Ops, res.Flushes, res.Acked, res.Recorded.Round(time.Millisecond), len(states))
 	rep, err := Replay(ctx, ops, opt.ImageSize, states, opt.FS, ackedCheck(acks), opt.Parallel)
 	res.Replay = rep
@@ -164,7 +256,24 @@ func RunLab(ctx context.Context, opt LabOptions) (LabResult, error) {
 			res.Lost++
 		}
 	}
-	return res, err
+	if err != nil && ctx.Err() != nil {
+		res.Interrupted = true
+		return res, fmt.Errorf("stopped after replaying %d of %d crash states: %w", len(rep.Results), len(states), err)
+	}
+	if err != nil {
+		return res, fmt.Errorf("replay %d crash states: %w", len(states), err)
+	}
+	return res, nil
+}
+
+func countFlushes(ops []Op) int {
+	n := 0
+	for _, op := range ops {
+		if op.Kind == OpFlush {
+			n++
+		}
+	}
+	return n
 }
 
 // record runs the workload on a fresh file system on the recorder's loop
@@ -186,20 +295,20 @@ func record(ctx context.Context, opt LabOptions, dir, logPath string, progress f
 	if opt.FS == XFS {
 		mkfs = []string{"mkfs.xfs", "-q", "-f", dev}
 	}
-	if out, err := exec.CommandContext(ctx, mkfs[0], mkfs[1:]...).CombinedOutput(); err != nil {
-		return nil, 0, fmt.Errorf("crashlab: %v: %w: %s", mkfs, err, out)
+	if _, err := runTool(ctx, mkfs[0], mkfs[1:]...); err != nil {
+		return nil, 0, err
 	}
 	ready = uint64(rec.Ops())
 	mnt := filepath.Join(dir, "mnt")
 	if err := os.Mkdir(mnt, 0o755); err != nil {
-		return nil, 0, fmt.Errorf("crashlab: %w", err)
+		return nil, 0, err
 	}
-	if out, err := exec.CommandContext(ctx, "mount", "-t", string(opt.FS), dev, mnt).CombinedOutput(); err != nil {
-		return nil, 0, fmt.Errorf("crashlab: mount %s on %s: %w: %s", dev, mnt, err, out)
+	if _, err := runTool(ctx, "mount", "-t", string(opt.FS), dev, mnt); err != nil {
+		return nil, 0, err
 	}
 	defer func() {
-		if out, uerr := exec.Command("umount", mnt).CombinedOutput(); uerr != nil && err == nil {
-			err = fmt.Errorf("crashlab: umount %s: %w: %s", mnt, uerr, out)
+		if _, uerr := runTool(context.Background(), "umount", mnt); uerr != nil && err == nil {
+			err = uerr
 		}
 	}()
 	progress("%d writers x %d records (%s) on %s", opt.Writers, opt.Records, opt.Workload, opt.FS)
@@ -238,6 +347,11 @@ func record(ctx context.Context, opt LabOptions, dir, logPath string, progress f
 		}
 	}
 	wg.Wait()
+	if ctx.Err() != nil {
+		// Every writer stops with the same error: say it once, and keep
+		// what was acknowledged.
+		return acks, ready, context.Cause(ctx)
+	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, 0, err
 	}
@@ -260,7 +374,7 @@ func recordData(w, i int) []byte {
 func writeRecords(ctx context.Context, opt LabOptions, mnt string, w int, rec *Recorder, acked func(ack)) error {
 	f, err := os.OpenFile(filepath.Join(mnt, fmt.Sprintf("w%d", w)), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
 	if err != nil {
-		return fmt.Errorf("crashlab: writer %d: %w", w, err)
+		return fmt.Errorf("writer %d: %w", w, err)
 	}
 	defer f.Close()
 	for i := 0; i < opt.Records; i++ {
@@ -268,13 +382,13 @@ func writeRecords(ctx context.Context, opt LabOptions, mnt string, w int, rec *R
 			return err
 		}
 		if _, err := f.WriteAt(recordData(w, i), int64(i)*recordSize); err != nil {
-			return fmt.Errorf("crashlab: writer %d record %d: %w", w, i, err)
+			return fmt.Errorf("writer %d record %d: %w", w, i, err)
 		}
 		if opt.Workload == EarlyAck {
 			acked(ack{w, i, uint64(rec.Ops())}) // wrong on purpose: before fsync
 		}
 		if err := unix.Fsync(int(f.Fd())); err != nil {
-			return fmt.Errorf("crashlab: writer %d record %d: fsync: %w", w, i, err)
+			return fmt.Errorf("writer %d record %d: fsync: %w", w, i, err)
 		}
 		if opt.Workload == FsyncWriters {
 			// Everything the fsync sent was logged before it returned:
@@ -303,11 +417,11 @@ func preallocate(mnt string, opt LabOptions) ([]*impl.File, error) {
 			f.Close()
 		}
 		if err != nil {
-			return files, fmt.Errorf("crashlab: preallocate %s: %w", path, err)
+			return files, fmt.Errorf("preallocate writer %d's file: %w", w, err)
 		}
 		df, err := impl.Open(path, impl.OpenOptions{})
 		if err != nil {
-			return files, fmt.Errorf("crashlab: %w", err)
+			return files, fmt.Errorf("preallocate writer %d's file: %w", w, err)
 		}
 		files = append(files, df)
 	}
@@ -329,7 +443,7 @@ func syncRecords(ctx context.Context, opt LabOptions, w int, f *impl.File, s *im
 			early = s.Sample() // wrong on purpose: before the write
 		}
 		if err := f.WriteAt(buf, int64(i)*recordSize, 0); err != nil {
-			return fmt.Errorf("crashlab: writer %d record %d: %w", w, i, err)
+			return fmt.Errorf("writer %d record %d: %w", w, i, err)
 		}
 		var err error
 		if opt.Workload == SyncerEarlySample {
@@ -338,7 +452,7 @@ func syncRecords(ctx context.Context, opt LabOptions, w int, f *impl.File, s *im
 			err = s.Sync()
 		}
 		if err != nil {
-			return fmt.Errorf("crashlab: writer %d record %d: sync: %w", w, i, err)
+			return fmt.Errorf("writer %d record %d: sync: %w", w, i, err)
 		}
 		acked(ack{w, i, uint64(rec.Ops())})
 	}

@@ -56,6 +56,13 @@ const (
 	Random
 )
 
+// StateKinds lists every StateKind.
+var StateKinds = []StateKind{FlushPoint, EndOfLog, Random}
+
+// MarshalText writes the kind in snake case ("flush_point"), as JSON
+// values and keys are written.
+func (k StateKind) MarshalText() ([]byte, error) { return snake(k.String()), nil }
+
 func (k StateKind) String() string {
 	switch k {
 	case FlushPoint:
@@ -145,13 +152,34 @@ func (s CrashState) Extents(ops []Op) []Extent {
 	if s.Kind != Random {
 		return nil
 	}
+	win := s.winners(ops)
+	secs := make([]int64, 0, len(win))
+	for sec := range win {
+		secs = append(secs, sec)
+	}
+	sort.Slice(secs, func(i, j int) bool { return secs[i] < secs[j] })
+	var out []Extent
+	for _, sec := range secs {
+		seq := win[sec]
+		if n := len(out); n > 0 && out[n-1].Seq == seq && out[n-1].End == sec*SectorSize {
+			out[n-1].End += SectorSize
+			continue
+		}
+		out = append(out, Extent{Seq: seq, Off: sec * SectorSize, End: (sec + 1) * SectorSize})
+	}
+	return out
+}
+
+// winners maps each sector on which an unflushed op of a random state
+// landed to that op's Seq.
+func (s CrashState) winners(ops []Op) map[int64]uint64 {
 	type winner struct {
 		seq  uint64
 		prio uint64
 	}
 	win := map[int64]winner{}
 	for _, op := range ops {
-		if op.Kind == OpFlush || op.Seq <= s.Flush || op.Seq > s.Cut || !s.kept(op) {
+		if !s.unflushedKept(op) {
 			continue
 		}
 		off, end := opRange(op)
@@ -169,21 +197,63 @@ func (s CrashState) Extents(ops []Op) []Extent {
 			}
 		}
 	}
-	secs := make([]int64, 0, len(win))
-	for sec := range win {
-		secs = append(secs, sec)
-	}
-	sort.Slice(secs, func(i, j int) bool { return secs[i] < secs[j] })
-	var out []Extent
-	for _, sec := range secs {
-		seq := win[sec].seq
-		if n := len(out); n > 0 && out[n-1].Seq == seq && out[n-1].End == sec*SectorSize {
-			out[n-1].End += SectorSize
-			continue
-		}
-		out = append(out, Extent{Seq: seq, Off: sec * SectorSize, End: (sec + 1) * SectorSize})
+	out := make(map[int64]uint64, len(win))
+	for sec, w := range win {
+		out[sec] = w.seq
 	}
 	return out
+}
+
+// unflushedKept reports whether op is an unflushed write (discard, zero) of
+// the state that it keeps, before tearing and shuffling.
+func (s CrashState) unflushedKept(op Op) bool {
+	return op.Kind != OpFlush && op.Seq > s.Flush && op.Seq <= s.Cut && s.kept(op)
+}
+
+// TornWrites returns, in Seq order, the unflushed writes (discards, zeros)
+// that a random state tears inside a block: within one aligned block of
+// blockSize bytes, some of the write's sectors hold its data while others
+// hold older data (the durable content, or an older write that won the
+// sector). That is a state the device contract allows, but one a device
+// whose writes are atomic per file-system block never leaves, and which a
+// file system cannot be expected to recover where it writes a block in
+// place without a journal copy (docs/crashlab.md, "Which failures count").
+// A sector taken by a newer write is no tear: that is the newer write
+// applied over the older one. A write that lost every sector of a block
+// did not land there, which is not a tear either. Flush points, the end of
+// the log, and random states that neither tear nor shuffle never tear
+// inside a block; nor does anything when blockSize <= SectorSize.
+func (s CrashState) TornWrites(ops []Op, blockSize int64) []uint64 {
+	if s.Kind != Random || blockSize <= SectorSize || !(s.Torn || s.Shuffled) {
+		return nil
+	}
+	ops = sortedBySeq(ops)
+	win := s.winners(ops)
+	var torn []uint64
+	for _, op := range ops {
+		if !s.unflushedKept(op) {
+			continue
+		}
+		off, end := opRange(op)
+		blk := int64(-1)
+		var landed, older bool
+		for sec := off / SectorSize; sec*SectorSize < end; sec++ {
+			if b := sec * SectorSize / blockSize; b != blk {
+				blk, landed, older = b, false, false
+			}
+			switch w, ok := win[sec]; {
+			case ok && w == op.Seq:
+				landed = true
+			case !ok || w < op.Seq:
+				older = true
+			}
+			if landed && older {
+				torn = append(torn, op.Seq)
+				break
+			}
+		}
+	}
+	return torn
 }
 
 // Build writes the state's image to path (see BuildImage).
@@ -196,7 +266,7 @@ func (s CrashState) Build(path string, size int64, ops []Op) error {
 		return BuildImage(path, size, ops, func(op Op) bool { return op.Seq <= s.Cut })
 	case Random:
 	default:
-		return fmt.Errorf("crashlab: %s: unknown kind", s.Describe())
+		return fmt.Errorf("build %s: unknown kind", s.Describe())
 	}
 	if err := BuildImage(path, size, ops, func(op Op) bool { return op.Seq < s.Flush }); err != nil {
 		return err

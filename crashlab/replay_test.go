@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
 )
 
 // synthLog is a random log on an image of nsec sectors. Every sector a write
@@ -251,5 +253,81 @@ func TestCrashStatesEmptyAndFlushOnlyLogs(t *testing.T) {
 		if st.Durable != 0 || st.Landed != 0 {
 			t.Errorf("flush-only log: %s", st.Describe())
 		}
+	}
+}
+
+// TestTornWritesMatchTheImage checks TornWrites against the images Build
+// makes: a write is torn inside a block exactly when, in some block, one of
+// its sectors holds its data and another holds older data (the durable
+// content or an older write). The log has writes only, so every sector's
+// source is known from its content.
+func TestTornWritesMatchTheImage(t *testing.T) {
+	const nsec = 64
+	var ops []Op
+	for _, op := range synthLog(5, nsec, 300) {
+		if op.Kind == OpWrite || op.Kind == OpFlush {
+			seq := uint64(len(ops) + 1)
+			if op.Kind == OpWrite {
+				// Renumber, and rewrite the data to name the new Seq.
+				for i := int64(0); i < op.Len/SectorSize; i++ {
+					sectorData(op.Data[i*SectorSize:(i+1)*SectorSize], seq, op.Off/SectorSize+i)
+				}
+			}
+			op.Seq = seq
+			ops = append(ops, op)
+		}
+	}
+	states := CrashStates(ops, 150, 9)
+	blockSizes := []int64{1024, 2048, 4096}
+	tornStates := map[int64]int{}
+	for _, st := range states {
+		var img []byte
+		if st.Kind == Random {
+			img = readImage(t, st, ops, nsec*SectorSize)
+		}
+		for _, blockSize := range blockSizes {
+			got := st.TornWrites(ops, blockSize)
+			if st.Kind != Random {
+				assert.Empty(t, got, "%s", st.Describe())
+				continue
+			}
+			var want []uint64
+			for _, op := range ops {
+				if op.Kind != OpWrite || op.Seq <= st.Flush || op.Seq > st.Cut {
+					continue
+				}
+				landed, older := map[int64]bool{}, map[int64]bool{}
+				for sec := op.Off / SectorSize; sec < (op.Off+op.Len)/SectorSize; sec++ {
+					src := source(t, img[sec*SectorSize:(sec+1)*SectorSize], sec)
+					blk := sec * SectorSize / blockSize
+					if src == op.Seq {
+						landed[blk] = true
+					} else if src < op.Seq {
+						older[blk] = true
+					}
+				}
+				for blk := range landed {
+					if older[blk] {
+						want = append(want, op.Seq)
+						break
+					}
+				}
+			}
+			assert.Equal(t, want, got, "%s, block %d", st.Describe(), blockSize)
+			if !st.Torn && !st.Shuffled {
+				assert.Empty(t, got, "%s: neither torn nor shuffled", st.Describe())
+			}
+			if len(got) > 0 {
+				tornStates[blockSize]++
+			}
+		}
+	}
+	for _, blockSize := range blockSizes {
+		assert.Positive(t, tornStates[blockSize], "block %d: no state tears a write inside a block", blockSize)
+	}
+	t.Logf("states that tear a write inside a block, by block size: %v of %d", tornStates, len(states))
+	// Sectors are never torn: at the sector size nothing is.
+	for _, st := range states {
+		assert.Empty(t, st.TornWrites(ops, SectorSize))
 	}
 }

@@ -3,6 +3,7 @@ package crashlab
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -12,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
 )
 
 // needReplay skips the test unless Replay can run fs here.
@@ -20,18 +23,11 @@ func needReplay(t *testing.T, fs FS, mkfs string) {
 	if testing.Short() {
 		t.Skip("crash lab replay: skipped in -short mode")
 	}
-	if os.Geteuid() != 0 {
-		t.Skip("crash lab replay needs root (losetup, mount)")
+	if err := preflight(fs, false); err != nil {
+		t.Skip(err)
 	}
-	missing := ReplayTools(fs)
 	if _, err := exec.LookPath(mkfs); err != nil {
-		missing = append(missing, mkfs)
-	}
-	if len(missing) > 0 {
-		t.Skipf("crash lab replay of %s needs %s, not found", fs, strings.Join(missing, ", "))
-	}
-	if _, err := os.Stat("/dev/loop-control"); err != nil {
-		t.Skipf("crash lab replay needs loop devices: %v", err)
+		t.Skipf("crash lab replay of %s needs %s: %v", fs, mkfs, err)
 	}
 }
 
@@ -167,6 +163,15 @@ func TestReplayExt4(t *testing.T) {
 			t.Logf("fsck error reported: %v; check error: %v", res.Err, res.CheckErr)
 		}
 	}
+	// Once the context ended, no state is replayed and none is reported as
+	// failed: they are counted as interrupted.
+	ended, end := context.WithCancel(ctx)
+	end()
+	rep, err = Replay(ended, ops, size, states[:4], Ext4, good, 2)
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.Empty(t, rep.Results)
+	assert.Equal(t, 4, rep.Interrupted)
+	assert.Equal(t, 4, rep.States)
 	// A panicking check is a check error too, and cleanup still happens.
 	rep, err = Replay(ctx, ops, size, states[:1], Ext4, func(string, CrashState) error { panic("boom") }, 1)
 	if err != nil || rep.Results[0].Status != StatusCheckError {
@@ -243,5 +248,82 @@ func assertNoLeftovers(t *testing.T) {
 	}
 	if b, err := os.ReadFile("/proc/self/mounts"); err == nil && strings.Contains(string(b), "crashlab-replay-") {
 		t.Errorf("mounts left behind")
+	}
+}
+
+func TestBlockSizeReadsTheNewestSuperblock(t *testing.T) {
+	ext4SB := func(logBlock uint32) []byte { // the first 4 KiB: ext4's superblock is at 1024
+		b := make([]byte, 4096)
+		binary.LittleEndian.PutUint16(b[1024+0x38:], 0xef53)
+		binary.LittleEndian.PutUint32(b[1024+0x18:], logBlock)
+		return b
+	}
+	xfsSB := func(bs uint32) []byte {
+		b := make([]byte, 512)
+		copy(b, "XFSB")
+		binary.BigEndian.PutUint32(b[4:], bs)
+		return b
+	}
+	w := func(seq uint64, off int64, data []byte) Op {
+		return Op{Seq: seq, Kind: OpWrite, Off: off, Len: int64(len(data)), Data: data}
+	}
+	for _, tc := range []struct {
+		name string
+		fs   FS
+		ops  []Op
+		want int64
+	}{
+		{"ext4 1 KiB", Ext4, []Op{w(1, 0, ext4SB(0))}, 1024},
+		{"ext4 4 KiB", Ext4, []Op{w(1, 0, ext4SB(2))}, 4096},
+		{"ext4 superblock alone at 1024", Ext4, []Op{w(1, 1024, ext4SB(2)[1024:2048])}, 4096},
+		{"ext4: the newest write wins, in Seq order", Ext4, []Op{w(2, 0, ext4SB(2)), w(1, 0, ext4SB(0))}, 4096},
+		{"ext4 superblock discarded", Ext4, []Op{w(1, 0, ext4SB(2)), {Seq: 2, Kind: OpDiscard, Off: 0, Len: 4096}}, SectorSize},
+		{"xfs 4 KiB", XFS, []Op{w(1, 0, xfsSB(4096))}, 4096},
+		{"xfs nonsense block size", XFS, []Op{w(1, 0, xfsSB(4095))}, SectorSize},
+		{"xfs log read as ext4", Ext4, []Op{w(1, 0, xfsSB(4096))}, SectorSize},
+		{"no superblock", XFS, nil, SectorSize},
+	} {
+		assert.Equal(t, tc.want, BlockSize(tc.fs, tc.ops), tc.name)
+	}
+}
+
+func TestVerdict(t *testing.T) {
+	random := CrashState{Kind: Random, Torn: true}
+	lost := errors.New("writer 0's record 1 is gone")
+	for _, tc := range []struct {
+		name string
+		res  StateResult
+		want Verdict
+	}{
+		{"ok", StateResult{State: random, Status: StatusOK}, VerdictPass},
+		{"torn random state that does not mount", StateResult{State: random, Status: StatusMountError, TornWrites: []uint64{7}}, VerdictAllowed},
+		{"torn random state that fails fsck", StateResult{State: random, Status: StatusFsckError, TornWrites: []uint64{7}}, VerdictAllowed},
+		{"torn flag, but no write torn inside a block", StateResult{State: random, Status: StatusMountError}, VerdictFail},
+		{"untorn random state that does not mount", StateResult{State: CrashState{Kind: Random}, Status: StatusMountError}, VerdictFail},
+		{"flush point that does not mount", StateResult{State: CrashState{Kind: FlushPoint}, Status: StatusMountError}, VerdictFail},
+		{"end of log that fails fsck", StateResult{State: CrashState{Kind: EndOfLog}, Status: StatusFsckError}, VerdictFail},
+		{"a lost record in a torn state", StateResult{State: random, Status: StatusCheckError, CheckErr: lost, TornWrites: []uint64{7}}, VerdictFail},
+		{"a lost record and fsck errors in a torn state", StateResult{State: random, Status: StatusFsckError, CheckErr: lost, TornWrites: []uint64{7}}, VerdictFail},
+		{"a lost record, then a failed unmount", StateResult{State: random, Status: StatusSetupError, CheckErr: lost}, VerdictFail},
+		{"setup error", StateResult{State: CrashState{Kind: FlushPoint}, Status: StatusSetupError}, VerdictError},
+	} {
+		assert.Equal(t, tc.want, tc.res.Verdict(), tc.name)
+	}
+	r := StateResult{State: random, Status: StatusMountError, Err: errors.New("mount -t ext4 /dev/loop9 /m: exit status 32: bad superblock"), TornWrites: []uint64{7, 9}, BlockSize: 1024}
+	assert.Equal(t, "mount-error: mount -t ext4 /dev/loop9 /m: exit status 32: bad superblock (torn inside a 1024-byte block: ops 7, 9)", r.Reason())
+}
+
+func TestToolMessageDropsWhatTheErrorSays(t *testing.T) {
+	for _, tc := range []struct {
+		out, name string
+		args      []string
+		want      string
+	}{
+		{"umount: /tmp/x/mnt: not mounted.\n", "umount", []string{"/tmp/x/mnt"}, "not mounted."},
+		{"mount: /m: wrong fs type, bad superblock on /dev/loop3.\n       dmesg(1) may have more information after failed mount system call.\n", "mount", []string{"-t", "ext4", "/dev/loop3", "/m"}, "wrong fs type, bad superblock on /dev/loop3."},
+		{"Pass 1: Checking inodes\n/dev/loop3: ********** WARNING: Filesystem still has errors **********\n\n", "e2fsck", []string{"-fn", "/dev/loop3"}, "********** WARNING: Filesystem still has errors **********"},
+		{"", "losetup", nil, ""},
+	} {
+		assert.Equal(t, tc.want, toolMessage(tc.out, tc.name, tc.args))
 	}
 }

@@ -2,75 +2,536 @@ package main
 
 import (
 	"context"
+	"encoding"
+	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
+	"time"
 
 	"github.com/flushproof/flushproof/crashlab"
 )
 
+// The exit codes of flushproof crashlab (docs/crashlab.md, "Exit codes").
+const (
+	crashlabExitPass        = 0   // nothing lost, nothing failed that must not
+	crashlabExitFail        = 1   // an acknowledged record lost, or a state that must recover did not
+	crashlabExitUsage       = 2   // bad flag, bad value, unexpected argument
+	crashlabExitError       = 3   // the run failed: pre-flight, recording, a replay's setup
+	crashlabExitInterrupted = 130 // SIGINT; 143 for SIGTERM
+)
+
+// crashlabJSONSchema is the "schema" of crashlab.summary; it changes when a
+// field changes meaning or goes away.
+const crashlabJSONSchema = 1
+
 // runCrashlab records fsync writers on a real file system through the FUSE
 // + loop recorder and replays the crash states of the log.
 func runCrashlab(args []string, stdout, stderr io.Writer) int {
+	ctx, stop := crashlabSignalContext()
+	defer stop()
+	return crashlabMain(ctx, args, stdout, stderr)
+}
+
+// crashlabSignal is the cause of a context canceled by a signal.
+type crashlabSignal struct{ sig os.Signal }
+
+func (c crashlabSignal) Error() string {
+	if c.sig == syscall.SIGTERM {
+		return "interrupted by SIGTERM"
+	}
+	return "interrupted by SIGINT"
+}
+
+// crashlabSignalContext returns a context canceled, with a crashlabSignal
+// as its cause, at the first SIGINT or SIGTERM. Later signals are caught
+// too and ignored: the run is already stopping and cleaning up, and dying
+// half way would leave devices and mounts behind.
+func crashlabSignalContext() (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	ch := make(chan os.Signal, 4)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case sig := <-ch:
+			cancel(crashlabSignal{sig})
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(ch)
+		close(done)
+		cancel(nil)
+	}
+}
+
+// crashlabMain is the command with its context: ctx ending is an
+// interruption, by the signal its cause names.
+func crashlabMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("crashlab", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fsName := fs.String("fs", "ext4", "file system: ext4 or xfs")
 	workload := fs.String("workload", string(crashlab.FsyncWriters), "fsync (acknowledge after fsync), early-ack (negative control: acknowledge before fsync), syncer (O_DIRECT records made durable by one impl.Syncer, group commit) or syncer-early-sample (negative control: the Syncer sampled before the write)")
-	writers := fs.Int("writers", 8, "fsync writers")
-	records := fs.Int("records", 20, "4 KiB records (each followed by fsync) per writer")
-	random := fs.Int("replays", 500, "random crash states, besides one per flush point")
-	parallel := fs.Int("parallel", 4, "replays at once")
+	writers := fs.Int("writers", 8, fmt.Sprintf("fsync writers, 1 to %d", crashlab.MaxWriters))
+	records := fs.Int("records", 20, fmt.Sprintf("4 KiB records (each followed by fsync) per writer, 1 to %d", crashlab.MaxRecords))
+	random := fs.Int("replays", 500, fmt.Sprintf("random crash states, besides one per flush point and the end of the log, 0 to %d", crashlab.MaxRandom))
+	parallel := fs.Int("parallel", 4, fmt.Sprintf("replays at once, 1 to %d", crashlab.MaxParallel))
 	seed := fs.Uint64("seed", 1, "seed of the random crash states")
-	delay := fs.Duration("flush-delay", 0, "make every flush the recorder sees take this long (a disk whose flush costs milliseconds)")
-	size := fs.Int64("image-size", 0, "image size in bytes (0: 128 MiB for ext4, 320 MiB for xfs)")
+	delay := fs.Duration("flush-delay", 0, fmt.Sprintf("make every flush the recorder sees take this long (a disk whose flush costs milliseconds), 0 to %v", crashlab.MaxFlushDelay))
+	size := fs.Int64("image-size", 0, fmt.Sprintf("image size in bytes, a multiple of 4096 from %d MiB (ext4) or %d MiB (xfs: mkfs.xfs needs 300 MiB) to %d GiB (0: 128 MiB for ext4, 320 MiB for xfs)",
+		crashlab.MinImageSize(crashlab.Ext4)>>20, crashlab.MinImageSize(crashlab.XFS)>>20, crashlab.MaxImageSize>>30))
 	quiet := fs.Bool("q", false, "no progress lines on stderr")
+	jsonOut := fs.Bool("json", false, "JSON Lines on stdout: a crashlab.state object per replayed state that did not pass, then one crashlab.summary (docs/crashlab.md)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: flushproof crashlab [flags]\n\nRecords fsync writers on a fresh file system through a FUSE + loop recorder (root,\n/dev/fuse and losetup needed), then mounts, checks and fscks every crash state the\nlog allows at each flush point and at random cut points. Writes only to its own\ntemporary files and devices, which it removes.\n\nflags:\n")
+		fmt.Fprintf(stderr, `usage: flushproof crashlab [flags]
+
+Records fsync writers on a fresh file system through a FUSE + loop recorder (root,
+/dev/fuse, losetup and the file system's tools needed), then mounts, checks and fscks
+every crash state the log allows at each flush point, at the end of the log and at
+random cut points. Writes only to its own temporary files and devices, which it removes.
+
+exit status: 0 no acknowledged record lost and every state that must recover did;
+1 a record lost or such a state failed; 2 bad usage; 3 the run failed (a missing tool,
+not root, a replay that could not be set up); 130 interrupted (SIGINT), 143 (SIGTERM).
+
+flags:
+`)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
-		return 2
+		if errors.Is(err, flag.ErrHelp) {
+			return crashlabExitPass
+		}
+		return crashlabExitUsage
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "flushproof crashlab: unexpected arguments %q\n", fs.Args())
-		return 2
+		return crashlabExitUsage
 	}
-	if *writers < 1 || *records < 1 || *random < 0 || *parallel < 1 || *delay < 0 || *size < 0 {
-		fmt.Fprintf(stderr, "flushproof crashlab: bad arguments (writers, records, parallel >= 1; replays, flush-delay, image-size >= 0)\n")
-		return 2
+	usage := func(flagName string, v any, want string) int {
+		fmt.Fprintf(stderr, "flushproof crashlab: -%s %v: want %s\n", flagName, v, want)
+		return crashlabExitUsage
+	}
+	// LabOptions takes a zero as "the default"; on the command line a zero
+	// is a value, and these do not allow it.
+	for _, c := range []struct {
+		flag    string
+		v, most int
+	}{{"writers", *writers, crashlab.MaxWriters}, {"records", *records, crashlab.MaxRecords}, {"parallel", *parallel, crashlab.MaxParallel}} {
+		if c.v < 1 || c.v > c.most {
+			return usage(c.flag, c.v, fmt.Sprintf("1 to %d", c.most))
+		}
 	}
 	opt := crashlab.LabOptions{FS: crashlab.FS(*fsName), Workload: crashlab.Workload(*workload), Writers: *writers, Records: *records,
 		Random: *random, Parallel: *parallel, Seed: *seed, FlushDelay: *delay, ImageSize: *size}
+	if *size < 0 {
+		// Negative is not "the default" either.
+		return usage("image-size", *size, "0 (the default) or a positive multiple of 4096")
+	}
+	var oe *crashlab.OptionError
+	if err := opt.Validate(); errors.As(err, &oe) {
+		return usage(crashlabFlagOf[oe.Field], oe.Value, oe.Want)
+	} else if err != nil {
+		fmt.Fprintf(stderr, "flushproof crashlab: %v\n", err)
+		return crashlabExitUsage
+	}
 	if !*quiet {
 		opt.Progress = func(s string) { fmt.Fprintf(stderr, "crashlab: %s\n", s) }
 	}
-	if os.Geteuid() != 0 {
-		fmt.Fprintf(stderr, "flushproof crashlab: needs root (a FUSE mount, loop devices, mount)\n")
-		return 2
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+
+	start := time.Now()
 	res, err := crashlab.RunLab(ctx, opt)
-	if err != nil {
-		fmt.Fprintf(stderr, "flushproof crashlab: %v\n", err)
-		return 2
+	run := crashlabRun{Result: res, Err: err, Elapsed: time.Since(start), Cause: context.Cause(ctx)}
+	code := run.ExitCode()
+	if *jsonOut {
+		if werr := writeCrashlabJSON(stdout, run); werr != nil {
+			fmt.Fprintf(stderr, "flushproof crashlab: write JSON: %v\n", werr)
+			return crashlabExitError
+		}
+	} else {
+		writeCrashlabText(stdout, run)
 	}
-	fmt.Fprintf(stdout, "%s, %d writers x %d records (%s): %d ops logged (%d flushes), %d records acknowledged\n",
-		opt.FS, *writers, *records, opt.Workload, res.Ops, res.Flushes, res.Acked)
-	fmt.Fprintf(stdout, "%v\n", res.Replay)
-	fmt.Fprintf(stdout, "replays losing an acknowledged record: %d of %d\n", res.Lost, len(res.Replay.Results))
-	for i, f := range res.Replay.Failures() {
-		if i == 5 {
-			fmt.Fprintf(stdout, "(%d more failures)\n", len(res.Replay.Failures())-5)
+	for _, line := range crashlabErrorLines(run.Errors()) {
+		fmt.Fprintf(stderr, "flushproof crashlab: %s\n", line)
+	}
+	return code
+}
+
+// crashlabFlagOf names the flag behind each LabOptions field.
+var crashlabFlagOf = map[string]string{
+	"FS": "fs", "Workload": "workload", "Writers": "writers", "Records": "records", "Random": "replays",
+	"Parallel": "parallel", "FlushDelay": "flush-delay", "ImageSize": "image-size",
+}
+
+// crashlabRun is one run of the command: what RunLab returned, and how it
+// ended.
+type crashlabRun struct {
+	Result  crashlab.LabResult
+	Err     error
+	Elapsed time.Duration
+	Cause   error // context.Cause of the run's context: nil, or the signal
+}
+
+// Interrupted reports whether a signal (or a canceled context) stopped
+// the run.
+func (r crashlabRun) Interrupted() bool { return r.Result.Interrupted }
+
+// Signal names the signal that stopped the run: "SIGINT", "SIGTERM" or "".
+func (r crashlabRun) Signal() string {
+	if !r.Interrupted() {
+		return ""
+	}
+	var s crashlabSignal
+	if errors.As(r.Cause, &s) && s.sig == syscall.SIGTERM {
+		return "SIGTERM"
+	}
+	return "SIGINT"
+}
+
+// ExitCode is the command's exit status. An interruption wins (what was
+// done is printed, but it is not all); then a finding (a lost record, a
+// state that must recover and did not), which holds even if some other
+// replay could not be set up; then a failed run.
+func (r crashlabRun) ExitCode() int {
+	v := r.Result.Replay.Verdicts()
+	switch {
+	case r.Interrupted() && r.Signal() == "SIGTERM":
+		return 128 + int(syscall.SIGTERM)
+	case r.Interrupted():
+		return crashlabExitInterrupted
+	case r.Result.Lost > 0 || v[crashlab.VerdictFail] > 0:
+		return crashlabExitFail
+	case r.Err != nil || v[crashlab.VerdictError] > 0:
+		return crashlabExitError
+	}
+	return crashlabExitPass
+}
+
+// Outcome is the result in one word: pass, fail, error or interrupted.
+func (r crashlabRun) Outcome() string {
+	switch r.ExitCode() {
+	case crashlabExitPass:
+		return "pass"
+	case crashlabExitFail:
+		return "fail"
+	case crashlabExitError:
+		return "error"
+	}
+	return "interrupted"
+}
+
+// Errors are the run's errors worth a line on stderr: everything RunLab
+// reported except the interruption itself, which the summary states, with
+// the context each error was wrapped in where that can be kept.
+func (r crashlabRun) Errors() []error {
+	if r.Err == nil {
+		return nil
+	}
+	// walk returns the errors under e worth reporting, and whether that is
+	// e itself, whole.
+	var walk func(e error) ([]error, bool)
+	walk = func(e error) ([]error, bool) {
+		switch u := e.(type) {
+		case interface{ Unwrap() []error }:
+			var out []error
+			for _, c := range u.Unwrap() {
+				sub, _ := walk(c)
+				out = append(out, sub...)
+			}
+			return out, false
+		case interface{ Unwrap() error }:
+			if c := u.Unwrap(); c != nil {
+				if sub, whole := walk(c); !whole {
+					return sub, false
+				}
+			}
+		}
+		if errors.Is(e, context.Canceled) || errors.As(e, new(crashlabSignal)) {
+			return nil, false
+		}
+		return []error{e}, true
+	}
+	out, _ := walk(r.Err)
+	return out
+}
+
+// crashlabErrorLines formats at most a few errors, one a line.
+func crashlabErrorLines(errs []error) []string {
+	const most = 5
+	var lines []string
+	for i, e := range errs {
+		if i == most {
+			lines = append(lines, fmt.Sprintf("(%d more errors)", len(errs)-most))
 			break
 		}
-		fmt.Fprintf(stdout, "  %s: %v\n", f.State.Describe(), f.Err)
+		lines = append(lines, e.Error())
 	}
-	if res.Lost > 0 || len(res.Replay.Failures()) > 0 {
-		return 1
+	return lines
+}
+
+// crashlabExitMeaning says what each exit status of crashlab means; the summary
+// carries it so a JSON reader needs no docs to read exit_code.
+var crashlabExitMeaning = map[int]string{
+	0:   "no acknowledged record lost; every flush-point, end-of-log and untorn random state mounted, checked and fsck'd clean",
+	1:   "an acknowledged record was lost, or a state the file system must recover failed to mount or fsck",
+	3:   "the run failed (pre-flight, recording, or a replay that could not be set up); the error says why",
+	130: "interrupted by SIGINT: the counts cover what was done",
+	143: "interrupted by SIGTERM: the counts cover what was done",
+}
+
+// negativeControl reports whether the workload is there to be caught.
+func crashlabNegativeControl(w crashlab.Workload) bool {
+	return w == crashlab.EarlyAck || w == crashlab.SyncerEarlySample
+}
+
+// writeCrashlabText prints the run for people: what was recorded, a table
+// of replays by state kind and status, the failures by verdict (at most a
+// few of each), and the result.
+func writeCrashlabText(w io.Writer, run crashlabRun) {
+	res, opt, rep := run.Result, run.Result.Options, run.Result.Replay
+	code := run.ExitCode()
+	switch {
+	case run.Interrupted() && res.States == 0:
+		fmt.Fprintf(w, "interrupted by %s while recording: %d ops logged, %d records acknowledged; no crash state replayed (exit %d)\n",
+			run.Signal(), res.Ops, res.Acked, code)
+		return
+	case res.States == 0 && res.Ops == 0:
+		// Stopped before recording (pre-flight): the error on stderr says why.
+		fmt.Fprintf(w, "result: %s (exit %d): %s\n", strings.ToUpper(run.Outcome()), code, crashlabExitMeaning[code])
+		return
 	}
-	return 0
+	fmt.Fprintf(w, "%s, %d writers x %d records (%s), image %d MiB, seed %d: %d ops logged (%d flushes), %d records acknowledged, recorded in %v\n",
+		opt.FS, opt.Writers, opt.Records, opt.Workload, opt.ImageSize>>20, opt.Seed, res.Ops, res.Flushes, res.Acked, res.Recorded.Round(time.Millisecond))
+	fmt.Fprintf(w, "replayed %d of %d crash states in %v (%.1f/s); file-system block %d bytes\n",
+		len(rep.Results), res.States, rep.Elapsed.Round(time.Millisecond), rep.PerSecond, rep.BlockSize)
+	if len(rep.Results) > 0 {
+		// One row per kind of state, one column per status.
+		fmt.Fprintf(w, "%-11s %6s", "STATE KIND", "STATES")
+		for _, s := range crashlab.Statuses {
+			fmt.Fprintf(w, " %11s", strings.ToUpper(s.String()))
+		}
+		fmt.Fprintln(w)
+		row := func(name string, counts map[crashlab.ReplayStatus]int) {
+			total := 0
+			for _, n := range counts {
+				total += n
+			}
+			fmt.Fprintf(w, "%-11s %6d", name, total)
+			for _, s := range crashlab.Statuses {
+				fmt.Fprintf(w, " %11d", counts[s])
+			}
+			fmt.Fprintln(w)
+		}
+		byKind := rep.ByKind()
+		for _, k := range crashlab.StateKinds {
+			row(k.String(), byKind[k])
+		}
+		row("all", rep.Counts)
+	}
+	v := rep.Verdicts()
+	fmt.Fprintf(w, "acknowledged records lost: in %d of %d states\n", res.Lost, len(rep.Results))
+	list := func(title string, rs []crashlab.StateResult) {
+		fmt.Fprintf(w, "%s: %d\n", title, len(rs))
+		const most = 5
+		for i, r := range rs {
+			if i == most {
+				fmt.Fprintf(w, "  (%d more; -json lists every one)\n", len(rs)-most)
+				break
+			}
+			fmt.Fprintf(w, "  %s: %s\n", r.State.Describe(), r.Reason())
+		}
+	}
+	list("crash-consistency failures (lost records; flush-point, end-of-log or untorn random states that failed)", rep.WithVerdict(crashlab.VerdictFail))
+	allowed := rep.WithVerdict(crashlab.VerdictAllowed)
+	unmountable := 0
+	for _, r := range allowed {
+		if r.Status == crashlab.StatusMountError {
+			unmountable++
+		}
+	}
+	list(fmt.Sprintf("allowed by the contract (a write torn inside a %d-byte block; %d unmountable, %d failing fsck)",
+		rep.BlockSize, unmountable, len(allowed)-unmountable), allowed)
+	if v[crashlab.VerdictError] > 0 {
+		list("replays that could not be set up", rep.WithVerdict(crashlab.VerdictError))
+	}
+	switch {
+	case run.Interrupted():
+		fmt.Fprintf(w, "interrupted by %s: %d of %d states replayed (exit %d)\n", run.Signal(), len(rep.Results), res.States, code)
+	default:
+		note := ""
+		if crashlabNegativeControl(opt.Workload) {
+			if code == crashlabExitFail {
+				note = fmt.Sprintf(" (%s is a negative control: this is the outcome it is there for)", opt.Workload)
+			} else if code == crashlabExitPass {
+				note = fmt.Sprintf(" (%s is a negative control: this run did not catch it)", opt.Workload)
+			}
+		}
+		fmt.Fprintf(w, "result: %s (exit %d): %s%s\n", strings.ToUpper(run.Outcome()), code, crashlabExitMeaning[code], note)
+	}
+}
+
+// crashlabStateJSON is one "crashlab.state" line (docs/crashlab.md, "JSON
+// output").
+type crashlabStateJSON struct {
+	Kind         string   `json:"kind"`
+	Index        int      `json:"index"`
+	StateKind    string   `json:"state_kind"`
+	Cut          uint64   `json:"cut"`
+	Flush        uint64   `json:"flush"`
+	Durable      int      `json:"durable"`
+	Unflushed    int      `json:"unflushed"`
+	Landed       int      `json:"landed"`
+	Keep         float64  `json:"keep"`
+	Torn         bool     `json:"torn"`
+	Shuffled     bool     `json:"shuffled"`
+	StateSeed    string   `json:"state_seed"`
+	TornWrites   int      `json:"torn_writes"`
+	TornWriteOps []uint64 `json:"torn_write_ops"`
+	BlockBytes   int64    `json:"block_bytes"`
+	Status       string   `json:"status"`
+	Verdict      string   `json:"verdict"`
+	Lost         bool     `json:"lost"`
+	Error        string   `json:"error"`
+	CheckError   string   `json:"check_error"`
+	Output       string   `json:"output"`
+	ElapsedNs    int64    `json:"elapsed_ns"`
+	Description  string   `json:"description"`
+}
+
+// crashlabSummaryJSON is the "crashlab.summary" line.
+type crashlabSummaryJSON struct {
+	Kind            string                    `json:"kind"`
+	Schema          int                       `json:"schema"`
+	FS              string                    `json:"fs"`
+	Workload        string                    `json:"workload"`
+	NegativeControl bool                      `json:"negative_control"`
+	Writers         int                       `json:"writers"`
+	Records         int                       `json:"records"`
+	RandomStates    int                       `json:"random_states"`
+	Parallel        int                       `json:"parallel"`
+	Seed            uint64                    `json:"seed"`
+	FlushDelayNs    int64                     `json:"flush_delay_ns"`
+	ImageSizeBytes  int64                     `json:"image_size_bytes"`
+	BlockBytes      int64                     `json:"block_bytes"`
+	Ops             int                       `json:"ops"`
+	Flushes         int                       `json:"flushes"`
+	Acked           int                       `json:"acked"`
+	States          int                       `json:"states"`
+	Replayed        int                       `json:"replayed"`
+	ByStatus        map[string]int            `json:"replays_by_status"`
+	ByKind          map[string]map[string]int `json:"replays_by_kind"`
+	Verdicts        map[string]int            `json:"verdicts"`
+	Lost            int                       `json:"lost"`
+	UnmountableTorn int                       `json:"unmountable_torn"`
+	FsckErrorTorn   int                       `json:"fsck_error_torn"`
+	Interrupted     bool                      `json:"interrupted"`
+	Signal          string                    `json:"signal"`
+	Error           string                    `json:"error"`
+	RecordedNs      int64                     `json:"recorded_ns"`
+	ReplayNs        int64                     `json:"replay_ns"`
+	ElapsedNs       int64                     `json:"elapsed_ns"`
+	Result          string                    `json:"result"`
+	ExitCode        int                       `json:"exit_code"`
+	ExitMeaning     string                    `json:"exit_meaning"`
+}
+
+// crashlabOutputMax bounds the tool output a state line carries (its end,
+// where mount and fsck say what is wrong), so that a run's JSON stays a
+// few hundred bytes per failing state.
+const crashlabOutputMax = 2048
+
+// writeCrashlabJSON writes one crashlab.state line per replayed state that
+// did not pass, in state order, then the crashlab.summary line.
+func writeCrashlabJSON(w io.Writer, run crashlabRun) error {
+	enc := json.NewEncoder(w)
+	res, opt, rep := run.Result, run.Result.Options, run.Result.Replay
+	for _, r := range rep.Results {
+		if r.Verdict() == crashlab.VerdictPass {
+			continue
+		}
+		st := r.State
+		line := crashlabStateJSON{
+			Kind: "crashlab.state", Index: st.Index, StateKind: crashlabName(st.Kind), Cut: st.Cut, Flush: st.Flush,
+			Durable: st.Durable, Unflushed: st.Unflushed, Landed: st.Landed, Keep: st.Keep, Torn: st.Torn, Shuffled: st.Shuffled,
+			StateSeed: fmt.Sprintf("%#x", st.Seed), TornWrites: len(r.TornWrites), TornWriteOps: r.TornWrites, BlockBytes: r.BlockSize,
+			Status: crashlabName(r.Status), Verdict: crashlabName(r.Verdict()), Lost: r.CheckErr != nil || r.Status == crashlab.StatusCheckError,
+			Output: crashlabTail(r.Output, crashlabOutputMax), ElapsedNs: r.Elapsed.Nanoseconds(), Description: st.Describe(),
+		}
+		if len(line.TornWriteOps) > 8 {
+			line.TornWriteOps = line.TornWriteOps[:8]
+		}
+		if line.TornWriteOps == nil {
+			line.TornWriteOps = []uint64{}
+		}
+		if r.Err != nil {
+			line.Error = r.Err.Error()
+		}
+		if r.CheckErr != nil && r.Status != crashlab.StatusCheckError {
+			line.CheckError = r.CheckErr.Error() // else Error says it
+		}
+		if err := enc.Encode(line); err != nil {
+			return err
+		}
+	}
+	sum := crashlabSummaryJSON{
+		Kind: "crashlab.summary", Schema: crashlabJSONSchema, FS: string(opt.FS), Workload: string(opt.Workload),
+		NegativeControl: crashlabNegativeControl(opt.Workload), Writers: opt.Writers, Records: opt.Records,
+		RandomStates: opt.Random, Parallel: opt.Parallel, Seed: opt.Seed, FlushDelayNs: opt.FlushDelay.Nanoseconds(),
+		ImageSizeBytes: opt.ImageSize, BlockBytes: rep.BlockSize, Ops: res.Ops, Flushes: res.Flushes, Acked: res.Acked,
+		States: res.States, Replayed: len(rep.Results), ByStatus: map[string]int{}, ByKind: map[string]map[string]int{},
+		Verdicts: map[string]int{}, Lost: res.Lost, Interrupted: run.Interrupted(), Signal: run.Signal(),
+		RecordedNs: res.Recorded.Nanoseconds(), ReplayNs: rep.Elapsed.Nanoseconds(), ElapsedNs: run.Elapsed.Nanoseconds(),
+		Result: run.Outcome(), ExitCode: run.ExitCode(),
+	}
+	sum.ExitMeaning = crashlabExitMeaning[sum.ExitCode]
+	byKind := rep.ByKind()
+	for _, s := range crashlab.Statuses {
+		sum.ByStatus[crashlabName(s)] = rep.Counts[s]
+	}
+	for _, k := range crashlab.StateKinds {
+		m := map[string]int{}
+		for _, s := range crashlab.Statuses {
+			m[crashlabName(s)] = byKind[k][s]
+		}
+		sum.ByKind[crashlabName(k)] = m
+	}
+	verdicts := rep.Verdicts()
+	for _, v := range crashlab.Verdicts {
+		sum.Verdicts[crashlabName(v)] = verdicts[v]
+	}
+	for _, r := range rep.WithVerdict(crashlab.VerdictAllowed) {
+		switch r.Status {
+		case crashlab.StatusMountError:
+			sum.UnmountableTorn++
+		case crashlab.StatusFsckError:
+			sum.FsckErrorTorn++
+		}
+	}
+	sum.Error = strings.Join(crashlabErrorLines(run.Errors()), "; ")
+	return enc.Encode(sum)
+}
+
+// crashlabName is a status, kind or verdict as JSON writes it
+// ("mount_error", "flush_point").
+func crashlabName(v encoding.TextMarshaler) string {
+	b, _ := v.MarshalText()
+	return string(b)
+}
+
+// crashlabTail returns the last n bytes of s at most, starting at a line.
+func crashlabTail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = s[len(s)-n:]
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	return s
 }
