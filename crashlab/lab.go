@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"time"
@@ -186,7 +185,7 @@ func record(ctx context.Context, opt LabOptions, dir, logPath string, progress f
 	if opt.FS == XFS {
 		mkfs = []string{"mkfs.xfs", "-q", "-f", dev}
 	}
-	if out, err := exec.CommandContext(ctx, mkfs[0], mkfs[1:]...).CombinedOutput(); err != nil {
+	if out, err := combinedOutput(command(ctx, mkfs[0], mkfs[1:]...)); err != nil {
 		return nil, 0, fmt.Errorf("crashlab: %v: %w: %s", mkfs, err, out)
 	}
 	ready = uint64(rec.Ops())
@@ -194,11 +193,12 @@ func record(ctx context.Context, opt LabOptions, dir, logPath string, progress f
 	if err := os.Mkdir(mnt, 0o755); err != nil {
 		return nil, 0, fmt.Errorf("crashlab: %w", err)
 	}
-	if out, err := exec.CommandContext(ctx, "mount", "-t", string(opt.FS), dev, mnt).CombinedOutput(); err != nil {
+	// A mount(8) killed half-way could leave a mount behind: let it finish.
+	if out, err := combinedOutput(command(context.WithoutCancel(ctx), "mount", "-t", string(opt.FS), dev, mnt)); err != nil {
 		return nil, 0, fmt.Errorf("crashlab: mount %s on %s: %w: %s", dev, mnt, err, out)
 	}
 	defer func() {
-		if out, uerr := exec.Command("umount", mnt).CombinedOutput(); uerr != nil && err == nil {
+		if out, uerr := combinedOutput(command(context.Background(), "umount", mnt)); uerr != nil && err == nil {
 			err = fmt.Errorf("crashlab: umount %s: %w: %s", mnt, uerr, out)
 		}
 	}()

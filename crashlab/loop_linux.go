@@ -6,6 +6,7 @@ package crashlab
 // FUSE image and detaches it again, and touches no other loop device.
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -31,7 +32,7 @@ func attachLoop(path string, directIO bool) (string, error) {
 	if directIO {
 		args = []string{"--find", "--show", "--direct-io=on", path}
 	}
-	out, err := exec.Command(losetup, args...).CombinedOutput()
+	out, err := combinedOutput(command(context.Background(), losetup, args...))
 	if err != nil {
 		return "", fmt.Errorf("attach a loop device to %s (losetup %s): %w: %s", path, strings.Join(args, " "), err, strings.TrimSpace(string(out)))
 	}
@@ -76,7 +77,7 @@ func detachLoop(dev, backing string) error {
 	if err != nil {
 		return fmt.Errorf("detach %s: %w", dev, err)
 	}
-	if out, err := exec.Command(losetup, "-d", dev).CombinedOutput(); err != nil {
+	if out, err := combinedOutput(command(context.Background(), losetup, "-d", dev)); err != nil {
 		return fmt.Errorf("detach %s (losetup -d): %w: %s", dev, err, strings.TrimSpace(string(out)))
 	}
 	deadline := time.Now().Add(loopDetachWait)

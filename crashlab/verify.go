@@ -275,9 +275,12 @@ func replayCheck(check Check, mnt string, st CrashState) (err error) {
 
 func replayRun(ctx context.Context, name string, args ...string) (string, error) {
 	var out bytes.Buffer
-	cmd := exec.CommandContext(ctx, name, args...)
+	cmd := command(ctx, name, args...)
 	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
+	err := startChild(cmd)
+	if err == nil {
+		err = cmd.Wait()
+	}
 	if err != nil {
 		err = fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, replayLastLine(out.String()))
 	}
