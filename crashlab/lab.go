@@ -81,8 +81,7 @@ type ack struct {
 // RunLab records the workload on a fresh file system through the recorder,
 // then replays the crash states of the log and checks, in each, that every
 // record acknowledged before the crash point is there.
-func RunLab(ctx context.Context, opt LabOptions) (LabResult, error) {
-	var res LabResult
+func RunLab(ctx context.Context, opt LabOptions) (res LabResult, err error) {
 	if opt.FS != Ext4 && opt.FS != XFS {
 		return res, fmt.Errorf("crashlab: file system %q, want ext4 or xfs", opt.FS)
 	}
@@ -120,15 +119,22 @@ func RunLab(ctx context.Context, opt LabOptions) (LabResult, error) {
 			opt.Progress(fmt.Sprintf(format, args...))
 		}
 	}
-	base := opt.Dir
-	if base == "" {
-		base = os.TempDir()
-	}
-	dir, err := os.MkdirTemp(base, "crashlab-")
+	// The run's supervisor makes the directory, and undoes whatever is
+	// left in it (mounts, loop devices, files) at the end, or when this
+	// process dies, however it dies (supervisor.go).
+	sup, err := supervise(opt.Progress, opt.Dir)
 	if err != nil {
 		return res, fmt.Errorf("crashlab: %w", err)
 	}
-	defer os.RemoveAll(dir)
+	dir, err := sup.mkdirTemp(opt.Dir)
+	if err != nil {
+		return res, fmt.Errorf("crashlab: %w", err)
+	}
+	defer func() {
+		if rerr := sup.release(dir); rerr != nil && err == nil {
+			err = fmt.Errorf("crashlab: %w", rerr)
+		}
+	}()
 	logPath := filepath.Join(dir, "ops.log")
 
 	start := time.Now()
@@ -170,7 +176,7 @@ func RunLab(ctx context.Context, opt LabOptions) (LabResult, error) {
 // device and returns the acknowledgements and the log position at which
 // mkfs had finished (mkfs syncs the device before it exits).
 func record(ctx context.Context, opt LabOptions, dir, logPath string, progress func(string, ...any)) (acks []ack, ready uint64, err error) {
-	rec, err := StartRecorder(RecorderOptions{Dir: dir, ImageSize: opt.ImageSize, LogPath: logPath, FlushDelay: opt.FlushDelay})
+	rec, err := StartRecorder(RecorderOptions{Dir: dir, ImageSize: opt.ImageSize, LogPath: logPath, FlushDelay: opt.FlushDelay, Progress: opt.Progress})
 	if err != nil {
 		return nil, 0, err
 	}

@@ -122,8 +122,8 @@ func ReplayTools(fs FS) []string {
 // every path, and it touches nothing else. The error is non-nil when the
 // context ended or replay itself failed on some state (the report says
 // which); failures of the file system or of check are in the report only.
-func Replay(ctx context.Context, ops []Op, size int64, states []CrashState, fs FS, check Check, parallel int) (ReplayReport, error) {
-	rep := ReplayReport{FS: fs, Counts: map[ReplayStatus]int{}}
+func Replay(ctx context.Context, ops []Op, size int64, states []CrashState, fs FS, check Check, parallel int) (rep ReplayReport, err error) {
+	rep = ReplayReport{FS: fs, Counts: map[ReplayStatus]int{}}
 	if fs != Ext4 && fs != XFS {
 		return rep, fmt.Errorf("crashlab: unknown file system %q", fs)
 	}
@@ -135,11 +135,22 @@ func Replay(ctx context.Context, ops []Op, size int64, states []CrashState, fs F
 	}
 	parallel = max(parallel, 1)
 	ops = sortedBySeq(ops)
-	dir, err := os.MkdirTemp("", "crashlab-replay-")
+	// The run's supervisor makes the directory, and undoes whatever is
+	// left in it (mounts, loop devices, images) at the end, or when this
+	// process dies, however it dies (supervisor.go).
+	sup, err := supervise(nil)
 	if err != nil {
-		return rep, err
+		return rep, fmt.Errorf("crashlab: replay: %w", err)
 	}
-	defer os.RemoveAll(dir)
+	dir, err := sup.mkdirTemp("")
+	if err != nil {
+		return rep, fmt.Errorf("crashlab: replay: %w", err)
+	}
+	defer func() {
+		if rerr := sup.release(dir); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("crashlab: replay: %w", rerr))
+		}
+	}()
 
 	start := time.Now()
 	rep.Results = make([]StateResult, len(states))
