@@ -81,8 +81,11 @@ func TestKill(t *testing.T) {
 	points := []killPoint{
 		{name: "recording", sig: syscall.SIGKILL, after: "writers x", reached: writersInFsync},
 		{name: "replay", sig: syscall.SIGKILL, after: "replaying", reached: replayMounted},
+		{name: "interrupt-recording", sig: syscall.SIGINT, after: "writers x", reached: writersInFsync,
+			want: "crashlab: recording interrupted: context canceled"},
 		{name: "mkfs", sig: syscall.SIGKILL, after: "mkfs.ext4", reached: mkfsRunning},
 		{name: "mount", sig: syscall.SIGKILL, after: "writers x"}, // the line comes right after the mount
+		{name: "interrupt-replay", slow: true, sig: syscall.SIGINT, after: "replaying", reached: replayMounted},
 		// The worker carries on without its supervisor: its I/O fails (the
 		// kernel aborted the FUSE connection), and it undoes its run itself.
 		{name: "supervisor", sig: syscall.SIGKILL, target: "supervisor", after: "writers x", reached: writersInFsync},
@@ -182,6 +185,8 @@ wait:
 	switch {
 	case p.target == "supervisor":
 		require.NoError(t, werr, "the worker ends by itself")
+		assert.Contains(t, strings.Join(out, "\n"), "finished: recorder (/dev/loop", "the worker says what failed")
+		assert.Contains(t, strings.Join(out, "\n"), "crashlab supervisor (pid", "the worker says its supervisor is gone")
 	case p.target == "both":
 		var ee *exec.ExitError
 		require.ErrorAs(t, werr, &ee)

@@ -192,6 +192,9 @@ func record(ctx context.Context, opt LabOptions, dir, logPath string, progress f
 		mkfs = []string{"mkfs.xfs", "-q", "-f", dev}
 	}
 	if out, err := combinedOutput(command(ctx, mkfs[0], mkfs[1:]...)); err != nil {
+		if ctx.Err() != nil {
+			return nil, 0, fmt.Errorf("crashlab: recording interrupted: %w", ctx.Err())
+		}
 		return nil, 0, fmt.Errorf("crashlab: %v: %w: %s", mkfs, err, out)
 	}
 	ready = uint64(rec.Ops())
@@ -244,10 +247,16 @@ func record(ctx context.Context, opt LabOptions, dir, logPath string, progress f
 		}
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, 0, err
+	if err := ctx.Err(); err != nil {
+		// Every writer stopped for it: say it once.
+		return nil, 0, fmt.Errorf("crashlab: recording interrupted: %w", err)
 	}
 	if err := rec.Err(); err != nil {
+		// The cause of every writer's EIO (a full log, the recorder's
+		// supervisor gone): say it once.
+		return nil, 0, err
+	}
+	if err := errors.Join(errs...); err != nil {
 		return nil, 0, err
 	}
 	return acks, ready, nil

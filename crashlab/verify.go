@@ -185,6 +185,9 @@ feed:
 	for _, res := range rep.Results {
 		rep.Counts[res.Status]++
 		if res.Status == StatusSetupError {
+			if ctx.Err() != nil && errors.Is(res.Err, ctx.Err()) {
+				continue // a state not started for it: said once below
+			}
 			errs = append(errs, fmt.Errorf("%s: %w", res.State.Describe(), res.Err))
 		} else {
 			done++
