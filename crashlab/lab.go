@@ -191,9 +191,9 @@ type ack struct {
 // and runs Preflight before it creates anything. When ctx ends, it stops
 // (the replays under way finish), cleans up, sets Interrupted and returns
 // what was done with an error wrapping context.Cause(ctx).
-func RunLab(ctx context.Context, opt LabOptions) (LabResult, error) {
+func RunLab(ctx context.Context, opt LabOptions) (res LabResult, err error) {
 	opt = opt.withDefaults()
-	res := LabResult{Options: opt}
+	res = LabResult{Options: opt}
 	if err := opt.Validate(); err != nil {
 		return res, err
 	}
@@ -209,15 +209,22 @@ func RunLab(ctx context.Context, opt LabOptions) (LabResult, error) {
 		res.Interrupted = true
 		return res, fmt.Errorf("stopped before recording: %w", context.Cause(ctx))
 	}
-	base := opt.Dir
-	if base == "" {
-		base = os.TempDir()
-	}
-	dir, err := os.MkdirTemp(base, "crashlab-")
+	// The run's supervisor makes the directory, and undoes whatever is
+	// left in it (mounts, loop devices, files) at the end, or when this
+	// process dies, however it dies (supervisor.go).
+	sup, err := supervise(opt.Progress, opt.Dir)
 	if err != nil {
 		return res, fmt.Errorf("make the lab's directory: %w", err)
 	}
-	defer os.RemoveAll(dir)
+	dir, err := sup.mkdirTemp(opt.Dir)
+	if err != nil {
+		return res, fmt.Errorf("make the lab's directory: %w", err)
+	}
+	defer func() {
+		if rerr := sup.release(dir); rerr != nil && err == nil {
+			err = fmt.Errorf("clean up the lab's directory: %w", rerr)
+		}
+	}()
 	logPath := filepath.Join(dir, "ops.log")
 
 	start := time.Now()
@@ -280,7 +287,7 @@ func countFlushes(ops []Op) int {
 // device and returns the acknowledgements and the log position at which
 // mkfs had finished (mkfs syncs the device before it exits).
 func record(ctx context.Context, opt LabOptions, dir, logPath string, progress func(string, ...any)) (acks []ack, ready uint64, err error) {
-	rec, err := StartRecorder(RecorderOptions{Dir: dir, ImageSize: opt.ImageSize, LogPath: logPath, FlushDelay: opt.FlushDelay})
+	rec, err := StartRecorder(RecorderOptions{Dir: dir, ImageSize: opt.ImageSize, LogPath: logPath, FlushDelay: opt.FlushDelay, Progress: opt.Progress})
 	if err != nil {
 		return nil, 0, err
 	}
@@ -303,7 +310,8 @@ func record(ctx context.Context, opt LabOptions, dir, logPath string, progress f
 	if err := os.Mkdir(mnt, 0o755); err != nil {
 		return nil, 0, err
 	}
-	if _, err := runTool(ctx, "mount", "-t", string(opt.FS), dev, mnt); err != nil {
+	// A mount(8) killed half-way could leave a mount behind: let it finish.
+	if _, err := runTool(context.WithoutCancel(ctx), "mount", "-t", string(opt.FS), dev, mnt); err != nil {
 		return nil, 0, err
 	}
 	defer func() {
@@ -352,10 +360,20 @@ func record(ctx context.Context, opt LabOptions, dir, logPath string, progress f
 		// what was acknowledged.
 		return acks, ready, context.Cause(ctx)
 	}
+	if err := rec.Err(); err != nil {
+		// The cause of every writer's EIO (a full log, the recorder's
+		// supervisor gone): say it once.
+		return nil, 0, err
+	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, 0, err
 	}
 	if err := rec.Err(); err != nil {
+		// The cause of every writer's EIO (a full log, the recorder's
+		// supervisor gone): say it once.
+		return nil, 0, err
+	}
+	if err := errors.Join(errs...); err != nil {
 		return nil, 0, err
 	}
 	return acks, ready, nil

@@ -2,34 +2,15 @@
 
 package crashlab
 
-// The recorder: a FUSE server exposing one file, "image", over a sparse
-// backing file, with a loop device (direct I/O) on top. The kernel turns
-// I/O on the loop device into FUSE requests (drivers/block/loop.c:
-// lo_rw_aio for reads and writes, vfs_fsync for REQ_OP_FLUSH, fallocate for
-// discard and write-zeroes), and the server logs each one:
-//
-//   - WRITE: pwrite the backing file, then number and log the write. A
-//     write's number is therefore taken after it finished, which orders it
-//     after every write whose completion the kernel could have waited for.
-//   - FSYNC: number and log a flush when it arrives. It covers every write
-//     numbered before it, all of which finished before the flush arrived.
-//     With FlushDelay the reply then waits, as a disk whose flush takes
-//     that long would; writes finishing in the meantime are numbered after
-//     the flush and so, correctly, not covered by it.
-//   - FALLOCATE: punch-hole becomes OpDiscard, zero-range (and
-//     write-zeroes) OpZero, logged after the backing file did it.
-//
-// Writeback caching stays off (else the kernel acknowledges writes before
-// the server sees them, and sends no FSYNC for them), the file is opened
-// FOPEN_DIRECT_IO, and the mount is made with mount(2) directly
-// (DirectMountStrict: these machines have no fusermount). The server reads
-// and writes only its backing file, never the loop device.
+// The recorder, as the worker sees it: a loop device whose every write,
+// flush, discard and zero-range is logged. The FUSE server behind it runs
+// in the run's supervisor process (supervisor.go, recorder_fuse.go), so
+// that no signal to the worker, SIGKILL included, can leave the kernel
+// waiting for a server that died with it.
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -37,22 +18,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
-
-	"github.com/hanwen/go-fuse/v2/fs"
-	"github.com/hanwen/go-fuse/v2/fuse"
-	"golang.org/x/sys/unix"
 )
-
-// The fallocate(2) modes the image accepts (include/uapi/linux/falloc.h).
-const (
-	fallocKeepSize    = 0x01
-	fallocPunchHole   = 0x02
-	fallocZeroRange   = 0x10
-	fallocWriteZeroes = 0x80 // Linux 6.17: loop uses it for REQ_OP_WRITE_ZEROES with REQ_NOUNMAP
-)
-
-// imageName is the one file the FUSE server exposes.
-const imageName = "image"
 
 // RecorderOptions configure StartRecorder.
 type RecorderOptions struct {
@@ -75,6 +41,9 @@ type RecorderOptions struct {
 	// NoLog serves the image without logging anything (LogPath must then
 	// be empty): a device whose flushes cost FlushDelay, for benchmarks.
 	NoLog bool
+	// Progress, if set, gets one line for each leftover of an earlier,
+	// dead run that StartRecorder swept away; standard error if nil.
+	Progress func(string)
 
 	_ struct{}
 }
@@ -83,28 +52,26 @@ type RecorderOptions struct {
 // discard and zero-range is logged. The image starts as ImageSize zero
 // bytes, so replaying the log onto zeros rebuilds any state it had.
 type Recorder struct {
-	opt     RecorderOptions
-	dir     string // our own directory under opt.Dir
-	shmDir  string // our own directory under /dev/shm, or ""
-	backing *os.File
-	mnt     string
-	server  *fuse.Server
-	dev     string
-	log     *LogWriter
+	opt    RecorderOptions
+	sup    *supervisorClient
+	id     int
+	dev    string
+	dir    string // the run's directory in opt.Dir
+	shmDir string // the run's directory in /dev/shm, or ""
+	mnt    string
 
-	mu      sync.Mutex // orders numbering and logging
-	lastSeq uint64     // guarded by mu
-	ops     atomic.Int64
-	failed  atomic.Pointer[error]
-
+	ops       atomic.Int64 // the last count the supervisor gave
 	closeOnce sync.Once
+	closed    atomic.Bool
+	failure   error // Err once closed
 	closeErr  error
 }
 
 // StartRecorder creates the backing file, mounts the FUSE server and
-// attaches the loop device. It needs root, /dev/fuse and losetup(8). On
-// error it has undone everything it did.
-func StartRecorder(opt RecorderOptions) (r *Recorder, err error) {
+// attaches the loop device, all in the run's supervisor process, after
+// sweeping the leftovers of earlier runs that died. It needs root,
+// /dev/fuse and losetup(8). On error it has undone everything it did.
+func StartRecorder(opt RecorderOptions) (*Recorder, error) {
 	switch {
 	case opt.ImageSize <= 0 || opt.ImageSize%4096 != 0:
 		return nil, fmt.Errorf("start recorder: ImageSize %d is not a positive multiple of 4096", opt.ImageSize)
@@ -119,85 +86,27 @@ func StartRecorder(opt RecorderOptions) (r *Recorder, err error) {
 	if opt.Dir == "" {
 		opt.Dir = os.TempDir()
 	}
-	r = &Recorder{opt: opt}
-	defer func() {
-		// Undo on error, and on a panic before passing it on.
-		p := recover()
-		if err != nil || p != nil {
-			if terr := r.teardown(); terr != nil {
-				err = errors.Join(err, terr)
-			}
-			r = nil
-		}
-		if p != nil {
-			panic(p)
-		}
-	}()
-
-	if opt.NoLog {
-		// nothing to log to
-	} else if r.log, err = NewLogWriter(opt.LogPath, opt.LogMax); err != nil {
-		return r, fmt.Errorf("start recorder: %w", err)
+	// The supervisor has its own working directory: hand it absolute paths.
+	var err error
+	if opt.Dir, err = filepath.Abs(opt.Dir); err != nil {
+		return nil, fmt.Errorf("start recorder: %w", err)
 	}
-	if r.dir, err = os.MkdirTemp(opt.Dir, "flushproof-crashlab-"); err != nil {
-		return r, fmt.Errorf("start recorder: %w", err)
-	}
-	backingDir := r.dir
-	if shmFits(opt.ImageSize) {
-		if d, err := os.MkdirTemp("/dev/shm", "flushproof-crashlab-"); err == nil {
-			r.shmDir, backingDir = d, d
+	if opt.LogPath != "" {
+		if opt.LogPath, err = filepath.Abs(opt.LogPath); err != nil {
+			return nil, fmt.Errorf("start recorder: %w", err)
 		}
 	}
-	path := filepath.Join(backingDir, "backing")
-	if r.backing, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600); err != nil {
-		return r, fmt.Errorf("start recorder: create backing file: %w", err)
-	}
-	if err = r.backing.Truncate(opt.ImageSize); err != nil {
-		return r, fmt.Errorf("start recorder: size backing file %s: %w", path, err)
-	}
-
-	r.mnt = filepath.Join(r.dir, "mnt")
-	if err = os.Mkdir(r.mnt, 0o700); err != nil {
-		return r, fmt.Errorf("start recorder: %w", err)
-	}
-	timeout := time.Hour // the tree never changes
-	root := &recorderRoot{r: r}
-	r.server, err = fs.Mount(r.mnt, root, &fs.Options{
-		EntryTimeout: &timeout,
-		AttrTimeout:  &timeout,
-		MountOptions: fuse.MountOptions{
-			FsName:               "flushproof-crashlab",
-			Name:                 "crashlab",
-			DirectMountStrict:    true,
-			DisabledCapabilities: fuse.CAP_WRITEBACK_CACHE,
-			MaxWrite:             1 << 20,
-			DisableXAttrs:        true,
-			PanicHandler: func(p any) fuse.Status {
-				r.fail(fmt.Errorf("recorder: FUSE handler panicked: %v", p))
-				return fuse.EIO
-			},
-		},
-	})
+	sup, err := supervise(opt.Progress, opt.Dir)
 	if err != nil {
-		r.server = nil
-		return r, fmt.Errorf("start recorder: mount FUSE on %s: %w", r.mnt, err)
+		return nil, fmt.Errorf("start recorder: %w", err)
 	}
-	if r.dev, err = attachLoop(r.ImagePath(), true); err != nil {
-		return r, fmt.Errorf("start recorder: %w", err)
+	resp, err := sup.call(request{Op: opRecStart, Start: &recorderSpec{Dir: opt.Dir, ImageSize: opt.ImageSize,
+		LogPath: opt.LogPath, LogMax: opt.LogMax, FlushDelay: opt.FlushDelay, NoLog: opt.NoLog}})
+	if err != nil {
+		return nil, fmt.Errorf("start recorder: %w", err)
 	}
-	if dio := loopDirectIO(r.dev); dio != "1" {
-		return r, fmt.Errorf("start recorder: %s over %s has loop/dio=%s, want 1", r.dev, r.ImagePath(), dio)
-	}
-	return r, nil
-}
-
-// shmFits reports whether /dev/shm is a tmpfs with room for size bytes.
-func shmFits(size int64) bool {
-	var st unix.Statfs_t
-	if err := unix.Statfs("/dev/shm", &st); err != nil || st.Type != unix.TMPFS_MAGIC {
-		return false
-	}
-	return int64(st.Bavail)*st.Bsize >= size
+	in := resp.Rec
+	return &Recorder{opt: opt, sup: sup, id: in.ID, dev: in.Dev, dir: in.Dir, shmDir: in.ShmDir, mnt: in.Mnt}, nil
 }
 
 // Device is the loop device, /dev/loopN.
@@ -212,20 +121,31 @@ func (r *Recorder) ImageSize() int64 { return r.opt.ImageSize }
 // LogPath is the log file.
 func (r *Recorder) LogPath() string { return r.opt.LogPath }
 
-// Ops is the number of operations logged so far.
-func (r *Recorder) Ops() int { return int(r.ops.Load()) }
-
-// Err is the error that made the recorder fail (a full log, a failed
-// backing write), or nil. Once failed, every write, flush and fallocate
-// fails with EIO, so the log is never silently incomplete.
-func (r *Recorder) Err() error {
-	if p := r.failed.Load(); p != nil {
-		return *p
+// Ops is the number of operations logged so far (once closed: in all).
+// Every operation whose I/O completed before the call is counted.
+func (r *Recorder) Ops() int {
+	if !r.closed.Load() {
+		if resp, err := r.sup.call(request{Op: opRecStatus, Rec: r.id}); err == nil {
+			r.ops.Store(resp.Ops)
+		}
 	}
-	return nil
+	return int(r.ops.Load())
 }
 
-func (r *Recorder) fail(err error) { r.failed.CompareAndSwap(nil, &err) }
+// Err is the error that made the recorder fail (a full log, a failed
+// backing write, its supervisor gone), or nil. Once failed, every write,
+// flush and fallocate fails with EIO, so the log is never silently
+// incomplete.
+func (r *Recorder) Err() error {
+	if r.closed.Load() {
+		return r.failure
+	}
+	resp, err := r.sup.call(request{Op: opRecStatus, Rec: r.id})
+	if err != nil {
+		return fmt.Errorf("recorder (%s): %w", r.dev, err)
+	}
+	return resp.Failed.err()
+}
 
 // Close detaches the loop device, unmounts the FUSE server, and removes
 // the backing file and the recorder's directory; the log stays. It returns
@@ -233,209 +153,20 @@ func (r *Recorder) fail(err error) { r.failed.CompareAndSwap(nil, &err) }
 // again returns the same.
 func (r *Recorder) Close() error {
 	r.closeOnce.Do(func() {
-		r.closeErr = errors.Join(r.Err(), r.teardown())
+		resp, err := r.sup.call(request{Op: opRecClose, Rec: r.id})
+		if gone := r.sup.err(); err != nil && gone != nil {
+			// The supervisor was killed: the kernel aborted the FUSE
+			// connection with it, so nothing waits; undo the rest here.
+			r.failure = fmt.Errorf("recorder (%s): %w", r.dev, gone)
+			r.closeErr = errors.Join(r.failure, releaseHere(r.dir, r.shmDir))
+		} else {
+			r.ops.Store(resp.Ops)
+			r.failure = resp.Failed.err()
+			r.closeErr = errors.Join(r.failure, err) // err: the teardown's
+		}
+		r.closed.Store(true)
 	})
 	return r.closeErr
-}
-
-// teardown undoes what StartRecorder did, as far as it got, in reverse.
-func (r *Recorder) teardown() error {
-	var errs []error
-	mounted := false
-	if r.dev != "" {
-		if err := detachLoop(r.dev, r.ImagePath()); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if r.server != nil {
-		if err := r.server.Unmount(); err != nil {
-			// Something still holds the image (the loop device did not let
-			// go). Detach the mount from the tree; the kernel drops it when
-			// the last user is gone.
-			lerr := unix.Unmount(r.mnt, unix.MNT_DETACH)
-			errs = append(errs, fmt.Errorf("unmount %s: %w (lazy unmount: %v)", r.mnt, err, lerr))
-			mounted = lerr != nil
-		}
-	}
-	if r.backing != nil {
-		if err := r.backing.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("close backing file: %w", err))
-		}
-	}
-	if r.shmDir != "" {
-		if err := os.RemoveAll(r.shmDir); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if r.dir != "" && !mounted {
-		if err := os.RemoveAll(r.dir); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if r.log != nil {
-		if err := r.log.Close(); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if len(errs) > 0 {
-		return fmt.Errorf("tear down recorder (%s): %w", r.dev, errors.Join(errs...))
-	}
-	return nil
-}
-
-// record numbers op and logs it. Numbering and appending happen under one
-// lock, so the log is in number order.
-func (r *Recorder) record(op Op) syscall.Errno {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.Err() != nil {
-		return syscall.EIO
-	}
-	op.Seq = r.lastSeq + 1
-	if r.log == nil {
-		// NoLog: count only.
-	} else if err := r.log.Append(op); err != nil {
-		r.fail(fmt.Errorf("recorder (image %s): %w", r.ImagePath(), err))
-		return syscall.EIO
-	}
-	r.lastSeq = op.Seq
-	r.ops.Add(1)
-	return 0
-}
-
-// checkRange refuses I/O outside the image.
-func (r *Recorder) checkRange(off, n int64) syscall.Errno {
-	if off < 0 || n < 0 || off > r.opt.ImageSize-n {
-		return syscall.ENOSPC
-	}
-	return 0
-}
-
-// recorderRoot is the FUSE root directory; it holds only the image.
-type recorderRoot struct {
-	fs.Inode
-	r *Recorder
-}
-
-var _ fs.NodeOnAdder = (*recorderRoot)(nil)
-
-func (root *recorderRoot) OnAdd(ctx context.Context) {
-	img := root.NewPersistentInode(ctx, &recorderImage{r: root.r}, fs.StableAttr{Mode: syscall.S_IFREG})
-	root.AddChild(imageName, img, false)
-}
-
-// recorderImage is the image file.
-type recorderImage struct {
-	fs.Inode
-	r *Recorder
-}
-
-var (
-	_ fs.NodeOpener    = (*recorderImage)(nil)
-	_ fs.NodeGetattrer = (*recorderImage)(nil)
-	_ fs.NodeSetattrer = (*recorderImage)(nil)
-	_ fs.NodeReader    = (*recorderImage)(nil)
-	_ fs.NodeWriter    = (*recorderImage)(nil)
-	_ fs.NodeFsyncer   = (*recorderImage)(nil)
-	_ fs.NodeAllocater = (*recorderImage)(nil)
-)
-
-func (n *recorderImage) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
-	return nil, fuse.FOPEN_DIRECT_IO, 0
-}
-
-func (n *recorderImage) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
-	out.Mode = syscall.S_IFREG | 0o600
-	out.Size = uint64(n.r.opt.ImageSize)
-	out.Nlink = 1
-	return 0
-}
-
-// Setattr accepts anything but a size change: the image's size is fixed.
-func (n *recorderImage) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
-	if size, ok := in.GetSize(); ok && size != uint64(n.r.opt.ImageSize) {
-		return syscall.EPERM
-	}
-	return n.Getattr(ctx, f, out)
-}
-
-func (n *recorderImage) Read(ctx context.Context, f fs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
-	got, err := n.r.backing.ReadAt(dest, off)
-	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, fs.ToErrno(err)
-	}
-	return fuse.ReadResultData(dest[:got]), 0
-}
-
-func (n *recorderImage) Write(ctx context.Context, f fs.FileHandle, data []byte, off int64) (uint32, syscall.Errno) {
-	r := n.r
-	if r.Err() != nil {
-		return 0, syscall.EIO
-	}
-	if e := r.checkRange(off, int64(len(data))); e != 0 {
-		return 0, e
-	}
-	if _, err := r.backing.WriteAt(data, off); err != nil {
-		r.fail(fmt.Errorf("recorder (image %s): backing write [%d, +%d): %w", r.ImagePath(), off, len(data), err))
-		return 0, syscall.EIO
-	}
-	// Append copies data into the log before returning; go-fuse reuses it after.
-	if e := r.record(Op{Kind: OpWrite, Off: off, Len: int64(len(data)), Data: data}); e != 0 {
-		return 0, e
-	}
-	return uint32(len(data)), 0
-}
-
-func (n *recorderImage) Fsync(ctx context.Context, f fs.FileHandle, flags uint32) syscall.Errno {
-	if e := n.r.record(Op{Kind: OpFlush}); e != 0 {
-		return e
-	}
-	// The flush is acknowledged only once the log holding it is durable,
-	// so the log survives a crash of the machine as well as of the
-	// recorder: whatever the workload saw acknowledged is in it.
-	if n.r.log != nil {
-		if err := n.r.log.Sync(); err != nil {
-			n.r.fail(fmt.Errorf("recorder (image %s): sync the log: %w", n.r.ImagePath(), err))
-			return syscall.EIO
-		}
-	}
-	if d := n.r.opt.FlushDelay; d > 0 {
-		time.Sleep(d)
-	}
-	return 0
-}
-
-func (n *recorderImage) Allocate(ctx context.Context, f fs.FileHandle, off, size uint64, mode uint32) syscall.Errno {
-	r := n.r
-	if r.Err() != nil {
-		return syscall.EIO
-	}
-	if off > uint64(r.opt.ImageSize) || size > uint64(r.opt.ImageSize) {
-		return syscall.ENOSPC
-	}
-	if e := r.checkRange(int64(off), int64(size)); e != 0 {
-		return e
-	}
-	var kind OpKind
-	switch mode &^ fallocKeepSize {
-	case 0:
-		// Preallocation changes no byte of a fixed-size image.
-		return 0
-	case fallocPunchHole:
-		kind = OpDiscard
-	case fallocZeroRange, fallocWriteZeroes:
-		kind = OpZero
-	default:
-		return syscall.EOPNOTSUPP
-	}
-	// On tmpfs only punch-hole exists (mm/shmem.c, shmem_fallocate); a
-	// punched range reads as zeros, which is all OpZero promises.
-	fd := int(r.backing.Fd())
-	if err := unix.Fallocate(fd, fallocPunchHole|fallocKeepSize, int64(off), int64(size)); err != nil {
-		r.fail(fmt.Errorf("recorder (image %s): backing %s [%d, +%d): %w", r.ImagePath(), kind, off, size, err))
-		return syscall.EIO
-	}
-	return r.record(Op{Kind: kind, Off: int64(off), Len: int64(size)})
 }
 
 // CloseOnSignal closes the recorder when the process receives one of sigs

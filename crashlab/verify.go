@@ -7,11 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -274,8 +272,8 @@ func (r ReplayReport) String() string {
 // The error is non-nil when ctx ended or replay itself failed on some state
 // (the report says which); failures of the file system or of check are in
 // the report only.
-func Replay(ctx context.Context, ops []Op, size int64, states []CrashState, fs FS, check Check, parallel int) (ReplayReport, error) {
-	rep := ReplayReport{FS: fs, Counts: map[ReplayStatus]int{}, States: len(states)}
+func Replay(ctx context.Context, ops []Op, size int64, states []CrashState, fs FS, check Check, parallel int) (rep ReplayReport, err error) {
+	rep = ReplayReport{FS: fs, Counts: map[ReplayStatus]int{}, States: len(states)}
 	if fs != Ext4 && fs != XFS {
 		return rep, fmt.Errorf("replay: file system %q, want %s or %s", fs, Ext4, XFS)
 	}
@@ -285,11 +283,22 @@ func Replay(ctx context.Context, ops []Op, size int64, states []CrashState, fs F
 	parallel = max(parallel, 1)
 	ops = sortedBySeq(ops)
 	rep.BlockSize = BlockSize(fs, ops)
-	dir, err := os.MkdirTemp("", "crashlab-replay-")
+	// The run's supervisor makes the directory, and undoes whatever is
+	// left in it (mounts, loop devices, images) at the end, or when this
+	// process dies, however it dies (supervisor.go).
+	sup, err := supervise(nil)
 	if err != nil {
 		return rep, fmt.Errorf("replay: %w", err)
 	}
-	defer os.RemoveAll(dir)
+	dir, err := sup.mkdirTemp("")
+	if err != nil {
+		return rep, fmt.Errorf("replay: %w", err)
+	}
+	defer func() {
+		if rerr := sup.release(dir); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("replay: clean up: %w", rerr))
+		}
+	}()
 
 	start := time.Now()
 	results := make([]StateResult, len(states))
@@ -336,6 +345,9 @@ feed:
 		rep.Results = append(rep.Results, res)
 		rep.Counts[res.Status]++
 		if res.Status == StatusSetupError {
+			if ctx.Err() != nil && errors.Is(res.Err, ctx.Err()) {
+				continue // a state not started for it: said once below
+			}
 			errs = append(errs, fmt.Errorf("%s: %w", res.State.Describe(), res.Err))
 		} else {
 			done++
@@ -492,13 +504,12 @@ func replayCheck(check Check, mnt string, st CrashState) (err error) {
 // command line, the exit status and the output's last line.
 func runTool(ctx context.Context, name string, args ...string) (string, error) {
 	var out bytes.Buffer
-	cmd := exec.CommandContext(ctx, name, args...)
+	cmd := command(ctx, name, args...)
 	cmd.Stdout, cmd.Stderr = &out, &out
-	// A process group of its own: a Ctrl-C at the terminal goes to the
-	// foreground group, and must reach flushproof (which lets replays
-	// under way finish and cleans up) but not a mount or umount half way.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	err := cmd.Run()
+	err := startChild(cmd)
+	if err == nil {
+		err = cmd.Wait()
+	}
 	if err != nil {
 		err = fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, toolMessage(out.String(), name, args))
 	}

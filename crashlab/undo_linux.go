@@ -1,0 +1,405 @@
+//go:build linux
+
+package crashlab
+
+// Undoing what a run made, from what the kernel says exists. Every
+// resource crashlab creates is named by a path inside one of the run's
+// directories: a mount point (the FUSE mount, the recorded file system,
+// each replay's mount), a loop device's backing file (the FUSE image, each
+// replay's image), or it is the directory itself. So the list of a run's
+// directories is the list of its resources, and undo finds them in
+// /proc/self/mountinfo and /sys/block/loop*/loop/backing_file rather than
+// trusting a record of what was meant to exist: a resource whose creator
+// died before saying so is found all the same.
+//
+// The order is the reverse of creation, so nothing waits on something
+// already gone:
+//
+//  1. FUSE connections that no server of this process serves are aborted
+//     first (/sys/fs/fuse/connections/N/abort), so no later step can wait
+//     for a reply that will never come (fs/fuse/control.c).
+//  2. File systems mounted in the directories, or from loop devices whose
+//     backing file is in them, are unmounted, deepest first.
+//  3. Loop devices whose backing file is in the directories are detached.
+//     LOOP_CLR_FD on a device still open only marks it autoclear, and the
+//     kernel detaches it at the last close (drivers/block/loop.c,
+//     loop_clr_fd), so undo waits for that, within its deadline.
+//  4. FUSE mounts are unmounted; a server of this process then ends.
+//  5. The directories are removed, unless something is still mounted
+//     below one of them.
+//
+// Until its deadline undo unmounts and detaches politely, retrying while
+// busy; after it (and always for a sweep, which has no server to keep
+// answering) it aborts the FUSE connection and unmounts lazily
+// (MNT_DETACH): the kernel then drops the mount when its last user goes,
+// and nothing waits.
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// politeWait is how long an undo retries a busy unmount or a loop device
+// that is still open before it detaches lazily and aborts.
+const politeWait = 3 * time.Second
+
+// mountEntry is one line of /proc/self/mountinfo (proc(5)).
+type mountEntry struct {
+	minor  int // of the superblock's device: a FUSE mount's connection number
+	point  string
+	fstype string
+	source string
+}
+
+func (m mountEntry) isFUSE() bool {
+	return m.fstype == "fuse" || strings.HasPrefix(m.fstype, "fuse.")
+}
+
+// readMounts parses /proc/self/mountinfo.
+func readMounts() ([]mountEntry, error) {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []mountEntry
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for sc.Scan() {
+		// 36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 - ext3 /dev/root rw
+		f := strings.Fields(sc.Text())
+		sep := -1
+		for i := 6; i < len(f); i++ {
+			if f[i] == "-" {
+				sep = i
+				break
+			}
+		}
+		if len(f) < 5 || sep < 0 || sep+2 >= len(f) {
+			continue
+		}
+		var minor int
+		if _, mi, ok := strings.Cut(f[2], ":"); ok {
+			minor, _ = strconv.Atoi(mi)
+		}
+		out = append(out, mountEntry{minor: minor, point: unescapeMount(f[4]),
+			fstype: f[sep+1], source: unescapeMount(f[sep+2])})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read /proc/self/mountinfo: %w", err)
+	}
+	return out, nil
+}
+
+// unescapeMount undoes mountinfo's octal escapes (\040 for a space, ...).
+func unescapeMount(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+4 <= len(s) {
+			if v, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(v))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// loopEntry is an attached loop device.
+type loopEntry struct {
+	dev     string // /dev/loopN
+	backing string // its backing file's path, without " (deleted)"
+}
+
+// readLoops lists the attached loop devices.
+func readLoops() []loopEntry {
+	paths, _ := filepath.Glob("/sys/block/loop*/loop/backing_file")
+	var out []loopEntry
+	for _, p := range paths {
+		dev := "/dev/" + filepath.Base(filepath.Dir(filepath.Dir(p)))
+		if b := loopBackingFile(dev); b != "" {
+			out = append(out, loopEntry{dev, b})
+		}
+	}
+	return out
+}
+
+// within reports whether path is dir or lies below it.
+func within(path, dir string) bool {
+	return path == dir || strings.HasPrefix(path, strings.TrimSuffix(dir, "/")+"/")
+}
+
+// scope is what one undo may touch.
+type scope struct {
+	// owns reports whether a path (a mount point, a mount's source, a loop
+	// device's backing file) belongs to the run being undone.
+	owns func(path string) bool
+	// dirs are the directories to remove at the end.
+	dirs []string
+	// serving are the FUSE mounts this process serves, by mount point:
+	// they can be unmounted politely, since their server still answers.
+	serving map[string]*fuseMount
+	// deadline ends the polite phase; zero: lazy at once (a sweep).
+	deadline time.Time
+	// report, if set, is told of each thing undone: a sweep and a
+	// supervisor cleaning up after a dead worker say what they did.
+	report func(string)
+}
+
+func (sc scope) say(format string, args ...any) {
+	if sc.report != nil {
+		sc.report(fmt.Sprintf(format, args...))
+	}
+}
+
+func (sc scope) polite() bool { return time.Now().Before(sc.deadline) }
+
+// ownsMount reports whether m belongs to the run: mounted in its
+// directories, named by its marker, or mounted from one of its loop
+// devices.
+func (sc scope) ownsMount(m mountEntry, loops []loopEntry) bool {
+	if sc.owns(m.point) || sc.owns(m.source) {
+		return true
+	}
+	for _, l := range loops {
+		if l.dev == m.source && sc.owns(l.backing) {
+			return true
+		}
+	}
+	return false
+}
+
+// undo takes down what the scope owns, in the order described at the top
+// of this file. It returns what it could not undo, or had to undo lazily.
+func undo(sc scope) error {
+	var errs []error
+	mounts, err := readMounts()
+	if err != nil {
+		return err
+	}
+	loops := readLoops()
+	for _, m := range mounts {
+		if m.isFUSE() && sc.serving[m.point] == nil && sc.ownsMount(m, loops) {
+			if err := abortFUSE(m.minor); err != nil {
+				errs = append(errs, err)
+			} else {
+				sc.say("aborted FUSE connection %d (%s)", m.minor, m.point)
+			}
+		}
+	}
+	errs = append(errs, unmountOwned(sc, false)...)
+	for _, l := range readLoops() {
+		if sc.owns(l.backing) {
+			if err := clearLoop(l.dev, l.backing, sc); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	errs = append(errs, unmountOwned(sc, true)...)
+	for _, fm := range sc.serving {
+		if err := fm.wait(sc.deadline.Add(time.Second)); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	errs = append(errs, removeDirs(sc)...)
+	return errors.Join(errs...)
+}
+
+// unmountOwned unmounts the owned FUSE mounts (fuse) or the owned others,
+// deepest and newest first, until none is left.
+func unmountOwned(sc scope, fuse bool) []error {
+	var errs []error
+	done := map[string]bool{} // mount points given up on
+	tries := map[string]int{} // unmounts that did not fail, per mount point
+	for {
+		mounts, err := readMounts()
+		if err != nil {
+			return append(errs, err)
+		}
+		loops := readLoops()
+		var todo []mountEntry
+		for i := len(mounts) - 1; i >= 0; i-- { // newest last in mountinfo
+			m := mounts[i]
+			if m.isFUSE() == fuse && !done[m.point] && sc.ownsMount(m, loops) {
+				todo = append(todo, m)
+			}
+		}
+		if len(todo) == 0 {
+			return errs
+		}
+		sort.SliceStable(todo, func(i, j int) bool {
+			return strings.Count(todo[i].point, "/") > strings.Count(todo[j].point, "/")
+		})
+		busy := false
+		for _, m := range todo {
+			gone, err := unmountOne(m, sc)
+			switch {
+			case err != nil:
+				errs = append(errs, err)
+				done[m.point] = true
+			case !gone:
+				busy = true
+			default:
+				// Mounts stacked on one point go one per unmount; a
+				// point that stays listed after several (its path
+				// hidden by another mount) is given up on.
+				if tries[m.point]++; tries[m.point] > 8 {
+					errs = append(errs, fmt.Errorf("unmount %s: still listed in mountinfo", m.point))
+					done[m.point] = true
+				}
+			}
+		}
+		if busy {
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
+
+// unmountOne unmounts m: politely while the deadline allows (gone is false
+// while it is busy), else lazily, aborting a FUSE connection first.
+func unmountOne(m mountEntry, sc scope) (gone bool, err error) {
+	served := sc.serving[m.point] != nil
+	if sc.polite() && (!m.isFUSE() || served) {
+		err := unix.Unmount(m.point, 0)
+		switch {
+		case err == nil:
+			sc.say("unmounted %s (%s)", m.point, m.fstype)
+			return true, nil
+		case errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOENT):
+			return true, nil // no longer a mount point
+		case errors.Is(err, unix.EBUSY):
+			return false, nil
+		}
+		// Anything else: go lazy at once.
+	}
+	var why []string
+	if !sc.deadline.IsZero() {
+		why = append(why, fmt.Sprintf("busy for %v", politeWait))
+	}
+	if m.isFUSE() {
+		if err := abortFUSE(m.minor); err != nil {
+			why = append(why, err.Error())
+		} else {
+			why = append(why, fmt.Sprintf("aborted FUSE connection %d", m.minor))
+		}
+	}
+	if err := unix.Unmount(m.point, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
+		return false, fmt.Errorf("unmount %s lazily: %w", m.point, err)
+	}
+	sc.say("unmounted %s (%s) lazily", m.point, m.fstype)
+	if sc.deadline.IsZero() {
+		return true, nil // a sweep: lazy is the plan, not a failure
+	}
+	return true, fmt.Errorf("unmount %s: %s; detached lazily", m.point, strings.Join(why, ", "))
+}
+
+// clearLoop detaches dev if it is still attached to backing, and, while
+// the deadline allows, waits until the kernel let go of it (it is still
+// open somewhere). It never detaches a device attached to another file:
+// the number may have been reused.
+func clearLoop(dev, backing string, sc scope) error {
+	if got := loopBackingFile(dev); got != backing {
+		return nil
+	}
+	f, err := os.OpenFile(dev, os.O_RDONLY, 0) // read-only: a close after writing wakes udev, which then holds the device
+	if err != nil {
+		return fmt.Errorf("detach %s (over %s): %w", dev, backing, err)
+	}
+	if got := loopBackingFile(dev); got != backing {
+		f.Close()
+		return nil
+	}
+	err = unix.IoctlSetInt(int(f.Fd()), unix.LOOP_CLR_FD, 0)
+	f.Close()
+	if err != nil && !errors.Is(err, unix.ENXIO) {
+		return fmt.Errorf("detach %s (over %s): LOOP_CLR_FD: %w", dev, backing, err)
+	}
+	for loopBackingFile(dev) == backing {
+		if !sc.polite() {
+			if sc.deadline.IsZero() {
+				sc.say("detached %s (over %s) once its last user closes it", dev, backing)
+				return nil
+			}
+			return fmt.Errorf("detach %s: still attached to %s after %v (open or mounted); it detaches at its last close",
+				dev, backing, politeWait)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	sc.say("detached %s (over %s)", dev, backing)
+	return nil
+}
+
+// removeDirs removes the scope's directories, except one with something
+// still mounted below it (removing through a mount would delete what the
+// mounted file system holds).
+func removeDirs(sc scope) []error {
+	mounts, err := readMounts()
+	if err != nil {
+		return []error{err}
+	}
+	var errs []error
+dirs:
+	for _, d := range sc.dirs {
+		if _, err := os.Lstat(d); errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		for _, m := range mounts {
+			if within(m.point, d) {
+				errs = append(errs, fmt.Errorf("left %s in place: %s is still mounted on %s", d, m.source, m.point))
+				continue dirs
+			}
+		}
+		if err := os.RemoveAll(d); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		sc.say("removed %s", d)
+	}
+	return errs
+}
+
+// fusectlDir is where the kernel lists FUSE connections (fusectl).
+const fusectlDir = "/sys/fs/fuse/connections"
+
+// abortFUSE aborts FUSE connection n: every request waiting for the
+// server fails at once with ENOTCONN, and every later one too. It mounts
+// fusectl if nobody has. A connection that no longer exists is not an
+// error.
+func abortFUSE(n int) error {
+	abort := filepath.Join(fusectlDir, strconv.Itoa(n), "abort")
+	err := os.WriteFile(abort, []byte("1"), 0)
+	if errors.Is(err, os.ErrNotExist) && !fusectlMounted() {
+		if merr := unix.Mount("fusectl", fusectlDir, "fusectl", 0, ""); merr != nil && !errors.Is(merr, unix.EBUSY) {
+			return fmt.Errorf("abort FUSE connection %d: mount fusectl on %s: %w", n, fusectlDir, merr)
+		}
+		err = os.WriteFile(abort, []byte("1"), 0)
+	}
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("abort FUSE connection %d: %w", n, err)
+	}
+	return nil
+}
+
+func fusectlMounted() bool {
+	mounts, _ := readMounts()
+	for _, m := range mounts {
+		if m.fstype == "fusectl" {
+			return true
+		}
+	}
+	return false
+}
