@@ -65,8 +65,6 @@ type Target struct {
 	Path string // what was opened
 	// Kind is "temporary file", "file", "block device" or "loop device".
 	Kind string
-	// servedInProcess: the device is served by this process (slowflush).
-	servedInProcess bool
 	// Backing is the loop device's backing file (unlinked once attached).
 	Backing string
 	// Logical is the I/O unit (File.BlockSize); Physical the device's
@@ -259,12 +257,11 @@ func (t *Target) openSlowFlush(opt TargetOptions, delay string) error {
 		return fmt.Errorf("hwbench: -device=slowflush: %w", err)
 	}
 	t.onClose(rec.Close)
-	t.servedInProcess = true
 	if err := t.openFile(rec.Device(), impl.OpenOptions{}); err != nil {
 		return err
 	}
 	t.Kind = fmt.Sprintf("loop device over a FUSE image whose flushes take %v", d)
-	t.markNotDurable(fmt.Sprintf("an emulated device: this process serves the image (from /dev/shm when it fits there, else from a temporary file), and a flush only waits %v, so its durability is emulated, not real", d),
+	t.markNotDurable(fmt.Sprintf("an emulated device: a FUSE server of ours serves the image (from /dev/shm when it fits there, else from a temporary file), and a flush only waits %v, so its durability is emulated, not real", d),
 		fmt.Sprintf("emulated (each flush waits %v; no disk is behind it)", d))
 	return nil
 }
@@ -360,11 +357,10 @@ func removeFile(path string) error {
 func (t *Target) openFile(path string, opt impl.OpenOptions) error {
 	// The workers are locked to OS threads with GOMAXPROCS above their
 	// number (measure.go), so raw system calls are safe here, and they
-	// spare each I/O the scheduler's hand-off, as fio's threads are spared;
-	// except when this process also serves the device (slowflush): a raw
-	// call blocked on the FUSE server would hold its P through a garbage
-	// collection that stops the server, and never return.
-	opt.RawSyscalls = !t.servedInProcess
+	// spare each I/O the scheduler's hand-off, as fio's threads are spared.
+	// (slowflush's FUSE server runs in crashlab's supervisor process, so a
+	// raw call blocked on it holds no P this process's server would need.)
+	opt.RawSyscalls = true
 	f, err := impl.Open(path, opt)
 	if errors.Is(err, impl.ErrNoDirectIO) && !opt.Buffered {
 		t.Notes = append(t.Notes, fmt.Sprintf("%s refuses O_DIRECT: measured through the page cache", path))
