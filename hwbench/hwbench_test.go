@@ -196,10 +196,10 @@ func openTestTarget(t testing.TB, path string, cfg Config) *Target {
 //
 // fio: with -fio (the default) and fio installed, the fio references run
 // on -device, or in the default run on the temporary file only: each is
-// several fio runs of a third of a second's overhead each (scenario_fio.go),
-// and twice that would double the suite's time. Without fio the run goes
-// on without references and says so on stderr; with -fio=true given
-// explicitly it fails.
+// Config.FIOPairs fio runs of about a third of a second of start-up each
+// (scenario_fio.go), and on both devices they would add some 10 s to the
+// default run. Without fio the run goes on without references and says so
+// (tellUser); with -fio=true given explicitly it fails.
 func TestScenarios(t *testing.T) {
 	cfg0 := testConfig(t)
 	if _, ok := FIOPath(); !ok && cfg0.FIO {
