@@ -99,9 +99,11 @@ func benchScenario(b *testing.B, scenario string) {
 				i = len(samples)
 				samples[b] = i
 			}
-			for _, got := range sample(b, i).Results {
+			rep := sample(b, i)
+			for _, got := range rep.Results {
 				if benchName(got) == name {
 					reportMetrics(b, got)
+					reportFIORatio(b, rep, got)
 					return
 				}
 			}
@@ -126,6 +128,22 @@ func benchName(r Result) string {
 	group, variant := splitCase(r.Case)
 	clean := strings.NewReplacer(" + ", "+", ", ", "_", " ", "_", "/", "-", "=", "-").Replace
 	return "group=" + clean(group) + "/case=" + clean(variant) + "/tool=" + r.Tool
+}
+
+// reportFIORatio reports the pairs' hwbench/fio ratio with a fio result.
+func reportFIORatio(b *testing.B, rep Report, r Result) {
+	if r.Tool != "fio" {
+		return
+	}
+	for _, c := range rep.FIO {
+		if c.FIO.Scenario == r.Scenario && c.FIO.Case == r.Case {
+			lo, hi := c.RatioRange()
+			b.ReportMetric(c.Ratio(), "hwbench/fio")
+			b.ReportMetric(lo, "hwbench/fio-min")
+			b.ReportMetric(hi, "hwbench/fio-max")
+			return
+		}
+	}
 }
 
 // reportMetrics reports a case's figures, each in a unit of its own.

@@ -35,6 +35,17 @@ package hwbench
 // threads (--thread), so that killing the one fio process on context
 // cancellation stops all of them.
 //
+// hwbench runs a job in slices, alternated with the hwbench case it is
+// compared with (FIOComparison): each slice is a fio run of its own, and
+// mergeFIORuns adds the runs up. fio prints its full latency histogram
+// with --output-format=json+ ("bins": the middle of each of fio's buckets,
+// 64 per power of two, so within 0.8 % of every latency in it, and the
+// count; plat_idx_to_val in fio's stat.c), so the runs' histograms are
+// summed bucket by bucket and the percentiles read from the sum. Only
+// where a run has no histogram (plain json, as in two of testdata's
+// fixtures) is its histogram rebuilt from its percentiles (RunFIO says
+// how) before it is added: approximate between the percentiles.
+//
 // fio is never left to size a file itself: when a regular file is shorter
 // than the region it needs, fio "lays the file out" again, and fio 3.33
 // does so by truncating it, which loses the data before Offset too (seen
@@ -65,15 +76,19 @@ import (
 // Keys RunFIO sets in Result.Extra.
 const (
 	// FIOExtraIOPS is fio's own IOPS figure (Result.IOPS is recomputed
-	// from the op count and fio's millisecond runtime).
+	// from the op count and fio's millisecond runtime); over several runs,
+	// their writes divided by the time fio's own figures imply.
 	FIOExtraIOPS = "fio-iops"
-	// FIOExtraClatMean is fio's exact mean completion latency in µs; the
-	// Latency histogram's mean is only approximate (see RunFIO).
+	// FIOExtraClatMean is fio's exact mean completion latency in µs (over
+	// several runs, the means weighted by the runs' writes); the Latency
+	// histogram's mean is only approximate (see RunFIO).
 	FIOExtraClatMean = "fio-clat-mean-us"
 	// FIOExtraSyncLatMean and FIOExtraSyncLatP99 are the mean and 99th
 	// percentile latency of the fdatasync calls in µs ("fdatasync" jobs).
 	FIOExtraSyncLatMean = "sync-lat-mean-us"
 	FIOExtraSyncLatP99  = "sync-lat-p99-us"
+	// FIOExtraRuns is how many fio runs (slices) the Result adds up.
+	FIOExtraRuns = "fio-runs"
 )
 
 // The percentiles RunFIO asks fio for (at most 20, `man fio`,
@@ -171,7 +186,8 @@ func (j FIOJob) args() []string {
 		pct[i] = strconv.FormatFloat(p, 'f', -1, 64)
 	}
 	a := []string{
-		"--output-format=json",
+		// json+ adds the latency histograms ("bins") that runs are merged by.
+		"--output-format=json+",
 		"--warnings-fatal",
 		"--eta=never",
 	}
@@ -220,29 +236,47 @@ func (j FIOJob) args() []string {
 // Offset+Size is extended to that length (see the top of this file).
 // Cancelling ctx kills fio; a failing fio's stderr is in the error.
 //
-// fio reports latencies as percentiles, not as a histogram, so Latency is
-// rebuilt from them approximately. The share of writes between two
-// reported percentiles is spread evenly over the latencies between their
-// values (e.g. 40 % of the writes from just above fio's p10 value up to its
-// p50 value), and one write each is put at fio's exact minimum and maximum.
-// The rebuilt histogram reproduces fio's percentiles (to the resolution of
-// fio's own buckets) and extremes; the shape between percentiles, and so
-// the mean, is a guess (1.5 % and 6.4 % above fio's mean on the two
-// fixtures in testdata, the second with a long tail between p99.9 and
-// the maximum); fio's exact mean is in Extra[FIOExtraClatMean].
-// Latency is the completion latency of the writes; for "fdatasync" jobs the
-// sync calls are timed apart (Extra[FIOExtraSyncLatMean] and
-// Extra[FIOExtraSyncLatP99]).
+// Latency is the completion latency of the writes, from fio's latency
+// histogram (to fio's bucket resolution, see the top of this file); for
+// "fdatasync" jobs the sync calls are timed apart
+// (Extra[FIOExtraSyncLatMean] and Extra[FIOExtraSyncLatP99]).
+//
+// Where fio reports percentiles only (plain json, without a histogram),
+// the histogram is rebuilt from them approximately. The share of writes
+// between two reported percentiles is spread evenly over the latencies
+// between their values (e.g. 40 % of the writes from just above fio's p10
+// value up to its p50 value), and one write each is put at fio's exact
+// minimum and maximum. The rebuilt histogram reproduces fio's percentiles
+// (to the resolution of fio's own buckets) and extremes; the shape between
+// percentiles, and so the mean, is a guess (1.5 % and 6.4 % above fio's
+// mean on the two fixtures in testdata, the second with a long tail
+// between p99.9 and the maximum). fio's exact mean is in
+// Extra[FIOExtraClatMean] either way.
 func RunFIO(ctx context.Context, job FIOJob) (Result, error) {
-	if err := job.validate(); err != nil {
+	run, err := runFIO(ctx, job)
+	if err != nil {
 		return Result{}, err
+	}
+	r, err := mergeFIORuns([]fioRun{run})
+	if err != nil {
+		return Result{}, fmt.Errorf("fio on %s: %w", job.Path, err)
+	}
+	r.Case = job.Name
+	r.Threads = job.numJobs()
+	return r, nil
+}
+
+// runFIO runs the job under fio once and returns what its JSON says.
+func runFIO(ctx context.Context, job FIOJob) (fioRun, error) {
+	if err := job.validate(); err != nil {
+		return fioRun{}, err
 	}
 	bin, ok := FIOPath()
 	if !ok {
-		return Result{}, errors.New("fio job: fio is not installed (not found on $PATH)")
+		return fioRun{}, errors.New("fio job: fio is not installed (not found on $PATH)")
 	}
 	if err := prepareFIOTarget(job); err != nil {
-		return Result{}, err
+		return fioRun{}, err
 	}
 	var stdout, stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, bin, job.args()...)
@@ -251,22 +285,20 @@ func RunFIO(ctx context.Context, job FIOJob) (Result, error) {
 	cmd.WaitDelay = 5 * time.Second
 	err := cmd.Run()
 	if ctx.Err() != nil {
-		return Result{}, fmt.Errorf("fio on %s: %w", job.Path, ctx.Err())
+		return fioRun{}, fmt.Errorf("fio on %s: %w", job.Path, ctx.Err())
 	}
 	if err != nil {
 		msg := strings.TrimSpace(stderr.String())
 		if msg == "" {
 			msg = lastLines(stdout.String(), 5)
 		}
-		return Result{}, fmt.Errorf("fio on %s: %w: %s", job.Path, err, msg)
+		return fioRun{}, fmt.Errorf("fio on %s: %w: %s", job.Path, err, msg)
 	}
-	r, err := parseFIOOutput(stdout.Bytes())
+	run, err := parseFIORun(stdout.Bytes())
 	if err != nil {
-		return Result{}, fmt.Errorf("fio on %s: %w", job.Path, err)
+		return fioRun{}, fmt.Errorf("fio on %s: %w", job.Path, err)
 	}
-	r.Case = job.Name
-	r.Threads = job.numJobs()
-	return r, nil
+	return run, nil
 }
 
 // prepareFIOTarget checks that the job's path is a regular file or a block
@@ -302,7 +334,8 @@ func lastLines(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// The parts of fio's JSON output (`--output-format=json`) RunFIO reads.
+// The parts of fio's JSON output (`--output-format=json` or `json+`)
+// RunFIO reads.
 type fioOutput struct {
 	Version string   `json:"fio version"`
 	Jobs    []fioJob `json:"jobs"`
@@ -323,57 +356,130 @@ type fioJob struct {
 }
 
 // fioLat is one of fio's latency summaries, in nanoseconds; Percentile maps
-// "99.900000" to the latency below which 99.9 % of the I/Os completed.
+// "99.900000" to the latency below which 99.9 % of the I/Os completed, and
+// Bins (json+ only) maps the middle of each of fio's buckets to the I/Os
+// in it.
 type fioLat struct {
 	Min        int64              `json:"min"`
 	Max        int64              `json:"max"`
 	Mean       float64            `json:"mean"`
 	N          int64              `json:"N"`
 	Percentile map[string]float64 `json:"percentile"`
+	Bins       map[string]int64   `json:"bins"`
 }
 
-// parseFIOOutput turns the JSON fio printed for one job (one group with
-// group_reporting) into a Result.
-func parseFIOOutput(out []byte) (Result, error) {
+// fioRun is what one fio run of a job measured (one group, with
+// group_reporting when the job has several threads).
+type fioRun struct {
+	Name    string
+	Ops     int64 // writes completed
+	Runtime time.Duration
+	IOPS    float64 // fio's own figure
+	Clat    fioLat  // the writes' completion latency
+	Sync    fioLat  // the fdatasync calls' latency; N = 0 if none
+}
+
+// Rate is the run's writes in its runtime.
+func (r fioRun) Rate() SliceRate { return SliceRate{Ops: r.Ops, Duration: r.Runtime} }
+
+// parseFIORun reads the JSON fio printed for one job.
+func parseFIORun(out []byte) (fioRun, error) {
 	// fio may print notes before the JSON document.
 	start := bytes.IndexByte(out, '{')
 	if start < 0 {
-		return Result{}, fmt.Errorf("no JSON in fio's output: %q", lastLines(string(out), 5))
+		return fioRun{}, fmt.Errorf("no JSON in fio's output: %q", lastLines(string(out), 5))
 	}
 	var o fioOutput
 	if err := json.NewDecoder(bytes.NewReader(out[start:])).Decode(&o); err != nil {
-		return Result{}, fmt.Errorf("reading fio's JSON output: %w", err)
+		return fioRun{}, fmt.Errorf("reading fio's JSON output: %w", err)
 	}
 	if len(o.Jobs) != 1 {
-		return Result{}, fmt.Errorf("fio's JSON output has %d jobs, want 1", len(o.Jobs))
+		return fioRun{}, fmt.Errorf("fio's JSON output has %d jobs, want 1", len(o.Jobs))
 	}
 	j := o.Jobs[0]
 	if j.Error != 0 {
-		return Result{}, fmt.Errorf("fio job %s failed with error %d", j.Name, j.Error)
+		return fioRun{}, fmt.Errorf("fio job %s failed with error %d", j.Name, j.Error)
 	}
 	w := j.Write
-	lat, err := histogramFromFIO(w.Clat)
+	return fioRun{
+		Name: j.Name, Ops: w.TotalIOs, Runtime: time.Duration(w.RuntimeMS) * time.Millisecond,
+		IOPS: w.IOPS, Clat: w.Clat, Sync: j.Sync.Lat,
+	}, nil
+}
+
+// parseFIOOutput turns the JSON fio printed for one job into a Result.
+func parseFIOOutput(out []byte) (Result, error) {
+	run, err := parseFIORun(out)
 	if err != nil {
-		return Result{}, fmt.Errorf("fio job %s: write completion latency: %w", j.Name, err)
+		return Result{}, err
+	}
+	return mergeFIORuns([]fioRun{run})
+}
+
+// mergeFIORuns adds up runs of one job (the slices of a FIOComparison) as
+// one Result: writes and runtimes summed; latency histograms summed (each
+// run's from its bins, else rebuilt from its percentiles: see the top of
+// this file); means weighted by the runs' counts. Case is the first run's
+// job name and Threads 1; the caller sets both.
+func mergeFIORuns(runs []fioRun) (Result, error) {
+	if len(runs) == 0 {
+		return Result{}, errors.New("no fio run to merge")
 	}
 	r := Result{
-		Case:     j.Name,
-		Role:     "reference",
-		Threads:  1,
-		Ops:      w.TotalIOs,
-		Duration: time.Duration(w.RuntimeMS) * time.Millisecond,
-		Latency:  lat,
-		Tool:     "fio",
-		Extra: map[string]float64{
-			FIOExtraIOPS:     w.IOPS,
-			FIOExtraClatMean: w.Clat.Mean / 1e3,
-		},
+		Case: runs[0].Name, Role: "reference", Threads: 1, Tool: "fio",
+		Latency: NewLatencyHistogram(),
+		Extra:   map[string]float64{FIOExtraRuns: float64(len(runs))},
 	}
-	if s := j.Sync.Lat; s.N > 0 {
-		r.Extra[FIOExtraSyncLatMean] = s.Mean / 1e3
-		if p99, ok := fioPercentile(s, 99); ok {
-			r.Extra[FIOExtraSyncLatP99] = p99 / 1e3
+	sync := NewLatencyHistogram()
+	var (
+		fioTime            float64 // seconds, by fio's own IOPS figures
+		clatSum, syncSum   float64 // ns, for the means
+		syncN              int64
+		syncP99            float64
+		syncP99OK, anySync bool
+	)
+	for i, run := range runs {
+		r.Ops += run.Ops
+		r.Duration += run.Runtime
+		if run.IOPS > 0 {
+			fioTime += float64(run.Ops) / run.IOPS
 		}
+		h, err := fioHistogram(run.Clat)
+		if err != nil {
+			return Result{}, fmt.Errorf("fio job %s, run %d: write completion latency: %w", run.Name, i+1, err)
+		}
+		if dropped := r.Latency.Merge(h); dropped != 0 {
+			return Result{}, fmt.Errorf("fio job %s, run %d: %d latencies out of the histogram's range", run.Name, i+1, dropped)
+		}
+		clatSum += run.Clat.Mean * float64(run.Clat.N)
+		if s := run.Sync; s.N > 0 {
+			anySync = true
+			h, err := fioHistogram(s)
+			if err != nil {
+				return Result{}, fmt.Errorf("fio job %s, run %d: sync latency: %w", run.Name, i+1, err)
+			}
+			if dropped := sync.Merge(h); dropped != 0 {
+				return Result{}, fmt.Errorf("fio job %s, run %d: %d sync latencies out of the histogram's range", run.Name, i+1, dropped)
+			}
+			syncSum += s.Mean * float64(s.N)
+			syncN += s.N
+			syncP99, syncP99OK = fioPercentile(s, 99)
+		}
+	}
+	if fioTime > 0 {
+		r.Extra[FIOExtraIOPS] = float64(r.Ops) / fioTime
+	}
+	if n := r.Latency.TotalCount(); n > 0 {
+		r.Extra[FIOExtraClatMean] = clatSum / float64(n) / 1e3
+	}
+	if anySync && syncN > 0 {
+		r.Extra[FIOExtraSyncLatMean] = syncSum / float64(syncN) / 1e3
+		// One run: fio's own p99. Several: the p99 of their summed
+		// histograms, since percentiles do not add.
+		if len(runs) > 1 || !syncP99OK {
+			syncP99, syncP99OK = float64(sync.ValueAtQuantile(99)), true
+		}
+		r.Extra[FIOExtraSyncLatP99] = syncP99 / 1e3
 	}
 	return r, nil
 }
@@ -387,6 +493,37 @@ func fioPercentile(l fioLat, p float64) (float64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// fioHistogram is l's latencies as a histogram: from fio's own histogram
+// where l has one, else rebuilt from its percentiles.
+func fioHistogram(l fioLat) (*hdrhistogram.Histogram, error) {
+	if len(l.Bins) == 0 {
+		return histogramFromFIO(l)
+	}
+	return histogramFromBins(l)
+}
+
+// histogramFromBins records the I/Os of each of fio's buckets at the
+// bucket's middle, as fio prints it, and checks that they are all of
+// them.
+func histogramFromBins(l fioLat) (*hdrhistogram.Histogram, error) {
+	h := NewLatencyHistogram()
+	var total int64
+	for k, n := range l.Bins {
+		v, err := strconv.ParseInt(k, 10, 64)
+		if err != nil || v < 0 || n < 0 {
+			return nil, fmt.Errorf("bad histogram bucket %q: %d", k, n)
+		}
+		if err := h.RecordValues(min(v, maxLatency), n); err != nil {
+			return nil, fmt.Errorf("histogram bucket %q: %w", k, err)
+		}
+		total += n
+	}
+	if total != l.N {
+		return nil, fmt.Errorf("fio's histogram holds %d latencies, its count N is %d", total, l.N)
+	}
+	return h, nil
 }
 
 // histogramFromFIO rebuilds an approximate latency histogram from fio's

@@ -5,8 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -25,6 +28,24 @@ import (
 //	fio-fdatasync-rand-2jobs.json: Name "fdatasync-rand", RW "randwrite",
 //	    4 KiB, Direct, Sync "fdatasync", NumJobs 2, Size 4 MiB,
 //	    Offset 1 MiB, Runtime 300ms.
+//
+// Those two are plain json, with percentiles only. The slice fixtures are
+// fio 3.33's json+ output (with latency histograms), three runs in a row
+// of the same job as a fio reference runs it in pairs, on a temporary file
+// on ext4 in a VM here:
+//
+//	fio-slice-plain-seq-{1,2,3}.json: as fio-plain-seq.json, Runtime 100ms.
+//	fio-slice-fdatasync-rand-2jobs-{1,2,3}.json: as
+//	    fio-fdatasync-rand-2jobs.json, Runtime 100ms.
+
+// needFIO skips the test where fio is not installed, saying so on stderr,
+// or fails it if -fio=true was given.
+func needFIO(t *testing.T) {
+	t.Helper()
+	if _, ok := FIOPath(); !ok {
+		unavailable(t, flagSet("fio") && *flagFIO, "fio is not installed (not found on $PATH)")
+	}
+}
 
 func readFixture(t *testing.T, name string) []byte {
 	t.Helper()
@@ -179,6 +200,224 @@ func TestFIOParseErrors(t *testing.T) {
 	assert.Equal(t, int64(6021), r.Ops)
 }
 
+// sliceRuns parses the three runs of a slice fixture.
+func sliceRuns(t *testing.T, name string) []fioRun {
+	t.Helper()
+	var runs []fioRun
+	for i := 1; i <= 3; i++ {
+		run, err := parseFIORun(readFixture(t, fmt.Sprintf("fio-slice-%s-%d.json", name, i)))
+		require.NoError(t, err)
+		runs = append(runs, run)
+	}
+	return runs
+}
+
+// binPercentile is percentile p of the I/Os in fio's buckets bins, counted
+// here independently of the histogram: the middle of the first bucket at
+// which the running count reaches p % of them (at least one).
+func binPercentile(t *testing.T, bins map[int64]int64, p float64) int64 {
+	t.Helper()
+	var keys []int64
+	var n int64
+	for k, c := range bins {
+		keys = append(keys, k)
+		n += c
+	}
+	slices.Sort(keys)
+	rank := max(1, int64(math.Round(p/100*float64(n))))
+	var cum int64
+	for _, k := range keys {
+		cum += bins[k]
+		if cum >= rank {
+			return k
+		}
+	}
+	t.Fatalf("no percentile %v in %d I/Os", p, n)
+	return 0
+}
+
+// countAt is the count of the histogram's bucket holding v.
+func countAt(h *hdrhistogram.Histogram, v int64) int64 {
+	for _, b := range h.Distribution() {
+		if b.From <= v && v <= b.To {
+			return b.Count
+		}
+	}
+	return 0
+}
+
+// sumBins adds up the runs' buckets of one latency summary.
+func sumBins(t *testing.T, runs []fioRun, lat func(fioRun) fioLat) map[int64]int64 {
+	t.Helper()
+	sum := map[int64]int64{}
+	for _, r := range runs {
+		require.NotEmpty(t, lat(r).Bins, "json+ fixtures have histograms")
+		for k, c := range lat(r).Bins {
+			v, err := strconv.ParseInt(k, 10, 64)
+			require.NoError(t, err)
+			sum[v] += c
+		}
+	}
+	return sum
+}
+
+// TestFIOMergeSlices merges the three json+ runs of each slice fixture:
+// ops and runtimes add up, the histogram is the sum of fio's buckets (so
+// its percentiles are the summed buckets' percentiles), the exact means
+// are weighted by the counts.
+func TestFIOMergeSlices(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		ops      []int64
+		clatMean []float64 // fio's mean completion latency per run, ns
+		clatN    []int64
+		syncMean []float64
+		syncN    []int64
+	}{
+		{name: "plain-seq", ops: []int64{1281, 1330, 1363},
+			clatMean: []float64{77148.589383, 74452.511278, 73089.256053}, clatN: []int64{1281, 1330, 1363}},
+		{name: "fdatasync-rand-2jobs", ops: []int64{538, 551, 590},
+			clatMean: []float64{195320.115242, 196817.114338, 180019.588136}, clatN: []int64{538, 551, 590},
+			syncMean: []float64{175628.128492, 165974.48, 158528.142615}, syncN: []int64{537, 550, 589}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			runs := sliceRuns(t, c.name)
+			r, err := mergeFIORuns(runs)
+			require.NoError(t, err)
+			var ops, n int64
+			var weighted float64
+			for i := range c.ops {
+				ops += c.ops[i]
+				n += c.clatN[i]
+				weighted += c.clatMean[i] * float64(c.clatN[i])
+				assert.Equal(t, SliceRate{Ops: c.ops[i], Duration: 101 * time.Millisecond}, runs[i].Rate(), "run %d", i+1)
+			}
+			assert.Equal(t, "fio", r.Tool)
+			assert.Equal(t, ops, r.Ops)
+			assert.Equal(t, 303*time.Millisecond, r.Duration)
+			assert.InDelta(t, float64(ops)/0.303, r.IOPS(), 1e-6)
+			assert.Equal(t, 3.0, r.Extra[FIOExtraRuns])
+			assert.InDelta(t, weighted/float64(n)/1e3, r.Extra[FIOExtraClatMean], 1e-9)
+
+			bins := sumBins(t, runs, func(r fioRun) fioLat { return r.Clat })
+			require.Equal(t, n, r.Latency.TotalCount())
+			for v, count := range bins {
+				assert.Equal(t, count, countAt(r.Latency, v), "bucket at %d ns", v)
+			}
+			for _, p := range []float64{1, 50, 90, 99, 99.9, 100} {
+				assertLatency(t, r.Latency, binPercentile(t, bins, p), int64(r.Percentile(p)), fmt.Sprintf("p%v", p))
+			}
+
+			if c.syncN == nil {
+				assert.NotContains(t, r.Extra, FIOExtraSyncLatMean)
+				assert.NotContains(t, r.Extra, FIOExtraSyncLatP99)
+				return
+			}
+			var sn int64
+			var sw float64
+			for i := range c.syncN {
+				sn += c.syncN[i]
+				sw += c.syncMean[i] * float64(c.syncN[i])
+			}
+			assert.InDelta(t, sw/float64(sn)/1e3, r.Extra[FIOExtraSyncLatMean], 1e-9)
+			syncBins := sumBins(t, runs, func(r fioRun) fioLat { return r.Sync })
+			sh := NewLatencyHistogram()
+			assertLatency(t, sh, binPercentile(t, syncBins, 99), int64(r.Extra[FIOExtraSyncLatP99]*1e3), "sync p99")
+		})
+	}
+}
+
+// Runs without histograms (plain json) are merged by their rebuilt
+// histograms: the same run twice keeps its percentiles, doubles its
+// counts, and the sync p99 then comes from the merged histogram.
+func TestFIOMergeWithoutHistograms(t *testing.T) {
+	one, err := parseFIORun(readFixture(t, "fio-fdatasync-rand-2jobs.json"))
+	require.NoError(t, err)
+	require.Empty(t, one.Clat.Bins)
+	single, err := mergeFIORuns([]fioRun{one})
+	require.NoError(t, err)
+	double, err := mergeFIORuns([]fioRun{one, one})
+	require.NoError(t, err)
+	assert.Equal(t, 2*single.Ops, double.Ops)
+	assert.Equal(t, 2*single.Duration, double.Duration)
+	assert.Equal(t, 2*single.Latency.TotalCount(), double.Latency.TotalCount())
+	for _, p := range []float64{50, 99, 99.99} {
+		assert.Equal(t, single.Percentile(p), double.Percentile(p), "p%v", p)
+	}
+	assert.InDelta(t, single.Extra[FIOExtraClatMean], double.Extra[FIOExtraClatMean], 1e-9)
+	assert.InDelta(t, single.Extra[FIOExtraSyncLatMean], double.Extra[FIOExtraSyncLatMean], 1e-9)
+	// One run: fio's own p99 (232.448 µs); two: the merged rebuilt
+	// histogram's, the same to its resolution.
+	assert.InDelta(t, 232.448, single.Extra[FIOExtraSyncLatP99], 1e-9)
+	assertLatency(t, NewLatencyHistogram(), 232448, int64(double.Extra[FIOExtraSyncLatP99]*1e3), "sync p99 of two runs")
+
+	_, err = mergeFIORuns(nil)
+	assert.ErrorContains(t, err, "no fio run")
+}
+
+func TestFIOMergeRefusesInconsistentHistogram(t *testing.T) {
+	runs := sliceRuns(t, "plain-seq")
+	runs[1].Clat.N++
+	_, err := mergeFIORuns(runs)
+	assert.ErrorContains(t, err, "run 2")
+	assert.ErrorContains(t, err, "its count N is 1331")
+
+	runs = sliceRuns(t, "plain-seq")
+	runs[0].Clat.Bins = map[string]int64{"soon": 1281}
+	_, err = mergeFIORuns(runs)
+	assert.ErrorContains(t, err, `bad histogram bucket "soon"`)
+}
+
+// TestFIOPairRatios: the ratio reported is the median of the pairs'
+// hwbench/fio ratios, the range their extremes, here over the canned fio
+// runs and hwbench slices of a given rate.
+func TestFIOPairRatios(t *testing.T) {
+	runs := sliceRuns(t, "plain-seq") // 1281, 1330, 1363 writes in 101 ms each
+	hw := []SliceRate{
+		{Ops: 1281, Duration: 101 * time.Millisecond}, // ratio 1
+		{Ops: 665, Duration: 101 * time.Millisecond},  // 0.5
+		{Ops: 2726, Duration: 101 * time.Millisecond}, // 2
+	}
+	var c FIOComparison
+	for i, run := range runs {
+		c.Pairs = append(c.Pairs, FIOPair{FIO: run.Rate(), Hwbench: hw[i]})
+	}
+	assert.InDeltaSlice(t, []float64{0.5, 1, 2}, c.Ratios(), 1e-12)
+	assert.InDelta(t, 1.0, c.Ratio(), 1e-12, "median of three")
+	lo, hi := c.RatioRange()
+	assert.InDelta(t, 0.5, lo, 1e-12)
+	assert.InDelta(t, 2.0, hi, 1e-12)
+	// The median is not the ratio of the sums, which one slow or fast
+	// pair would pull: (1281+665+2726)/(1281+1330+1363) = 1.176.
+	c.Hwbench = Result{Ops: 1281 + 665 + 2726, Duration: 303 * time.Millisecond}
+	c.FIO = Result{Ops: 1281 + 1330 + 1363, Duration: 303 * time.Millisecond}
+	assert.InDelta(t, 1.176, c.wholeRatio(), 1e-3)
+
+	// An even count: the mean of the middle two.
+	c.Pairs = append(c.Pairs, FIOPair{FIO: SliceRate{Ops: 100, Duration: time.Second}, Hwbench: SliceRate{Ops: 400, Duration: time.Second}})
+	assert.InDelta(t, 1.5, c.Ratio(), 1e-12)
+	lo, hi = c.RatioRange()
+	assert.InDelta(t, 0.5, lo, 1e-12)
+	assert.InDelta(t, 4.0, hi, 1e-12)
+
+	// A fio slice with nothing done is an infinite ratio, kept; a pair
+	// with nothing on either side has none and is left out.
+	c.Pairs = append(c.Pairs,
+		FIOPair{FIO: SliceRate{Duration: time.Second}, Hwbench: SliceRate{Ops: 1, Duration: time.Second}},
+		FIOPair{FIO: SliceRate{Duration: time.Second}, Hwbench: SliceRate{Duration: time.Second}})
+	assert.Len(t, c.Ratios(), 5)
+	assert.InDelta(t, 2.0, c.Ratio(), 1e-12)
+	_, hi = c.RatioRange()
+	assert.True(t, math.IsInf(hi, 1))
+
+	// Without pairs: the whole results' ratio, 0 without fio figures.
+	whole := FIOComparison{Hwbench: Result{Ops: 90, Duration: time.Second}, FIO: Result{Ops: 100, Duration: time.Second}}
+	assert.InDelta(t, 0.9, whole.Ratio(), 1e-12)
+	lo, hi = whole.RatioRange()
+	assert.Equal(t, lo, hi)
+	assert.Zero(t, FIOComparison{}.Ratio())
+}
+
 func validFIOJob(path string) FIOJob {
 	return FIOJob{
 		Name: "test", Path: path, RW: "write", BlockSize: 4096,
@@ -221,9 +460,7 @@ func TestFIOJobValidation(t *testing.T) {
 
 func TestFIOTargetChecks(t *testing.T) {
 	dir := t.TempDir()
-	if _, ok := FIOPath(); !ok {
-		t.Skip("fio is not installed")
-	}
+	needFIO(t)
 	// A missing file is not created (nor its directory).
 	missing := filepath.Join(dir, "sub", "f")
 	_, err := RunFIO(context.Background(), validFIOJob(missing))
@@ -252,7 +489,7 @@ func TestFIOArgs(t *testing.T) {
 	j := validFIOJob("/tmp/a:b")
 	j.Direct = true
 	a := j.args()
-	has(a, "--output-format=json", "--name=test", `--filename=/tmp/a\:b`, "--rw=write",
+	has(a, "--output-format=json+", "--name=test", `--filename=/tmp/a\:b`, "--rw=write",
 		"--bs=4096", "--ioengine=psync", "--offset=0", "--size=1048576", "--time_based",
 		"--runtime=300ms", "--numjobs=1", "--thread", "--allow_file_create=0", "--direct=1")
 	for _, not := range []string{"--group_reporting", "--sync=dsync", "--fdatasync=1", "--norandommap"} {
@@ -282,9 +519,7 @@ func directIOWorks(t *testing.T, dir string) bool {
 }
 
 func TestFIOLive(t *testing.T) {
-	if _, ok := FIOPath(); !ok {
-		t.Skip("fio is not installed")
-	}
+	needFIO(t)
 	const (
 		bs     = 4096
 		offset = 64 << 10
@@ -349,9 +584,7 @@ func TestFIOLive(t *testing.T) {
 
 // A short file is extended, not laid out again: what was there stays.
 func TestFIOExtendsShortFile(t *testing.T) {
-	if _, ok := FIOPath(); !ok {
-		t.Skip("fio is not installed")
-	}
+	needFIO(t)
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "short")
 	const head = 8192
@@ -367,9 +600,7 @@ func TestFIOExtendsShortFile(t *testing.T) {
 }
 
 func TestFIOCancel(t *testing.T) {
-	if _, ok := FIOPath(); !ok {
-		t.Skip("fio is not installed")
-	}
+	needFIO(t)
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "f")
 	require.NoError(t, os.WriteFile(path, nil, 0o600))
@@ -384,9 +615,7 @@ func TestFIOCancel(t *testing.T) {
 }
 
 func TestFIOFailureReportsStderr(t *testing.T) {
-	if _, ok := FIOPath(); !ok {
-		t.Skip("fio is not installed")
-	}
+	needFIO(t)
 	t.Parallel()
 	// O_DIRECT writes of 100 bytes fail with EINVAL; fio's complaint
 	// must reach the caller.
@@ -411,4 +640,24 @@ func ExampleRunFIO() {
 		return
 	}
 	fmt.Printf("fio: %.0f IOPS, p99 %v\n", r.IOPS(), r.Percentile(99))
+}
+
+// The text table's fio section prints the pairs' median ratio, its range
+// and the number of pairs; a comparison without pairs has no range.
+func TestWriteTablesFIO(t *testing.T) {
+	var b strings.Builder
+	require.NoError(t, WriteTables(&b, testReport(t)))
+	out := b.String()
+	assert.Contains(t, out, "ratio = hwbench IOPS / fio IOPS, the median of the pairs' ratios, with their range")
+	var s1, s2 string
+	for _, line := range strings.Split(out, "\n") {
+		switch {
+		case strings.Contains(line, "S1 seq plain"):
+			s1 = line
+		case strings.Contains(line, "S2 always flush"):
+			s2 = line
+		}
+	}
+	assert.Equal(t, []string{"S1", "seq", "plain", "20000", "21000", "0.952", "0.900-1.200", "3"}, strings.Fields(s1)[:8], s1)
+	assert.Equal(t, []string{"S2", "always", "flush", "809.0", "1618", "0.500", "-", "0"}, strings.Fields(s2)[:8], s2)
 }

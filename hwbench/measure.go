@@ -96,9 +96,10 @@ func (w *workload) prepare() {
 	}
 }
 
-// runSlice runs every worker until d has passed since the slice started
-// and adds what happened to the case.
-func (w *workload) runSlice(d time.Duration) error {
+// runSlice runs every worker until d has passed since the slice started,
+// adds what happened to the case and returns the slice's own operations
+// and wall time.
+func (w *workload) runSlice(d time.Duration) (SliceRate, error) {
 	w.prepare()
 	var countsBefore impl.Counts
 	if w.count != nil {
@@ -151,8 +152,9 @@ func (w *workload) runSlice(d time.Duration) error {
 	}
 	close(release)
 	wg.Wait()
-	w.wall += time.Since(start)
-	w.done += total.Load()
+	slice := SliceRate{Ops: total.Load(), Duration: time.Since(start)}
+	w.wall += slice.Duration
+	w.done += slice.Ops
 
 	if w.count != nil {
 		w.counts = addCounts(w.counts, w.count.Counts().Sub(countsBefore))
@@ -163,7 +165,7 @@ func (w *workload) runSlice(d time.Duration) error {
 		d := after.Sub(diskBefore)
 		w.disk = DiskStats{w.disk.Reads + d.Reads, w.disk.Writes + d.Writes, w.disk.WriteSectors + d.WriteSectors, w.disk.Flushes + d.Flushes}
 	}
-	return errors.Join(errs...)
+	return slice, errors.Join(errs...)
 }
 
 func addCounts(a, b impl.Counts) impl.Counts {
@@ -214,7 +216,7 @@ func alternate(ctx context.Context, cfg Config, label string, cases []*workload)
 			return nil, fmt.Errorf("%s: %w", label, err)
 		}
 		for j := range cases {
-			if err := cases[(i+j)%len(cases)].runSlice(per); err != nil {
+			if _, err := cases[(i+j)%len(cases)].runSlice(per); err != nil {
 				return nil, err
 			}
 		}

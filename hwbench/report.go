@@ -287,8 +287,10 @@ func writeFIOSection(md *strings.Builder, fio []FIOComparison) {
 		md.WriteString("No fio reference in this run (fio not installed, or no case was run under it).\n\n")
 		return
 	}
-	fmt.Fprintf(md, "Target: hwbench IOPS within %.0f %% of fio's for the same job.\n\n", FIOTolerance*100)
-	fmt.Fprintf(md, "| case | hwbench IOPS | fio IOPS | hwbench/fio | within %.0f %% |\n|---|---:|---:|---:|---|\n",
+	fmt.Fprintf(md, "Each job ran under fio and under hwbench in turns: a fio slice, then a hwbench slice of the same length, per pair. "+
+		"The ratio is hwbench IOPS / fio IOPS, the median of the pairs' ratios; the range is their smallest and largest. "+
+		"IOPS are over all of a side's slices. Target: the median within %.0f %% of 1.\n\n", FIOTolerance*100)
+	fmt.Fprintf(md, "| case | hwbench IOPS | fio IOPS | hwbench/fio | pair range | pairs | within %.0f %% |\n|---|---:|---:|---:|---:|---:|---|\n",
 		FIOTolerance*100)
 	within := 0
 	for _, c := range fio {
@@ -296,17 +298,21 @@ func writeFIOSection(md *strings.Builder, fio []FIOComparison) {
 		if name == "" {
 			name = c.Hwbench.Case
 		}
-		ratio, verdict := "–", "n/a"
-		if c.FIO.IOPS() > 0 {
+		ratio, spread, verdict := "–", "–", "n/a"
+		if c.FIO.IOPS() > 0 || len(c.Ratios()) > 0 {
 			ratio = fmt.Sprintf("%.3f", c.Ratio())
+			if len(c.Pairs) > 0 {
+				lo, hi := c.RatioRange()
+				spread = fmt.Sprintf("%.3f–%.3f", lo, hi)
+			}
 			verdict = "no"
 			if math.Abs(c.Ratio()-1) <= FIOTolerance {
 				verdict = "yes"
 				within++
 			}
 		}
-		fmt.Fprintf(md, "| %s | %s | %s | %s | %s |\n", cell(name), formatIOPS(c.Hwbench.IOPS()),
-			formatIOPS(c.FIO.IOPS()), ratio, verdict)
+		fmt.Fprintf(md, "| %s | %s | %s | %s | %s | %d | %s |\n", cell(name), formatIOPS(c.Hwbench.IOPS()),
+			formatIOPS(c.FIO.IOPS()), ratio, spread, len(c.Pairs), verdict)
 	}
 	fmt.Fprintf(md, "\n%d of %d within %.0f %%.\n\n", within, len(fio), FIOTolerance*100)
 }

@@ -87,7 +87,12 @@ func testReport(t *testing.T) Report {
 			{Scenario: "S2", Name: "16 writers: always vs skip", Baseline: always, Optimised: skip},
 		},
 		FIO: []FIOComparison{
-			{Name: "S1 seq plain", Hwbench: ceiling, FIO: fioPlain},
+			// Pair ratios 0.9, 0.952 and 1.2: the median is reported.
+			{Name: "S1 seq plain", Hwbench: ceiling, FIO: fioPlain, Pairs: []FIOPair{
+				{FIO: SliceRate{Ops: 2100, Duration: 100 * time.Millisecond}, Hwbench: SliceRate{Ops: 1890, Duration: 100 * time.Millisecond}},
+				{FIO: SliceRate{Ops: 2100, Duration: 100 * time.Millisecond}, Hwbench: SliceRate{Ops: 2520, Duration: 100 * time.Millisecond}},
+				{FIO: SliceRate{Ops: 2100, Duration: 100 * time.Millisecond}, Hwbench: SliceRate{Ops: 2000, Duration: 100 * time.Millisecond}},
+			}},
 			{Name: "S2 always flush", Hwbench: always, FIO: fioAlways},
 		},
 		Notes: []string{"model predicts O_DSYNC slower on loop\nsecond line"},
@@ -156,9 +161,10 @@ func TestWriteReport(t *testing.T) {
 		"| counter once | optimised | hwbench | 64 | 5000 | 5000 | – | – | – | – | 0 |\n",
 
 		"## fio reference\n",
-		"| case | hwbench IOPS | fio IOPS | hwbench/fio | within 10 % |\n",
-		"| S1 seq plain | 20000 | 21000 | 0.952 | yes |\n",
-		"| S2 always flush | 809.0 | 1618 | 0.500 | no |\n",
+		"| case | hwbench IOPS | fio IOPS | hwbench/fio | pair range | pairs | within 10 % |\n",
+		"| S1 seq plain | 20000 | 21000 | 0.952 | 0.900–1.200 | 3 | yes |\n",
+		// A comparison without pairs: the ratio of the whole results.
+		"| S2 always flush | 809.0 | 1618 | 0.500 | – | 0 | no |\n",
 		"1 of 2 within 10 %.\n",
 
 		"## Notes\n\n- model predicts O_DSYNC slower on loop\n  second line\n",

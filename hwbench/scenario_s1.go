@@ -38,50 +38,64 @@ const (
 	s1WriteSync = "write + fdatasync"
 )
 
+// s1Variant is one of S1's three ways to write.
+type s1Variant struct {
+	name, role string
+	sync       string // the fio job's FIOJob.Sync
+	write      func(dev spec.Device) func(p []byte, off int64) error
+}
+
+var s1Variants = []s1Variant{
+	{s1Plain, "ceiling", "", func(dev spec.Device) func([]byte, int64) error {
+		return func(p []byte, off int64) error { return dev.WriteAt(p, off, 0) }
+	}},
+	{s1DSync, "baseline", "dsync", func(dev spec.Device) func([]byte, int64) error {
+		return impl.DSyncWriter{Dev: dev, Mode: impl.FUA}.WriteAt
+	}},
+	{s1WriteSync, "optimised", "fdatasync", func(dev spec.Device) func([]byte, int64) error {
+		return impl.DSyncWriter{Dev: dev, Mode: impl.WriteFlush}.WriteAt
+	}},
+}
+
+// s1Case is variant vi of S1 for pattern (pi: its index, "seq" or
+// "random"), as a fresh workload.
+func (e *scenarioEnv) s1Case(pi int, pattern string, vi int) *workload {
+	v := s1Variants[vi]
+	group := pattern + " 4 KiB"
+	cnt := e.counting()
+	write := v.write(cnt)
+	blocks := e.cfg.Span / int64(e.io)
+	seed := e.cfg.Seed + uint64(pi*10+vi)
+	return &workload{
+		res:      Result{Scenario: "S1", Case: caseName(group, v.name), Role: v.role, Threads: 1},
+		count:    cnt,
+		target:   e.t,
+		blocking: true,
+		newOp: func(int) opFunc {
+			buf := e.buffer(vi)
+			next := int64(0)
+			rng := rand.New(rand.NewPCG(seed, 0x5eed))
+			return func(start time.Time) (time.Time, error) {
+				var blk int64
+				if pattern == "seq" {
+					blk = next
+					next = (next + 1) % blocks
+				} else {
+					blk = rng.Int64N(blocks)
+				}
+				return start, write(buf, blk*int64(e.io))
+			}
+		},
+	}
+}
+
 func (e *scenarioEnv) runS1(ctx context.Context) (outcome, error) {
 	var out outcome
 	for pi, pattern := range []string{"seq", "random"} {
 		group := pattern + " 4 KiB"
 		var cases []*workload
-		for vi, v := range []struct {
-			name, role string
-			write      func(dev spec.Device) func(p []byte, off int64) error
-		}{
-			{s1Plain, "ceiling", func(dev spec.Device) func([]byte, int64) error {
-				return func(p []byte, off int64) error { return dev.WriteAt(p, off, 0) }
-			}},
-			{s1DSync, "baseline", func(dev spec.Device) func([]byte, int64) error {
-				return impl.DSyncWriter{Dev: dev, Mode: impl.FUA}.WriteAt
-			}},
-			{s1WriteSync, "optimised", func(dev spec.Device) func([]byte, int64) error {
-				return impl.DSyncWriter{Dev: dev, Mode: impl.WriteFlush}.WriteAt
-			}},
-		} {
-			cnt := e.counting()
-			write := v.write(cnt)
-			blocks := e.cfg.Span / int64(e.io)
-			seed := e.cfg.Seed + uint64(pi*10+vi)
-			cases = append(cases, &workload{
-				res:      Result{Scenario: "S1", Case: caseName(group, v.name), Role: v.role, Threads: 1},
-				count:    cnt,
-				target:   e.t,
-				blocking: true,
-				newOp: func(int) opFunc {
-					buf := e.buffer(vi)
-					next := int64(0)
-					rng := rand.New(rand.NewPCG(seed, 0x5eed))
-					return func(start time.Time) (time.Time, error) {
-						var blk int64
-						if pattern == "seq" {
-							blk = next
-							next = (next + 1) % blocks
-						} else {
-							blk = rng.Int64N(blocks)
-						}
-						return start, write(buf, blk*int64(e.io))
-					}
-				},
-			})
+		for vi := range s1Variants {
+			cases = append(cases, e.s1Case(pi, pattern, vi))
 		}
 		rs, err := alternate(ctx, e.cfg, "S1 "+group, cases)
 		if err != nil {
@@ -96,16 +110,14 @@ func (e *scenarioEnv) runS1(ctx context.Context) (outcome, error) {
 		out.notes = append(out.notes, e.s1ModelNote(group, plain, dsync, wsync))
 
 		rw := map[string]string{"seq": "write", "random": "randwrite"}[pattern]
-		for _, ref := range []struct {
-			hw   Result
-			sync string
-		}{{plain, ""}, {dsync, "dsync"}, {wsync, "fdatasync"}} {
+		for vi, v := range s1Variants {
 			job := FIOJob{
-				Name: "S1-" + pattern + "-" + map[string]string{"": "plain", "dsync": "dsync", "fdatasync": "fdatasync"}[ref.sync],
-				Path: e.t.Path, RW: rw, BlockSize: e.io, Direct: e.t.File.Direct(), Sync: ref.sync,
-				NumJobs: 1, Size: e.cfg.Span, Offset: 0, Runtime: e.cfg.Duration,
+				Name: "S1-" + pattern + "-" + map[string]string{"": "plain", "dsync": "dsync", "fdatasync": "fdatasync"}[v.sync],
+				Path: e.t.Path, RW: rw, BlockSize: e.io, Direct: e.t.File.Direct(), Sync: v.sync,
+				NumJobs: 1, Size: e.cfg.Span, Offset: 0,
 			}
-			if err := e.fioReference(ctx, &out, ref.hw, job); err != nil {
+			fresh := func() (*workload, error) { return e.s1Case(pi, pattern, vi), nil }
+			if err := e.fioReference(ctx, &out, rs[vi], fresh, job); err != nil {
 				return out, err
 			}
 		}

@@ -57,9 +57,10 @@ func (e *scenarioEnv) runS2(ctx context.Context) (outcome, error) {
 	}
 	job := FIOJob{
 		Name: fmt.Sprintf("S2-always-%d", n), Path: e.t.Path, RW: "write", BlockSize: e.io, Direct: e.t.File.Direct(),
-		Sync: "fdatasync", NumJobs: n, Size: e.cfg.Span, Runtime: e.cfg.Duration,
+		Sync: "fdatasync", NumJobs: n, Size: e.cfg.Span,
 	}
-	if err := e.fioReference(ctx, &out, always, job); err != nil {
+	fresh := func() (*workload, error) { return e.s2Case(group, e.s2Baseline(), 0) }
+	if err := e.fioReference(ctx, &out, always, fresh, job); err != nil {
 		return out, err
 	}
 
@@ -111,79 +112,97 @@ func policyOf(r Result) string {
 	return v
 }
 
+// s2Spec is one S2 case: a policy, its writers and its role.
+type s2Spec struct {
+	policy  impl.Policy
+	writers int
+	role    string
+	name    string
+}
+
+// s2Baseline is the S2 baseline with the configured writers: a flush per
+// sync.
+func (e *scenarioEnv) s2Baseline() s2Spec {
+	return s2Spec{impl.Always, e.cfg.Writers, "baseline", impl.Always.String()}
+}
+
+// s2Case is the case s of group as a fresh workload: its own Syncer over
+// its own counting view of the device.
+func (e *scenarioEnv) s2Case(group string, s s2Spec, think time.Duration) (*workload, error) {
+	cnt := e.counting()
+	syncer, err := impl.NewSyncer(impl.Handles{
+		Dev:   cnt,
+		Queue: &impl.WaitQueue{},
+		Seq:   impl.FlushSeq{Submitted: &impl.Word{}, Completed: &impl.Word{}, MB: impl.Fence{}},
+	}, s.policy)
+	if err != nil {
+		return nil, err
+	}
+	var paused atomic.Int64 // ns the writers paused for, in all
+	return &workload{
+		res:      Result{Scenario: "S2", Case: caseName(group, s.name), Role: s.role, Threads: s.writers},
+		count:    cnt,
+		target:   e.t,
+		blocking: true,
+		newOp: func(w int) opFunc {
+			buf := e.buffer(w)
+			off := int64(w) * int64(e.io)
+			return func(time.Time) (time.Time, error) {
+				if err := cnt.WriteAt(buf, off, 0); err != nil {
+					return time.Time{}, err
+				}
+				from := time.Now()
+				if think <= 0 {
+					return from, syncer.Sync()
+				}
+				sample := syncer.Sample()
+				paused.Add(int64(pause(think)))
+				return from, syncer.SyncSince(sample)
+			}
+		},
+		finish: func(r *Result) error {
+			st := syncer.Stats()
+			switch {
+			case st.Syncs != r.Ops:
+				return fmt.Errorf("S2 %s: %d syncs counted by the Syncer, %d operations timed", r.Case, st.Syncs, r.Ops)
+			case st.Flushes != r.Flushes:
+				return fmt.Errorf("S2 %s: the Syncer issued %d flushes, the device saw %d", r.Case, st.Flushes, r.Flushes)
+			case st.Failed > 0:
+				return fmt.Errorf("S2 %s: %d flushes failed", r.Case, st.Failed)
+			}
+			if st.Syncs > 0 {
+				r.Extra[ExtraSkippedPerSync] = float64(st.Skipped) / float64(st.Syncs)
+				r.Extra[ExtraJoinedPerSync] = float64(st.Joined) / float64(st.Syncs)
+				if think > 0 {
+					r.Extra[ExtraThinkMicros] = float64(paused.Load()) / float64(st.Syncs) / float64(time.Microsecond)
+				}
+			}
+			return nil
+		},
+	}, nil
+}
+
 // s2Group measures the policies (and, with withLimit, the single-writer
 // device limit first) alternated, and returns them in the order limit,
-// always, skip-if-flushed-since, join.
+// always, skip-if-flushed-since, join, group-commit.
 func (e *scenarioEnv) s2Group(ctx context.Context, group string, think time.Duration, withLimit bool) ([]Result, error) {
-	type s2Case struct {
-		policy  impl.Policy
-		writers int
-		role    string
-		name    string
-	}
-	var specs []s2Case
+	var specs []s2Spec
 	if withLimit {
-		specs = append(specs, s2Case{impl.Always, 1, "reference", "device limit (1 writer, write + flush)"})
+		specs = append(specs, s2Spec{impl.Always, 1, "reference", "device limit (1 writer, write + flush)"})
 	}
 	specs = append(specs,
-		s2Case{impl.Always, e.cfg.Writers, "baseline", impl.Always.String()},
-		s2Case{impl.SkipIfFlushedSince, e.cfg.Writers, "optimised", impl.SkipIfFlushedSince.String()},
-		s2Case{impl.Join, e.cfg.Writers, "optimised", impl.Join.String()},
-		s2Case{impl.GroupCommit, e.cfg.Writers, "optimised", impl.GroupCommit.String()},
+		e.s2Baseline(),
+		s2Spec{impl.SkipIfFlushedSince, e.cfg.Writers, "optimised", impl.SkipIfFlushedSince.String()},
+		s2Spec{impl.Join, e.cfg.Writers, "optimised", impl.Join.String()},
+		s2Spec{impl.GroupCommit, e.cfg.Writers, "optimised", impl.GroupCommit.String()},
 	)
 	var cases []*workload
 	for _, s := range specs {
-		cnt := e.counting()
-		syncer, err := impl.NewSyncer(impl.Handles{
-			Dev:   cnt,
-			Queue: &impl.WaitQueue{},
-			Seq:   impl.FlushSeq{Submitted: &impl.Word{}, Completed: &impl.Word{}, MB: impl.Fence{}},
-		}, s.policy)
+		w, err := e.s2Case(group, s, think)
 		if err != nil {
 			return nil, err
 		}
-		var paused atomic.Int64 // ns the writers paused for, in all
-		cases = append(cases, &workload{
-			res:      Result{Scenario: "S2", Case: caseName(group, s.name), Role: s.role, Threads: s.writers},
-			count:    cnt,
-			target:   e.t,
-			blocking: true,
-			newOp: func(w int) opFunc {
-				buf := e.buffer(w)
-				off := int64(w) * int64(e.io)
-				return func(time.Time) (time.Time, error) {
-					if err := cnt.WriteAt(buf, off, 0); err != nil {
-						return time.Time{}, err
-					}
-					from := time.Now()
-					if think <= 0 {
-						return from, syncer.Sync()
-					}
-					sample := syncer.Sample()
-					paused.Add(int64(pause(think)))
-					return from, syncer.SyncSince(sample)
-				}
-			},
-			finish: func(r *Result) error {
-				st := syncer.Stats()
-				switch {
-				case st.Syncs != r.Ops:
-					return fmt.Errorf("S2 %s: %d syncs counted by the Syncer, %d operations timed", r.Case, st.Syncs, r.Ops)
-				case st.Flushes != r.Flushes:
-					return fmt.Errorf("S2 %s: the Syncer issued %d flushes, the device saw %d", r.Case, st.Flushes, r.Flushes)
-				case st.Failed > 0:
-					return fmt.Errorf("S2 %s: %d flushes failed", r.Case, st.Failed)
-				}
-				if st.Syncs > 0 {
-					r.Extra[ExtraSkippedPerSync] = float64(st.Skipped) / float64(st.Syncs)
-					r.Extra[ExtraJoinedPerSync] = float64(st.Joined) / float64(st.Syncs)
-					if think > 0 {
-						r.Extra[ExtraThinkMicros] = float64(paused.Load()) / float64(st.Syncs) / float64(time.Microsecond)
-					}
-				}
-				return nil
-			},
-		})
+		cases = append(cases, w)
 	}
 	rs, err := alternate(ctx, e.cfg, "S2 "+group, cases)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,14 +16,18 @@ import (
 // crashlab's FUSE recorder under a loop device of its own, and every flush
 // then takes at least D (the device limit case is one writer's write +
 // flush). It needs root and /dev/fuse, and leaves nothing behind.
+//
+// Where it cannot run it is skipped, with the reason on stderr too, unless
+// -device=slowflush:D asked for such a device: then it fails.
 func TestSlowFlushDevice(t *testing.T) {
+	asked := strings.HasPrefix(*flagDevice, "slowflush:")
 	if _, err := os.Stat("/dev/fuse"); err != nil {
-		t.Skipf("no FUSE: %v", err)
+		unavailable(t, asked, "a slowflush device needs FUSE: %v", err)
 	}
 	cfg := Config{Duration: 200 * time.Millisecond, Span: 16 << 20, Writers: 4, Scenarios: []string{"S2"}}
 	tg, err := OpenTarget(TargetOptions{Path: "slowflush:3ms", Region: cfg.Region()})
 	if errors.Is(err, ErrLoopUnavailable) {
-		t.Skip(err)
+		unavailable(t, asked, "%v", err)
 	}
 	require.NoError(t, err)
 	defer func() { require.NoError(t, tg.Close()) }()

@@ -208,19 +208,24 @@ func WriteTables(w io.Writer, r Report) error {
 		}
 	}
 	if len(r.FIO) > 0 {
-		fmt.Fprintf(ew, "\nfio reference (same job under fio in the same run; ratio = hwbench IOPS / fio IOPS)\n")
+		fmt.Fprintf(ew, "\nfio reference (the same job under fio, in turns with hwbench: a fio slice, then a hwbench slice, per pair; ratio = hwbench IOPS / fio IOPS, the median of the pairs' ratios, with their range)\n")
 		tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintf(tw, "%-*s\thwbench IOPS\tfio IOPS\tratio\thwbench p50 (us)\tfio p50 (us)\thwbench p99 (us)\tfio p99 (us)\t\n", 52, "")
+		fmt.Fprintf(tw, "%-*s\thwbench IOPS\tfio IOPS\tratio\tpair ratios\tpairs\thwbench p50 (us)\tfio p50 (us)\thwbench p99 (us)\tfio p99 (us)\t\n", 52, "")
 		for _, c := range r.FIO {
-			fmt.Fprintf(tw, "%-*s\t%s\t%s\t%.3f\t%s\t%s\t%s\t%s\t\n", 52, "  "+c.Name,
-				fmtRate(c.Hwbench.IOPS()), fmtRate(c.FIO.IOPS()), c.Ratio(),
+			spread := "-"
+			if len(c.Pairs) > 0 {
+				lo, hi := c.RatioRange()
+				spread = fmtRatio(lo) + "-" + fmtRatio(hi)
+			}
+			fmt.Fprintf(tw, "%-*s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t\n", 52, "  "+c.Name,
+				fmtRate(c.Hwbench.IOPS()), fmtRate(c.FIO.IOPS()), fmtRatio(c.Ratio()), spread, len(c.Pairs),
 				fmtMicros(micros(c.Hwbench.Percentile(50))), fmtMicros(micros(c.FIO.Percentile(50))),
 				fmtMicros(micros(c.Hwbench.Percentile(99))), fmtMicros(micros(c.FIO.Percentile(99))))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
 		}
-		fmt.Fprintln(ew, "  (fio's latency for fdatasync jobs is the write's alone; hwbench's is write + fdatasync for S1 and the sync for S2)")
+		fmt.Fprintln(ew, "  (IOPS and latencies: all the pairs' slices of each side; fio's latency for fdatasync jobs is the write's alone, hwbench's is write + fdatasync for S1 and the sync for S2)")
 	}
 	if len(r.Notes) > 0 {
 		fmt.Fprintln(ew, "\nnotes:")
