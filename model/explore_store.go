@@ -3,7 +3,11 @@ package model
 import (
 	"fmt"
 	"hash/maphash"
+	"runtime/debug"
+	"runtime/metrics"
+	"slices"
 	"sync"
+	"unsafe"
 )
 
 // grown returns s with length n, reallocated only if it is too short.
@@ -237,36 +241,55 @@ func (p *pendShard[S]) err(idx int32) error {
 
 // blockedForever finds, for each actor, a state in which it waits and from
 // which no path leads to a state where it does not: backward reachability
-// from the states where it is not waiting.
-func (r *Result[S]) blockedForever(edges [][2]int32) *Violation {
+// from the states where it is not waiting. It returns the violation, or
+// the reason Options.Stop gave to stop before it was done.
+func (e *explorer[S]) blockedForever() (*Violation, string) {
+	r := e.r
 	n := r.Len()
-	preds := make([][]int32, n)
-	for _, e := range edges {
-		preds[e[1]] = append(preds[e[1]], e[0])
+	// The predecessors of state i are preds[start[i]:start[i+1]]: two flat
+	// slices (livenessBytes), not a slice per state.
+	start := make([]int32, n+1)
+	for _, ed := range e.edges {
+		start[ed[1]+1]++
 	}
+	for i := 1; i <= n; i++ {
+		start[i] += start[i-1]
+	}
+	preds := make([]int32, len(e.edges))
+	fill := slices.Clone(start[:n])
+	for _, ed := range e.edges {
+		preds[fill[ed[1]]] = ed[0]
+		fill[ed[1]]++
+	}
+	fill, e.edges = nil, nil
 	waiting := make([]uint64, n)
 	var all uint64
 	for i := range waiting {
 		waiting[i] = r.sys.Waiting(*r.states.at(int32(i)))
 		all |= waiting[i]
 	}
+	free := make([]bool, n)
+	queue := make([]int32, 0, n)
 	for a := 0; all>>a != 0; a++ {
 		bit := uint64(1) << a
 		if all&bit == 0 {
 			continue
 		}
-		free := make([]bool, n)
-		var queue []int32
+		if e.opt.Stop != nil {
+			if why := e.opt.Stop(); why != "" {
+				return nil, why
+			}
+		}
 		for i := range waiting {
-			if waiting[i]&bit == 0 {
-				free[i] = true
+			free[i] = waiting[i]&bit == 0
+			if free[i] {
 				queue = append(queue, int32(i))
 			}
 		}
 		for len(queue) > 0 {
 			i := queue[len(queue)-1]
 			queue = queue[:len(queue)-1]
-			for _, p := range preds[i] {
+			for _, p := range preds[start[i]:start[i+1]] {
 				if !free[p] {
 					free[p] = true
 					queue = append(queue, p)
@@ -275,11 +298,11 @@ func (r *Result[S]) blockedForever(edges [][2]int32) *Violation {
 		}
 		for i := range free { // BFS order: the first one has the shortest path
 			if !free[i] {
-				return r.ViolationAt(BlockedForever, i, fmt.Errorf("%s waits and no schedule ever lets it go on", r.sys.Actors()[a]))
+				return r.ViolationAt(BlockedForever, i, fmt.Errorf("%s waits and no schedule ever lets it go on", r.sys.Actors()[a])), ""
 			}
 		}
 	}
-	return nil
+	return nil, ""
 }
 
 func actorList(names []string, m uint64) string {
@@ -293,4 +316,121 @@ func actorList(names []string, m uint64) string {
 		}
 	}
 	return s
+}
+
+// memGauge measures the memory the Go runtime holds from the operating
+// system (runtime/metrics: /memory/classes/total minus heap/released), the
+// quantity debug.SetMemoryLimit bounds: the heap with its garbage until it
+// is collected, free pages not yet returned, stacks and metadata. Reading
+// it does not stop the world and costs about a microsecond.
+type memGauge struct {
+	samples [2]metrics.Sample
+	freed   bool  // fits gave memory back once
+	after   int64 // held just after that
+}
+
+func (g *memGauge) init() {
+	g.samples[0].Name = "/memory/classes/total:bytes"
+	g.samples[1].Name = "/memory/classes/heap/released:bytes"
+}
+
+func (g *memGauge) held() int64 {
+	metrics.Read(g.samples[:])
+	var v [2]uint64
+	for i := range g.samples {
+		if g.samples[i].Value.Kind() == metrics.KindUint64 {
+			v[i] = g.samples[i].Value.Uint64()
+		}
+	}
+	if v[0] < v[1] {
+		return 0
+	}
+	return int64(v[0] - v[1])
+}
+
+// fits reports whether growth more bytes fit under limit. Before it says
+// no, it collects the garbage and returns the free pages to the system
+// (debug.FreeOSMemory) and looks again, unless it did so already and the
+// memory held has not grown by a sixteenth of the limit since (collecting
+// a heap of gigabytes takes a second).
+func (g *memGauge) fits(limit, growth int64) bool {
+	h := g.held()
+	if h+growth <= limit {
+		return true
+	}
+	if g.freed && h < g.after+limit/16 {
+		return false
+	}
+	debug.FreeOSMemory()
+	h = g.held()
+	g.freed, g.after = true, h
+	return h+growth <= limit
+}
+
+// growth estimates what the search's tables may allocate while it finds
+// the next `states` states. A visited shard that fills past half doubles,
+// and the new table is allocated while the old one is still in use: when
+// the shards are about as full as each other they all double within a few
+// thousand states, so every shard close to its doubling counts. The store
+// takes a chunk at a time; parent and label (and, with Liveness, the
+// edges) grow like slices.
+func (e *explorer[S]) growth(states int) int64 {
+	var g int64
+	perShard := 2*states/nShards + 64 // hashes spread unevenly over a few thousand states
+	for i := range e.vis.shards {
+		t := &e.vis.shards[i]
+		if 2*(t.n+perShard) > len(t.slots) {
+			g += int64(max(16, 2*len(t.slots))) * 8
+		}
+	}
+	r := e.r
+	g += sliceGrowth(len(r.parent), cap(r.parent), states, 4)
+	g += sliceGrowth(len(r.label), cap(r.label), states, int64(unsafe.Sizeof(Label{})))
+	if e.opt.Liveness {
+		perState := r.Transitions/max(1, r.states.n) + 1
+		g += sliceGrowth(len(e.edges), cap(e.edges), 2*perState*states, 8)
+	}
+	return g + int64(states+chunkLen)*int64(unsafe.Sizeof(*new(S)))
+}
+
+// levelBytes is what numbering and storing n new states of a parallel
+// level takes: the order of the level, the store's chunks for them, and
+// growth for n states.
+func (e *explorer[S]) levelBytes(n int) int64 {
+	return int64(n)*(8+int64(unsafe.Sizeof(*new(S)))) + e.growth(n)
+}
+
+// pendBytes is about what the n new states of a level hold in e.pend until
+// they are numbered: a record, its metadata, its id and two index slots;
+// the next doubling of the shards takes as much again.
+func (e *explorer[S]) pendBytes(n int) int64 {
+	per := int64(unsafe.Sizeof(pendRec[S]{})) + int64(unsafe.Sizeof(pendMeta{})) + 4 + 16
+	return 2 * int64(n) * per
+}
+
+// livenessBytes is what blockedForever allocates for n states and the
+// given number of edges: the predecessors in two flat slices, a copy of
+// the offsets, and per state its waiting actors, a flag and a queue slot.
+func livenessBytes(n, edges int) int64 {
+	return int64(n)*(4+4+8+1+4) + int64(edges)*4
+}
+
+// sliceGrowth is what appending more elements of elem bytes to a slice of
+// length n and capacity c allocates: nothing while they fit, else the new
+// array (append doubles small slices, then grows by about a quarter:
+// runtime.growslice).
+func sliceGrowth(n, c, more int, elem int64) int64 {
+	need := n + more
+	if need <= c {
+		return 0
+	}
+	nc := c
+	for nc < need {
+		if nc < 256 {
+			nc = max(2*nc, 1)
+		} else {
+			nc += (nc + 3*256) / 4
+		}
+	}
+	return int64(nc) * elem
 }
