@@ -315,6 +315,38 @@ func TestCheckInterrupted(t *testing.T) {
 	}
 }
 
+// skipshare and cost answer a signal at once, with what they finished and
+// 130.
+func TestSkipShareAndCostInterrupted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts child processes")
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"skipshare", "-runs", "100000"}, "INTERRUPTED by SIGINT: 0 of 5 variants"},
+		{[]string{"skipshare", "-runs", "100000", "-json"}, `"interrupted":true,"signal":"SIGINT"`},
+		{[]string{"cost", "-runs", "100000", "-protocol", "iowq"}, "INTERRUPTED by SIGINT: 0 tables printed"},
+		{[]string{"cost", "-runs", "100000", "-json"}, `"interrupted":true,"signal":"SIGINT"`},
+	} {
+		cmd := exec.Command(os.Args[0], tc.args...)
+		cmd.Env = append(os.Environ(), "FLUSHPROOF_TEST_MAIN=1")
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		require.NoError(t, cmd.Start())
+		time.Sleep(300 * time.Millisecond)
+		sent := time.Now()
+		require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+		err := cmd.Wait()
+		var exit *exec.ExitError
+		require.ErrorAs(t, err, &exit, "%q: stdout %s stderr %s", tc.args, out.String(), errb.String())
+		assert.Equal(t, exitSIGINT, exit.ExitCode(), "%q", tc.args)
+		assert.Less(t, time.Since(sent), 2*time.Second, "%q", tc.args)
+		assert.Contains(t, out.String(), tc.want, "%q", tc.args)
+	}
+}
+
 func TestHelpExitsZero(t *testing.T) {
 	for _, args := range [][]string{{"-h"}, {"help"}, {"check", "-h"}, {"check", "-help"}, {"cost", "-h"}, {"skipshare", "-h"}} {
 		var out, errb bytes.Buffer
