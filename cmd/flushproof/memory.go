@@ -207,10 +207,15 @@ func cgroupLimit() int64 {
 // beyond what the Go runtime holds: reservations made up front, which
 // count against RLIMIT_AS but not against the runtime's memory.
 func reservedAddressSpace() int64 {
+	return max(0, mappedBytes()-heldBytes())
+}
+
+// heldBytes is the memory the Go runtime holds from the system (the
+// quantity debug.SetMemoryLimit bounds).
+func heldBytes() int64 {
 	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
 	metrics.Read(s)
-	held := int64(s[0].Value.Uint64() - s[1].Value.Uint64())
-	return max(0, mappedBytes()-held)
+	return int64(s[0].Value.Uint64() - s[1].Value.Uint64())
 }
 
 // peakRSS is the largest resident set of this process so far: VmHWM of
@@ -256,12 +261,18 @@ func watchAddressSpace() *addressSpace {
 	return &addressSpace{limit: limit, reserve: 128<<20 + usable/8}
 }
 
-// short reports whether less than the reserve is left.
+// short reports whether less than the reserve is left. Heap pages that
+// are free or were given back to the system stay mapped but are reused
+// before the heap maps more, so they count as left: else the search after
+// a large one would find the address space taken by the pages it freed.
 func (a *addressSpace) short() bool {
 	if a == nil {
 		return false
 	}
-	return mappedBytes()+a.reserve > a.limit
+	s := []metrics.Sample{{Name: "/memory/classes/heap/released:bytes"}, {Name: "/memory/classes/heap/free:bytes"}}
+	metrics.Read(s)
+	reusable := int64(s[0].Value.Uint64() + s[1].Value.Uint64())
+	return mappedBytes()-reusable+a.reserve > a.limit
 }
 
 // mappedBytes is the address space of this process (VmSize).
