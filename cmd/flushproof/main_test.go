@@ -199,6 +199,16 @@ func TestCheckMemoryLimit(t *testing.T) {
 	assert.Contains(t, out.String(), "UNKNOWN (memory)")
 	assert.Contains(t, out.String(), "max-memory 16MiB (-max-memory)")
 	assert.Contains(t, out.String(), "1 UNKNOWN")
+
+	prev := debug.SetMemoryLimit(1 << 30)
+	defer debug.SetMemoryLimit(prev)
+	out.Reset()
+	errb.Reset()
+	code = run([]string{"check", "-q", "-max-memory", "2GiB", "-run", "^xfs-flushseq baseline SC 2 tasks x 2 fsyncs, flush EIO$"}, &out, &errb)
+	assert.Equal(t, exitOK, code)
+	assert.Contains(t, errb.String(), "-max-memory 2GiB is above GOMEMLIMIT (1GiB): using GOMEMLIMIT")
+	assert.Contains(t, out.String(), "max-memory 1GiB (GOMEMLIMIT)")
+	assert.Equal(t, int64(1<<30), debug.SetMemoryLimit(-1), "the runtime's limit is restored")
 }
 
 func TestCheckErrorRow(t *testing.T) {
