@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"runtime"
+	"sync/atomic"
 	"time"
 )
 
@@ -57,6 +58,20 @@ type Canonicalizer[S comparable] interface {
 type Options struct {
 	// MaxStates stops the search once this many states were found (0 = no limit).
 	MaxStates int
+	// MaxMemory stops the search before the memory the Go runtime holds
+	// (its heap, garbage included until it is collected, stacks and
+	// metadata: what debug.SetMemoryLimit bounds) plus what the search's
+	// tables may allocate before it looks again would exceed this many
+	// bytes (0 = no limit). The search measures every pollStates states,
+	// counting the next doubling of its visited set and of its slices as
+	// already taken, and collects garbage once before it gives up
+	// (memGauge).
+	MaxMemory int64
+	// Stop, if set, is asked every pollStates states (and before the
+	// search starts) whether to stop: it returns "" to go on, or the
+	// reason, which becomes Result.Stopped ("interrupted", say). It is
+	// called from the goroutine that called Explore.
+	Stop func() string
 	// Liveness also reports actors blocked forever (not only deadlocks);
 	// it keeps every edge in memory.
 	Liveness bool
@@ -71,6 +86,19 @@ type Options struct {
 	// than 4096 states (parallelMinLevel) are expanded sequentially anyway.
 	Workers int
 }
+
+// Why a search stopped before it had visited every reachable state without
+// finding a violation (Result.Stopped, Verdict.Unknown); Options.Stop gives
+// its own reasons.
+const (
+	StopStates = "state budget" // Options.MaxStates
+	StopMemory = "memory"       // Options.MaxMemory
+)
+
+// pollStates is how often, in states found, a search asks Options.Stop and
+// measures its memory: often enough to stop within a few milliseconds,
+// rarely enough to cost nothing measurable.
+const pollStates = 4096
 
 // sequentialSystem is implemented by systems whose methods must not be
 // called from several goroutines at once; Explore then ignores
@@ -132,11 +160,15 @@ func (v *Violation) Timeline() string {
 }
 
 // Result is the outcome of a search. Exhausted is true when every reachable
-// state was visited (no violation stopped it and the budget was not hit).
+// state was visited (no violation stopped it and no budget was hit).
 type Result[S comparable] struct {
 	Stats
 	Exhausted bool
 	Violation *Violation
+	// Stopped says why the search stopped early without a violation:
+	// StopStates, StopMemory or the reason Options.Stop returned; "" if it
+	// did not. Such a search proves nothing.
+	Stopped string
 
 	sys    System[S]
 	states stateStore[S]
@@ -257,6 +289,7 @@ func Explore[S comparable](sys System[S], opt Options) *Result[S] {
 	e.canon, e.sym = sys.(Canonicalizer[S])
 	e.vis.seed = maphash.MakeSeed()
 	e.vis.states = &e.r.states
+	e.mem.init()
 	e.workers = opt.Workers
 	if e.workers <= 0 {
 		e.workers = runtime.GOMAXPROCS(0)
@@ -279,6 +312,8 @@ type explorer[S comparable] struct {
 	edges   [][2]int32 // with Liveness: every transition
 
 	start, lastProgress time.Time
+	nextPoll            int // poll when this many states were found
+	mem                 memGauge
 
 	// The parallel search's per-level data, reused from level to level.
 	pend   *[nShards]pendShard[S] // the level's new states
@@ -286,6 +321,10 @@ type explorer[S comparable] struct {
 	nTrans []int32  // per parent (offset in the level): its transitions; -1: a deadlock
 	seg    []int32  // per parent: where its new states end in order
 	order  []uint64 // the level's new states (shard<<32 | index), in numbering order
+
+	levelNew atomic.Int64 // new states found in the level so far (roughly: workers add theirs per chunk)
+	abort    atomic.Bool  // a poll during the level said stop, for abortWhy
+	abortWhy string
 }
 
 func (e *explorer[S]) finish() *Result[S] {
@@ -300,8 +339,33 @@ func (e *explorer[S]) progress() {
 	e.opt.Progress(e.r.Stats)
 }
 
+// poll asks Options.Stop and the memory gauge whether the search must stop,
+// growth being what its tables may allocate before the next poll. It
+// returns the reason, or "".
+func (e *explorer[S]) poll(growth int64) string {
+	e.nextPoll = e.r.states.n + pollStates
+	if e.opt.Stop != nil {
+		if why := e.opt.Stop(); why != "" {
+			return why
+		}
+	}
+	if e.opt.MaxMemory > 0 && !e.mem.fits(e.opt.MaxMemory, growth) {
+		return StopMemory
+	}
+	return ""
+}
+
+// stop ends the search early, without a violation, for the reason why.
+func (e *explorer[S]) stop(why string) *Result[S] {
+	e.r.Stopped = why
+	return e.finish()
+}
+
 func (e *explorer[S]) run() *Result[S] {
 	r := e.r
+	if why := e.poll(0); why != "" {
+		return e.stop(why)
+	}
 	for _, s := range e.sys.Init() { // stored as they are, not canonical
 		if id, fresh := e.add(&s, -1, Label{}); fresh {
 			if err := e.sys.Check(s); err != nil {
@@ -325,7 +389,15 @@ func (e *explorer[S]) run() *Result[S] {
 		lo, hi = hi, r.states.n
 	}
 	if e.opt.Liveness {
-		if v := r.blockedForever(e.edges); v != nil {
+		// The backward search needs its own tables (livenessBytes).
+		if why := e.poll(livenessBytes(r.states.n, len(e.edges))); why != "" {
+			return e.stop(why)
+		}
+		v, why := e.blockedForever()
+		if why != "" {
+			return e.stop(why)
+		}
+		if v != nil {
 			r.Violation = v
 			return e.finish()
 		}
@@ -402,7 +474,14 @@ func (e *explorer[S]) sequentialLevel(lo, hi int) bool {
 			}
 		}
 		if e.budgetHit() {
+			r.Stopped = StopStates
 			return true
+		}
+		if r.states.n >= e.nextPoll {
+			if why := e.poll(e.growth(pollStates)); why != "" {
+				r.Stopped = why
+				return true
+			}
 		}
 		if e.opt.Progress != nil && h&4095 == 0 && time.Since(e.lastProgress) > time.Second {
 			e.progress()
@@ -411,5 +490,9 @@ func (e *explorer[S]) sequentialLevel(lo, hi int) bool {
 	return false
 }
 
-// parChunk is how many parents a worker takes at a time.
-const parChunk = 64
+// parChunk is how many parents a worker takes at a time; the main worker
+// polls every pollChunks of its chunks.
+const (
+	parChunk   = 64
+	pollChunks = pollStates / parChunk
+)

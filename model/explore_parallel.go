@@ -16,6 +16,7 @@ type worker[S comparable] struct {
 	edges  [][2]int32
 	pedges []pendEdge
 	yield  func(Label, S)
+	fresh  int64 // states this worker added to the level since it last counted them in e.levelNew
 }
 
 // pendEdge is a transition to a state new in the level (e.pend[shard].recs[idx]).
@@ -46,6 +47,7 @@ func (w *worker[S]) step(l Label, t S) {
 	idx, fresh := p.add(&c, h, key, l)
 	p.mu.Unlock()
 	if fresh {
+		w.fresh++
 		if err := e.sys.Check(t); err != nil {
 			p.mu.Lock()
 			p.meta[idx].bad = true
@@ -58,12 +60,28 @@ func (w *worker[S]) step(l Label, t S) {
 	}
 }
 
-// expand takes chunks of parents lo..hi-1 from next until none is left.
-// The goroutine that called Explore (main) reports progress meanwhile.
+// expand takes chunks of parents lo..hi-1 from next until none is left,
+// or until the search is to stop (e.abort). The goroutine that called
+// Explore (main) reports progress and polls meanwhile.
 func (w *worker[S]) expand(lo, hi int32, next *atomic.Int64, main bool) {
 	e := w.e
 	size := int64(hi - lo)
-	for {
+	for chunks := 1; ; chunks++ {
+		e.levelNew.Add(w.fresh)
+		w.fresh = 0
+		if e.abort.Load() {
+			return
+		}
+		if main && chunks%pollChunks == 0 {
+			// The level's new states wait in e.pend; numbering them will
+			// take about as much again (levelBytes).
+			n := int(e.levelNew.Load())
+			if why := e.poll(e.pendBytes(n) + e.levelBytes(n)); why != "" {
+				e.abortWhy = why
+				e.abort.Store(true)
+				return
+			}
+		}
 		from := next.Add(parChunk) - parChunk
 		if from >= size {
 			return
@@ -138,15 +156,28 @@ func (e *explorer[S]) parallelLevel(lo, hi int32) bool {
 
 	// 1. Expand, in parallel.
 	var next atomic.Int64
+	e.levelNew.Store(0)
 	e.parallel(func(w int) { e.ws[w].expand(lo, hi, &next, w == 0) })
+	if e.abort.Load() {
+		// The level's states are dropped unnumbered: the result counts
+		// the levels before it.
+		r.Stopped = e.abortWhy
+		return true
+	}
+	total := 0
+	for i := range e.pend {
+		total += len(e.pend[i].meta)
+	}
+	if why := e.poll(e.levelBytes(total)); why != "" {
+		r.Stopped = why
+		return true
+	}
 
 	// 2. Number the new states in (parent, transition index) order: a
 	// counting sort by parent, then by transition index within a parent.
 	seg := grown(e.seg, size)
 	clear(seg)
-	total := 0
 	for i := range e.pend {
-		total += len(e.pend[i].meta)
 		for _, m := range e.pend[i].meta {
 			seg[int32(m.key>>32)-lo]++
 		}
@@ -214,7 +245,9 @@ func (e *explorer[S]) parallelLevel(lo, hi int32) bool {
 			deadlock, stopped = parent, true
 		default:
 			r.Transitions += int(n)
-			stopped = e.opt.MaxStates > 0 && int(id) >= e.opt.MaxStates
+			if e.opt.MaxStates > 0 && int(id) >= e.opt.MaxStates {
+				stopped, r.Stopped = true, StopStates
+			}
 		}
 	}
 

@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"hash/maphash"
+	"slices"
 	"sync"
 )
 
@@ -237,36 +238,55 @@ func (p *pendShard[S]) err(idx int32) error {
 
 // blockedForever finds, for each actor, a state in which it waits and from
 // which no path leads to a state where it does not: backward reachability
-// from the states where it is not waiting.
-func (r *Result[S]) blockedForever(edges [][2]int32) *Violation {
+// from the states where it is not waiting. It returns the violation, or
+// the reason Options.Stop gave to stop before it was done.
+func (e *explorer[S]) blockedForever() (*Violation, string) {
+	r := e.r
 	n := r.Len()
-	preds := make([][]int32, n)
-	for _, e := range edges {
-		preds[e[1]] = append(preds[e[1]], e[0])
+	// The predecessors of state i are preds[start[i]:start[i+1]]: two flat
+	// slices (livenessBytes), not a slice per state.
+	start := make([]int32, n+1)
+	for _, ed := range e.edges {
+		start[ed[1]+1]++
 	}
+	for i := 1; i <= n; i++ {
+		start[i] += start[i-1]
+	}
+	preds := make([]int32, len(e.edges))
+	fill := slices.Clone(start[:n])
+	for _, ed := range e.edges {
+		preds[fill[ed[1]]] = ed[0]
+		fill[ed[1]]++
+	}
+	fill, e.edges = nil, nil
 	waiting := make([]uint64, n)
 	var all uint64
 	for i := range waiting {
 		waiting[i] = r.sys.Waiting(*r.states.at(int32(i)))
 		all |= waiting[i]
 	}
+	free := make([]bool, n)
+	queue := make([]int32, 0, n)
 	for a := 0; all>>a != 0; a++ {
 		bit := uint64(1) << a
 		if all&bit == 0 {
 			continue
 		}
-		free := make([]bool, n)
-		var queue []int32
+		if e.opt.Stop != nil {
+			if why := e.opt.Stop(); why != "" {
+				return nil, why
+			}
+		}
 		for i := range waiting {
-			if waiting[i]&bit == 0 {
-				free[i] = true
+			free[i] = waiting[i]&bit == 0
+			if free[i] {
 				queue = append(queue, int32(i))
 			}
 		}
 		for len(queue) > 0 {
 			i := queue[len(queue)-1]
 			queue = queue[:len(queue)-1]
-			for _, p := range preds[i] {
+			for _, p := range preds[start[i]:start[i+1]] {
 				if !free[p] {
 					free[p] = true
 					queue = append(queue, p)
@@ -275,11 +295,11 @@ func (r *Result[S]) blockedForever(edges [][2]int32) *Violation {
 		}
 		for i := range free { // BFS order: the first one has the shortest path
 			if !free[i] {
-				return r.ViolationAt(BlockedForever, i, fmt.Errorf("%s waits and no schedule ever lets it go on", r.sys.Actors()[a]))
+				return r.ViolationAt(BlockedForever, i, fmt.Errorf("%s waits and no schedule ever lets it go on", r.sys.Actors()[a])), ""
 			}
 		}
 	}
-	return nil
+	return nil, ""
 }
 
 func actorList(names []string, m uint64) string {

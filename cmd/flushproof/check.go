@@ -4,9 +4,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"regexp"
+	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/flushproof/flushproof/model"
 )
@@ -14,77 +17,114 @@ import (
 func runCheck(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	maxStates := fs.Int("max-states", 0, "state budget per search (0 = none); a search cut short is reported UNKNOWN")
-	only := fs.String("run", "", "only check the rows whose \"model config\" matches this regular expression")
+	maxStates := fs.Int("max-states", 0, "state budget per search, 0 to 2147483647 (0 = none); a search cut short is reported UNKNOWN (state budget)")
+	var maxMem memoryFlag
+	fs.Var(&maxMem, "max-memory", "stop a search before the memory in use would pass this `size` (2GiB, 512MiB...; 0 = no limit, else at least 16MiB): its row is UNKNOWN (memory) and the next row runs.\nDefault: 3/4 of the smallest of physical memory, the cgroup's limit and ulimit -v (less the Go runtime's reservations); never above GOMEMLIMIT")
+	only := fs.String("run", "", "only check the rows whose name (\"model config bound\", the table's first column) matches this `regexp`")
 	quiet := fs.Bool("q", false, "no progress lines on stderr")
+	jsonOut := fs.Bool("json", false, "print JSON Lines instead of the table: a check.row object per row as it ends, then a check.summary (docs/cli.md)")
 	proof := fs.Bool("proof", false, "also explore the xfs flush-sequence protocol at 3 tasks x 2 fsyncs and O_DSYNC with two writers and background write-back (tens of seconds, gigabytes)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: flushproof check [flags]\n\nExplores every model at its bound; exit status 1 if a verdict is not the expected one\n(a real model UNSAFE, or a negative control not caught).\n\nflags:\n")
+		fmt.Fprintf(stderr, `usage: flushproof check [flags]
+
+Explores every model at its bound and prints its row as soon as its search ends,
+then the counterexamples and a summary line. Exit status: 0 every verdict as
+expected, 1 a verdict not the expected one (a real model UNSAFE, or a negative
+control not caught), 2 bad usage, 3 a search failed (an ERROR row), 4 some rows
+UNKNOWN (a state or memory budget) and nothing else wrong, 130/143 interrupted
+by SIGINT/SIGTERM (the finished rows are printed). See docs/cli.md.
+
+flags:
+`)
 		fs.PrintDefaults()
+		if m, rule := defaultMaxMemory(); m > 0 {
+			fmt.Fprintf(stderr, "\n-max-memory defaults to %s here (%s).\n", formatBytes(m), rule)
+		}
 	}
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code := parseFlags(fs, args, stderr); code >= 0 {
+		return code
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "flushproof check: unexpected arguments %q\n", fs.Args())
-		return 2
-	}
-	if *maxStates < 0 {
-		fmt.Fprintf(stderr, "flushproof check: -max-states must be >= 0, got %d\n", *maxStates)
-		return 2
+	if code := usageError(stderr, "check", intIn("max-states", *maxStates, 0, math.MaxInt32)); code >= 0 {
+		return code
 	}
 	var filter *regexp.Regexp
 	if *only != "" {
 		var err error
 		if filter, err = regexp.Compile(*only); err != nil {
-			fmt.Fprintf(stderr, "flushproof check: bad -run pattern: %v\n", err)
-			return 2
+			fmt.Fprintf(stderr, "flushproof check: -run must be a regular expression (RE2 syntax): %v\n", err)
+			return exitUsage
 		}
 	}
-	opt := model.Options{MaxStates: *maxStates, Liveness: true}
-	var report func(string) func(model.Stats)
+	var selected []model.Row
+	for _, r := range rows(*proof) {
+		if filter == nil || filter.MatchString(r.Name) {
+			selected = append(selected, r)
+		}
+	}
+	if len(selected) == 0 {
+		fmt.Fprintf(stderr, "flushproof check: no row matches -run %q\n", *only)
+		return exitUsage
+	}
+
+	limit, rule := maxMem.bytes, "-max-memory"
+	if !maxMem.set {
+		limit, rule = defaultMaxMemory()
+	} else if g := goMemLimit(); g > 0 && (limit == 0 || limit > g) {
+		fmt.Fprintf(stderr, "flushproof check: -max-memory %s is above GOMEMLIMIT (%s): using GOMEMLIMIT\n", maxMem.String(), formatBytes(g))
+		limit, rule = g, "GOMEMLIMIT"
+	} else if m, what := machineMemory(); limit > m && m > 0 {
+		fmt.Fprintf(stderr, "flushproof check: -max-memory %s is above %s (%s): the process may be killed before a search stops\n", maxMem.String(), what, formatBytes(m))
+	}
+	prev := debug.SetMemoryLimit(-1)
+	if limit > 0 {
+		// The garbage collector then works harder near the limit instead of
+		// letting garbage push the heap over it.
+		debug.SetMemoryLimit(limit)
+	}
+	defer debug.SetMemoryLimit(prev)
+
+	in := catchInterrupts(stderr)
+	defer in.release()
+	as := watchAddressSpace()
+	stop := func() string {
+		if why := in.stop(); why != "" {
+			return why
+		}
+		if as.short() {
+			return model.StopMemory
+		}
+		return ""
+	}
+	c := &checkRun{
+		opt:   model.Options{MaxStates: *maxStates, MaxMemory: limit, Liveness: true, Stop: stop},
+		json:  *jsonOut,
+		intr:  in,
+		limit: limit,
+		rule:  rule,
+	}
 	if !*quiet {
-		report = progress(stderr)
+		c.progress = newProgressLine(stderr)
 	}
-	verdicts, err := checks(opt, filter, report, *proof)
-	if err != nil {
-		fmt.Fprintf(stderr, "flushproof check: %v\n", err)
-		return 2
-	}
-	if len(verdicts) == 0 {
-		fmt.Fprintf(stderr, "flushproof check: no model matches -run %q\n", *only)
-		return 2
-	}
-	printTable(stdout, verdicts)
-	for _, v := range verdicts {
-		if !v.Expected() {
-			return 1
-		}
-	}
-	return 0
+	return c.run(selected, stdout, stderr)
 }
 
-// row is one line of the table: its name (what -run matches) and how to
-// compute it.
-type row struct {
-	name  string
-	check func(model.Options) (model.Verdict, error)
-}
-
-// rows lists every registered model. Later protocols add their rows here.
-func rows(proof bool) []row {
-	var out []row
-	for _, w := range deviceWorkloads() {
-		out = append(out, row{w.Bug.String() + " " + w.Config.String(),
-			func(o model.Options) (model.Verdict, error) { return model.DeviceVerdict(w, o) }})
+// rows lists every registered model in the catalog order, which is the
+// order of the table. A row's name is "model config bound": what -run
+// matches.
+func rows(proof bool) []model.Row {
+	var out []model.Row
+	for _, pair := range model.DeviceChecks() {
+		w := model.StandardDeviceWorkload(pair.Config, pair.Bug)
+		out = append(out, model.Row{Name: w.Bug.String() + " " + w.Config.String() + " " + w.Describe(),
+			Check: func(o model.Options) (model.Verdict, error) { return model.DeviceVerdict(w, o) }})
 	}
 	fsync := model.FsyncChecks()
 	if proof {
 		fsync = append(fsync, model.FsyncProofChecks()...)
 	}
 	for _, c := range fsync {
-		out = append(out, row{fmt.Sprintf("xfs-flushseq %s %s %s", c.Variant, c.Memory, c.Describe()),
-			func(o model.Options) (model.Verdict, error) { return model.FsyncVerdict(c, o) }})
+		out = append(out, model.Row{Name: fmt.Sprintf("xfs-flushseq %s %s %s", c.Variant, c.Memory, c.Describe()),
+			Check: func(o model.Options) (model.Verdict, error) { return model.FsyncVerdict(c, o) }})
 	}
 	odsync := model.ODSyncRows()
 	if proof {
@@ -93,70 +133,232 @@ func rows(proof bool) []row {
 				Check: func(o model.Options) (model.Verdict, error) { return model.ODSyncVerdict(c, o) }})
 		}
 	}
-	for _, rs := range [][]model.Row{odsync, model.IOWQRows(), model.DIOCountRows()} {
-		for _, r := range rs {
-			out = append(out, row{r.Name, r.Check})
-		}
-	}
-	return out
+	out = append(out, odsync...)
+	out = append(out, model.IOWQRows()...)
+	return append(out, model.DIOCountRows()...)
 }
 
-// checks runs the rows that filter selects; report, if set, gives the
-// progress callback for a row.
-func checks(opt model.Options, filter *regexp.Regexp, report func(string) func(model.Stats), proof bool) ([]model.Verdict, error) {
-	var out []model.Verdict
-	for _, r := range rows(proof) {
-		if filter != nil && !filter.MatchString(r.name) {
-			continue
-		}
-		if report != nil {
-			opt.Progress = report(r.name)
-		}
-		v, err := r.check(opt)
-		if err != nil {
-			return out, fmt.Errorf("%s: %w", r.name, err)
-		}
-		out = append(out, v)
-	}
-	return out, nil
+// checkRun is one run of `flushproof check`.
+type checkRun struct {
+	opt      model.Options
+	json     bool
+	progress *progressLine // nil with -q
+	intr     *interrupts
+	limit    int64  // -max-memory in effect, 0 = none
+	rule     string // where it comes from
 }
 
-func deviceWorkloads() []model.DeviceWorkload {
-	var ws []model.DeviceWorkload
-	for _, pair := range model.DeviceChecks() {
-		ws = append(ws, model.StandardDeviceWorkload(pair.Config, pair.Bug))
+// freeAbove is how much memory a finished search may leave held before it
+// is given back: a quarter of the limit, or 1 GiB without one.
+func (c *checkRun) freeAbove() int64 {
+	if c.limit > 0 {
+		return c.limit / 4
 	}
-	return ws
+	return 1 << 30
 }
 
-func printTable(w io.Writer, vs []model.Verdict) {
-	model.WriteVerdictTable(w, vs)
-	for _, v := range vs {
-		if v.Violation == nil {
-			continue
-		}
-		fmt.Fprintf(w, "\n%s on %s (%s): UNSAFE, shortest counterexample (%d steps; model.Replay follows it again):\n", v.Model, v.Config, v.Bound, len(v.Violation.Path))
-		fmt.Fprint(w, indent(v.Violation.Timeline()))
+// finished is a row whose search ended: its verdict, or the error or panic
+// that ended it.
+type finished struct {
+	name string
+	v    model.Verdict
+	err  error
+}
+
+// run checks the rows one after the other, printing each as it ends, then
+// the counterexamples, the errors and the summary; it returns the exit
+// status.
+func (c *checkRun) run(rows []model.Row, stdout, stderr io.Writer) int {
+	start := time.Now()
+	names := make([]string, len(rows))
+	for i, r := range rows {
+		names[i] = r.Name
 	}
+	table := model.NewVerdictTable(stdout, names)
+	enc := jsonLines(stdout)
+	if !c.json {
+		table.WriteHeader()
+	}
+	var (
+		done []finished
+		t    tally
+	)
+	for _, r := range rows {
+		if c.intr.stop() != "" {
+			break
+		}
+		opt := c.opt
+		if c.progress != nil {
+			opt.Progress = c.progress.report(r.Name)
+		}
+		v, err := checkRow(r, opt, stderr)
+		c.progress.clear()
+		done = append(done, finished{r.Name, v, err})
+		t.add(v, err)
+		if c.json {
+			enc.Encode(model.NewVerdictRecord(r.Name, v, err))
+		} else {
+			table.WriteRow(r.Name, v, err)
+		}
+		// Give a large search's memory back before the next one grows its
+		// own. A small one's is left to be reused: returning it after
+		// every row makes the whole table 50% slower (page faults, and a
+		// garbage collector that starts again from a small heap).
+		if heldBytes() > c.freeAbove() {
+			debug.FreeOSMemory()
+		}
+		if v.Truncated && v.Unknown == interruptReason {
+			break
+		}
+	}
+	code := t.exitCode()
+	if ic := c.intr.exitCode(); ic != 0 {
+		code = ic
+	}
+	s := checkSummary{Kind: "check.summary", Schema: 1, Rows: t.rows, Selected: len(rows),
+		Safe: t.safe, UnsafeExpected: t.unsafeExpected, Unexpected: t.unexpected, Unknown: t.unknown, Errors: t.errors,
+		Interrupted: c.intr.signal() != nil, Signal: c.intr.signalName(),
+		ElapsedNS: int64(time.Since(start)), PeakMemoryBytes: peakRSS(), MaxMemoryBytes: c.limit, ExitCode: code}
+	if c.json {
+		enc.Encode(s)
+		return code
+	}
+	for _, f := range done {
+		if v := f.v; f.err == nil && v.Violation != nil {
+			fmt.Fprintf(stdout, "\n%s on %s (%s): %s, shortest counterexample (%d steps; model.Replay follows it again):\n",
+				v.Model, v.Config, v.Bound, v.Result(), len(v.Violation.Path))
+			fmt.Fprint(stdout, indent(v.Violation.Timeline()))
+		}
+	}
+	for _, f := range done {
+		if f.err != nil {
+			fmt.Fprintf(stdout, "\n%s: ERROR: %v\n", f.name, f.err)
+		}
+	}
+	fmt.Fprintf(stdout, "\n%s\n", s.line(c.rule))
+	return code
+}
+
+// checkRow runs one row's search; a panic in it becomes its error, so that
+// the other rows still run.
+func checkRow(r model.Row, opt model.Options, stderr io.Writer) (v model.Verdict, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			fmt.Fprintf(stderr, "flushproof check: %s: panic: %v\n%s", r.Name, p, debug.Stack())
+			v, err = model.Verdict{}, fmt.Errorf("panic: %v", p)
+		}
+	}()
+	return r.Check(opt)
+}
+
+// tally counts the finished rows by outcome; every row is in exactly one
+// count.
+type tally struct {
+	rows, safe, unsafeExpected, unexpected, unknown, errors int
+}
+
+func (t *tally) add(v model.Verdict, err error) {
+	t.rows++
+	switch {
+	case err != nil:
+		t.errors++
+	case v.Truncated:
+		t.unknown++
+	case !v.Expected():
+		t.unexpected++
+	case v.Safe:
+		t.safe++
+	default:
+		t.unsafeExpected++
+	}
+}
+
+// exitCode: a verdict not as expected is a finding and comes first, then a
+// failed search, then an incomplete one.
+func (t tally) exitCode() int {
+	switch {
+	case t.unexpected > 0:
+		return exitUnexpected
+	case t.errors > 0:
+		return exitFailed
+	case t.unknown > 0:
+		return exitIncomplete
+	}
+	return exitOK
+}
+
+// checkSummary is the last line of `flushproof check`, and its JSON object
+// of kind "check.summary" (docs/cli.md).
+type checkSummary struct {
+	Kind            string `json:"kind"`
+	Schema          int    `json:"schema"`
+	Rows            int    `json:"rows"`     // rows finished (an interrupted row included)
+	Selected        int    `json:"selected"` // rows -run selected
+	Safe            int    `json:"safe"`
+	UnsafeExpected  int    `json:"unsafe_expected"`
+	Unexpected      int    `json:"unexpected"`
+	Unknown         int    `json:"unknown"`
+	Errors          int    `json:"errors"`
+	Interrupted     bool   `json:"interrupted"`
+	Signal          string `json:"signal"`
+	ElapsedNS       int64  `json:"elapsed_ns"`
+	PeakMemoryBytes int64  `json:"peak_memory_bytes"`
+	MaxMemoryBytes  int64  `json:"max_memory_bytes"`
+	ExitCode        int    `json:"exit_code"`
+}
+
+func (s checkSummary) line(rule string) string {
+	head := "done"
+	if s.Interrupted {
+		head = "INTERRUPTED by " + s.Signal
+	}
+	limit := "no memory limit"
+	if s.MaxMemoryBytes > 0 {
+		limit = fmt.Sprintf("max-memory %s (%s)", formatBytes(s.MaxMemoryBytes), rule)
+	}
+	return fmt.Sprintf("%s: %d of %d rows in %v, peak memory %s, %s: %d SAFE, %d UNSAFE as expected, %d unexpected, %d UNKNOWN, %d errors",
+		head, s.Rows, s.Selected, time.Duration(s.ElapsedNS).Round(time.Millisecond), formatBytes(s.PeakMemoryBytes), limit,
+		s.Safe, s.UnsafeExpected, s.Unexpected, s.Unknown, s.Errors)
 }
 
 func indent(s string) string {
 	return "  " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n  ") + "\n"
 }
 
-// progress prints a line on stderr about once a second during long searches:
-// rewritten in place on a terminal, one line each otherwise.
-func progress(stderr io.Writer) func(string) func(model.Stats) {
-	end := "\n"
+// progressLine prints a line on stderr about once a second during long
+// searches: rewritten in place on a terminal (and wiped before a row is
+// printed), one line each otherwise.
+type progressLine struct {
+	w     io.Writer
+	tty   bool
+	dirty bool
+}
+
+func newProgressLine(stderr io.Writer) *progressLine {
+	p := &progressLine{w: stderr}
 	if f, ok := stderr.(*os.File); ok {
 		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-			end = "\r"
+			p.tty = true
 		}
 	}
-	return func(name string) func(model.Stats) {
-		return func(s model.Stats) {
-			fmt.Fprintf(stderr, "flushproof: %s: %d states, %d transitions, depth %d, %.0f states/s%s",
-				name, s.States, s.Transitions, s.MaxDepth, s.PerSecond(), end)
+	return p
+}
+
+func (p *progressLine) report(name string) func(model.Stats) {
+	return func(s model.Stats) {
+		end := "\n"
+		if p.tty {
+			end, p.dirty = "\r", true
 		}
+		fmt.Fprintf(p.w, "flushproof: %s: %d states, %d transitions, depth %d, %.0f states/s%s",
+			name, s.States, s.Transitions, s.MaxDepth, s.PerSecond(), end)
+	}
+}
+
+// clear wipes a progress line left on a terminal.
+func (p *progressLine) clear() {
+	if p != nil && p.dirty {
+		fmt.Fprint(p.w, "\r\x1b[K")
+		p.dirty = false
 	}
 }

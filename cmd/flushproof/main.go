@@ -27,18 +27,19 @@ commands:
   crashlab   record fsync writers on ext4 or xfs through a FUSE + loop recorder and check
              every acknowledged record in the crash states the log allows (root)
 
-run "flushproof <command> -h" for the flags of a command
+run "flushproof <command> -h" for the flags of a command; docs/cli.md describes
+the flags, the exit statuses and the -json output of every command
 `
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
-// run is main without the process: it returns the exit status (0 all
-// verdicts as expected, 1 a verdict differs from what the model is there
-// for, 2 bad usage or an error).
+// run is main without the process: it returns the exit status (0 all as
+// expected, 1 a result not as expected, 2 bad usage, 3 a failed run, 4
+// incomplete, 130/143 interrupted; the constants in signals.go).
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
-		return 2
+		return exitUsage
 	}
 	switch args[0] {
 	case "check":
@@ -51,8 +52,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runCrashlab(args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
-		return 0
+		return exitOK
 	}
 	fmt.Fprintf(stderr, "flushproof: unknown command %q\n\n%s", args[0], usage)
-	return 2
+	return exitUsage
 }

@@ -4,11 +4,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"text/tabwriter"
 	"time"
 
 	"github.com/flushproof/flushproof/model"
 )
+
+// skipShareVariants are the rows of `flushproof skipshare`, in order.
+var skipShareVariants = []model.FsyncVariant{model.Baseline, model.Patched, model.Improved, model.PlainStoreCompleted, model.ReadBeforeWriteback}
 
 // runSkipShare runs the flush-sequence model under a latency model and
 // prints, per variant, how many fsyncs skipped their flush and how many
@@ -16,52 +18,181 @@ import (
 func runSkipShare(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("skipshare", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	tasks := fs.Int("tasks", 8, "fsync writers")
-	fsyncs := fs.Int("fsyncs", 30, "append+fsync rounds per writer")
-	runs := fs.Int("runs", 20, "runs (seeds 0..runs-1) per variant")
-	write := fs.Duration("write", 50e3, "mean data write latency")
-	flush := fs.Duration("flush", 2e6, "mean cache flush latency")
-	think := fs.Duration("think", 1e6, "at most this long between an fsync's return and the next write")
-	jitter := fs.Float64("jitter", 0.5, "device latencies vary uniformly by +- this fraction")
-	overwrite := fs.Float64("overwrite", 0, "share of fsyncs with no metadata to log (fdatasync after overwrites)")
-	crashes := fs.Int("crashes", 528, "random crash points per variant (the seed replayed 528)")
+	tasks := fs.Int("tasks", 8, "fsync writers, 1 to 1024")
+	fsyncs := fs.Int("fsyncs", 30, "append+fsync rounds per writer, 1 to 100000")
+	runs := fs.Int("runs", 20, "runs (seeds 0..runs-1) per variant, 1 to 100000")
+	write := fs.Duration("write", 50e3, "mean data write latency, in (0, 1h]")
+	flush := fs.Duration("flush", 2e6, "mean cache flush latency, in (0, 1h]")
+	think := fs.Duration("think", 1e6, "at most this long between an fsync's return and the next write, in [0, 1h]")
+	jitter := fs.Float64("jitter", 0.5, "device latencies vary uniformly by +- this fraction, 0 to 1")
+	overwrite := fs.Float64("overwrite", 0, "share of fsyncs with no metadata to log (fdatasync after overwrites), 0 to 1")
+	crashes := fs.Int("crashes", 528, "random crash points per variant (the seed replayed 528), 0 to 10000000")
+	jsonOut := fs.Bool("json", false, "print JSON Lines instead of the table: a skipshare.variant object per variant, then a skipshare.summary (docs/cli.md)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: flushproof skipshare [flags]\n\nRuns the xfs flush-sequence model (with the log force of an append workload) under a\nlatency model and counts the fsyncs that skip their flush.\n\nflags:\n")
+		fmt.Fprintf(stderr, `usage: flushproof skipshare [flags]
+
+Runs the xfs flush-sequence model (with the log force of an append workload) under a
+latency model and counts the fsyncs that skip their flush. Exit status 1 if a variant
+that is not a mutant returned an fsync with its write not durable; see docs/cli.md.
+
+flags:
+`)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code := parseFlags(fs, args, stderr); code >= 0 {
+		return code
 	}
-	if fs.NArg() > 0 || *tasks < 1 || *fsyncs < 1 || *runs < 1 || *crashes < 0 || *jitter < 0 || *jitter > 1 || *overwrite < 0 || *overwrite > 1 {
-		fmt.Fprintf(stderr, "flushproof skipshare: bad arguments (tasks, fsyncs, runs >= 1, 0 <= jitter <= 1, 0 <= overwrite <= 1, no positional arguments)\n")
-		return 2
+	if code := usageError(stderr, "skipshare",
+		intIn("tasks", *tasks, 1, 1024), intIn("fsyncs", *fsyncs, 1, 100000), intIn("runs", *runs, 1, 100000),
+		durationIn("write", *write, 0, time.Hour, false), durationIn("flush", *flush, 0, time.Hour, false),
+		durationIn("think", *think, 0, time.Hour, true),
+		fractionIn("jitter", *jitter), fractionIn("overwrite", *overwrite),
+		intIn("crashes", *crashes, 0, 10000000)); code >= 0 {
+		return code
 	}
 	lat := model.FsyncLatency{Write: *write, Flush: *flush, Think: *think, Jitter: *jitter, Overwrite: *overwrite}
-	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "VARIANT\tFSYNCS\tSKIPPED\tSHARE\tFLUSHES\tNOT DURABLE AT RETURN\tCRASHES LOSING A BLOCK\tMEAN RUN TIME\n")
-	for _, v := range []model.FsyncVariant{model.Baseline, model.Patched, model.Improved, model.PlainStoreCompleted, model.ReadBeforeWriteback} {
-		var tot model.FsyncTiming
-		lostCrashes := 0
-		for seed := 0; seed < *runs; seed++ {
-			r, err := model.SimulateFsync(v, *tasks, *fsyncs, model.SC, lat, uint64(seed))
-			if err != nil {
-				fmt.Fprintf(stderr, "flushproof skipshare: %v\n", err)
-				return 2
-			}
-			tot.Fsyncs += r.Fsyncs
-			tot.Skipped += r.Skipped
-			tot.Flushes += r.Flushes
-			tot.Unsafe += r.Unsafe
-			tot.Elapsed += r.Elapsed
-			// Spread the crash points over the runs.
-			n := *crashes / *runs
-			if seed < *crashes%*runs {
-				n++
-			}
-			lostCrashes += r.CrashReplays(n, uint64(seed))
-		}
-		fmt.Fprintf(tw, "%v\t%d\t%d\t%.1f%%\t%d\t%d\t%d of %d\t%v\n", v, tot.Fsyncs, tot.Skipped, 100*tot.SkipShare(), tot.Flushes, tot.Unsafe, lostCrashes, *crashes, tot.Elapsed/time.Duration(*runs))
+	in := catchInterrupts(stderr)
+	defer in.release()
+	start := time.Now()
+
+	// The variants run in a goroutine, so that a signal is answered at once
+	// even in the middle of a long run; it stops between runs.
+	type result struct {
+		row skipShareRow
+		err error
 	}
-	tw.Flush()
-	return 0
+	results := make(chan result, len(skipShareVariants))
+	go func() {
+		defer close(results)
+		for _, v := range skipShareVariants {
+			row, err := skipShareVariant(v, *tasks, *fsyncs, *runs, *crashes, lat, in.stop)
+			if in.stop() != "" {
+				return
+			}
+			results <- result{row, err}
+			if err != nil {
+				return
+			}
+		}
+	}()
+
+	width := len("VARIANT")
+	for _, v := range skipShareVariants {
+		width = max(width, len(v.String()))
+	}
+	const format = "%-*s  %7s  %7s  %6s  %7s  %21s  %22s  %13s\n"
+	enc := jsonLines(stdout)
+	if !*jsonOut {
+		fmt.Fprintf(stdout, format, width, "VARIANT", "FSYNCS", "SKIPPED", "SHARE", "FLUSHES", "NOT DURABLE AT RETURN", "CRASHES LOSING A BLOCK", "MEAN RUN TIME")
+	}
+	sum := skipShareSummary{Kind: "skipshare.summary", Schema: 1, Tasks: *tasks, FsyncsPerTask: *fsyncs, Runs: *runs,
+		WriteNS: int64(*write), FlushNS: int64(*flush), ThinkNS: int64(*think), Jitter: *jitter, Overwrite: *overwrite, Crashes: *crashes}
+	code := exitOK
+loop:
+	for {
+		select {
+		case r, ok := <-results:
+			if !ok {
+				break loop
+			}
+			if r.err != nil {
+				fmt.Fprintf(stderr, "flushproof skipshare: %v\n", r.err)
+				code = exitFailed
+				break loop
+			}
+			row := r.row
+			sum.Variants++
+			if !row.Mutant && (row.NotDurable > 0 || row.CrashesLosing > 0) {
+				code = max(code, exitUnexpected)
+			}
+			if *jsonOut {
+				enc.Encode(row)
+				continue
+			}
+			fmt.Fprintf(stdout, format, width, row.Variant, fmt.Sprint(row.Fsyncs), fmt.Sprint(row.Skipped), fmt.Sprintf("%.1f%%", 100*row.SkipShare),
+				fmt.Sprint(row.Flushes), fmt.Sprint(row.NotDurable), fmt.Sprintf("%d of %d", row.CrashesLosing, row.Crashes),
+				time.Duration(row.MeanRunNS).String())
+		case <-in.done:
+			break loop
+		}
+	}
+	if ic := in.exitCode(); ic != 0 {
+		code = ic
+	}
+	sum.Interrupted, sum.Signal = in.signal() != nil, in.signalName()
+	sum.ElapsedNS, sum.ExitCode = int64(time.Since(start)), code
+	if *jsonOut {
+		enc.Encode(sum)
+		return code
+	}
+	head := "done"
+	if sum.Interrupted {
+		head = "INTERRUPTED by " + sum.Signal
+	}
+	fmt.Fprintf(stdout, "\n%s: %d of %d variants in %v; %d tasks x %d fsyncs, %d runs per variant, write %v, flush %v, think up to %v, jitter %g, overwrite %g\n",
+		head, sum.Variants, len(skipShareVariants), time.Duration(sum.ElapsedNS).Round(time.Millisecond),
+		*tasks, *fsyncs, *runs, *write, *flush, *think, *jitter, *overwrite)
+	return code
+}
+
+// skipShareRow is a row of the skipshare table, and its JSON object of kind
+// "skipshare.variant" (docs/cli.md).
+type skipShareRow struct {
+	Kind          string  `json:"kind"`
+	Variant       string  `json:"variant"`
+	Mutant        bool    `json:"mutant"`
+	Fsyncs        int     `json:"fsyncs"`
+	Skipped       int     `json:"skipped"`
+	SkipShare     float64 `json:"skip_share"`
+	Flushes       int     `json:"flushes"`
+	NotDurable    int     `json:"not_durable_at_return"`
+	CrashesLosing int     `json:"crashes_losing_a_block"`
+	Crashes       int     `json:"crashes"`
+	MeanRunNS     int64   `json:"mean_run_time_ns"`
+}
+
+// skipShareSummary is the JSON object of kind "skipshare.summary".
+type skipShareSummary struct {
+	Kind          string  `json:"kind"`
+	Schema        int     `json:"schema"`
+	Tasks         int     `json:"tasks"`
+	FsyncsPerTask int     `json:"fsyncs_per_task"`
+	Runs          int     `json:"runs"`
+	WriteNS       int64   `json:"write_ns"`
+	FlushNS       int64   `json:"flush_ns"`
+	ThinkNS       int64   `json:"think_ns"`
+	Jitter        float64 `json:"jitter"`
+	Overwrite     float64 `json:"overwrite"`
+	Crashes       int     `json:"crashes"`
+	Variants      int     `json:"variants"`
+	Interrupted   bool    `json:"interrupted"`
+	Signal        string  `json:"signal"`
+	ElapsedNS     int64   `json:"elapsed_ns"`
+	ExitCode      int     `json:"exit_code"`
+}
+
+// skipShareVariant runs one variant runs times, spreading the crash points
+// over the runs; it stops early (with what it has) once stop says so.
+func skipShareVariant(v model.FsyncVariant, tasks, fsyncs, runs, crashes int, lat model.FsyncLatency, stop func() string) (skipShareRow, error) {
+	var tot model.FsyncTiming
+	lost := 0
+	for seed := 0; seed < runs && stop() == ""; seed++ {
+		r, err := model.SimulateFsync(v, tasks, fsyncs, model.SC, lat, uint64(seed))
+		if err != nil {
+			return skipShareRow{}, fmt.Errorf("simulate %v, seed %d: %w", v, seed, err)
+		}
+		tot.Fsyncs += r.Fsyncs
+		tot.Skipped += r.Skipped
+		tot.Flushes += r.Flushes
+		tot.Unsafe += r.Unsafe
+		tot.Elapsed += r.Elapsed
+		n := crashes / runs
+		if seed < crashes%runs {
+			n++
+		}
+		lost += r.CrashReplays(n, uint64(seed))
+	}
+	return skipShareRow{Kind: "skipshare.variant", Variant: v.String(), Mutant: v.Mutant(), Fsyncs: tot.Fsyncs, Skipped: tot.Skipped,
+		SkipShare: tot.SkipShare(), Flushes: tot.Flushes, NotDurable: tot.Unsafe, CrashesLosing: lost, Crashes: crashes,
+		MeanRunNS: int64(tot.Elapsed / time.Duration(runs))}, nil
 }
