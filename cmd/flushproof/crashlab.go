@@ -17,13 +17,13 @@ import (
 	"github.com/flushproof/flushproof/crashlab"
 )
 
-// The exit codes of flushproof crashlab (docs/crashlab.md, "Exit codes").
+// The exit codes of flushproof crashlab (docs/crashlab.md, "Exit codes"):
+// those of every command (signals.go), read for a crash lab.
 const (
-	crashlabExitPass        = 0   // nothing lost, nothing failed that must not
-	crashlabExitFail        = 1   // an acknowledged record lost, or a state that must recover did not
-	crashlabExitUsage       = 2   // bad flag, bad value, unexpected argument
-	crashlabExitError       = 3   // the run failed: pre-flight, recording, a replay's setup
-	crashlabExitInterrupted = 130 // SIGINT; 143 for SIGTERM
+	crashlabExitPass  = exitOK         // nothing lost, nothing failed that must not
+	crashlabExitFail  = exitUnexpected // an acknowledged record lost, or a state that must recover did not
+	crashlabExitUsage = exitUsage      // bad flag, bad value, unexpected argument
+	crashlabExitError = exitFailed     // the run failed: pre-flight, recording, a replay's setup
 )
 
 // crashlabJSONSchema is the "schema" of crashlab.summary; it changes when a
@@ -202,9 +202,9 @@ func (r crashlabRun) ExitCode() int {
 	v := r.Result.Replay.Verdicts()
 	switch {
 	case r.Interrupted() && r.Signal() == "SIGTERM":
-		return 128 + int(syscall.SIGTERM)
+		return exitSIGTERM
 	case r.Interrupted():
-		return crashlabExitInterrupted
+		return exitSIGINT
 	case r.Result.Lost > 0 || v[crashlab.VerdictFail] > 0:
 		return crashlabExitFail
 	case r.Err != nil || v[crashlab.VerdictError] > 0:
@@ -278,11 +278,11 @@ func crashlabErrorLines(errs []error) []string {
 // crashlabExitMeaning says what each exit status of crashlab means; the summary
 // carries it so a JSON reader needs no docs to read exit_code.
 var crashlabExitMeaning = map[int]string{
-	0:   "no acknowledged record lost; every flush-point, end-of-log and untorn random state mounted, checked and fsck'd clean",
-	1:   "an acknowledged record was lost, or a state the file system must recover failed to mount or fsck",
-	3:   "the run failed (pre-flight, recording, or a replay that could not be set up); the error says why",
-	130: "interrupted by SIGINT: the counts cover what was done",
-	143: "interrupted by SIGTERM: the counts cover what was done",
+	crashlabExitPass:  "no acknowledged record lost; every flush-point, end-of-log and untorn random state mounted, checked and fsck'd clean",
+	crashlabExitFail:  "an acknowledged record was lost, or a state the file system must recover failed to mount or fsck",
+	crashlabExitError: "the run failed (pre-flight, recording, or a replay that could not be set up); the error says why",
+	exitSIGINT:        "interrupted by SIGINT: the counts cover what was done",
+	exitSIGTERM:       "interrupted by SIGTERM: the counts cover what was done",
 }
 
 // negativeControl reports whether the workload is there to be caught.

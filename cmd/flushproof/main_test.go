@@ -355,7 +355,7 @@ func TestSkipShareAndCostInterrupted(t *testing.T) {
 }
 
 func TestHelpExitsZero(t *testing.T) {
-	for _, args := range [][]string{{"-h"}, {"help"}, {"check", "-h"}, {"check", "-help"}, {"cost", "-h"}, {"skipshare", "-h"}} {
+	for _, args := range [][]string{{"-h"}, {"help"}, {"check", "-h"}, {"check", "-help"}, {"cost", "-h"}, {"skipshare", "-h"}, {"crashlab", "-h"}} {
 		var out, errb bytes.Buffer
 		assert.Equal(t, exitOK, run(args, &out, &errb), "%q", args)
 		assert.Contains(t, out.String()+errb.String(), "usage: flushproof", "%q", args)
