@@ -566,21 +566,12 @@ func (t *Target) openNamedFile(n namedPath, mounts []mountEntry, opt TargetOptio
 	if err != nil {
 		return err
 	}
-	blkid, note := blkidSignatures(path)
-	if note != "" {
-		t.Notes = append(t.Notes, note)
+	if err := t.refuseFormatted(path, sigs, opt.Destructive); err != nil {
+		return err
 	}
-	sigs = append(sigs, blkid...)
-	if !opt.Destructive {
-		if err := refuseSignatures(path, sigs); err != nil {
-			return err
-		}
-		if size > 0 {
-			return fmt.Errorf("%w: %s is a non-empty regular file (%d bytes); the benchmark would overwrite its first %s. Name a file that does not exist or is empty, or pass -destructive",
-				ErrRefused, path, size, formatBytes(opt.Region))
-		}
-	} else if len(sigs) > 0 {
-		t.Notes = append(t.Notes, fmt.Sprintf("-destructive: %s", strings.TrimPrefix(refuseSignatures(path, sigs).Error(), ErrRefused.Error()+": ")))
+	if size > 0 && !opt.Destructive {
+		return fmt.Errorf("%w: %s is a non-empty regular file (%d bytes); the benchmark would overwrite its first %s. Name a file that does not exist or is empty, or pass -destructive",
+			ErrRefused, path, size, formatBytes(opt.Region))
 	}
 
 	// Every check passed: now it may be opened for writing. O_NOFOLLOW and
@@ -625,6 +616,23 @@ func (t *Target) openNamedFile(n namedPath, mounts []mountEntry, opt TargetOptio
 	}
 	t.markVolatileFS(path, n.fs)
 	return t.openFile(path, impl.OpenOptions{})
+}
+
+// refuseFormatted adds blkid -p's findings on path to hwbench's own (sigs)
+// and refuses the target if there are any, unless destructive; then a note
+// says what is overwritten.
+func (t *Target) refuseFormatted(path string, sigs []Signature, destructive bool) error {
+	blkid, note := blkidSignatures(path)
+	if note != "" {
+		t.Notes = append(t.Notes, note)
+	}
+	sigs = append(sigs, blkid...)
+	err := refuseSignatures(path, sigs)
+	if err == nil || !destructive {
+		return err
+	}
+	t.Notes = append(t.Notes, fmt.Sprintf("-destructive: %s", strings.TrimPrefix(err.Error(), ErrRefused.Error()+": ")))
+	return nil
 }
 
 // fileSignatures looks for on-disk formats in a regular file, as
@@ -690,17 +698,8 @@ func (t *Target) openNamedBlock(path string, mounts []mountEntry, opt TargetOpti
 	if err != nil {
 		return fmt.Errorf("hwbench: look for file systems on %s: %w", path, err)
 	}
-	blkid, note := blkidSignatures(path)
-	if note != "" {
-		t.Notes = append(t.Notes, note)
-	}
-	sigs = append(sigs, blkid...)
-	if !opt.Destructive {
-		if err := refuseSignatures(path, sigs); err != nil {
-			return err
-		}
-	} else if len(sigs) > 0 {
-		t.Notes = append(t.Notes, fmt.Sprintf("-destructive: %s", strings.TrimPrefix(refuseSignatures(path, sigs).Error(), ErrRefused.Error()+": ")))
+	if err := t.refuseFormatted(path, sigs, opt.Destructive); err != nil {
+		return err
 	}
 	if why, flush := memoryBlockDev(bd, mounts); why != "" {
 		t.markNotDurable(why, flush)
