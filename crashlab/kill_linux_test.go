@@ -21,6 +21,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/flushproof/flushproof/internal/mountinfo"
 )
 
 // killChildEnv makes TestKill the worker it kills: a RunLab whose stages
@@ -247,21 +249,21 @@ func fuseConnsLeft(before remains) []string {
 	if !fusectlMounted() {
 		return nil // the kernel lists no connection without fusectl; the mounts were checked
 	}
-	mounts, _ := readMounts()
+	mounts, _ := mountinfo.Read()
 	var out []string
 	for _, m := range before.mounts {
-		if !m.isFUSE() {
+		if !m.IsFUSE() {
 			continue
 		}
-		if _, err := os.Stat(filepath.Join(fusectlDir, strconv.Itoa(m.minor))); err != nil {
+		if _, err := os.Stat(filepath.Join(fusectlDir, strconv.FormatUint(uint64(m.Minor), 10))); err != nil {
 			continue
 		}
 		reused := false
 		for _, now := range mounts {
-			reused = reused || (now.isFUSE() && now.minor == m.minor && now.source != m.source)
+			reused = reused || (now.IsFUSE() && now.Minor == m.Minor && now.Source != m.Source)
 		}
 		if !reused {
-			out = append(out, fmt.Sprintf("FUSE connection %d (was %s)", m.minor, m.point))
+			out = append(out, fmt.Sprintf("FUSE connection %d (was %s)", m.Minor, m.MountPoint))
 		}
 	}
 	return out
@@ -327,10 +329,10 @@ func writersInFsync(t *testing.T, pid int, dirs []string) bool {
 
 // replayMounted: a replay's image is mounted.
 func replayMounted(t *testing.T, pid int, dirs []string) bool {
-	mounts, _ := readMounts()
+	mounts, _ := mountinfo.Read()
 	for _, m := range mounts {
-		for _, r := range markersIn(m.point) {
-			if r.worker.pid == pid && !m.isFUSE() {
+		for _, r := range markersIn(m.MountPoint) {
+			if r.worker.pid == pid && !m.IsFUSE() {
 				return true
 			}
 		}

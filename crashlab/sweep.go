@@ -15,6 +15,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/flushproof/flushproof/internal/mountinfo"
 )
 
 // sweepRoots are the directories whose entries the sweep checks for dead
@@ -88,7 +90,7 @@ func sweepRuns(roots []string, report func(string), dead func(runID) bool) error
 			}
 		}
 	}
-	mounts, err := readMounts()
+	mounts, err := mountinfo.Read()
 	if err != nil {
 		return fmt.Errorf("sweep leftovers of earlier runs: %w", err)
 	}
@@ -101,9 +103,9 @@ func sweepRuns(roots []string, report func(string), dead func(runID) bool) error
 		}
 	}
 	for _, m := range mounts {
-		if owns(m.point) || owns(m.source) {
+		if owns(m.MountPoint) || owns(m.Source) {
 			found = true
-			addDir(m.point)
+			addDir(m.MountPoint)
 		}
 	}
 	if !found && len(dirs) == 0 {
@@ -136,9 +138,9 @@ func Leftovers(pid int, dirs ...string) []string {
 		out = append(out, fmt.Sprintf("loop device %s over %s", l.dev, l.backing))
 	}
 	for _, m := range rm.mounts {
-		out = append(out, fmt.Sprintf("%s mount of %s on %s", m.fstype, m.source, m.point))
-		if m.isFUSE() {
-			out = append(out, fmt.Sprintf("FUSE connection %d (%s)", m.minor, m.point))
+		out = append(out, fmt.Sprintf("%s mount of %s on %s", m.FSType, m.Source, m.MountPoint))
+		if m.IsFUSE() {
+			out = append(out, fmt.Sprintf("FUSE connection %d (%s)", m.Minor, m.MountPoint))
 		}
 	}
 	for _, d := range rm.dirs {
@@ -153,7 +155,7 @@ func Leftovers(pid int, dirs ...string) []string {
 // remains are the resources of the runs of one worker process.
 type remains struct {
 	loops       []loopEntry
-	mounts      []mountEntry
+	mounts      []mountinfo.Mount
 	dirs        []string
 	supervisors []int
 	errs        []string
@@ -179,12 +181,12 @@ func runRemains(pid int, dirs ...string) remains {
 			rm.loops = append(rm.loops, l)
 		}
 	}
-	mounts, err := readMounts()
+	mounts, err := mountinfo.Read()
 	if err != nil {
 		rm.errs = append(rm.errs, err.Error())
 	}
 	for _, m := range mounts {
-		if ofPid(m.point) || ofPid(m.source) {
+		if ofPid(m.MountPoint) || ofPid(m.Source) {
 			rm.mounts = append(rm.mounts, m)
 		}
 	}

@@ -14,6 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"github.com/flushproof/flushproof/internal/mountinfo"
 )
 
 func TestParseMarker(t *testing.T) {
@@ -155,11 +157,11 @@ func TestSweep(t *testing.T) {
 	require.NoError(t, sweepRuns([]string{root, "/dev/shm"}, func(s string) { lines = append(lines, s) }, isDead))
 	t.Logf("swept:\n%s", strings.Join(lines, "\n"))
 
-	mounts, err := readMounts()
+	mounts, err := mountinfo.Read()
 	require.NoError(t, err)
 	mounted := map[string]bool{}
 	for _, m := range mounts {
-		mounted[m.point] = true
+		mounted[m.MountPoint] = true
 	}
 	for _, d := range []string{deadDir, deadShm, deadOutside, reallyDeadDir} {
 		assert.NoDirExists(t, d)

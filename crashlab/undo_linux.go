@@ -35,7 +35,6 @@ package crashlab
 // and nothing waits.
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
@@ -46,78 +45,13 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/flushproof/flushproof/internal/mountinfo"
 )
 
 // politeWait is how long an undo retries a busy unmount or a loop device
 // that is still open before it detaches lazily and aborts.
 const politeWait = 3 * time.Second
-
-// mountEntry is one line of /proc/self/mountinfo (proc(5)).
-type mountEntry struct {
-	minor  int // of the superblock's device: a FUSE mount's connection number
-	point  string
-	fstype string
-	source string
-}
-
-func (m mountEntry) isFUSE() bool {
-	return m.fstype == "fuse" || strings.HasPrefix(m.fstype, "fuse.")
-}
-
-// readMounts parses /proc/self/mountinfo.
-func readMounts() ([]mountEntry, error) {
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var out []mountEntry
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for sc.Scan() {
-		// 36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 - ext3 /dev/root rw
-		f := strings.Fields(sc.Text())
-		sep := -1
-		for i := 6; i < len(f); i++ {
-			if f[i] == "-" {
-				sep = i
-				break
-			}
-		}
-		if len(f) < 5 || sep < 0 || sep+2 >= len(f) {
-			continue
-		}
-		var minor int
-		if _, mi, ok := strings.Cut(f[2], ":"); ok {
-			minor, _ = strconv.Atoi(mi)
-		}
-		out = append(out, mountEntry{minor: minor, point: unescapeMount(f[4]),
-			fstype: f[sep+1], source: unescapeMount(f[sep+2])})
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read /proc/self/mountinfo: %w", err)
-	}
-	return out, nil
-}
-
-// unescapeMount undoes mountinfo's octal escapes (\040 for a space, ...).
-func unescapeMount(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+4 <= len(s) {
-			if v, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(v))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
 
 // loopEntry is an attached loop device.
 type loopEntry struct {
@@ -171,12 +105,12 @@ func (sc scope) polite() bool { return time.Now().Before(sc.deadline) }
 // ownsMount reports whether m belongs to the run: mounted in its
 // directories, named by its marker, or mounted from one of its loop
 // devices.
-func (sc scope) ownsMount(m mountEntry, loops []loopEntry) bool {
-	if sc.owns(m.point) || sc.owns(m.source) {
+func (sc scope) ownsMount(m mountinfo.Mount, loops []loopEntry) bool {
+	if sc.owns(m.MountPoint) || sc.owns(m.Source) {
 		return true
 	}
 	for _, l := range loops {
-		if l.dev == m.source && sc.owns(l.backing) {
+		if l.dev == m.Source && sc.owns(l.backing) {
 			return true
 		}
 	}
@@ -187,17 +121,17 @@ func (sc scope) ownsMount(m mountEntry, loops []loopEntry) bool {
 // of this file. It returns what it could not undo, or had to undo lazily.
 func undo(sc scope) error {
 	var errs []error
-	mounts, err := readMounts()
+	mounts, err := mountinfo.Read()
 	if err != nil {
 		return err
 	}
 	loops := readLoops()
 	for _, m := range mounts {
-		if m.isFUSE() && sc.serving[m.point] == nil && sc.ownsMount(m, loops) {
-			if err := abortFUSE(m.minor); err != nil {
+		if m.IsFUSE() && sc.serving[m.MountPoint] == nil && sc.ownsMount(m, loops) {
+			if err := abortFUSE(m.Minor); err != nil {
 				errs = append(errs, err)
 			} else {
-				sc.say("aborted FUSE connection %d (%s)", m.minor, m.point)
+				sc.say("aborted FUSE connection %d (%s)", m.Minor, m.MountPoint)
 			}
 		}
 	}
@@ -226,15 +160,15 @@ func unmountOwned(sc scope, fuse bool) []error {
 	done := map[string]bool{} // mount points given up on
 	tries := map[string]int{} // unmounts that did not fail, per mount point
 	for {
-		mounts, err := readMounts()
+		mounts, err := mountinfo.Read()
 		if err != nil {
 			return append(errs, err)
 		}
 		loops := readLoops()
-		var todo []mountEntry
+		var todo []mountinfo.Mount
 		for i := len(mounts) - 1; i >= 0; i-- { // newest last in mountinfo
 			m := mounts[i]
-			if m.isFUSE() == fuse && !done[m.point] && sc.ownsMount(m, loops) {
+			if m.IsFUSE() == fuse && !done[m.MountPoint] && sc.ownsMount(m, loops) {
 				todo = append(todo, m)
 			}
 		}
@@ -242,7 +176,7 @@ func unmountOwned(sc scope, fuse bool) []error {
 			return errs
 		}
 		sort.SliceStable(todo, func(i, j int) bool {
-			return strings.Count(todo[i].point, "/") > strings.Count(todo[j].point, "/")
+			return strings.Count(todo[i].MountPoint, "/") > strings.Count(todo[j].MountPoint, "/")
 		})
 		busy := false
 		for _, m := range todo {
@@ -250,16 +184,16 @@ func unmountOwned(sc scope, fuse bool) []error {
 			switch {
 			case err != nil:
 				errs = append(errs, err)
-				done[m.point] = true
+				done[m.MountPoint] = true
 			case !gone:
 				busy = true
 			default:
 				// Mounts stacked on one point go one per unmount; a
 				// point that stays listed after several (its path
 				// hidden by another mount) is given up on.
-				if tries[m.point]++; tries[m.point] > 8 {
-					errs = append(errs, fmt.Errorf("unmount %s: still listed in mountinfo", m.point))
-					done[m.point] = true
+				if tries[m.MountPoint]++; tries[m.MountPoint] > 8 {
+					errs = append(errs, fmt.Errorf("unmount %s: still listed in mountinfo", m.MountPoint))
+					done[m.MountPoint] = true
 				}
 			}
 		}
@@ -271,13 +205,13 @@ func unmountOwned(sc scope, fuse bool) []error {
 
 // unmountOne unmounts m: politely while the deadline allows (gone is false
 // while it is busy), else lazily, aborting a FUSE connection first.
-func unmountOne(m mountEntry, sc scope) (gone bool, err error) {
-	served := sc.serving[m.point] != nil
-	if sc.polite() && (!m.isFUSE() || served) {
-		err := unix.Unmount(m.point, 0)
+func unmountOne(m mountinfo.Mount, sc scope) (gone bool, err error) {
+	served := sc.serving[m.MountPoint] != nil
+	if sc.polite() && (!m.IsFUSE() || served) {
+		err := unix.Unmount(m.MountPoint, 0)
 		switch {
 		case err == nil:
-			sc.say("unmounted %s (%s)", m.point, m.fstype)
+			sc.say("unmounted %s (%s)", m.MountPoint, m.FSType)
 			return true, nil
 		case errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOENT):
 			return true, nil // no longer a mount point
@@ -290,21 +224,21 @@ func unmountOne(m mountEntry, sc scope) (gone bool, err error) {
 	if !sc.deadline.IsZero() {
 		why = append(why, fmt.Sprintf("busy for %v", politeWait))
 	}
-	if m.isFUSE() {
-		if err := abortFUSE(m.minor); err != nil {
+	if m.IsFUSE() {
+		if err := abortFUSE(m.Minor); err != nil {
 			why = append(why, err.Error())
 		} else {
-			why = append(why, fmt.Sprintf("aborted FUSE connection %d", m.minor))
+			why = append(why, fmt.Sprintf("aborted FUSE connection %d", m.Minor))
 		}
 	}
-	if err := unix.Unmount(m.point, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
-		return false, fmt.Errorf("unmount %s lazily: %w", m.point, err)
+	if err := unix.Unmount(m.MountPoint, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
+		return false, fmt.Errorf("unmount %s lazily: %w", m.MountPoint, err)
 	}
-	sc.say("unmounted %s (%s) lazily", m.point, m.fstype)
+	sc.say("unmounted %s (%s) lazily", m.MountPoint, m.FSType)
 	if sc.deadline.IsZero() {
 		return true, nil // a sweep: lazy is the plan, not a failure
 	}
-	return true, fmt.Errorf("unmount %s: %s; detached lazily", m.point, strings.Join(why, ", "))
+	return true, fmt.Errorf("unmount %s: %s; detached lazily", m.MountPoint, strings.Join(why, ", "))
 }
 
 // clearLoop detaches dev if it is still attached to backing, and, while
@@ -347,7 +281,7 @@ func clearLoop(dev, backing string, sc scope) error {
 // still mounted below it (removing through a mount would delete what the
 // mounted file system holds).
 func removeDirs(sc scope) []error {
-	mounts, err := readMounts()
+	mounts, err := mountinfo.Read()
 	if err != nil {
 		return []error{err}
 	}
@@ -358,8 +292,8 @@ dirs:
 			continue
 		}
 		for _, m := range mounts {
-			if within(m.point, d) {
-				errs = append(errs, fmt.Errorf("left %s in place: %s is still mounted on %s", d, m.source, m.point))
+			if within(m.MountPoint, d) {
+				errs = append(errs, fmt.Errorf("left %s in place: %s is still mounted on %s", d, m.Source, m.MountPoint))
 				continue dirs
 			}
 		}
@@ -379,8 +313,8 @@ const fusectlDir = "/sys/fs/fuse/connections"
 // server fails at once with ENOTCONN, and every later one too. It mounts
 // fusectl if nobody has. A connection that no longer exists is not an
 // error.
-func abortFUSE(n int) error {
-	abort := filepath.Join(fusectlDir, strconv.Itoa(n), "abort")
+func abortFUSE(n uint32) error {
+	abort := filepath.Join(fusectlDir, strconv.FormatUint(uint64(n), 10), "abort")
 	err := os.WriteFile(abort, []byte("1"), 0)
 	if errors.Is(err, os.ErrNotExist) && !fusectlMounted() {
 		if merr := unix.Mount("fusectl", fusectlDir, "fusectl", 0, ""); merr != nil && !errors.Is(merr, unix.EBUSY) {
@@ -395,9 +329,9 @@ func abortFUSE(n int) error {
 }
 
 func fusectlMounted() bool {
-	mounts, _ := readMounts()
+	mounts, _ := mountinfo.Read()
 	for _, m := range mounts {
-		if m.fstype == "fusectl" {
+		if m.FSType == "fusectl" {
 			return true
 		}
 	}

@@ -19,6 +19,8 @@ import (
 	"github.com/flushproof/flushproof/crashlab"
 	"github.com/flushproof/flushproof/impl"
 	"github.com/flushproof/flushproof/spec"
+
+	"github.com/flushproof/flushproof/internal/mountinfo"
 )
 
 // ErrLoopUnavailable is wrapped by OpenTarget's error when -device=loop
@@ -182,7 +184,7 @@ func (t *Target) markVolatileDir(dir, what string) {
 
 // volatileDir returns the file system of dir if it is tmpfs or ramfs.
 func volatileDir(dir string) (fsInfo, bool) {
-	mounts, _ := readMounts() // without them, statfs's magic decides
+	mounts, _ := mountinfo.Read() // without them, statfs's magic decides
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return fsInfo{}, false
@@ -488,7 +490,7 @@ func DetachLoop(dev, backing string) error {
 // that needs no write access is made first (safety.go): nothing is
 // created, opened for writing, grown or truncated before they all pass.
 func (t *Target) openNamed(opt TargetOptions) (err error) {
-	mounts, err := readMounts()
+	mounts, err := mountinfo.Read()
 	if err != nil {
 		return fmt.Errorf("%w: -device=%s: cannot read /proc/self/mountinfo (%v), so hwbench cannot tell what the target lies on or whether it is mounted",
 			ErrRefused, opt.Path, err)
@@ -551,7 +553,7 @@ func (t *Target) markVolatileFS(path string, fs fsInfo) {
 // grown and written, then truncated back to empty at the end; a
 // non-empty one is grown if too small and cut back to its size at the
 // end.
-func (t *Target) openNamedFile(n namedPath, mounts []mountEntry, opt TargetOptions) error {
+func (t *Target) openNamedFile(n namedPath, mounts []mountinfo.Mount, opt TargetOptions) error {
 	t.Kind = "file"
 	path, size := n.path, n.st.Size
 	use := fileInUse(path, &n.st, mounts)
@@ -656,7 +658,7 @@ func fileSignatures(path string, size int64) ([]Signature, error) {
 // openNamedBlock opens a block device the user named: refused if in use,
 // then claimed O_EXCL, checked again, and refused if too small or (unless
 // -destructive) formatted.
-func (t *Target) openNamedBlock(path string, mounts []mountEntry, opt TargetOptions) error {
+func (t *Target) openNamedBlock(path string, mounts []mountinfo.Mount, opt TargetOptions) error {
 	t.Kind = "block device"
 	bd, err := lookupBlockDev(path)
 	if err != nil {
@@ -711,7 +713,7 @@ func (t *Target) openNamedBlock(path string, mounts []mountEntry, opt TargetOpti
 // disk (brd's ramN, zram), or a loop device whose backing file is on
 // tmpfs or ramfs (found from the backing file's name, which is not
 // touched). It returns "", "" for any other device.
-func memoryBlockDev(bd blockDev, mounts []mountEntry) (why, flushFigures string) {
+func memoryBlockDev(bd blockDev, mounts []mountinfo.Mount) (why, flushFigures string) {
 	name := bd.name
 	switch {
 	case strings.HasPrefix(name, "zram"):

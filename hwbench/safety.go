@@ -64,10 +64,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/flushproof/flushproof/internal/mountinfo"
 )
 
 // ErrRefused is wrapped by every error that refuses to use a device or
@@ -319,7 +320,7 @@ func inUse(d blockDev) []string {
 	// system (proc(5)), which for a block-based file system is the device
 	// number; the source field catches file systems with anonymous device
 	// numbers (btrfs) mounted by path.
-	if mounts, err := readMounts(); err == nil {
+	if mounts, err := mountinfo.Read(); err == nil {
 		for _, mt := range mounts {
 			if m, ok := byRdev[unix.Mkdev(mt.Major, mt.Minor)]; ok {
 				why = append(why, fmt.Sprintf("%s is mounted on %s", name(m), mt.MountPoint))
@@ -333,8 +334,8 @@ func inUse(d blockDev) []string {
 			if len(f) < 2 {
 				continue
 			}
-			if m, ok := sameDevice(unescapeMount(f[0]), byRdev); ok {
-				why = append(why, fmt.Sprintf("%s is mounted on %s", name(m), unescapeMount(f[1])))
+			if m, ok := sameDevice(mountinfo.Unescape(f[0]), byRdev); ok {
+				why = append(why, fmt.Sprintf("%s is mounted on %s", name(m), mountinfo.Unescape(f[1])))
 			}
 		}
 	}
@@ -346,7 +347,7 @@ func inUse(d blockDev) []string {
 			if i == 0 || len(f) == 0 {
 				continue
 			}
-			if m, ok := sameDevice(unescapeMount(f[0]), byRdev); ok {
+			if m, ok := sameDevice(mountinfo.Unescape(f[0]), byRdev); ok {
 				why = append(why, fmt.Sprintf("%s is an active swap area", name(m)))
 			}
 		}
@@ -379,26 +380,6 @@ func sameDevice(path string, byRdev map[uint64]blockDev) (blockDev, bool) {
 	}
 	m, ok := byRdev[st.Rdev]
 	return m, ok
-}
-
-// unescapeMount undoes the octal escapes (\040 for a space) that the
-// kernel writes in /proc mount tables.
-func unescapeMount(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if v, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(v))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }
 
 // refuseInUse returns an ErrRefused error if d is in use.

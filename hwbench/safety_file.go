@@ -18,6 +18,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/flushproof/flushproof/internal/mountinfo"
 )
 
 // fileID is a file's identity: the device and inode number stat(2) gives.
@@ -145,7 +147,7 @@ func parseSwaps(data string) []swapArea {
 		if i == 0 || len(f) < 2 {
 			continue
 		}
-		out = append(out, swapArea{Path: unescapeMount(f[0]), Type: f[1]})
+		out = append(out, swapArea{Path: mountinfo.Unescape(f[0]), Type: f[1]})
 	}
 	return out
 }
@@ -161,7 +163,7 @@ const maxUsers = 5
 
 // fileInUse looks for every use of the regular file at path (absolute,
 // symbolic links resolved; st its stat) that writing to it would break.
-func fileInUse(path string, st *unix.Stat_t, mounts []mountEntry) fileUse {
+func fileInUse(path string, st *unix.Stat_t, mounts []mountinfo.Mount) fileUse {
 	id := idOf(st)
 	s := &sameFileCache{id: id, path: path, mounts: mounts, seen: map[string]sameFile{}}
 	var u fileUse
@@ -177,7 +179,7 @@ func fileInUse(path string, st *unix.Stat_t, mounts []mountEntry) fileUse {
 type sameFileCache struct {
 	id     fileID
 	path   string
-	mounts []mountEntry
+	mounts []mountinfo.Mount
 	seen   map[string]sameFile
 }
 

@@ -15,6 +15,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"github.com/flushproof/flushproof/internal/mountinfo"
 )
 
 // memReader serves FindSignatures from a byte slice.
@@ -109,9 +111,9 @@ func TestFindSignaturesSmallDevice(t *testing.T) {
 }
 
 func TestUnescapeMount(t *testing.T) {
-	assert.Equal(t, "/mnt/my disk", unescapeMount(`/mnt/my\040disk`))
-	assert.Equal(t, "/plain", unescapeMount("/plain"))
-	assert.Equal(t, `/odd\`, unescapeMount(`/odd\`))
+	assert.Equal(t, "/mnt/my disk", mountinfo.Unescape(`/mnt/my\040disk`))
+	assert.Equal(t, "/plain", mountinfo.Unescape("/plain"))
+	assert.Equal(t, `/odd\`, mountinfo.Unescape(`/odd\`))
 }
 
 // testLoop attaches a loop device over a sparse file of size bytes of the
@@ -462,18 +464,18 @@ bad line
 `
 
 func TestParseMountinfo(t *testing.T) {
-	m := parseMountinfo(mountinfoFixture)
+	m := mountinfo.Parse(mountinfoFixture)
 	require.Len(t, m, 7, "the two malformed lines are skipped")
-	assert.Equal(t, mountEntry{ID: 22, Major: 254, Minor: 0, MountPoint: "/", FSType: "ext4", Source: "/dev/vda"}, m[0])
+	assert.Equal(t, mountinfo.Mount{ID: 22, Major: 254, Minor: 0, MountPoint: "/", FSType: "ext4", Source: "/dev/vda"}, m[0])
 	assert.Equal(t, "devtmpfs", m[1].FSType)
 	assert.Equal(t, "/mnt/my data", m[4].MountPoint, "octal escapes undone")
 	assert.Equal(t, "ext4", m[4].FSType, "two optional fields before the separator")
 	assert.Equal(t, "/tmp/x/image one.img", m[5].Source)
-	assert.Equal(t, mountEntry{ID: 28, Major: 0, Minor: 41, MountPoint: "/tmp/x/mnt", FSType: "ramfs", Source: "ramfs"}, m[6])
+	assert.Equal(t, mountinfo.Mount{ID: 28, Major: 0, Minor: 41, MountPoint: "/tmp/x/mnt", FSType: "ramfs", Source: "ramfs"}, m[6])
 }
 
 func TestMountOf(t *testing.T) {
-	m := parseMountinfo(mountinfoFixture)
+	m := mountinfo.Parse(mountinfoFixture)
 	cases := []struct {
 		path   string
 		dev    uint64

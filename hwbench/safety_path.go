@@ -15,59 +15,12 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/flushproof/flushproof/internal/mountinfo"
 )
 
-// mountEntry is one line of /proc/self/mountinfo (proc(5)).
-type mountEntry struct {
-	ID           int
-	Major, Minor uint32 // st_dev of the files on it (field 3)
-	MountPoint   string
-	FSType       string // e.g. "ext4", "tmpfs", "devtmpfs", "fuse.sshfs"
-	Source       string // e.g. "/dev/vda1", "tmpfs", "none"
-}
-
-// parseMountinfo reads the lines of /proc/PID/mountinfo: "36 35 98:0
-// /mnt1 /mnt2 rw,noatime master:1 - ext3 /dev/root rw,errors=continue"
-// (proc(5)): the optional fields end at "-", then come the file system
-// type, the source and the super-block options. Paths carry octal escapes
-// (\040 for a space). Lines that do not parse are skipped.
-func parseMountinfo(data string) []mountEntry {
-	var out []mountEntry
-	for _, line := range strings.Split(data, "\n") {
-		f := strings.Fields(line)
-		if len(f) < 10 {
-			continue
-		}
-		sep := -1
-		for i := 6; i < len(f); i++ {
-			if f[i] == "-" {
-				sep = i
-				break
-			}
-		}
-		if sep < 0 || sep+2 >= len(f) {
-			continue
-		}
-		id, err := strconv.Atoi(f[0])
-		if err != nil {
-			continue
-		}
-		maj, mnr, ok := parseMajorMinor(f[2], 10)
-		if !ok {
-			continue
-		}
-		out = append(out, mountEntry{
-			ID: id, Major: maj, Minor: mnr,
-			MountPoint: unescapeMount(f[4]),
-			FSType:     f[sep+1],
-			Source:     unescapeMount(f[sep+2]),
-		})
-	}
-	return out
-}
-
-// parseMajorMinor reads "MAJ:MIN" in the given base (10 in mountinfo and
-// sysfs, 16 in /proc/PID/maps).
+// parseMajorMinor reads "MAJ:MIN" in the given base (10 in sysfs, 16 in
+// /proc/PID/maps).
 func parseMajorMinor(s string, base int) (uint32, uint32, bool) {
 	a, b, ok := strings.Cut(s, ":")
 	if !ok {
@@ -79,19 +32,6 @@ func parseMajorMinor(s string, base int) (uint32, uint32, bool) {
 		return 0, 0, false
 	}
 	return uint32(maj), uint32(mnr), true
-}
-
-// readMounts reads this process's mount table.
-func readMounts() ([]mountEntry, error) {
-	data, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		return nil, err
-	}
-	m := parseMountinfo(string(data))
-	if len(m) == 0 {
-		return nil, errors.New("no mount parsed")
-	}
-	return m, nil
 }
 
 // under reports whether path is mountPoint or below it.
@@ -106,7 +46,7 @@ func under(path, mountPoint string) bool {
 // which sorts out a path seen through a bind mount; a btrfs subvolume's
 // files have a st_dev of their own that no mount shows, and then the
 // deepest mount point decides. It returns false if no mount matched.
-func mountOf(mounts []mountEntry, path string, dev uint64, hasDev bool) (mountEntry, bool) {
+func mountOf(mounts []mountinfo.Mount, path string, dev uint64, hasDev bool) (mountinfo.Mount, bool) {
 	best, bestLen, bestDev := -1, -1, false
 	for i, m := range mounts {
 		if !under(path, m.MountPoint) {
@@ -119,7 +59,7 @@ func mountOf(mounts []mountEntry, path string, dev uint64, hasDev bool) (mountEn
 		}
 	}
 	if best < 0 {
-		return mountEntry{}, false
+		return mountinfo.Mount{}, false
 	}
 	return mounts[best], true
 }
@@ -148,7 +88,7 @@ func (f fsInfo) String() string {
 // tell devtmpfs from tmpfs (both report TMPFS_MAGIC: drivers/base/devtmpfs.c
 // mounts a shmem or ramfs instance); statfs's magic is kept as a second
 // opinion.
-func fsOf(path string, mounts []mountEntry) (fsInfo, error) {
+func fsOf(path string, mounts []mountinfo.Mount) (fsInfo, error) {
 	var st unix.Stat_t
 	if err := unix.Lstat(path, &st); err != nil {
 		return fsInfo{}, fmt.Errorf("stat %s: %w", path, err)
@@ -256,7 +196,7 @@ func fileKind(mode uint32) string {
 // on a pseudo file system, anything but a regular file or a block device,
 // anything on devtmpfs but a block device, a dangling symbolic link, a
 // file to create in a directory on one of those. Nothing is opened.
-func resolveNamed(given string, mounts []mountEntry) (namedPath, error) {
+func resolveNamed(given string, mounts []mountinfo.Mount) (namedPath, error) {
 	n := namedPath{given: given}
 	abs, err := filepath.Abs(given)
 	if err != nil {
