@@ -83,7 +83,7 @@ flags:
 	}
 	defer debug.SetMemoryLimit(prev)
 
-	in := catchInterrupts(stderr)
+	in := catchInterrupts(stderr, true)
 	defer in.release()
 	as := watchAddressSpace()
 	stop := func() string {

@@ -77,7 +77,7 @@ func runCost(args []string, stdout, stderr io.Writer) int {
 	}
 	iowqLat := model.DefaultIOWQLatency()
 
-	in := catchInterrupts(stderr)
+	in := catchInterrupts(stderr, true)
 	defer in.release()
 	start := time.Now()
 	enc := jsonLines(stdout)

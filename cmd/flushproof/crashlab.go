@@ -8,10 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/flushproof/flushproof/crashlab"
@@ -33,42 +30,9 @@ const crashlabJSONSchema = 1
 // runCrashlab records fsync writers on a real file system through the FUSE
 // + loop recorder and replays the crash states of the log.
 func runCrashlab(args []string, stdout, stderr io.Writer) int {
-	ctx, stop := crashlabSignalContext()
-	defer stop()
-	return crashlabMain(ctx, args, stdout, stderr)
-}
-
-// crashlabSignal is the cause of a context canceled by a signal.
-type crashlabSignal struct{ sig os.Signal }
-
-func (c crashlabSignal) Error() string {
-	if c.sig == syscall.SIGTERM {
-		return "interrupted by SIGTERM"
-	}
-	return "interrupted by SIGINT"
-}
-
-// crashlabSignalContext returns a context canceled, with a crashlabSignal
-// as its cause, at the first SIGINT or SIGTERM. Later signals are caught
-// too and ignored: the run is already stopping and cleaning up, and dying
-// half way would leave devices and mounts behind.
-func crashlabSignalContext() (context.Context, func()) {
-	ctx, cancel := context.WithCancelCause(context.Background())
-	ch := make(chan os.Signal, 4)
-	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() {
-		select {
-		case sig := <-ch:
-			cancel(crashlabSignal{sig})
-		case <-done:
-		}
-	}()
-	return ctx, func() {
-		signal.Stop(ch)
-		close(done)
-		cancel(nil)
-	}
+	in := catchInterrupts(stderr, false)
+	defer in.release()
+	return crashlabMain(in.context(), args, stdout, stderr)
 }
 
 // crashlabMain is the command with its context: ctx ending is an
@@ -187,11 +151,11 @@ func (r crashlabRun) Signal() string {
 	if !r.Interrupted() {
 		return ""
 	}
-	var s crashlabSignal
-	if errors.As(r.Cause, &s) && s.sig == syscall.SIGTERM {
-		return "SIGTERM"
+	var c interruptCause
+	if errors.As(r.Cause, &c) {
+		return signalName(c.sig)
 	}
-	return "SIGINT"
+	return "SIGINT" // a context canceled otherwise (tests)
 }
 
 // ExitCode is the command's exit status. An interruption wins (what was
@@ -252,7 +216,7 @@ func (r crashlabRun) Errors() []error {
 				}
 			}
 		}
-		if errors.Is(e, context.Canceled) || errors.As(e, new(crashlabSignal)) {
+		if errors.Is(e, context.Canceled) || errors.As(e, new(interruptCause)) {
 			return nil, false
 		}
 		return []error{e}, true

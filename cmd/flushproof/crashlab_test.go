@@ -238,9 +238,9 @@ func TestCrashlabExitCode(t *testing.T) {
 
 	interrupted := crashlabCanned()
 	interrupted.Result.Interrupted = true
-	interrupted.Cause = crashlabSignal{os.Interrupt}
+	interrupted.Cause = interruptCause{os.Interrupt}
 	terminated := interrupted
-	terminated.Cause = crashlabSignal{syscall.SIGTERM}
+	terminated.Cause = interruptCause{syscall.SIGTERM}
 
 	for _, tc := range []struct {
 		name string
@@ -258,11 +258,11 @@ func TestCrashlabExitCode(t *testing.T) {
 	}
 	// The interruption itself is no error line; what else went wrong is.
 	interrupted.Err = fmt.Errorf("stopped after replaying 7 of 9 crash states: %w",
-		errors.Join(crashlabSignal{os.Interrupt}, errors.New("state 6 (random): no free loop device")))
+		errors.Join(interruptCause{os.Interrupt}, errors.New("state 6 (random): no free loop device")))
 	errs := interrupted.Errors()
 	require.Len(t, errs, 1)
 	assert.Equal(t, "state 6 (random): no free loop device", errs[0].Error())
-	interrupted.Err = fmt.Errorf("stopped while recording: %w", crashlabSignal{os.Interrupt})
+	interrupted.Err = fmt.Errorf("stopped while recording: %w", interruptCause{os.Interrupt})
 	assert.Empty(t, interrupted.Errors())
 }
 
@@ -289,7 +289,7 @@ func TestCrashlabText(t *testing.T) {
 	assertNoRepeatedPrefix(t, text)
 
 	interrupted := crashlabCanned()
-	interrupted.Result.Interrupted, interrupted.Cause = true, crashlabSignal{os.Interrupt}
+	interrupted.Result.Interrupted, interrupted.Cause = true, interruptCause{os.Interrupt}
 	out.Reset()
 	writeCrashlabText(&out, interrupted)
 	assert.Contains(t, out.String(), "interrupted by SIGINT: 7 of 9 states replayed (exit 130)\n")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -26,25 +27,29 @@ const interruptReason = "interrupted"
 
 // interrupts catches SIGINT and SIGTERM while a command runs, so that it can
 // stop its work, print what it finished and exit 130 or 143. A second
-// signal ends the process at once with the same status.
+// signal ends the process at once with the same status, unless the command
+// must finish cleaning up first (catchInterrupts' exitOnSecond).
 type interrupts struct {
-	ch   chan os.Signal
-	done chan struct{} // closed at the first signal
-	once sync.Once
-	mu   sync.Mutex
-	sig  os.Signal
-	quit chan struct{}
+	ch     chan os.Signal
+	done   chan struct{} // closed at the first signal
+	once   sync.Once
+	mu     sync.Mutex
+	sig    os.Signal
+	quit   chan struct{}
+	cancel context.CancelCauseFunc // of context(), if asked for
 }
 
-// catchInterrupts starts catching; release stops it.
-func catchInterrupts(stderr io.Writer) *interrupts {
+// catchInterrupts starts catching; release stops it. With exitOnSecond, a
+// second signal ends the process at once; without, it is ignored (crashlab:
+// dying half way through its clean-up would leave mounts behind).
+func catchInterrupts(stderr io.Writer, exitOnSecond bool) *interrupts {
 	in := &interrupts{ch: make(chan os.Signal, 2), done: make(chan struct{}), quit: make(chan struct{})}
 	signal.Notify(in.ch, os.Interrupt, syscall.SIGTERM)
 	go func() {
 		for {
 			select {
 			case s := <-in.ch:
-				if in.deliver(s) {
+				if in.deliver(s) || !exitOnSecond {
 					continue
 				}
 				fmt.Fprintf(stderr, "flushproof: %v again, exiting now\n", s)
@@ -57,14 +62,34 @@ func catchInterrupts(stderr io.Writer) *interrupts {
 	return in
 }
 
+// interruptCause is the cause (context.Cause) of a context that a signal
+// canceled.
+type interruptCause struct{ sig os.Signal }
+
+func (c interruptCause) Error() string { return "interrupted by " + signalName(c.sig) }
+
+// context returns a context canceled at the first signal, with an
+// interruptCause as its cause. Call it before the signals can come.
+func (in *interrupts) context() context.Context {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	in.mu.Lock()
+	in.cancel = cancel
+	in.mu.Unlock()
+	return ctx
+}
+
 // deliver records signal s; it reports whether s was the first one.
 func (in *interrupts) deliver(s os.Signal) bool {
 	first := false
 	in.once.Do(func() {
 		in.mu.Lock()
 		in.sig = s
+		cancel := in.cancel
 		in.mu.Unlock()
 		close(in.done)
+		if cancel != nil {
+			cancel(interruptCause{s})
+		}
 		first = true
 	})
 	return first
@@ -73,6 +98,11 @@ func (in *interrupts) deliver(s os.Signal) bool {
 func (in *interrupts) release() {
 	signal.Stop(in.ch)
 	close(in.quit)
+	in.mu.Lock()
+	if in.cancel != nil {
+		in.cancel(nil)
+	}
+	in.mu.Unlock()
 }
 
 // signal returns the first signal caught, or nil.
@@ -101,14 +131,17 @@ func (in *interrupts) exitCode() int {
 }
 
 // signalName is "SIGINT" or "SIGTERM", "" if no signal came.
-func (in *interrupts) signalName() string {
-	switch in.signal() {
-	case os.Interrupt:
-		return "SIGINT"
+func (in *interrupts) signalName() string { return signalName(in.signal()) }
+
+// signalName names s: "SIGINT", "SIGTERM", or "" for nil.
+func signalName(s os.Signal) string {
+	switch s {
+	case nil:
+		return ""
 	case syscall.SIGTERM:
 		return "SIGTERM"
 	}
-	return ""
+	return "SIGINT"
 }
 
 func exitCodeOf(s os.Signal) int {

@@ -51,7 +51,7 @@ flags:
 		return code
 	}
 	lat := model.FsyncLatency{Write: *write, Flush: *flush, Think: *think, Jitter: *jitter, Overwrite: *overwrite}
-	in := catchInterrupts(stderr)
+	in := catchInterrupts(stderr, true)
 	defer in.release()
 	start := time.Now()
 
