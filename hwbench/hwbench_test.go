@@ -121,10 +121,10 @@ func unavailable(t testing.TB, asked bool, format string, args ...any) {
 // collects the test binary's stdout and stderr and prints them only if the
 // package fails or with -v (cmd/go, "go help test"), so a line on the
 // binary's stderr alone never shows in a passing run. Without -v it is
-// therefore also appended to the stderr of the parent process, the go
-// command's own, when that is another file than ours (opened through
-// /proc/PPID/fd/2 with O_APPEND, so a log file is added to, not
-// overwritten; a terminal or pipe just gets the line). Run directly, or in
+// therefore also appended to the stderr of the parent process when that
+// is the go command (/proc/PPID/comm) and its stderr another file than
+// ours (opened through /proc/PPID/fd/2 with O_APPEND, so a log file is
+// added to, not overwritten; a terminal or pipe just gets the line). Run directly, or in
 // the package directory, the two are the same file and the line is
 // printed once. Where the parent's stderr cannot be opened (a socket, or a
 // pipe another user created) the line stays on our stderr alone.
@@ -133,7 +133,11 @@ func tellUser(line string) {
 	if testing.Verbose() {
 		return // go test prints the binary's output, skip messages included
 	}
-	parent, err := os.OpenFile(fmt.Sprintf("/proc/%d/fd/2", os.Getppid()), os.O_WRONLY|os.O_APPEND, 0)
+	ppid := os.Getppid()
+	if comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", ppid)); err != nil || strings.TrimSpace(string(comm)) != "go" {
+		return // not run by the go command: our stderr is what the user sees
+	}
+	parent, err := os.OpenFile(fmt.Sprintf("/proc/%d/fd/2", ppid), os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		return // a socket, or no access: the line stays on our stderr
 	}
