@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/flushproof/flushproof/internal/mountinfo"
 	"golang.org/x/sys/unix"
 )
 
@@ -213,15 +214,7 @@ func (s *supervisor) undo(dirs []string, recs []*recorderServer, report func(str
 		}
 	}
 	err := undo(scope{
-		owns: func(p string) bool {
-			for _, d := range ds {
-				if within(p, d) {
-					return true
-				}
-			}
-			return false
-		},
-		dirs: ds, serving: serving, deadline: time.Now().Add(politeWait), report: report,
+		owns: ownedBy(ds), dirs: ds, serving: serving, deadline: time.Now().Add(politeWait), report: report,
 	})
 	for _, rs := range recs {
 		err = errors.Join(err, rs.finish())
@@ -254,4 +247,57 @@ func (s *supervisor) finish() {
 	if err := s.undo(dirs, recs, s.report); err != nil {
 		s.report(err.Error())
 	}
+	// A tool the worker ran (losetup, mount) is killed when the worker dies
+	// (child_linux.go), but one caught inside its system call finishes it
+	// first: a loop device can be attached, or a file system mounted, just
+	// after the undo looked. Look again until a look settleWait after the
+	// last undo finds nothing of the run.
+	owns := ownedBy(dirs)
+	for range settleRounds {
+		time.Sleep(settleWait)
+		if !leftOf(owns) {
+			return
+		}
+		s.report("something of the run appeared after the undo; undoing it too")
+		if err := s.undo(dirs, nil, s.report); err != nil {
+			s.report(err.Error())
+		}
+	}
+}
+
+// How long, and how often, a supervisor looks again after undoing a dead
+// worker's run (finish).
+const (
+	settleWait   = 200 * time.Millisecond
+	settleRounds = 5
+)
+
+// ownedBy reports whether a path lies in one of dirs (the run's
+// directories; a path in one since removed still does).
+func ownedBy(dirs []string) func(string) bool {
+	return func(p string) bool {
+		for _, d := range dirs {
+			if within(p, d) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// leftOf reports whether a mount or a loop device that owns claims is
+// still there.
+func leftOf(owns func(string) bool) bool {
+	mounts, _ := mountinfo.Read()
+	for _, m := range mounts {
+		if owns(m.MountPoint) || owns(m.Source) {
+			return true
+		}
+	}
+	for _, l := range readLoops() {
+		if owns(l.backing) {
+			return true
+		}
+	}
+	return false
 }
