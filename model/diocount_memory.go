@@ -23,7 +23,7 @@ func dcRMW(m Memory, t int, delta int64) (int64, Memory) {
 	if ordered {
 		m = m.Fence(t)
 	}
-	if m.model == TSO {
+	if m.Model() == TSO {
 		m = m.drain(t)
 	}
 	v := int64(m.newest(dcLocCount)) + delta
@@ -40,28 +40,22 @@ func dcRMW(m Memory, t int, delta int64) (int64, Memory) {
 // release is inode_unlock by thread t: i_mutex takes t's view of the
 // counter (Relaxed; under SC and TSO there is nothing to carry).
 func (s *DIOCountSystem) release(m Memory, t int) Memory {
-	if m.model != Relaxed || s.unorderedLock {
+	if s.unorderedLock {
 		return m
 	}
-	m.view[dcMutexThread][dcLocCount] = max(m.view[dcMutexThread][dcLocCount], m.view[t][dcLocCount])
-	m.compact(dcLocCount)
+	m.JoinView(dcMutexThread, t, dcLocCount)
 	return m
 }
 
 // dcAcquire is inode_lock by thread t: t's view of the counter rises to
 // i_mutex's.
 func dcAcquire(m Memory, t int) Memory {
-	if m.model != Relaxed {
-		return m
-	}
-	m.view[t][dcLocCount] = max(m.view[t][dcLocCount], m.view[dcMutexThread][dcLocCount])
-	m.compact(dcLocCount)
+	m.JoinView(t, dcMutexThread, dcLocCount)
 	return m
 }
 
 // dcReaders sets who may still read the counter with a plain load.
 func dcReaders(m Memory, threads uint8) Memory {
-	m.readers[dcLocCount] = threads
-	m.compact(dcLocCount)
+	m.SetReaders(dcLocCount, threads)
 	return m
 }

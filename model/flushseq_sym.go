@@ -86,8 +86,8 @@ func (s *FsyncSystem) taskKey(st *FsyncState, t int) taskKey {
 	d := locDone(t)
 	k := taskKey{tk.pc, tk.round, byte(tk.s), byte(tk.seq), byte(tk.c), byte(tk.wait), b2b(tk.failed), b2b(tk.logWait != 0), b2b(tk.drained),
 		st.wst[t], b2b(st.dur&(1<<t) != 0), f.st, byte(f.seq), b2b(f.cover&(1<<t) != 0), byte(popcount8(f.cover)),
-		m.view[t][locSubmitted], m.view[t][locCompleted], m.view[t][d], m.n[d], m.bufN[t]}
-	for i, v := range m.vals[d] {
+		m.View(t, locSubmitted), m.View(t, locCompleted), m.View(t, d), byte(len(m.Live(d))), byte(m.BufferLen(t))}
+	for i, v := range m.Live(d) {
 		k[taskKeyFixed+i] = byte(v)
 	}
 	return k

@@ -311,6 +311,35 @@ func (m Memory) permuted(threads, locs *[MaxThreads]int) Memory {
 	return out
 }
 
+// View is thread t's view of loc under Relaxed: the index, among loc's live
+// stores (oldest first), of the oldest store t may still read. Symmetry
+// reductions key states by it; it is 0 under SC and TSO.
+func (m *Memory) View(t, loc int) uint8 { return m.view[t][loc] }
+
+// Live returns loc's live stores, oldest first (one under SC and TSO).
+func (m *Memory) Live(loc int) []int8 { return m.vals[loc][:m.n[loc]] }
+
+// BufferLen is the number of stores in thread t's store buffer (TSO).
+func (m *Memory) BufferLen(t int) int { return int(m.bufN[t]) }
+
+// JoinView raises thread dst's view of loc to thread src's (Relaxed only):
+// a lock modelled as a thread that never runs passes the view of its last
+// holder on to the next one (release, then acquire).
+func (m *Memory) JoinView(dst, src, loc int) {
+	if m.model != Relaxed {
+		return
+	}
+	m.view[dst][loc] = max(m.view[dst][loc], m.view[src][loc])
+	m.compact(loc)
+}
+
+// SetReaders says which threads (bit t) may still load loc with a plain
+// load; the stores only others' views kept alive may then be dropped.
+func (m *Memory) SetReaders(loc int, threads uint8) {
+	m.readers[loc] = threads
+	m.compact(loc)
+}
+
 // forget sets thread t's view of loc to the newest store: for a thread whose
 // next access to loc comes after a full barrier (which raises the view to
 // the newest store then anyway), or that reads loc only through LoadNewest,
