@@ -5,8 +5,6 @@ import (
 	"io"
 	"text/tabwriter"
 	"time"
-
-	"github.com/flushproof/flushproof/spec"
 )
 
 // Verdict is one row of `flushproof check`: a model, the bound that was
@@ -62,115 +60,6 @@ func (v Verdict) Result() string {
 		why = "stopped"
 	}
 	return "UNKNOWN (" + why + ")"
-}
-
-// StandardDeviceWorkload is the bound the device is checked at: two writers
-// that each write both blocks, the second write FUA (A: b0 then b1 FUA; B:
-// b1 then b0 FUA), a flusher with one flush, EIO failures of any write or
-// flush, and a crash at any point.
-func StandardDeviceWorkload(cfg spec.Config, bug Bug) DeviceWorkload {
-	return DeviceWorkload{
-		Config: cfg,
-		Bug:    bug,
-		Writers: [][]WriteOp{
-			{{Blocks: 1}, {Blocks: 2, FUA: true}},
-			{{Blocks: 2}, {Blocks: 1, FUA: true}},
-		},
-		Flushes:  1,
-		Failures: true,
-	}
-}
-
-// Describe renders a workload as a bound.
-func (w DeviceWorkload) Describe() string {
-	writes := 0
-	for _, ops := range w.Writers {
-		writes += len(ops)
-	}
-	s := fmt.Sprintf("%d writers, %d writes, %d flush", len(w.Writers), writes, w.Flushes)
-	if w.Failures {
-		s += ", EIO"
-	}
-	return s + ", crash"
-}
-
-// DeviceVerdict checks a device workload in both directions: soundness (the
-// product of device, contract monitor and tasks, every state) and then
-// completeness (the subset construction over visible histories).
-func DeviceVerdict(w DeviceWorkload, opt Options) (Verdict, error) {
-	v := Verdict{Model: w.Bug.String(), Config: w.Config.String(), Bound: w.Describe(), Negative: w.Bug != Correct}
-	sound, err := CheckDeviceSound(w, opt)
-	if err != nil {
-		return v, err
-	}
-	v.Stats = sound.Stats
-	if sound.Violation != nil {
-		v.Violation = sound.Violation
-		return v, nil
-	}
-	if !sound.Exhausted {
-		v.Truncated, v.Unknown = true, sound.Stopped
-		return v, nil
-	}
-	complete, err := CheckDeviceComplete(w, opt)
-	if err != nil {
-		return v, err
-	}
-	v.Stats = addStats(v.Stats, complete.Stats)
-	if complete.Violation != nil {
-		v.Violation = complete.Violation
-		return v, nil
-	}
-	v.Truncated = !complete.Exhausted
-	if v.Truncated {
-		v.Unknown = complete.Stopped
-	}
-	v.Safe = complete.Exhausted
-	return v, nil
-}
-
-func addStats(a, b Stats) Stats {
-	return Stats{
-		States:      a.States + b.States,
-		Transitions: a.Transitions + b.Transitions,
-		MaxDepth:    max(a.MaxDepth, b.MaxDepth),
-		Elapsed:     a.Elapsed + b.Elapsed,
-	}
-}
-
-// DeviceCheck names one row of the device checks.
-type DeviceCheck struct {
-	Config spec.Config
-	Bug    Bug
-}
-
-// DeviceChecks lists the rows: the correct device in every configuration,
-// then each negative control in the configuration where its bug shows.
-func DeviceChecks() []DeviceCheck {
-	cacheFUA := spec.Config{VolatileCache: true, NativeFUA: true}
-	cacheEmu := spec.Config{VolatileCache: true}
-	var out []DeviceCheck
-	for _, cfg := range spec.Configs() {
-		out = append(out, DeviceCheck{cfg, Correct})
-	}
-	return append(out,
-		DeviceCheck{cacheFUA, FlushCoversInFlight},
-		DeviceCheck{cacheEmu, EmulatedFUANoPostFlush},
-		DeviceCheck{cacheFUA, CrashRevertsDurable},
-	)
-}
-
-// DeviceVerdicts checks every row of DeviceChecks at the standard bound.
-func DeviceVerdicts(opt Options) ([]Verdict, error) {
-	var out []Verdict
-	for _, c := range DeviceChecks() {
-		v, err := DeviceVerdict(StandardDeviceWorkload(c.Config, c.Bug), opt)
-		if err != nil {
-			return out, fmt.Errorf("check %v on %v: %w", c.Bug, c.Config, err)
-		}
-		out = append(out, v)
-	}
-	return out, nil
 }
 
 // Row is one row of the verdict table (`flushproof check`): its name, which
