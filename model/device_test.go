@@ -9,12 +9,6 @@ import (
 	"github.com/flushproof/flushproof/spec"
 )
 
-var (
-	cacheFUA = spec.Config{VolatileCache: true, NativeFUA: true}
-	cacheEmu = spec.Config{VolatileCache: true}
-	noCache  = spec.Config{}
-)
-
 func countCrashed(r *Result[DeviceState]) int {
 	n := 0
 	for i := 0; i < r.Len(); i++ {
@@ -37,7 +31,7 @@ func TestDeviceStateCountByHand(t *testing.T) {
 		failures bool
 		states   int
 	}{{false, 8}, {true, 12}} {
-		r, err := CheckDeviceSound(DeviceWorkload{Config: cacheFUA, Writers: [][]WriteOp{{{Blocks: 1}}}, Failures: tc.failures}, Options{Liveness: true})
+		r, err := CheckDeviceSound(DeviceWorkload{Config: spec.CacheFUA, Writers: [][]WriteOp{{{Blocks: 1}}}, Failures: tc.failures}, Options{Liveness: true})
 		require.NoError(t, err)
 		require.Nil(t, r.Violation)
 		assert.Equal(t, tc.states, r.States, "failures=%v", tc.failures)
@@ -70,9 +64,9 @@ func TestDeviceStateCountStandard(t *testing.T) {
 		states, transitions int
 		depth, historyClass int
 	}{
-		{cacheFUA, 130364, 192375, 15, 24464},
-		{cacheEmu, 430764, 658407, 17, 113880},
-		{noCache, 92654, 131697, 15, 17190},
+		{spec.CacheFUA, 130364, 192375, 15, 24464},
+		{spec.CacheEmulatedFUA, 430764, 658407, 17, 113880},
+		{spec.NoCache, 92654, 131697, 15, 17190},
 	} {
 		t.Run(tc.cfg.String(), func(t *testing.T) {
 			if testing.Short() && tc.states > 200000 {
@@ -158,36 +152,36 @@ func sub(id int, blocks uint8, fua bool) spec.Event {
 func TestExplain(t *testing.T) {
 	// W1 completes while F1 is in flight: a crash may lose it.
 	h := []spec.Event{sub(1, 1, false), ev(spec.FlushSubmit, 1), ev(spec.WriteComplete, 1), ev(spec.FlushComplete, 1), ev(spec.Crash, 0)}
-	devs, err := Explain(cacheFUA, Correct, h)
+	devs, err := Explain(spec.CacheFUA, Correct, h)
 	require.NoError(t, err)
 	assert.Equal(t, "{initial W1}", CrashUnion(devs, 0).String())
-	devs, err = Explain(cacheFUA, FlushCoversInFlight, h)
+	devs, err = Explain(spec.CacheFUA, FlushCoversInFlight, h)
 	require.NoError(t, err)
 	assert.Equal(t, "{W1}", CrashUnion(devs, 0).String(), "the wrong device hides the loss")
 
 	// Overlapping writes may land in either order; a read pins one.
 	h = []spec.Event{sub(1, 1, false), sub(2, 1, false), ev(spec.WriteComplete, 1), ev(spec.WriteComplete, 2)}
-	devs, err = Explain(cacheFUA, Correct, append(h, spec.Event{Kind: spec.Read, Blocks: 1, Value: 1}))
+	devs, err = Explain(spec.CacheFUA, Correct, append(h, spec.Event{Kind: spec.Read, Blocks: 1, Value: 1}))
 	require.NoError(t, err)
 	for _, d := range devs {
 		assert.Equal(t, 1, d.ReadValue(0))
 	}
-	_, err = Explain(cacheFUA, Correct, append(h, spec.Event{Kind: spec.Read, Blocks: 1, Value: 0}))
+	_, err = Explain(spec.CacheFUA, Correct, append(h, spec.Event{Kind: spec.Read, Blocks: 1, Value: 0}))
 	assert.ErrorContains(t, err, "no landing order of the device explains it")
 
-	_, err = Explain(cacheFUA, Correct, []spec.Event{sub(1, 1, false), ev(spec.WriteLand, 1)})
+	_, err = Explain(spec.CacheFUA, Correct, []spec.Event{sub(1, 1, false), ev(spec.WriteLand, 1)})
 	assert.ErrorContains(t, err, "landing is the device's choice")
 }
 
 func TestDeviceRejectsDisabledSteps(t *testing.T) {
-	d := NewDevice(cacheFUA, Correct)
+	d := NewDevice(spec.CacheFUA, Correct)
 	d, err := d.Apply(sub(1, 1, false))
 	require.NoError(t, err)
 	_, err = d.Apply(ev(spec.WriteComplete, 1))
 	assert.Error(t, err, "a write completes only after it landed")
 	_, err = d.Apply(ev(spec.WriteDataDone, 1))
 	assert.Error(t, err, "native FUA has no post-flush")
-	nc := NewDevice(noCache, Correct)
+	nc := NewDevice(spec.NoCache, Correct)
 	nc, err = nc.Apply(ev(spec.FlushSubmit, 1))
 	require.NoError(t, err)
 	_, err = nc.Apply(ev(spec.FlushFail, 1))
@@ -195,10 +189,10 @@ func TestDeviceRejectsDisabledSteps(t *testing.T) {
 }
 
 func TestNewDeviceSystemRejectsBadWorkloads(t *testing.T) {
-	_, err := NewDeviceSystem(DeviceWorkload{Config: cacheFUA})
+	_, err := NewDeviceSystem(DeviceWorkload{Config: spec.CacheFUA})
 	assert.ErrorContains(t, err, "0 tasks")
-	_, err = NewDeviceSystem(DeviceWorkload{Config: cacheFUA, Writers: [][]WriteOp{{{Blocks: 0}}}})
+	_, err = NewDeviceSystem(DeviceWorkload{Config: spec.CacheFUA, Writers: [][]WriteOp{{{Blocks: 0}}}})
 	assert.ErrorContains(t, err, "without blocks")
-	_, err = NewDeviceSystem(DeviceWorkload{Config: cacheFUA, Writers: [][]WriteOp{{{Blocks: 1}}}, Flushes: spec.MaxFlushes + 1})
+	_, err = NewDeviceSystem(DeviceWorkload{Config: spec.CacheFUA, Writers: [][]WriteOp{{{Blocks: 1}}}, Flushes: spec.MaxFlushes + 1})
 	assert.ErrorContains(t, err, "flushes")
 }

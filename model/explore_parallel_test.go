@@ -261,10 +261,10 @@ func TestParallelExploreFsync(t *testing.T) {
 func TestParallelExploreDevice(t *testing.T) {
 	parallelFrom(t, 256)
 	for _, bug := range []Bug{Correct, FlushCoversInFlight, CrashRevertsDurable} {
-		w := StandardDeviceWorkload(cacheFUA, bug)
+		w := StandardDeviceWorkload(spec.CacheFUA, bug)
 		s, err := NewDeviceSystem(w)
 		require.NoError(t, err)
-		what := fmt.Sprintf("device %v %v", cacheFUA, bug)
+		what := fmt.Sprintf("device %v %v", spec.CacheFUA, bug)
 		r := compareWorkers[DeviceState](t, s, Options{Liveness: true}, what)
 		if bug == Correct {
 			// Pinned by TestDeviceStateCountStandard.

@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"github.com/flushproof/flushproof/spec"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -53,36 +54,18 @@ func TestNewFsyncSystemRejectsBadConfigs(t *testing.T) {
 	}
 }
 
-// labelsDetermine checks that in every reachable state, one label leads to
-// one state: counterexample paths are lists of labels, and Replay follows
-// them, so a label must say everything a step chose (which store a load
-// read, which task it waits for...).
-func labelsDetermine[S comparable](t *testing.T, sys System[S]) {
-	t.Helper()
-	r := Explore[S](sys, Options{}) // up to the first violation, if any
-	for i := 0; i < r.Len(); i++ {
-		seen := map[Label]S{}
-		sys.Next(r.State(i), func(l Label, n S) {
-			if prev, ok := seen[l]; ok && prev != n {
-				t.Fatalf("label %q leads to two different states", sys.Describe(l))
-			}
-			seen[l] = n
-		})
-	}
-}
-
 func TestLabelsDetermineSteps(t *testing.T) {
 	for _, v := range FsyncVariants() {
 		for _, m := range MemoryModels() {
 			cfg := FsyncConfig{Variant: v, Memory: m, Tasks: 2, Fsyncs: 1, FlushFailures: true, LogForce: true, NoSymmetry: true}
 			sys, err := NewFsyncSystem(cfg)
 			require.NoError(t, err)
-			labelsDetermine[FsyncState](t, sys)
+			require.NoError(t, LabelsDetermine[FsyncState](sys))
 		}
 	}
-	ds, err := NewDeviceSystem(DeviceWorkload{Config: cacheEmu, Writers: [][]WriteOp{{{Blocks: 3, FUA: true}}, {{Blocks: 1}}}, Flushes: 1, Failures: true})
+	ds, err := NewDeviceSystem(DeviceWorkload{Config: spec.CacheEmulatedFUA, Writers: [][]WriteOp{{{Blocks: 3, FUA: true}}, {{Blocks: 1}}}, Flushes: 1, Failures: true})
 	require.NoError(t, err)
-	labelsDetermine[DeviceState](t, ds)
+	require.NoError(t, LabelsDetermine[DeviceState](ds))
 }
 
 // TestSkipLabelsReadTrue: every skip or no-skip step, in every variant,

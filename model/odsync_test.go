@@ -40,7 +40,7 @@ func TestODSyncLabelsDetermineSteps(t *testing.T) {
 		for _, dev := range spec.Configs() {
 			sys, err := NewODSyncSystem(ODSyncConfig{Variant: v, Device: dev, Tasks: 2, Writes: 1, Blocks: 1, Failures: true, Writeback: true})
 			require.NoError(t, err)
-			labelsDetermine[ODSyncState](t, sys)
+			require.NoError(t, LabelsDetermine[ODSyncState](sys))
 			r := Explore[ODSyncState](sys, Options{})
 			for i := 0; i < r.Len(); i++ {
 				sys.Next(r.State(i), func(l Label, _ ODSyncState) {

@@ -39,6 +39,13 @@ func (c Config) String() string {
 	}
 }
 
+// The three device configurations that behave differently.
+var (
+	CacheFUA         = Config{VolatileCache: true, NativeFUA: true} // volatile cache, native FUA
+	CacheEmulatedFUA = Config{VolatileCache: true}                  // volatile cache, FUA emulated by a post-flush
+	NoCache          = Config{}                                     // write through: every completed write is durable
+)
+
 // Configs lists the three device configurations that behave differently.
 func Configs() []Config {
 	return []Config{
