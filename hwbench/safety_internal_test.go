@@ -629,14 +629,14 @@ func TestRefuseReadOnlyMode(t *testing.T) {
 func TestFlushFiguresMarked(t *testing.T) {
 	h := NewLatencyHistogram()
 	require.NoError(t, h.RecordValues(20_000, 100))
-	base := Result{Scenario: "S2", Case: "tight always", Role: "baseline", Tool: "hwbench", Threads: 4,
+	base := Result{Scenario: "S2", Group: "tight", Variant: "always", Role: "baseline", Tool: "hwbench", Threads: 4,
 		Ops: 100, Duration: time.Second, Writes: 100, Flushes: 100, Latency: h}
 	opt := base
-	opt.Case, opt.Role, opt.Flushes = "tight join", "optimised", 40
-	plain := Result{Scenario: "S3", Case: "8 writers serialised", Role: "baseline", Tool: "hwbench", Threads: 8,
+	opt.Variant, opt.Role, opt.Flushes = "join", "optimised", 40
+	plain := Result{Scenario: "S3", Group: "8 writers", Variant: "serialised", Role: "baseline", Tool: "hwbench", Threads: 8,
 		Ops: 100, Duration: time.Second, Writes: 100, Latency: h}
 	plainOpt := plain
-	plainOpt.Case, plainOpt.Role = "8 writers parallel", "optimised"
+	plainOpt.Variant, plainOpt.Role = "parallel", "optimised"
 	rep := Report{
 		Device:       "/mnt/t/f (file on tmpfs; 1 MiB; NOT DURABLE: on tmpfs)",
 		Results:      []Result{base, opt, plain, plainOpt},
