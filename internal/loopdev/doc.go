@@ -8,7 +8,7 @@
 // Attaching and detaching:
 //
 //   - [Attach] attaches a free loop device to a file, optionally with
-//     direct I/O to it ([Options]); it fails wrapping [ErrUnavailable]
+//     direct I/O to it or its partitions scanned ([Options]); it fails wrapping [ErrUnavailable]
 //     where loop devices cannot be had (not root, no /dev/loop-control).
 //   - [Detach] detaches a device if it is still attached to the file
 //     named; a device still open elsewhere is detached by the kernel at

@@ -52,6 +52,9 @@ type Options struct {
 	// backing file cannot do direct I/O; DirectIO (the function) says
 	// what it did.
 	DirectIO bool
+	// PartScan makes the kernel read the file's partition table and make
+	// a device of each partition (/dev/loopNpM; LO_FLAGS_PARTSCAN).
+	PartScan bool
 	_        struct{}
 }
 
@@ -77,6 +80,9 @@ func Attach(backing string, opt Options) (string, error) {
 	var flags uint32
 	if opt.DirectIO {
 		flags |= unix.LO_FLAGS_DIRECT_IO
+	}
+	if opt.PartScan {
+		flags |= unix.LO_FLAGS_PARTSCAN
 	}
 	for range attachTries {
 		n, err := unix.IoctlRetInt(ctl, unix.LOOP_CTL_GET_FREE)
@@ -148,8 +154,8 @@ func configure(dev string, fd int, name string, flags uint32) error {
 	return nil
 }
 
-// Detach detaches dev if it is attached to the file named backing (as
-// BackingFile names it), and reports whether it asked the kernel to. A
+// Detach detaches dev if it is attached to the file named backing (the
+// name BackingFile gives, or one that resolves to it), and reports whether it asked the kernel to. A
 // device attached to another file, or to none, is left alone: its number
 // may have been given to someone else since the caller attached it. If
 // dev is still open (mounted, or held by its caller or by udev), the
@@ -159,7 +165,7 @@ func Detach(dev, backing string) (bool, error) {
 	if _, ok := loopName(dev); !ok {
 		return false, fmt.Errorf("detach %s: not a loop device", dev)
 	}
-	if BackingFile(dev) != backing {
+	if !attachedTo(dev, backing) {
 		return false, nil
 	}
 	// Read-only: closing a descriptor opened for writing makes udev probe
@@ -176,7 +182,7 @@ func Detach(dev, backing string) (bool, error) {
 	// given to another file between the first look and the open. From
 	// here on it cannot be: held open, a LOOP_CLR_FD from anyone else only
 	// marks it to detach at the last close, which is at the earliest ours.
-	if BackingFile(dev) != backing {
+	if !attachedTo(dev, backing) {
 		return false, nil
 	}
 	if err := unix.IoctlSetInt(fd, unix.LOOP_CLR_FD, 0); err != nil {
@@ -186,6 +192,30 @@ func Detach(dev, backing string) (bool, error) {
 		return false, fmt.Errorf("detach %s (over %s): LOOP_CLR_FD: %w", dev, backing, err)
 	}
 	return true, nil
+}
+
+// attachedTo reports whether dev is attached to the file named backing:
+// the name sysfs gives, or the name backing resolves to (sysfs gives the
+// absolute path without symbolic links, and a caller may have attached by
+// a relative path or through a link). Only the directory is resolved, so
+// a backing file since removed still matches.
+func attachedTo(dev, backing string) bool {
+	shown := BackingFile(dev)
+	if shown == "" {
+		return false
+	}
+	if shown == backing {
+		return true
+	}
+	abs, err := filepath.Abs(backing)
+	if err != nil {
+		return false
+	}
+	dir, err := filepath.EvalSymlinks(filepath.Dir(abs))
+	if err != nil {
+		return false
+	}
+	return shown == filepath.Join(dir, filepath.Base(abs))
 }
 
 // loopName returns NAME of /dev/NAME or NAME when it is loopN.

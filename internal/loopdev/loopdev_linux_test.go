@@ -3,9 +3,11 @@
 package loopdev
 
 import (
+	"encoding/binary"
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -252,4 +254,69 @@ func TestAttachMissingFile(t *testing.T) {
 	assert.ErrorIs(t, err, os.ErrNotExist)
 	assert.ErrorContains(t, err, missing)
 	assert.False(t, errors.Is(err, ErrUnavailable))
+}
+
+// With PartScan the kernel makes a device of each partition of an MBR
+// partition table in the file.
+func TestAttachPartScan(t *testing.T) {
+	needLoop(t)
+	const size = 4 << 20
+	img := make([]byte, size)
+	entry := img[446:462]
+	entry[4] = 0x83                                 // Linux
+	binary.LittleEndian.PutUint32(entry[8:], 2048)  // first sector
+	binary.LittleEndian.PutUint32(entry[12:], 4096) // sectors
+	img[510], img[511] = 0x55, 0xaa
+	file := filepath.Join(t.TempDir(), "parted.img")
+	require.NoError(t, os.WriteFile(file, img, 0o600))
+	dev, err := Attach(file, Options{PartScan: true})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_, err := Detach(dev, file)
+		assert.NoError(t, err)
+		waitDetached(t, dev, file)
+	})
+	flag, err := os.ReadFile(filepath.Join(sysfs, filepath.Base(dev), "loop", "partscan"))
+	require.NoError(t, err)
+	assert.Equal(t, "1", strings.TrimSpace(string(flag)), "LO_FLAGS_PARTSCAN set")
+	part := filepath.Join(sysfs, filepath.Base(dev), filepath.Base(dev)+"p1", "size")
+	deadline := time.Now().Add(time.Second)
+	for {
+		b, err := os.ReadFile(part)
+		if err == nil {
+			assert.Equal(t, "4096", strings.TrimSpace(string(b)), "partition 1's sectors")
+			return
+		}
+		if time.Now().After(deadline) {
+			// Not every kernel scans loop partitions (on the machine this
+			// was written on, losetup --partscan made none either).
+			t.Skipf("no partition %s appeared (the kernel scans no loop partitions here)", part)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// A device attached through a symbolic link and by a relative name is
+// detached by the name it was attached by.
+func TestDetachByLinkAndRelativeName(t *testing.T) {
+	needLoop(t)
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real")
+	require.NoError(t, os.Mkdir(real, 0o700))
+	require.NoError(t, os.Symlink(real, filepath.Join(dir, "link")))
+	file := filepath.Join(real, "img")
+	require.NoError(t, os.WriteFile(file, make([]byte, 1<<20), 0o600))
+	t.Chdir(dir)
+	for _, name := range []string{filepath.Join(dir, "link", "img"), filepath.Join("link", "img"), filepath.Join("real", "img")} {
+		dev, err := Attach(name, Options{})
+		require.NoError(t, err, name)
+		assert.Equal(t, file, BackingFile(dev), "sysfs names the file without links")
+		asked, err := Detach(dev, name)
+		assert.NoError(t, err, name)
+		assert.True(t, asked, name)
+		if !asked {
+			_, _ = Detach(dev, file)
+		}
+		waitDetached(t, dev, file)
+	}
 }
