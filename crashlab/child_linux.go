@@ -2,7 +2,7 @@
 
 package crashlab
 
-// The tools crashlab runs (losetup, mkfs, mount, umount, fsck) as child
+// The tools crashlab runs (mkfs, mount, umount, fsck) as child
 // processes. Each child
 //
 //   - runs in a process group of its own, so a terminal's Ctrl-C (SIGINT

@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/flushproof/flushproof/internal/loopdev"
 	"github.com/flushproof/flushproof/internal/mountinfo"
 )
 
@@ -222,7 +223,7 @@ func assertRunGone(t *testing.T, pid int, dirs []string, before remains) bool {
 	t.Helper()
 	var loops, names []string
 	for _, l := range before.loops {
-		loops = append(loops, l.dev)
+		loops = append(loops, l.Dev)
 	}
 	names = append(names, fmt.Sprintf("%s%d-", markerPrefix, pid))
 	pids := append([]int{pid}, before.supervisors...)
@@ -281,7 +282,7 @@ func stuckTasks(pids []int, names, loops []string) []string {
 	}
 	var detached []string
 	for _, l := range loops {
-		if loopBackingFile(l) == "" {
+		if loopdev.BackingFile(l) == "" {
 			detached = append(detached, filepath.Base(l))
 		}
 	}

@@ -70,7 +70,7 @@ type Recorder struct {
 // StartRecorder creates the backing file, mounts the FUSE server and
 // attaches the loop device, all in the run's supervisor process, after
 // sweeping the leftovers of earlier runs that died. It needs root,
-// /dev/fuse and losetup(8). On error it has undone everything it did.
+// /dev/fuse and loop devices. On error it has undone everything it did.
 func StartRecorder(opt RecorderOptions) (*Recorder, error) {
 	switch {
 	case opt.ImageSize <= 0 || opt.ImageSize%4096 != 0:

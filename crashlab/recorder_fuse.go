@@ -26,7 +26,7 @@ package crashlab
 // machines have no fusermount) over a /dev/fuse descriptor opened
 // O_CLOEXEC, then handed to go-fuse as /dev/fd/N: go-fuse's own direct
 // mount opens /dev/fuse without close-on-exec, and every child forked
-// before it is closed (mkfs, mount, losetup) would keep the connection
+// before it is closed (mkfs, mount) would keep the connection
 // alive after the server died. The server reads and writes only its
 // backing file, never the loop device.
 
@@ -45,6 +45,8 @@ import (
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"golang.org/x/sys/unix"
+
+	"github.com/flushproof/flushproof/internal/loopdev"
 )
 
 // The fallocate(2) modes the image accepts (include/uapi/linux/falloc.h).
@@ -151,10 +153,10 @@ func (s *supervisor) startRecorder(spec recorderSpec) (info *recorderInfo, err e
 	if err != nil {
 		return nil, err
 	}
-	if rs.dev, err = attachLoop(rs.imagePath(), true); err != nil {
+	if rs.dev, err = loopdev.Attach(rs.imagePath(), loopdev.Options{DirectIO: true}); err != nil {
 		return nil, err
 	}
-	if dio := loopDirectIO(rs.dev); dio != "1" {
+	if dio := loopdev.DirectIO(rs.dev); dio != "1" {
 		return nil, fmt.Errorf("%s over %s has loop/dio=%s, want 1", rs.dev, rs.imagePath(), dio)
 	}
 	s.mu.Lock()

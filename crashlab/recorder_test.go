@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/flushproof/flushproof/impl"
+	"github.com/flushproof/flushproof/internal/loopdev"
 	"github.com/flushproof/flushproof/spec"
 )
 
@@ -27,13 +28,13 @@ import (
 func recTestNeeds(t *testing.T) {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("the recorder needs root (mount(2) of FUSE, losetup)")
+		t.Skip("the recorder needs root (mount(2) of FUSE, loop devices)")
 	}
 	if _, err := os.Stat("/dev/fuse"); err != nil {
 		t.Skipf("the recorder needs /dev/fuse: %v", err)
 	}
-	if _, err := exec.LookPath("losetup"); err != nil {
-		t.Skipf("the recorder needs losetup: %v", err)
+	if _, err := os.Stat("/dev/loop-control"); err != nil {
+		t.Skipf("the recorder needs loop devices: %v", err)
 	}
 }
 
@@ -50,7 +51,7 @@ func recTestStart(t *testing.T, opt RecorderOptions) *Recorder {
 	}
 	r, err := StartRecorder(opt)
 	require.NoError(t, err)
-	t.Logf("recorder: %s over %s, loop/dio=%s, log %s", r.Device(), r.ImagePath(), loopDirectIO(r.Device()), r.LogPath())
+	t.Logf("recorder: %s over %s, loop/dio=%s, log %s", r.Device(), r.ImagePath(), loopdev.DirectIO(r.Device()), r.LogPath())
 	t.Cleanup(func() {
 		_ = r.Close()
 		recTestAssertGone(t, r)
@@ -68,7 +69,7 @@ func recTestAssertGone(t *testing.T, r *Recorder) {
 	if out, err := exec.Command("losetup", "-a").CombinedOutput(); err == nil {
 		assert.NotContains(t, string(out), r.ImagePath(), "loop device left behind")
 	}
-	assert.NotEqual(t, r.ImagePath(), loopBackingFile(r.Device()), "%s still attached", r.Device())
+	assert.NotEqual(t, r.ImagePath(), loopdev.BackingFile(r.Device()), "%s still attached", r.Device())
 	assert.NoDirExists(t, r.dir)
 	if r.shmDir != "" {
 		assert.NoDirExists(t, r.shmDir)
@@ -305,7 +306,7 @@ func TestRecorderSignal(t *testing.T) {
 	fields := strings.Fields(line)
 	require.GreaterOrEqual(t, len(fields), 3, "child said %q", line)
 	dev, image, own := fields[0], fields[1], fields[2]
-	require.Equal(t, image, loopBackingFile(dev))
+	require.Equal(t, image, loopdev.BackingFile(dev))
 
 	require.NoError(t, cmd.Process.Signal(unix.SIGTERM))
 	err = cmd.Wait()
@@ -313,7 +314,7 @@ func TestRecorderSignal(t *testing.T) {
 	require.ErrorAs(t, err, &exit)
 	ws, _ := exit.Sys().(syscall.WaitStatus)
 	assert.True(t, ws.Signaled() && ws.Signal() == unix.SIGTERM, "child died of SIGTERM: %v", err)
-	assert.NotEqual(t, image, loopBackingFile(dev), "loop device detached")
+	assert.NotEqual(t, image, loopdev.BackingFile(dev), "loop device detached")
 	mounts, err := os.ReadFile("/proc/self/mounts")
 	require.NoError(t, err)
 	assert.NotContains(t, string(mounts), own)

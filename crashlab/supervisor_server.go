@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/flushproof/flushproof/internal/loopdev"
 	"github.com/flushproof/flushproof/internal/mountinfo"
 	"golang.org/x/sys/unix"
 )
@@ -247,9 +248,9 @@ func (s *supervisor) finish() {
 	if err := s.undo(dirs, recs, s.report); err != nil {
 		s.report(err.Error())
 	}
-	// A tool the worker ran (losetup, mount) is killed when the worker dies
+	// A tool the worker ran (mount) is killed when the worker dies
 	// (child_linux.go), but one caught inside its system call finishes it
-	// first: a loop device can be attached, or a file system mounted, just
+	// first, as does the worker's own LOOP_CONFIGURE: a loop device can be attached, or a file system mounted, just
 	// after the undo looked. Look again until a look settleWait after the
 	// last undo finds nothing of the run.
 	owns := ownedBy(dirs)
@@ -294,8 +295,8 @@ func leftOf(owns func(string) bool) bool {
 			return true
 		}
 	}
-	for _, l := range readLoops() {
-		if owns(l.backing) {
+	for _, l := range loopdev.List() {
+		if owns(l.Backing) {
 			return true
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/flushproof/flushproof/internal/loopdev"
 	"github.com/flushproof/flushproof/internal/mountinfo"
 )
 
@@ -95,11 +96,11 @@ func sweepRuns(roots []string, report func(string), dead func(runID) bool) error
 		return fmt.Errorf("sweep leftovers of earlier runs: %w", err)
 	}
 	found := false
-	loops := readLoops()
+	loops := loopdev.List()
 	for _, l := range loops {
-		if owns(l.backing) {
+		if owns(l.Backing) {
 			found = true
-			addDir(l.backing)
+			addDir(l.Backing)
 		}
 	}
 	for _, m := range mounts {
@@ -135,7 +136,7 @@ func Leftovers(pid int, dirs ...string) []string {
 	rm := runRemains(pid, dirs...)
 	var out []string
 	for _, l := range rm.loops {
-		out = append(out, fmt.Sprintf("loop device %s over %s", l.dev, l.backing))
+		out = append(out, fmt.Sprintf("loop device %s over %s", l.Dev, l.Backing))
 	}
 	for _, m := range rm.mounts {
 		out = append(out, fmt.Sprintf("%s mount of %s on %s", m.FSType, m.Source, m.MountPoint))
@@ -154,7 +155,7 @@ func Leftovers(pid int, dirs ...string) []string {
 
 // remains are the resources of the runs of one worker process.
 type remains struct {
-	loops       []loopEntry
+	loops       []loopdev.Loop
 	mounts      []mountinfo.Mount
 	dirs        []string
 	supervisors []int
@@ -176,8 +177,8 @@ func runRemains(pid int, dirs ...string) remains {
 		return false
 	}
 	var rm remains
-	for _, l := range readLoops() {
-		if ofPid(l.backing) {
+	for _, l := range loopdev.List() {
+		if ofPid(l.Backing) {
 			rm.loops = append(rm.loops, l)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
+	"github.com/flushproof/flushproof/internal/loopdev"
 	"github.com/flushproof/flushproof/internal/mountinfo"
 )
 
@@ -119,13 +120,9 @@ func TestSweep(t *testing.T) {
 	require.NoError(t, os.Truncate(img, 8<<20))
 	out, err := exec.Command(mkfs, "-q", "-F", img).CombinedOutput()
 	require.NoError(t, err, "%s", out)
-	dev, err := attachLoop(img, false)
+	dev, err := loopdev.Attach(img, loopdev.Options{})
 	require.NoError(t, err)
-	t.Cleanup(func() {
-		if loopBackingFile(dev) == img {
-			_ = exec.Command("losetup", "-d", dev).Run()
-		}
-	})
+	t.Cleanup(func() { _, _ = loopdev.Detach(dev, img) })
 	ext4 := mkdir(deadDir, "mnt")
 	require.NoError(t, unix.Mount(dev, ext4, "ext4", 0, ""))
 	t.Cleanup(func() { _ = unix.Unmount(ext4, unix.MNT_DETACH) })
@@ -169,7 +166,7 @@ func TestSweep(t *testing.T) {
 	for _, m := range []string{ext4, fuseMnt, deadOutsideMnt} {
 		assert.False(t, mounted[m], "%s still mounted", m)
 	}
-	assert.NotEqual(t, img, loopBackingFile(dev), "%s still attached", dev)
+	assert.NotEqual(t, img, loopdev.BackingFile(dev), "%s still attached", dev)
 	for _, d := range keep {
 		assert.DirExists(t, d)
 		assert.FileExists(t, filepath.Join(d, "file"))

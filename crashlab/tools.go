@@ -20,11 +20,11 @@ type Tool struct {
 }
 
 // Tools returns every command a lab run on fs runs: mkfs while recording,
-// losetup, mount and umount for the recorder and for each replay, and the
-// file system's fsck for each replay.
+// mount and umount for the recorder and for each replay, and the file
+// system's fsck for each replay. Loop devices are attached and detached
+// with the loop driver's ioctls (internal/loopdev), by no command.
 func Tools(fs FS) []Tool {
 	tools := []Tool{
-		{Name: "losetup", Package: "mount", Replay: true},
 		{Name: "mount", Package: "mount", Replay: true},
 		{Name: "umount", Package: "mount", Replay: true},
 	}

@@ -46,31 +46,13 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/flushproof/flushproof/internal/loopdev"
 	"github.com/flushproof/flushproof/internal/mountinfo"
 )
 
 // politeWait is how long an undo retries a busy unmount or a loop device
 // that is still open before it detaches lazily and aborts.
 const politeWait = 3 * time.Second
-
-// loopEntry is an attached loop device.
-type loopEntry struct {
-	dev     string // /dev/loopN
-	backing string // its backing file's path, without " (deleted)"
-}
-
-// readLoops lists the attached loop devices.
-func readLoops() []loopEntry {
-	paths, _ := filepath.Glob("/sys/block/loop*/loop/backing_file")
-	var out []loopEntry
-	for _, p := range paths {
-		dev := "/dev/" + filepath.Base(filepath.Dir(filepath.Dir(p)))
-		if b := loopBackingFile(dev); b != "" {
-			out = append(out, loopEntry{dev, b})
-		}
-	}
-	return out
-}
 
 // within reports whether path is dir or lies below it.
 func within(path, dir string) bool {
@@ -105,12 +87,12 @@ func (sc scope) polite() bool { return time.Now().Before(sc.deadline) }
 // ownsMount reports whether m belongs to the run: mounted in its
 // directories, named by its marker, or mounted from one of its loop
 // devices.
-func (sc scope) ownsMount(m mountinfo.Mount, loops []loopEntry) bool {
+func (sc scope) ownsMount(m mountinfo.Mount, loops []loopdev.Loop) bool {
 	if sc.owns(m.MountPoint) || sc.owns(m.Source) {
 		return true
 	}
 	for _, l := range loops {
-		if l.dev == m.Source && sc.owns(l.backing) {
+		if l.Dev == m.Source && sc.owns(l.Backing) {
 			return true
 		}
 	}
@@ -125,7 +107,7 @@ func undo(sc scope) error {
 	if err != nil {
 		return err
 	}
-	loops := readLoops()
+	loops := loopdev.List()
 	for _, m := range mounts {
 		if m.IsFUSE() && sc.serving[m.MountPoint] == nil && sc.ownsMount(m, loops) {
 			if err := abortFUSE(m.Minor); err != nil {
@@ -136,9 +118,9 @@ func undo(sc scope) error {
 		}
 	}
 	errs = append(errs, unmountOwned(sc, false)...)
-	for _, l := range readLoops() {
-		if sc.owns(l.backing) {
-			if err := clearLoop(l.dev, l.backing, sc); err != nil {
+	for _, l := range loopdev.List() {
+		if sc.owns(l.Backing) {
+			if err := clearLoop(l.Dev, l.Backing, sc); err != nil {
 				errs = append(errs, err)
 			}
 		}
@@ -164,7 +146,7 @@ func unmountOwned(sc scope, fuse bool) []error {
 		if err != nil {
 			return append(errs, err)
 		}
-		loops := readLoops()
+		loops := loopdev.List()
 		var todo []mountinfo.Mount
 		for i := len(mounts) - 1; i >= 0; i-- { // newest last in mountinfo
 			m := mounts[i]
@@ -246,23 +228,11 @@ func unmountOne(m mountinfo.Mount, sc scope) (gone bool, err error) {
 // open somewhere). It never detaches a device attached to another file:
 // the number may have been reused.
 func clearLoop(dev, backing string, sc scope) error {
-	if got := loopBackingFile(dev); got != backing {
-		return nil
+	asked, err := loopdev.Detach(dev, backing)
+	if err != nil || !asked {
+		return err
 	}
-	f, err := os.OpenFile(dev, os.O_RDONLY, 0) // read-only: a close after writing wakes udev, which then holds the device
-	if err != nil {
-		return fmt.Errorf("detach %s (over %s): %w", dev, backing, err)
-	}
-	if got := loopBackingFile(dev); got != backing {
-		f.Close()
-		return nil
-	}
-	err = unix.IoctlSetInt(int(f.Fd()), unix.LOOP_CLR_FD, 0)
-	f.Close()
-	if err != nil && !errors.Is(err, unix.ENXIO) {
-		return fmt.Errorf("detach %s (over %s): LOOP_CLR_FD: %w", dev, backing, err)
-	}
-	for loopBackingFile(dev) == backing {
+	for loopdev.BackingFile(dev) == backing {
 		if !sc.polite() {
 			if sc.deadline.IsZero() {
 				sc.say("detached %s (over %s) once its last user closes it", dev, backing)

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/flushproof/flushproof/internal/loopdev"
 )
 
 // FS names the file system a log was recorded under.
@@ -426,11 +428,11 @@ func replayOne(ctx context.Context, dir string, ops []Op, size int64, st CrashSt
 	if err := st.Build(img, size, ops); err != nil {
 		return setup(fmt.Errorf("build image: %w", err))
 	}
-	dev, err := attachLoop(img, false)
+	dev, err := loopdev.Attach(img, loopdev.Options{})
 	if err != nil {
 		return setup(err)
 	}
-	defer replayDetach(dev)
+	defer loopdev.Detach(dev, img) // at its last close, if udev still holds it
 
 	// Mount (journal recovery), check, unmount.
 	mountArgs := []string{"-t", string(fs)}
@@ -537,19 +539,6 @@ func toolMessage(out, name string, args []string) string {
 		}
 	}
 	return s
-}
-
-// replayDetach detaches dev, retrying while the kernel still holds it (a
-// just-unmounted file system can keep it busy for a moment).
-func replayDetach(dev string) error {
-	var err error
-	for try := 0; try < 20; try++ {
-		if _, err = runTool(context.Background(), "losetup", "-d", dev); err == nil {
-			return nil
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return err
 }
 
 // replayUnmount unmounts mnt, retrying while busy and lazily as a last resort so

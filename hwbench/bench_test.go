@@ -125,9 +125,8 @@ func roleRank(r Result) int {
 // `benchstat -col /case` compares the cases of one run, `-col /tool`
 // hwbench with fio, and `benchstat old.txt new.txt` two runs.
 func benchName(r Result) string {
-	group, variant := splitCase(r.Case)
 	clean := strings.NewReplacer(" + ", "+", ", ", "_", " ", "_", "/", "-", "=", "-").Replace
-	return "group=" + clean(group) + "/case=" + clean(variant) + "/tool=" + r.Tool
+	return "group=" + clean(r.Group) + "/case=" + clean(r.Variant) + "/tool=" + r.Tool
 }
 
 // reportFIORatio reports the pairs' hwbench/fio ratio with a fio result.
@@ -136,7 +135,7 @@ func reportFIORatio(b *testing.B, rep Report, r Result) {
 		return
 	}
 	for _, c := range rep.FIO {
-		if c.FIO.Scenario == r.Scenario && c.FIO.Case == r.Case {
+		if c.FIO.sameCase(r) {
 			lo, hi := c.RatioRange()
 			b.ReportMetric(c.Ratio(), "hwbench/fio")
 			b.ReportMetric(lo, "hwbench/fio-min")

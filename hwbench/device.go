@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -20,13 +19,14 @@ import (
 	"github.com/flushproof/flushproof/impl"
 	"github.com/flushproof/flushproof/spec"
 
+	"github.com/flushproof/flushproof/internal/loopdev"
 	"github.com/flushproof/flushproof/internal/mountinfo"
 )
 
 // ErrLoopUnavailable is wrapped by OpenTarget's error when -device=loop
-// cannot be had here: not root, no losetup, or no free loop device. Tests
+// cannot be had here: not root, or no loop driver. Tests
 // skip on it.
-var ErrLoopUnavailable = errors.New("a loop device needs root and losetup")
+var ErrLoopUnavailable = errors.New("a loop device needs root and the loop driver")
 
 // DefaultLoopSize is the size of the sparse file under -device=loop.
 const DefaultLoopSize = 1 << 30
@@ -386,10 +386,6 @@ func (t *Target) openLoop(opt TargetOptions) error {
 	if os.Geteuid() != 0 {
 		return fmt.Errorf("hwbench: -device=loop: %w (running as uid %d)", ErrLoopUnavailable, os.Geteuid())
 	}
-	losetup, err := exec.LookPath("losetup")
-	if err != nil {
-		return fmt.Errorf("hwbench: -device=loop: %w: %v", ErrLoopUnavailable, err)
-	}
 	dir, _, err := tempDir(opt.TempDir)
 	if err != nil {
 		return err
@@ -416,13 +412,19 @@ func (t *Target) openLoop(opt TargetOptions) error {
 		return fmt.Errorf("hwbench: write the loop device's backing file %s: %w", backing, err)
 	}
 
-	dev, err := AttachLoop(backing)
+	dev, err := loopdev.Attach(backing, loopdev.Options{DirectIO: true})
+	if errors.Is(err, loopdev.ErrUnavailable) {
+		return fmt.Errorf("hwbench: -device=loop: %w: %w", ErrLoopUnavailable, err)
+	}
 	if err != nil {
-		return err
+		return fmt.Errorf("hwbench: -device=loop: %w", err)
 	}
 	t.markVolatileDir(dir, "the loop device's backing file")
-	detach := func() error { return DetachLoop(dev, backing) }
-	t.onClose(detach)
+	t.onClose(func() error {
+		// Normally detached already, at hwbench's close of it (below).
+		_, err := loopdev.Detach(dev, backing)
+		return err
+	})
 	t.Kind, t.Backing = "loop device", backing
 	f2, err := impl.Open(dev, impl.OpenOptions{})
 	if err != nil {
@@ -430,60 +432,14 @@ func (t *Target) openLoop(opt TargetOptions) error {
 	}
 	t.File, t.Path = f2, dev
 	t.onClose(f2.Close)
-	// While hwbench holds it open, losetup -d only marks the device for
-	// detaching at the last close (drivers/block/loop.c, loop_clr_fd
-	// sets LO_FLAGS_AUTOCLEAR), and the backing file lives as long as the
-	// loop device does: nothing is left behind if the process dies.
-	if out, err := exec.Command(losetup, "-d", dev).CombinedOutput(); err != nil {
-		return fmt.Errorf("hwbench: mark %s for detaching at close (losetup -d): %v: %s", dev, err, out)
+	// While hwbench holds it open, detaching only marks the device for
+	// detaching at the last close (loopdev.Detach), and the backing file
+	// lives as long as the loop device does: nothing is left behind if
+	// the process dies.
+	if _, err := loopdev.Detach(dev, backing); err != nil {
+		return fmt.Errorf("hwbench: mark %s for detaching at its last close: %w", dev, err)
 	}
 	return removeFile(backing)
-}
-
-// AttachLoop attaches a free loop device with direct I/O to the file at
-// backing (losetup --find --show --direct-io=on) and returns its path.
-// It fails with an error wrapping ErrLoopUnavailable where that cannot be
-// done (not root, no losetup, no loop support).
-func AttachLoop(backing string) (string, error) {
-	if os.Geteuid() != 0 {
-		return "", fmt.Errorf("hwbench: attach a loop device: %w (running as uid %d)", ErrLoopUnavailable, os.Geteuid())
-	}
-	losetup, err := exec.LookPath("losetup")
-	if err != nil {
-		return "", fmt.Errorf("hwbench: attach a loop device: %w: %v", ErrLoopUnavailable, err)
-	}
-	out, err := exec.Command(losetup, "--find", "--show", "--direct-io=on", backing).CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("hwbench: %s --find --show --direct-io=on %s: %w: %v: %s", losetup, backing, ErrLoopUnavailable, err, strings.TrimSpace(string(out)))
-	}
-	dev := strings.TrimSpace(string(out))
-	if !strings.HasPrefix(dev, "/dev/loop") {
-		return "", fmt.Errorf("hwbench: losetup printed %q, not a loop device", out)
-	}
-	return dev, nil
-}
-
-// DetachLoop detaches dev if it is still attached to backing (a loop
-// device marked to detach at its last close may be gone already, and its
-// number may since have been given to someone else's file, which is left
-// alone).
-func DetachLoop(dev, backing string) error {
-	bf, err := os.ReadFile(filepath.Join("/sys/block", filepath.Base(dev), "loop", "backing_file"))
-	if err != nil {
-		return nil // not attached
-	}
-	name := strings.TrimSuffix(strings.TrimSpace(string(bf)), " (deleted)")
-	if name != backing {
-		return nil
-	}
-	out, err := exec.Command("losetup", "-d", dev).CombinedOutput()
-	if err != nil {
-		if _, serr := os.Stat(filepath.Join("/sys/block", filepath.Base(dev), "loop", "backing_file")); serr != nil {
-			return nil // detached meanwhile
-		}
-		return fmt.Errorf("hwbench: detach %s (losetup -d): %v: %s", dev, err, out)
-	}
-	return nil
 }
 
 // openNamed opens the file or block device the user named. Every check
@@ -721,11 +677,10 @@ func memoryBlockDev(bd blockDev, mounts []mountinfo.Mount) (why, flushFigures st
 	case strings.HasPrefix(name, "ram") && strings.Trim(name[3:], "0123456789") == "":
 		return fmt.Sprintf("%s is a RAM disk (brd)", bd.path), "meaningless on a RAM disk"
 	case strings.HasPrefix(name, "loop"):
-		bf, err := os.ReadFile(filepath.Join(bd.sysfs, "loop", "backing_file"))
-		if err != nil {
+		backing := loopdev.BackingFile(name)
+		if backing == "" {
 			return "", ""
 		}
-		backing, _ := stripDeleted(strings.TrimSuffix(string(bf), "\n"))
 		m, ok := mountOf(mounts, backing, 0, false)
 		if fs := (fsInfo{Type: m.FSType, MountPoint: m.MountPoint}); ok && fs.volatile() != "" {
 			return fmt.Sprintf("the backing file of %s, %s, is on %s, which keeps files in memory only", bd.path, backing, fs),

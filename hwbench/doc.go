@@ -10,7 +10,7 @@
 //
 // The device:
 //   - [OpenTarget] opens a [Target]: a temporary file, a loop device of its
-//     own ([AttachLoop], [DetachLoop]) or a file or block device the user
+//     own (attached with internal/loopdev) or a file or block device the user
 //     named, after the checks of safety.go: a named block device is claimed
 //     O_EXCL and refused ([ErrRefused]) if in use (mounted, swap, held),
 //     too small, or carrying an on-disk format ([FindSignatures], and

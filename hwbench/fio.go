@@ -261,7 +261,7 @@ func RunFIO(ctx context.Context, job FIOJob) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("fio on %s: %w", job.Path, err)
 	}
-	r.Case = job.Name
+	r.Variant = job.Name
 	r.Threads = job.numJobs()
 	return r, nil
 }
@@ -419,14 +419,14 @@ func parseFIOOutput(out []byte) (Result, error) {
 // mergeFIORuns adds up runs of one job (the slices of a FIOComparison) as
 // one Result: writes and runtimes summed; latency histograms summed (each
 // run's from its bins, else rebuilt from its percentiles: see the top of
-// this file); means weighted by the runs' counts. Case is the first run's
-// job name and Threads 1; the caller sets both.
+// this file); means weighted by the runs' counts. Variant is the first
+// run's job name, Group empty and Threads 1; the caller sets them.
 func mergeFIORuns(runs []fioRun) (Result, error) {
 	if len(runs) == 0 {
 		return Result{}, errors.New("no fio run to merge")
 	}
 	r := Result{
-		Case: runs[0].Name, Role: "reference", Threads: 1, Tool: "fio",
+		Variant: runs[0].Name, Role: "reference", Threads: 1, Tool: "fio",
 		Latency: NewLatencyHistogram(),
 		Extra:   map[string]float64{FIOExtraRuns: float64(len(runs))},
 	}

@@ -66,7 +66,7 @@ func TestFIOParsePlainFixture(t *testing.T) {
 
 	assert.Equal(t, "fio", r.Tool)
 	assert.Equal(t, "reference", r.Role)
-	assert.Equal(t, "plain-seq", r.Case)
+	assert.Equal(t, "plain-seq", r.Variant)
 	assert.Equal(t, int64(6021), r.Ops)
 	assert.Equal(t, 301*time.Millisecond, r.Duration)
 	assert.InDelta(t, 20003.322259, r.Extra[FIOExtraIOPS], 1e-6)
@@ -95,7 +95,7 @@ func TestFIOParseFdatasyncFixture(t *testing.T) {
 	r, err := parseFIOOutput(readFixture(t, "fio-fdatasync-rand-2jobs.json"))
 	require.NoError(t, err)
 
-	assert.Equal(t, "fdatasync-rand", r.Case)
+	assert.Equal(t, "fdatasync-rand", r.Variant)
 	assert.Equal(t, int64(3692), r.Ops)
 	assert.Equal(t, 303*time.Millisecond, r.Duration)
 	assert.InDelta(t, 12184.818482, r.Extra[FIOExtraIOPS], 1e-6)
@@ -551,7 +551,8 @@ func TestFIOLive(t *testing.T) {
 			require.NoError(t, err)
 
 			assert.Equal(t, "fio", r.Tool)
-			assert.Equal(t, c.name, r.Case)
+			assert.Equal(t, c.name, r.Variant)
+			assert.Empty(t, r.Group, "RunFIO alone knows no group")
 			assert.Equal(t, c.jobs, r.Threads)
 			assert.Positive(t, r.Ops)
 			assert.Positive(t, r.Duration)

@@ -270,12 +270,8 @@ func TestScenarios(t *testing.T) {
 func checkReport(t *testing.T, tg *Target, cfg Config, rep Report) {
 	t.Helper()
 	require.NotEmpty(t, rep.Results)
-	cases := map[string]Result{}
 	for _, r := range rep.Results {
-		what := r.Scenario + " " + r.Case + " (" + r.Tool + ")"
-		if r.Tool == "hwbench" {
-			cases[r.Scenario+" "+r.Case] = r
-		}
+		what := r.Scenario + " " + r.Case() + " (" + r.Tool + ")"
 		assert.Positive(t, r.Ops, "%s: operations", what)
 		assert.Positive(t, r.Duration, "%s: duration", what)
 		if !assert.NotNil(t, r.Latency, what) {
@@ -300,8 +296,7 @@ func checkReport(t *testing.T, tg *Target, cfg Config, rep Report) {
 		case "S1":
 			assert.Equal(t, r.Ops, r.Writes, "%s: a write per op", what)
 			assert.Equal(t, 1, r.Threads, what)
-			_, variant := splitCase(r.Case)
-			switch variant {
+			switch r.Variant {
 			case s1Plain:
 				assert.Zero(t, r.FUAWrites, what)
 				assert.Zero(t, r.Flushes, what)
@@ -325,7 +320,7 @@ func checkReport(t *testing.T, tg *Target, cfg Config, rep Report) {
 			assert.InDelta(t, 1.0, r.FlushesPerOp()+skipped, 1e-9, "%s: every sync flushed or skipped", what)
 			assert.LessOrEqual(t, joined, skipped+1e-12, "%s: joined syncs are skipped ones", what)
 			assert.LessOrEqual(t, r.Flushes, r.Ops, "%s: never more flushes than syncs", what)
-			switch policyOf(r) {
+			switch r.Variant {
 			case "always":
 				assert.Equal(t, r.Ops, r.Flushes, "%s: a flush per sync", what)
 				assert.Zero(t, skipped, what)
@@ -371,7 +366,8 @@ func checkReport(t *testing.T, tg *Target, cfg Config, rep Report) {
 	for _, f := range rep.FIO {
 		assert.Equal(t, "fio", f.FIO.Tool, f.Name)
 		assert.Equal(t, "hwbench", f.Hwbench.Tool, f.Name)
-		assert.Equal(t, f.FIO.Case, f.Hwbench.Case, f.Name)
+		assert.True(t, f.FIO.sameCase(f.Hwbench), "%s: fio %s %q %q, hwbench %s %q %q", f.Name,
+			f.FIO.Scenario, f.FIO.Group, f.FIO.Variant, f.Hwbench.Scenario, f.Hwbench.Group, f.Hwbench.Variant)
 		assert.Len(t, f.Pairs, cfg.FIOPairs, "%s: pairs", f.Name)
 		var fioOps, hwOps int64
 		for _, p := range f.Pairs {

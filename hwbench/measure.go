@@ -67,7 +67,7 @@ type opFunc func(start time.Time) (from time.Time, err error)
 
 // workload is one case: Threads goroutines, each running its own opFunc.
 type workload struct {
-	res    Result                  // Scenario, Case, Role, Threads set by the scenario
+	res    Result                  // Scenario, Group, Variant, Role, Threads set by the scenario
 	newOp  func(worker int) opFunc // one per worker, made before the first slice
 	count  *impl.Counting          // the device the case goes through, if any
 	target *Target                 // for the block device's stats
@@ -138,7 +138,7 @@ func (w *workload) runSlice(d time.Duration) (SliceRate, error) {
 				t1 := time.Now()
 				if err != nil {
 					mu.Lock()
-					errs = append(errs, fmt.Errorf("%s %s, worker %d: %w", w.res.Scenario, w.res.Case, i, err))
+					errs = append(errs, fmt.Errorf("%s %s, worker %d: %w", w.res.Scenario, w.res.Case(), i, err))
 					mu.Unlock()
 					return
 				}

@@ -145,7 +145,7 @@ func containsResult(rs []Result, r Result) bool {
 		if r.Latency != nil && x.Latency == r.Latency {
 			return true
 		}
-		if r.Latency == nil && x.Latency == nil && x.Tool == r.Tool && x.Case == r.Case &&
+		if r.Latency == nil && x.Latency == nil && x.Tool == r.Tool && x.sameCase(r) &&
 			x.Ops == r.Ops && x.Duration == r.Duration {
 			return true
 		}
@@ -223,7 +223,7 @@ func writeScenario(md *strings.Builder, s reportScenario, flushFigures string) {
 		md.WriteString("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 		for _, r := range s.results {
 			fmt.Fprintf(md, "| %s | %s | %s | %d | %d | %s | %s | %s | %s | %s | %s |\n",
-				cell(r.Case), cell(r.Role), cell(r.Tool), r.Threads, r.Ops, formatIOPS(r.IOPS()),
+				cell(r.Case()), cell(r.Role), cell(r.Tool), r.Threads, r.Ops, formatIOPS(r.IOPS()),
 				formatLatency(r, -1), formatLatency(r, 50), formatLatency(r, 99), formatLatency(r, 99.9),
 				formatFlushesPerOp(r))
 		}
@@ -249,7 +249,7 @@ func flushLabel(flushFigures string) string {
 func writeComparison(md *strings.Builder, c Comparison, flushFigures string) {
 	name := c.Name
 	if name == "" {
-		name = c.Baseline.Case + " vs " + c.Optimised.Case
+		name = c.Baseline.Case() + " vs " + c.Optimised.Case()
 	}
 	fmt.Fprintf(md, "### %s\n\n", cell(name))
 	md.WriteString("| | baseline | optimised | change |\n|---|---:|---:|---:|\n")
@@ -257,7 +257,7 @@ func writeComparison(md *strings.Builder, c Comparison, flushFigures string) {
 	row := func(name, bv, ov, change string) {
 		fmt.Fprintf(md, "| %s | %s | %s | %s |\n", name, bv, ov, change)
 	}
-	row("case", cell(b.Case), cell(o.Case), "")
+	row("case", cell(b.Case()), cell(o.Case()), "")
 	row("IOPS", formatIOPS(b.IOPS()), formatIOPS(o.IOPS()), formatChange(c.Change(), b.IOPS() > 0))
 	for _, p := range []float64{-1, 50, 99, 99.9} {
 		name := "mean"
@@ -296,7 +296,7 @@ func writeFIOSection(md *strings.Builder, fio []FIOComparison) {
 	for _, c := range fio {
 		name := c.Name
 		if name == "" {
-			name = c.Hwbench.Case
+			name = c.Hwbench.Case()
 		}
 		ratio, spread, verdict := "–", "–", "n/a"
 		if c.FIO.IOPS() > 0 || len(c.Ratios()) > 0 {
@@ -487,11 +487,11 @@ func writeFileFrom(path string, w io.WriterTo) (err error) {
 }
 
 func plotLabel(r Result) string {
-	label := r.Case
+	label := r.Case()
 	if label == "" {
 		label = r.Role
 	}
-	if r.Tool == "fio" && !strings.Contains(label, "fio") {
+	if r.Tool == "fio" {
 		label += " (fio)"
 	}
 	return label

@@ -30,51 +30,51 @@ func latencies(t *testing.T, pairs ...any) *hdrhistogram.Histogram {
 func testReport(t *testing.T) Report {
 	t.Helper()
 	ceiling := Result{
-		Scenario: "S1", Case: "seq plain", Role: "ceiling", Tool: "hwbench", Threads: 1,
+		Scenario: "S1", Group: "seq", Variant: "plain", Role: "ceiling", Tool: "hwbench", Threads: 1,
 		Ops: 200_000, Duration: 10 * time.Second, Writes: 200_000,
 		Latency: latencies(t, 50*time.Microsecond, 1000),
 	}
 	baseline := Result{
-		Scenario: "S1", Case: "seq write+fdatasync", Role: "baseline", Tool: "hwbench", Threads: 1,
+		Scenario: "S1", Group: "seq", Variant: "write+fdatasync", Role: "baseline", Tool: "hwbench", Threads: 1,
 		Ops: 1200, Duration: 10 * time.Second, Writes: 1200, Flushes: 1200,
 		// Percentiles 8,003,583 ns, mean 8,001,536 ns.
 		Latency: latencies(t, 8*time.Millisecond, 1000),
 		Extra:   map[string]float64{"efficiency": 0.5},
 	}
 	optimised := Result{
-		Scenario: "S1", Case: "seq O_DSYNC | RWF_DSYNC", Role: "optimised", Tool: "hwbench", Threads: 1,
+		Scenario: "S1", Group: "seq", Variant: "O_DSYNC | RWF_DSYNC", Role: "optimised", Tool: "hwbench", Threads: 1,
 		Ops: 75_000, Duration: 10 * time.Second, Writes: 75_000, FUAWrites: 75_000,
 		// p50 and p99 100,351 ns, p99.9 500,223 ns, mean 104,094 ns.
 		Latency: latencies(t, 100*time.Microsecond, 990, 500*time.Microsecond, 10),
 		Extra:   map[string]float64{"efficiency": 0.9, "skipped/sync": 0.25},
 	}
 	fioPlain := Result{
-		Case: "fio seq plain", Role: "reference", Tool: "fio", Threads: 1,
+		Variant: "fio seq plain", Role: "reference", Tool: "fio", Threads: 1,
 		Ops: 210_000, Duration: 10 * time.Second,
 		Latency: latencies(t, 48*time.Microsecond, 1000),
 	}
 	always := Result{
-		Scenario: "S2", Case: "always flush", Role: "baseline", Tool: "hwbench", Threads: 16,
+		Scenario: "S2", Group: "16 writers", Variant: "always flush", Role: "baseline", Tool: "hwbench", Threads: 16,
 		Ops: 8090, Duration: 10 * time.Second, Flushes: 8090,
 		Latency: latencies(t, 19800*time.Microsecond, 100),
 	}
 	skip := Result{
-		Scenario: "S2", Case: "skip if flushed since", Role: "optimised", Tool: "hwbench", Threads: 16,
+		Scenario: "S2", Group: "16 writers", Variant: "skip if flushed since", Role: "optimised", Tool: "hwbench", Threads: 16,
 		Ops: 41850, Duration: 10 * time.Second, Flushes: 10000,
 		Latency: latencies(t, 3800*time.Microsecond, 100),
 		Extra:   map[string]float64{"flushes/sync": 0.239},
 	}
 	fioAlways := Result{
-		Scenario: "S2", Case: "fio always flush", Role: "reference", Tool: "fio", Threads: 16,
+		Scenario: "S2", Variant: "fio always flush", Role: "reference", Tool: "fio", Threads: 16,
 		Ops: 16180, Duration: 10 * time.Second,
 		Latency: latencies(t, 9*time.Millisecond, 100),
 	}
 	odd := Result{
-		Scenario: "S3/../x y", Case: "parallel", Role: "optimised", Tool: "hwbench", Threads: 8,
+		Scenario: "S3/../x y", Variant: "parallel", Role: "optimised", Tool: "hwbench", Threads: 8,
 		Ops: 1000, Duration: time.Second, Latency: latencies(t, 200*time.Microsecond, 10),
 	}
 	counter := Result{
-		Scenario: "S4", Case: "counter once", Role: "optimised", Tool: "hwbench", Threads: 64,
+		Scenario: "S4", Variant: "counter once", Role: "optimised", Tool: "hwbench", Threads: 64,
 		Ops: 5000, Duration: time.Second,
 	}
 	return Report{
@@ -133,7 +133,7 @@ func TestWriteReport(t *testing.T) {
 		"## S1\n",
 		"### seq 4 KiB: write+fdatasync vs O_DSYNC\n",
 		"| | baseline | optimised | change |\n",
-		"| case | seq write+fdatasync | seq O_DSYNC \\| RWF_DSYNC |  |\n",
+		"| case | seq: write+fdatasync | seq: O_DSYNC \\| RWF_DSYNC |  |\n",
 		"| IOPS | 120.0 | 7500 | +6150.0 % |\n",
 		"| mean latency | 8.00 ms | 104.1 µs | -98.7 % |\n",
 		"| p50 latency | 8.00 ms | 100.4 µs | -98.7 % |\n",
@@ -142,7 +142,7 @@ func TestWriteReport(t *testing.T) {
 		"| flushes/op | 1 | 0 | -100.0 % |\n",
 		"| efficiency | 0.5 | 0.9 | +80.0 % |\n",
 		"| skipped/sync | – | 0.25 |  |\n",
-		"| seq plain | ceiling | hwbench | 1 | 200000 | 20000 | 49.9 µs | 50.2 µs | 50.2 µs | 50.2 µs | 0 |\n",
+		"| seq: plain | ceiling | hwbench | 1 | 200000 | 20000 | 49.9 µs | 50.2 µs | 50.2 µs | 50.2 µs | 0 |\n",
 		// The fio run of an S1 case without a scenario of its own.
 		"| fio seq plain | reference | fio | 1 | 210000 | 21000 | 47.9 µs | 48.1 µs | 48.1 µs | 48.1 µs | – |\n",
 		"![S1 latency CDF](S1.svg)\n",
@@ -283,9 +283,9 @@ func ExampleWriteReport() {
 		_ = h.RecordValues(int64(d), 100)
 		return h
 	}
-	base := Result{Scenario: "S1", Case: "write+fdatasync", Role: "baseline", Tool: "hwbench",
+	base := Result{Scenario: "S1", Group: "seq 4 KiB", Variant: "write+fdatasync", Role: "baseline", Tool: "hwbench",
 		Ops: 1000, Duration: time.Second, Flushes: 1000, Latency: lat(time.Millisecond)}
-	opt := Result{Scenario: "S1", Case: "O_DSYNC", Role: "optimised", Tool: "hwbench",
+	opt := Result{Scenario: "S1", Group: "seq 4 KiB", Variant: "O_DSYNC", Role: "optimised", Tool: "hwbench",
 		Ops: 4000, Duration: time.Second, Latency: lat(250 * time.Microsecond)}
 	err = WriteReport(dir, Report{
 		Device:      "/tmp/example",

@@ -24,7 +24,16 @@ func NewLatencyHistogram() *hdrhistogram.Histogram {
 // Result is what one case of a scenario measured.
 type Result struct {
 	Scenario string // "S1" to "S4"
-	Case     string // what ran, e.g. "seq 4 KiB O_DSYNC (RWF_DSYNC)"
+	// Group is the comparison within the scenario that the case belongs
+	// to: the workload its variants share, e.g. "seq 4 KiB" or
+	// "16 writers". The cases of one group are measured in turns and shown
+	// in one table; a fio result of RunFIO alone has none.
+	Group string
+	// Variant is what tells the cases of a group apart: the durability
+	// policy or code path that ran, e.g. "O_DSYNC (RWF_DSYNC)",
+	// "skip-if-flushed-since" or "parallel" (for a fio result, the job's
+	// name until a scenario gives it its case's).
+	Variant string
 	// Role is "baseline", "optimised", "ceiling" (not durable, the upper
 	// bound) or "reference" (fio, or the device limit measured in the run).
 	Role     string
@@ -39,6 +48,23 @@ type Result struct {
 	Extra map[string]float64
 	Tool  string // "hwbench" or "fio"
 	_     struct{}
+}
+
+// Case is the case's display name, its group and variant: "seq 4 KiB:
+// plain (not durable)", or the variant alone without a group. It is for
+// people only: code that groups or pairs results compares Scenario, Group
+// and Variant, never this name (a group or variant may hold ": ").
+func (r Result) Case() string {
+	if r.Group == "" {
+		return r.Variant
+	}
+	return r.Group + ": " + r.Variant
+}
+
+// sameCase reports whether r and o are the same case of the same scenario
+// (perhaps measured by different tools).
+func (r Result) sameCase(o Result) bool {
+	return r.Scenario == o.Scenario && r.Group == o.Group && r.Variant == o.Variant
 }
 
 // IOPS is operations per second.

@@ -19,6 +19,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/flushproof/flushproof/internal/loopdev"
 	"github.com/flushproof/flushproof/internal/mountinfo"
 )
 
@@ -234,18 +235,12 @@ func (s *sameFileCache) mayBe(p string) bool {
 func (u *fileUse) loops(s *sameFileCache) {
 	var unknown []string // loop devices that could not be asked
 	firstReason := ""
-	entries, _ := os.ReadDir("/sys/block")
-	for _, e := range entries {
-		name := e.Name()
-		if !strings.HasPrefix(name, "loop") {
-			continue
+	for _, l := range loopdev.List() {
+		name, backing, deleted := l.Name, l.Backing, l.Deleted
+		shown := backing
+		if deleted {
+			shown += deletedSuffix
 		}
-		bf, err := os.ReadFile(filepath.Join("/sys/block", name, "loop", "backing_file"))
-		if err != nil {
-			continue // not attached
-		}
-		shown := strings.TrimSuffix(string(bf), "\n")
-		backing, deleted := stripDeleted(shown)
 		var r sameFile
 		if !deleted {
 			r = s.lookup(backing)
@@ -287,35 +282,14 @@ func (u *fileUse) loops(s *sameFileCache) {
 }
 
 // loopBacks asks the loop device /dev/NAME for its backing file's device
-// and inode (LOOP_GET_STATUS64; drivers/block/loop.c, loop_get_status
-// fills lo_device and lo_inode from the backing file's getattr).
+// and inode (loopdev.BackingID) and reports whether they are id's, or why
+// it could not tell.
 func loopBacks(name string, id fileID) (bool, string) {
-	devno, err := os.ReadFile(filepath.Join("/sys/block", name, "dev"))
+	got, err := loopdev.BackingID(name)
 	if err != nil {
 		return false, err.Error()
 	}
-	maj, mnr, ok := parseMajorMinor(strings.TrimSpace(string(devno)), 10)
-	if !ok {
-		return false, fmt.Sprintf("bad device number %q", devno)
-	}
-	node := "/dev/" + name
-	var st unix.Stat_t
-	if err := unix.Stat(node, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFBLK || unix.Major(st.Rdev) != maj || unix.Minor(st.Rdev) != mnr {
-		return false, fmt.Sprintf("%s is not the block device %d:%d", node, maj, mnr)
-	}
-	// Read-only and not O_EXCL: the open claims nothing.
-	fd, err := unix.Open(node, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return false, fmt.Sprintf("open %s: %v", node, err)
-	}
-	defer unix.Close(fd)
-	info, err := unix.IoctlLoopGetStatus64(fd)
-	if err != nil {
-		return false, fmt.Sprintf("LOOP_GET_STATUS64 on %s: %v", node, err)
-	}
-	// lo_device is huge_encode_dev(dev), the encoding stat(2) uses for
-	// st_dev, so unix.Major and unix.Minor decode both.
-	return unix.Major(info.Device) == id.Major && unix.Minor(info.Device) == id.Minor && info.Inode == id.Ino, ""
+	return got.Major == id.Major && got.Minor == id.Minor && got.Ino == id.Ino, ""
 }
 
 // swaps finds the file among the active swap areas. An unlinked swap file

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
+	"github.com/flushproof/flushproof/internal/loopdev"
 	"github.com/flushproof/flushproof/internal/mountinfo"
 )
 
@@ -116,21 +117,33 @@ func TestUnescapeMount(t *testing.T) {
 	assert.Equal(t, `/odd\`, mountinfo.Unescape(`/odd\`))
 }
 
+// attachLoop attaches a loop device with direct I/O to path (as
+// -device=loop does) and detaches it at the end of the test (also on
+// failure). It skips where loop devices cannot be had (not root, no loop
+// driver).
+func attachLoop(t *testing.T, path string) string {
+	t.Helper()
+	dev, err := loopdev.Attach(path, loopdev.Options{DirectIO: true})
+	if errors.Is(err, loopdev.ErrUnavailable) {
+		t.Skipf("no loop device: %v", err)
+	}
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_, err := loopdev.Detach(dev, path)
+		assert.NoError(t, err)
+	})
+	return dev
+}
+
 // testLoop attaches a loop device over a sparse file of size bytes of the
 // test's own, and detaches it at the end of the test (also on failure).
-// It skips where loop devices cannot be had (not root, no losetup).
+// It skips where loop devices cannot be had (not root, no loop driver).
 func testLoop(t *testing.T, size int64) (dev, backing string) {
 	t.Helper()
 	backing = filepath.Join(t.TempDir(), "backing.img")
 	require.NoError(t, os.WriteFile(backing, nil, 0o600))
 	require.NoError(t, os.Truncate(backing, size))
-	dev, err := AttachLoop(backing)
-	if errors.Is(err, ErrLoopUnavailable) {
-		t.Skipf("no loop device: %v", err)
-	}
-	require.NoError(t, err)
-	t.Cleanup(func() { assert.NoError(t, DetachLoop(dev, backing)) })
-	return dev, backing
+	return attachLoop(t, backing), backing
 }
 
 // testMkfsExt4 puts an ext4 file system on dev, a loop device of the
@@ -420,12 +433,14 @@ func TestRefuseMountedPartition(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("loop devices need root")
 	}
-	out, err := exec.Command("losetup", "--find", "--show", "--partscan", backing).CombinedOutput()
+	dev, err := loopdev.Attach(backing, loopdev.Options{PartScan: true})
 	if err != nil {
-		t.Skipf("losetup --partscan: %v: %s", err, out)
+		t.Skipf("attach %s with partition scanning: %v", backing, err)
 	}
-	dev := strings.TrimSpace(string(out))
-	t.Cleanup(func() { assert.NoError(t, DetachLoop(dev, backing)) })
+	t.Cleanup(func() {
+		_, err := loopdev.Detach(dev, backing)
+		assert.NoError(t, err)
+	})
 	part := dev + "p1"
 	deadline := time.Now().Add(500 * time.Millisecond)
 	for {
@@ -629,14 +644,14 @@ func TestRefuseReadOnlyMode(t *testing.T) {
 func TestFlushFiguresMarked(t *testing.T) {
 	h := NewLatencyHistogram()
 	require.NoError(t, h.RecordValues(20_000, 100))
-	base := Result{Scenario: "S2", Case: "tight always", Role: "baseline", Tool: "hwbench", Threads: 4,
+	base := Result{Scenario: "S2", Group: "tight", Variant: "always", Role: "baseline", Tool: "hwbench", Threads: 4,
 		Ops: 100, Duration: time.Second, Writes: 100, Flushes: 100, Latency: h}
 	opt := base
-	opt.Case, opt.Role, opt.Flushes = "tight join", "optimised", 40
-	plain := Result{Scenario: "S3", Case: "8 writers serialised", Role: "baseline", Tool: "hwbench", Threads: 8,
+	opt.Variant, opt.Role, opt.Flushes = "join", "optimised", 40
+	plain := Result{Scenario: "S3", Group: "8 writers", Variant: "serialised", Role: "baseline", Tool: "hwbench", Threads: 8,
 		Ops: 100, Duration: time.Second, Writes: 100, Latency: h}
 	plainOpt := plain
-	plainOpt.Case, plainOpt.Role = "8 writers parallel", "optimised"
+	plainOpt.Variant, plainOpt.Role = "parallel", "optimised"
 	rep := Report{
 		Device:       "/mnt/t/f (file on tmpfs; 1 MiB; NOT DURABLE: on tmpfs)",
 		Results:      []Result{base, opt, plain, plainOpt},

@@ -238,12 +238,7 @@ func holdMapped(t *testing.T, path string) *exec.Cmd {
 func TestRefuseMountedImageFile(t *testing.T) {
 	requireRoot(t, "loop devices and mounts")
 	img := ext4Image(t, t.TempDir(), 32<<20)
-	dev, err := AttachLoop(img)
-	if errors.Is(err, ErrLoopUnavailable) {
-		t.Skipf("no loop device: %v", err)
-	}
-	require.NoError(t, err)
-	t.Cleanup(func() { assert.NoError(t, DetachLoop(dev, img)) })
+	dev := attachLoop(t, img)
 	mnt := mountFS(t, dev, "ext4", "")
 	require.NoError(t, os.WriteFile(filepath.Join(mnt, "hello"), []byte("hello\n"), 0o644))
 	d, err := os.Open(mnt)
@@ -293,17 +288,12 @@ func TestRefuseLoopBackingFile(t *testing.T) {
 			content := []byte(strings.Repeat("precious data\n", 4096))
 			require.NoError(t, os.WriteFile(img, content, 0o600))
 			by := c.attachBy(t, img)
-			dev, err := AttachLoop(by)
-			if errors.Is(err, ErrLoopUnavailable) {
-				t.Skipf("no loop device: %v", err)
-			}
-			require.NoError(t, err)
-			t.Cleanup(func() { assert.NoError(t, DetachLoop(dev, by)) })
+			dev := attachLoop(t, by)
 			if c.after != nil {
 				c.after(t, by)
 			}
 			before := stateOf(t, img, true)
-			err = openOrRefuse(t, TargetOptions{Path: img, Destructive: true, OverwriteReadOnly: true})
+			err := openOrRefuse(t, TargetOptions{Path: img, Destructive: true, OverwriteReadOnly: true})
 			assertRefused(t, err, img+" is in use", "it backs the loop device "+dev, "-destructive or not")
 			assertUnchanged(t, img, before, true)
 		})
@@ -596,9 +586,7 @@ func TestNotDurableTargets(t *testing.T) {
 			backing := filepath.Join(mnt, "named-loop.img")
 			require.NoError(t, os.WriteFile(backing, nil, 0o600))
 			require.NoError(t, os.Truncate(backing, 4<<20))
-			dev, err := AttachLoop(backing)
-			require.NoError(t, err)
-			t.Cleanup(func() { assert.NoError(t, DetachLoop(dev, backing)) })
+			dev := attachLoop(t, backing)
 			tg, err = OpenTarget(TargetOptions{Path: dev, Region: 1 << 20})
 			require.NoError(t, err)
 			check(t, tg, "the backing file of "+dev+", "+backing)

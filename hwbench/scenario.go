@@ -19,7 +19,6 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/flushproof/flushproof/impl"
@@ -320,16 +319,3 @@ func pattern(n, owner int) []byte {
 
 // counting returns a fresh counting view of the device, region-guarded.
 func (e *scenarioEnv) counting() *impl.Counting { return impl.NewCounting(e.t.Device()) }
-
-// caseName joins a group and a variant: "seq: plain". The group ties a
-// case to the comparison whose table shows it (table.go).
-func caseName(group, variant string) string { return group + ": " + variant }
-
-// splitCase is the inverse of caseName.
-func splitCase(name string) (group, variant string) {
-	g, v, ok := strings.Cut(name, ": ")
-	if !ok {
-		return "", name
-	}
-	return g, v
-}

@@ -45,7 +45,7 @@ func (e *scenarioEnv) fioReference(ctx context.Context, out *outcome, hw Result,
 	if err != nil {
 		return err
 	}
-	e.cfg.progress("%s: fio %s and hwbench %s in turns, %d pairs of %v", hw.Scenario, job.Name, hw.Case, pairs, slice)
+	e.cfg.progress("%s: fio %s and hwbench %s in turns, %d pairs of %v", hw.Scenario, job.Name, hw.Case(), pairs, slice)
 	var (
 		runs []fioRun
 		ps   []FIOPair
@@ -78,9 +78,9 @@ func (e *scenarioEnv) fioReference(ctx context.Context, out *outcome, hw Result,
 	if err != nil {
 		return err
 	}
-	fr.Scenario, fr.Case, fr.Role, fr.Threads = hw.Scenario, hw.Case, "reference", job.numJobs()
+	fr.Scenario, fr.Group, fr.Variant, fr.Role, fr.Threads = hw.Scenario, hw.Group, hw.Variant, "reference", job.numJobs()
 	out.add(fr)
-	c := FIOComparison{Name: hw.Scenario + " " + hw.Case, Hwbench: hr, FIO: fr, Pairs: ps}
+	c := FIOComparison{Name: hw.Scenario + " " + hw.Case(), Hwbench: hr, FIO: fr, Pairs: ps}
 	out.fio = append(out.fio, c)
 	lo, hi := c.RatioRange()
 	e.cfg.progress("%s: %s: hwbench/fio %.3f (%.3f-%.3f over %d pairs)", hw.Scenario, job.Name, c.Ratio(), lo, hi, len(ps))

@@ -67,7 +67,7 @@ func (e *scenarioEnv) s1Case(pi int, pattern string, vi int) *workload {
 	blocks := e.cfg.Span / int64(e.io)
 	seed := e.cfg.Seed + uint64(pi*10+vi)
 	return &workload{
-		res:      Result{Scenario: "S1", Case: caseName(group, v.name), Role: v.role, Threads: 1},
+		res:      Result{Scenario: "S1", Group: group, Variant: v.name, Role: v.role, Threads: 1},
 		count:    cnt,
 		target:   e.t,
 		blocking: true,

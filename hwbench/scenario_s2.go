@@ -51,7 +51,7 @@ func (e *scenarioEnv) runS2(ctx context.Context) (outcome, error) {
 	limit, always := rs[0], rs[1]
 	for _, opt := range rs[2:] {
 		out.comparisons = append(out.comparisons, Comparison{
-			Scenario: "S2", Name: fmt.Sprintf("%s, 4 KiB write + sync: %s vs %s", group, impl.Always, policyOf(opt)),
+			Scenario: "S2", Name: fmt.Sprintf("%s, 4 KiB write + sync: %s vs %s", group, impl.Always, opt.Variant),
 			Baseline: always, Optimised: opt,
 		})
 	}
@@ -77,7 +77,7 @@ func (e *scenarioEnv) runS2(ctx context.Context) (outcome, error) {
 		out.add(trs...)
 		for _, opt := range trs[1:] {
 			out.comparisons = append(out.comparisons, Comparison{
-				Scenario: "S2", Name: fmt.Sprintf("%s, 4 KiB write + think + sync: %s vs %s", tg, impl.Always, policyOf(opt)),
+				Scenario: "S2", Name: fmt.Sprintf("%s, 4 KiB write + think + sync: %s vs %s", tg, impl.Always, opt.Variant),
 				Baseline: trs[0], Optimised: opt,
 			})
 		}
@@ -105,11 +105,6 @@ func pause(d time.Duration) time.Duration {
 		ts = left
 	}
 	return time.Since(start)
-}
-
-func policyOf(r Result) string {
-	_, v := splitCase(r.Case)
-	return v
 }
 
 // s2Spec is one S2 case: a policy, its writers and its role.
@@ -140,7 +135,7 @@ func (e *scenarioEnv) s2Case(group string, s s2Spec, think time.Duration) (*work
 	}
 	var paused atomic.Int64 // ns the writers paused for, in all
 	return &workload{
-		res:      Result{Scenario: "S2", Case: caseName(group, s.name), Role: s.role, Threads: s.writers},
+		res:      Result{Scenario: "S2", Group: group, Variant: s.name, Role: s.role, Threads: s.writers},
 		count:    cnt,
 		target:   e.t,
 		blocking: true,
@@ -164,11 +159,11 @@ func (e *scenarioEnv) s2Case(group string, s s2Spec, think time.Duration) (*work
 			st := syncer.Stats()
 			switch {
 			case st.Syncs != r.Ops:
-				return fmt.Errorf("S2 %s: %d syncs counted by the Syncer, %d operations timed", r.Case, st.Syncs, r.Ops)
+				return fmt.Errorf("S2 %s: %d syncs counted by the Syncer, %d operations timed", r.Case(), st.Syncs, r.Ops)
 			case st.Flushes != r.Flushes:
-				return fmt.Errorf("S2 %s: the Syncer issued %d flushes, the device saw %d", r.Case, st.Flushes, r.Flushes)
+				return fmt.Errorf("S2 %s: the Syncer issued %d flushes, the device saw %d", r.Case(), st.Flushes, r.Flushes)
 			case st.Failed > 0:
-				return fmt.Errorf("S2 %s: %d flushes failed", r.Case, st.Failed)
+				return fmt.Errorf("S2 %s: %d flushes failed", r.Case(), st.Failed)
 			}
 			if st.Syncs > 0 {
 				r.Extra[ExtraSkippedPerSync] = float64(st.Skipped) / float64(st.Syncs)

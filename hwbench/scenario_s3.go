@@ -35,7 +35,7 @@ func (e *scenarioEnv) runS3(ctx context.Context) (outcome, error) {
 		cnt := e.counting()
 		sub := &impl.Submitter{Serialised: v.serialised}
 		cases = append(cases, &workload{
-			res:      Result{Scenario: "S3", Case: caseName(group, v.name), Role: v.role, Threads: n},
+			res:      Result{Scenario: "S3", Group: group, Variant: v.name, Role: v.role, Threads: n},
 			count:    cnt,
 			target:   e.t,
 			blocking: true,

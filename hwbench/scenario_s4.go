@@ -52,7 +52,7 @@ func (e *scenarioEnv) runS4(ctx context.Context) (outcome, error) {
 			read := kind == "4 KiB O_DIRECT read"
 			twice := v.twice
 			cases = append(cases, &workload{
-				res:      Result{Scenario: "S4", Case: caseName(group, v.name), Role: v.role, Threads: g, Extra: map[string]float64{ExtraCounterUpdatesPerOp: updates}},
+				res:      Result{Scenario: "S4", Group: group, Variant: v.name, Role: v.role, Threads: g, Extra: map[string]float64{ExtraCounterUpdatesPerOp: updates}},
 				count:    cnt,
 				target:   e.t,
 				blocking: read,
@@ -79,7 +79,7 @@ func (e *scenarioEnv) runS4(ctx context.Context) (outcome, error) {
 				},
 				finish: func(r *Result) error {
 					if n := counter.InFlight(); n != 0 {
-						return fmt.Errorf("S4 %s: %d I/Os still counted in flight after the last slice", r.Case, n)
+						return fmt.Errorf("S4 %s: %d I/Os still counted in flight after the last slice", r.Case(), n)
 					}
 					counter.Wait() // returns at once: nothing in flight
 					return nil

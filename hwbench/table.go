@@ -93,15 +93,17 @@ type tableGroup struct {
 	references      []Result
 }
 
+// tableKey is a baseline: the comparisons that have it make one table.
+type tableKey struct{ scenario, group, variant string }
+
 func groupTables(r Report) []*tableGroup {
 	var groups []*tableGroup
-	byKey := map[string]*tableGroup{}
+	byKey := map[tableKey]*tableGroup{}
 	for _, c := range r.Comparisons {
-		key := c.Scenario + "\x00" + c.Baseline.Case
+		key := tableKey{c.Scenario, c.Baseline.Group, c.Baseline.Variant}
 		g, ok := byKey[key]
 		if !ok {
-			grp, _ := splitCase(c.Baseline.Case)
-			g = &tableGroup{scenario: c.Scenario, group: grp, baseline: c.Baseline}
+			g = &tableGroup{scenario: c.Scenario, group: c.Baseline.Group, baseline: c.Baseline}
 			byKey[key] = g
 			groups = append(groups, g)
 		}
@@ -110,8 +112,7 @@ func groupTables(r Report) []*tableGroup {
 	}
 	for _, g := range groups {
 		for _, res := range r.Results {
-			grp, _ := splitCase(res.Case)
-			if res.Scenario == g.scenario && grp == g.group && res.Tool == "hwbench" && (res.Role == "ceiling" || res.Role == "reference") {
+			if res.Scenario == g.scenario && res.Group == g.group && res.Tool == "hwbench" && (res.Role == "ceiling" || res.Role == "reference") {
 				g.references = append(g.references, res)
 			}
 		}
@@ -172,8 +173,7 @@ func WriteTables(w io.Writer, r Report) error {
 		fmt.Fprintf(tw, "%-*s\t%s\t\n", labelWidth, "", strings.Join(roles, "\t"))
 		var names []string
 		for i, c := range cols {
-			_, v := splitCase(c.Case)
-			names = append(names, v)
+			names = append(names, c.Variant)
 			if i > 0 && i <= len(g.optimised) {
 				names = append(names, "")
 			}

@@ -56,7 +56,7 @@ func crashlabMain(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintf(stderr, `usage: flushproof crashlab [flags]
 
 Records fsync writers on a fresh file system through a FUSE + loop recorder (root,
-/dev/fuse, losetup and the file system's tools needed), then mounts, checks and fscks
+/dev/fuse, loop devices and the file system's tools needed), then mounts, checks and fscks
 every crash state the log allows at each flush point, at the end of the log and at
 random cut points. Writes only to its own temporary files and devices, which it removes.
 
