@@ -426,3 +426,25 @@ func TestFsyncDeviceMatchesContract(t *testing.T) {
 		}
 	})
 }
+
+// TestDevicePreflushExhaustive: the explorer's soundness and completeness
+// checks of model.Device against spec.Contract over a small workload with
+// REQ_PREFLUSH writes, in every config.
+func TestDevicePreflushExhaustive(t *testing.T) {
+	for _, cfg := range spec.Configs() {
+		t.Run(cfg.String(), func(t *testing.T) {
+			w := DeviceWorkload{Config: cfg, Failures: true, Writers: [][]WriteOp{
+				{{Blocks: 1}, {Blocks: 2, FUA: true, Preflush: true}},
+				{{Blocks: 2}, {Blocks: 1, Preflush: true}},
+			}}
+			r, err := CheckDeviceSound(w, Options{})
+			require.NoError(t, err)
+			require.True(t, r.Exhausted)
+			assert.Nil(t, r.Violation)
+			c, err := CheckDeviceComplete(w, Options{})
+			require.NoError(t, err)
+			assert.Nil(t, c.Violation)
+			t.Logf("%v: sound %v; complete %v", cfg, r.Stats, c.Stats)
+		})
+	}
+}

@@ -457,6 +457,9 @@ func (w *World) perform(a Action) {
 		}
 		w.writes = append(w.writes, p)
 		ev.Loc, ev.Val, ev.OK = r.block, int64(v), r.fua
+		if r.preflush {
+			ev.Note = "PREFLUSH"
+		}
 		w.record(ev)
 		return // the task waits for the device
 	case ActFlush:
@@ -859,11 +862,18 @@ func (w *World) describe(ev WorldEvent) string {
 		}
 		return fmt.Sprintf("cmpxchg(%s) fails", w.word(ev.Loc))
 	case ActWrite:
-		fua := ""
-		if ev.OK {
-			fua = " (FUA)"
+		var flags []string
+		if ev.Note != "" {
+			flags = append(flags, ev.Note) // PREFLUSH
 		}
-		return fmt.Sprintf("submit write of b%d, version %d%s", ev.Loc, ev.Val, fua)
+		if ev.OK {
+			flags = append(flags, "FUA")
+		}
+		fl := ""
+		if flags != nil {
+			fl = " (" + strings.Join(flags, ", ") + ")"
+		}
+		return fmt.Sprintf("submit write of b%d, version %d%s", ev.Loc, ev.Val, fl)
 	case ActFlush:
 		return fmt.Sprintf("submit flush (tag %d)", ev.Val)
 	case ActRead:
