@@ -349,6 +349,13 @@ func (f *File) Size() (int64, error) {
 // When Buffered, RWF_DSYNC writes back the range and flushes like
 // fdatasync(2).
 //
+// With spec.Preflush it first calls Flush and writes only if that
+// succeeded: user space cannot put REQ_PREFLUSH on a write, and
+// fdatasync-then-write gives what the flag promises (blk-flush.c runs the
+// PREFLUSH step before the DATA step and ends the request if it fails): the
+// writes completed before WriteAt was called are durable once it returns
+// nil. It costs a flush round trip more than the flag would.
+//
 // off and len(p) must be multiples of BlockSize (else ErrUnaligned); p may
 // have any address. An empty p writes nothing. A short write is an error
 // wrapping io.ErrShortWrite.
@@ -361,6 +368,11 @@ func (f *File) WriteAt(p []byte, off int64, fl spec.WriteFlags) error {
 	}
 	if len(p) == 0 {
 		return nil
+	}
+	if fl&spec.Preflush != 0 {
+		if err := f.Flush(); err != nil {
+			return fmt.Errorf("preflush before a write of %d bytes at %d: %w", len(p), off, err)
+		}
 	}
 	buf, release := f.alignedForWrite(p)
 	defer release()

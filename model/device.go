@@ -27,7 +27,11 @@ import (
 //
 // Emulated FUA follows blk-flush.c: the data completes (WriteDataDone), the
 // post-flush is submitted then and covers every write the device had
-// completed, and the write completes when the post-flush does.
+// completed, and the write completes when the post-flush does. A write with
+// REQ_PREFLUSH has a preflush step before its data (blk-flush.c,
+// REQ_FSEQ_PREFLUSH): it covers the writes the device had completed when the
+// write was submitted, and the write completes only if it succeeded, so the
+// covered writes are persisted at the write's completion.
 //
 // Device is comparable; use it directly as a map key. Its methods return the
 // next state, or an error if the step is not enabled.
@@ -40,7 +44,9 @@ type Device struct {
 	wBlocks   [spec.MaxWrites]uint8
 	wState    [spec.MaxWrites]wState
 	wFUA      uint32
-	wLandedOn [spec.MaxWrites]uint8 // blocks write i+1 has landed on
+	wPre      uint32                 // writes with REQ_PREFLUSH (stripped without a cache)
+	preCover  [spec.MaxWrites]uint32 // what write i+1's preflush covers
+	wLandedOn [spec.MaxWrites]uint8  // blocks write i+1 has landed on
 	// landOrder[b][:landN[b]]: the writes in the order they landed on block b.
 	landOrder [spec.MaxBlocks][spec.MaxWrites]uint8
 	landN     [spec.MaxBlocks]uint8
@@ -130,6 +136,10 @@ func (d Device) Apply(e spec.Event) (Device, error) {
 		if e.FUA && d.cfg.VolatileCache {
 			d.wFUA |= 1 << i
 		}
+		if e.Preflush && d.cfg.VolatileCache {
+			d.wPre |= 1 << i
+			d.preCover[i] = d.done
+		}
 		return d, nil
 	case spec.WriteLand:
 		i, err := d.write(e, wInFlight)
@@ -172,6 +182,9 @@ func (d Device) Apply(e spec.Event) (Device, error) {
 		}
 		d.wState[i] = wOK
 		d.done |= 1 << i
+		if d.wPre&(1<<i) != 0 {
+			d.persist(d.preCover[i]) // the preflush ran before the data
+		}
 		switch {
 		case d.emulated(i):
 			if d.bug != EmulatedFUANoPostFlush {

@@ -10,6 +10,8 @@ import (
 type WriteOp struct {
 	Blocks uint8 // bit i = block i
 	FUA    bool
+	// Preflush: the write carries REQ_PREFLUSH (spec.Contract, rule 7).
+	Preflush bool
 }
 
 // DeviceWorkload drives a Device for the explorer: writer tasks that each
@@ -96,7 +98,7 @@ func (s *DeviceSystem) Init() []DeviceState {
 
 // Describe implements System.
 func (s *DeviceSystem) Describe(l Label) string {
-	e := spec.Event{Kind: spec.Kind(l.Kind), ID: int(l.ID), Blocks: uint8(l.Arg), FUA: l.Arg&0x100 != 0}
+	e := spec.Event{Kind: spec.Kind(l.Kind), ID: int(l.ID), Blocks: uint8(l.Arg), FUA: l.Arg&0x100 != 0, Preflush: l.Arg&0x200 != 0}
 	return e.String()
 }
 
@@ -114,6 +116,9 @@ func (s *DeviceSystem) step(st DeviceState, actor uint8, e spec.Event, yield fun
 	arg := uint16(e.Blocks)
 	if e.FUA {
 		arg |= 0x100
+	}
+	if e.Preflush {
+		arg |= 0x200
 	}
 	yield(Label{Actor: actor, Kind: uint8(e.Kind), ID: uint16(e.ID), Arg: arg}, st)
 }
@@ -137,7 +142,7 @@ func (s *DeviceSystem) Next(st DeviceState, yield func(Label, DeviceState)) {
 			id := int(st.dev.nw) + 1
 			ns.pc[t]++
 			ns.wait[t] = uint8(id)
-			s.step(ns, uint8(t), spec.Event{Kind: spec.WriteSubmit, ID: id, Blocks: op.Blocks, FUA: op.FUA}, yield)
+			s.step(ns, uint8(t), spec.Event{Kind: spec.WriteSubmit, ID: id, Blocks: op.Blocks, FUA: op.FUA, Preflush: op.Preflush}, yield)
 		} else {
 			if int(st.pc[t]) >= s.w.Flushes {
 				continue

@@ -22,10 +22,16 @@ import (
 // choices and replay from them.
 //
 // The device is the contract's (spec.Contract) specialised to whole-block
-// writes and tracked per block as versions: a crash may leave, in each
-// block, the newest durable version or any version written after it. A
-// write is durable when a flush submitted after it completed succeeds, when
-// it completed with FUA, or at once when the device has no cache. Memory is
+// writes and tracked per block as versions, without the contract's bound on
+// the number of writes. A write is durable when a flush submitted after it
+// completed succeeds, when a write with REQ_PREFLUSH submitted after it
+// completed succeeds, when it completed with FUA, or at once when the device
+// has no cache. A crash may leave, in each block, the data of any write that
+// had not ended when the latest durable write to that block was submitted
+// (spec.Contract, rule 6: such a write is not ordered before it, so it may
+// land after it), or the initial content while no write to the block is
+// durable. Emulated FUA is treated like native FUA: a write seen without its
+// data-done event promises only itself (spec.Contract, rule 3). Memory is
 // WideMemory: Memory's semantics without its size bounds.
 
 // WorldConfig describes a world.
@@ -36,7 +42,7 @@ type WorldConfig struct {
 	Words         int      // shared atomic64 words
 	Blocks        int      // device blocks
 	BlockSize     int      // bytes per block (default 8)
-	FlushFailures bool     // a flush may fail with EIO
+	FlushFailures bool     // a flush may fail with EIO (with a volatile cache only: spec.Contract, rule 4)
 	WaiterSleeps  bool     // returning from a write implies smp_mb (the waiter slept)
 	Crash         int      // the machine crashes before step Crash (0: never)
 	MaxSteps      int      // a run longer than this is an error (default 1,000,000)
@@ -124,22 +130,39 @@ type World struct {
 	blocks []blockVersions
 	writes []*pendingWrite
 	flush  []*pendingFlush
+	clock  int64 // device events so far: submissions and ends are numbered by it
 }
 
+// blockVersions is one block of the world's device. Version v > 0 is the
+// v-th write submitted to the block; version 0 is the initial content.
 type blockVersions struct {
-	data    [][]byte // data[v] is version v; version 0 is the initial (zero) content
-	durable int      // newest durable version
-	done    int      // newest completed version
+	data      [][]byte // data[v] is version v's content
+	submitted []int64  // submitted[v]: the clock when version v's write was submitted
+	ended     []int64  // ended[v]: the clock when it ended; notEnded while in flight
+	done      int      // newest completed version: what a read returns
+	// doneSince is the latest submission clock of a completed write to the
+	// block (-1: none): a flush submitted now covers that write and every
+	// older completed one, and making those durable means only that.
+	doneSince int64
+	// durableSince is the latest submission clock of a durable write to the
+	// block (-1: none). Version v may survive a crash iff its write had not
+	// ended by then (rule 6 of spec.Contract).
+	durableSince int64
+	floor        int // versions below floor can never survive a crash again
 }
+
+// notEnded is the end clock of a write in flight: later than any clock.
+const notEnded = int64(1) << 62
 
 type pendingWrite struct {
 	task, block, version int
 	fua                  bool
+	preCover             []int64 // REQ_PREFLUSH: per block, doneSince at submission; nil without
 }
 
 type pendingFlush struct {
 	task  int
-	cover []int // per block: the newest version completed when the flush was submitted
+	cover []int64 // per block: doneSince when the flush was submitted
 	tag   int64
 	async bool
 }
@@ -166,6 +189,7 @@ type request struct {
 	block       int
 	data        []byte
 	fua         bool
+	preflush    bool
 	async       bool
 	tag         int64
 	onSubmit    func()
@@ -202,7 +226,8 @@ func NewWorld(cfg WorldConfig) (*World, error) {
 	w := &World{cfg: cfg, mem: NewWideMemory(cfg.Memory, cfg.Tasks, cfg.Words)}
 	w.blocks = make([]blockVersions, cfg.Blocks)
 	for b := range w.blocks {
-		w.blocks[b].data = [][]byte{make([]byte, cfg.BlockSize)}
+		w.blocks[b] = blockVersions{data: [][]byte{make([]byte, cfg.BlockSize)},
+			submitted: []int64{-1}, ended: []int64{-1}, doneSince: -1, durableSince: -1}
 	}
 	return w, nil
 }
@@ -348,7 +373,9 @@ func (w *World) actions(acts []Action) []Action {
 	}
 	for _, f := range w.flush {
 		acts = append(acts, Action{Kind: ActFlushDone, Task: f.task})
-		if w.cfg.FlushFailures {
+		if w.cfg.FlushFailures && !w.cfg.NoCache {
+			// Without a volatile cache the block layer ends an empty
+			// flush at once with success (blk-flush.c, blk_insert_flush).
 			acts = append(acts, Action{Kind: ActFlushFail, Task: f.task})
 		}
 	}
@@ -419,17 +446,25 @@ func (w *World) perform(a Action) {
 		ev.Loc = r.block
 	case ActWrite:
 		b := &w.blocks[r.block]
+		w.clock++
 		b.data = append(b.data, append([]byte(nil), r.data...))
+		b.submitted = append(b.submitted, w.clock)
+		b.ended = append(b.ended, notEnded)
 		v := len(b.data) - 1
-		w.writes = append(w.writes, &pendingWrite{task: t.id, block: r.block, version: v, fua: r.fua})
+		p := &pendingWrite{task: t.id, block: r.block, version: v, fua: r.fua}
+		if r.preflush && !w.cfg.NoCache { // stripped without a cache (rule 4)
+			p.preCover = w.doneSince()
+		}
+		w.writes = append(w.writes, p)
 		ev.Loc, ev.Val, ev.OK = r.block, int64(v), r.fua
+		if r.preflush {
+			ev.Note = "PREFLUSH"
+		}
 		w.record(ev)
 		return // the task waits for the device
 	case ActFlush:
-		f := &pendingFlush{task: t.id, tag: r.tag, async: r.async, cover: make([]int, len(w.blocks))}
-		for b := range w.blocks {
-			f.cover[b] = w.blocks[b].done
-		}
+		w.clock++
+		f := &pendingFlush{task: t.id, tag: r.tag, async: r.async, cover: w.doneSince()}
 		w.flush = append(w.flush, f)
 		ev.Val = r.tag
 		if r.onSubmit != nil {
@@ -453,13 +488,20 @@ func (w *World) writeDone(a Action) {
 	}
 	p := w.writes[i]
 	w.writes = append(w.writes[:i], w.writes[i+1:]...)
+	w.clock++
 	b := &w.blocks[p.block]
 	b.done = max(b.done, p.version)
+	b.ended[p.version] = w.clock
+	b.doneSince = max(b.doneSince, b.submitted[p.version])
+	if p.preCover != nil {
+		w.makeDurable(p.preCover) // rule 7: the preflush ran before the data
+	}
 	if p.fua || w.cfg.NoCache {
 		// Durable at completion. (Emulated FUA is treated like native: its
 		// post-flush also covers other completed writes, but a write seen
 		// without its data-done promises only itself; spec.Contract.)
-		b.durable = max(b.durable, p.version)
+		b.durableSince = max(b.durableSince, b.submitted[p.version])
+		b.raiseFloor()
 	}
 	w.record(WorldEvent{Kind: ActWriteDone, Task: -1, Loc: p.block, Val: int64(p.version), OK: true, Of: p.task})
 	t := w.tasks[p.task]
@@ -477,11 +519,10 @@ func (w *World) flushDone(a Action) {
 	}
 	f := w.flush[i]
 	w.flush = append(w.flush[:i], w.flush[i+1:]...)
+	w.clock++
 	ok := a.Kind == ActFlushDone
 	if ok {
-		for b, v := range f.cover {
-			w.blocks[b].durable = max(w.blocks[b].durable, v)
-		}
+		w.makeDurable(f.cover)
 	}
 	w.record(WorldEvent{Kind: a.Kind, Task: -1, Val: f.tag, OK: ok, Of: f.task})
 	t := w.tasks[f.task]
@@ -517,21 +558,84 @@ func (w *World) FlushInFlightBy(task int) bool {
 	return false
 }
 
-// MayLeave returns the contents a crash now may leave in block b, oldest
-// first: the newest durable version and every version written after it.
-func (w *World) MayLeave(b int) [][]byte {
-	bv := &w.blocks[b]
-	return bv.data[bv.durable:]
+// doneSince returns, per block, the latest submission clock of a completed
+// write: what a flush (or a preflush) submitted now covers.
+func (w *World) doneSince() []int64 {
+	cover := make([]int64, len(w.blocks))
+	for b := range w.blocks {
+		cover[b] = w.blocks[b].doneSince
+	}
+	return cover
 }
 
-// Survives reports whether a crash now keeps data in block b: the newest
-// version of b holding data, or a later one, is durable. It is false if b
-// never held data.
+// makeDurable makes durable, per block, the completed writes a flush or
+// preflush covered.
+func (w *World) makeDurable(cover []int64) {
+	for b, since := range cover {
+		bv := &w.blocks[b]
+		bv.durableSince = max(bv.durableSince, since)
+		bv.raiseFloor()
+	}
+}
+
+// mayLeave reports whether version v of the block may survive a crash now.
+func (bv *blockVersions) mayLeave(v int) bool {
+	if v == 0 {
+		return bv.durableSince < 0
+	}
+	return bv.ended[v] > bv.durableSince
+}
+
+// raiseFloor skips the versions that can never survive again: durableSince
+// only grows, and an ended write stays ended.
+func (bv *blockVersions) raiseFloor() {
+	for bv.floor < len(bv.data)-1 && !bv.mayLeave(bv.floor) {
+		bv.floor++
+	}
+}
+
+// MayLeave returns the contents a crash now may leave in block b, oldest
+// version first: the data of every write to b that had not ended when the
+// latest durable write to b was submitted (that write included), and the
+// initial content while no write to b is durable. Without a durable write,
+// that is every version.
+func (w *World) MayLeave(b int) [][]byte {
+	bv := &w.blocks[b]
+	var out [][]byte
+	for v := bv.floor; v < len(bv.data); v++ {
+		if bv.mayLeave(v) {
+			out = append(out, bv.data[v])
+		}
+	}
+	return out
+}
+
+// MayLeaveVersions is MayLeave as version numbers: version v > 0 is the v-th
+// write submitted to block b, 0 its initial content.
+func (w *World) MayLeaveVersions(b int) []int {
+	bv := &w.blocks[b]
+	var out []int
+	for v := bv.floor; v < len(bv.data); v++ {
+		if bv.mayLeave(v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// Survives reports whether a crash now keeps data in block b: every content
+// a crash may leave there is the newest version of b holding data or a
+// later version. It is false if b never held data.
 func (w *World) Survives(b int, data []byte) bool {
 	bv := &w.blocks[b]
 	for v := len(bv.data) - 1; v >= 0; v-- {
 		if string(bv.data[v]) == string(data) {
-			return bv.durable >= v
+			for u := bv.floor; u < v; u++ {
+				if bv.mayLeave(u) {
+					return false
+				}
+			}
+			return true
 		}
 	}
 	return false
@@ -668,7 +772,7 @@ func (d *WorldDevice) WriteAt(p []byte, off int64, fl spec.WriteFlags) error {
 	if err != nil {
 		return err
 	}
-	return d.t.call(request{kind: ActWrite, block: b, data: p, fua: fl&spec.FUA != 0}).err
+	return d.t.call(request{kind: ActWrite, block: b, data: p, fua: fl&spec.FUA != 0, preflush: fl&spec.Preflush != 0}).err
 }
 
 // ReadAt implements spec.Device: it reads the newest completed write.
@@ -758,11 +862,18 @@ func (w *World) describe(ev WorldEvent) string {
 		}
 		return fmt.Sprintf("cmpxchg(%s) fails", w.word(ev.Loc))
 	case ActWrite:
-		fua := ""
-		if ev.OK {
-			fua = " (FUA)"
+		var flags []string
+		if ev.Note != "" {
+			flags = append(flags, ev.Note) // PREFLUSH
 		}
-		return fmt.Sprintf("submit write of b%d, version %d%s", ev.Loc, ev.Val, fua)
+		if ev.OK {
+			flags = append(flags, "FUA")
+		}
+		fl := ""
+		if flags != nil {
+			fl = " (" + strings.Join(flags, ", ") + ")"
+		}
+		return fmt.Sprintf("submit write of b%d, version %d%s", ev.Loc, ev.Val, fl)
 	case ActFlush:
 		return fmt.Sprintf("submit flush (tag %d)", ev.Val)
 	case ActRead:

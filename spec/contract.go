@@ -38,6 +38,14 @@ import (
 //     holds the data of a write W submitted to it, or its initial content,
 //     such that no durable write to that block is ordered after W (for the
 //     initial content: no durable write to that block at all).
+//  7. A write may carry REQ_PREFLUSH (blk-flush.c: the PREFLUSH step runs
+//     before the DATA step, and an error in any step ends the request with
+//     that error, its later steps not run). Its preflush covers the writes
+//     that had completed when the write was submitted, as a flush submitted
+//     then would (rule 2); they are durable when the write completes
+//     successfully. With FUA too the write itself is durable then (rule 3).
+//     A failed write with a preflush guarantees nothing, and without a
+//     volatile cache REQ_PREFLUSH is stripped like an empty flush (rule 4).
 //
 // A Contract is a comparable value of fixed size, so explorers can use it as
 // (part of) a map key. The zero value is not ready: use NewContract.
@@ -49,17 +57,21 @@ type Contract struct {
 	wBlocks [MaxWrites]uint8
 	wState  [MaxWrites]cmdState
 	wFUA    uint32 // FUA as the device sees it: stripped without a volatile cache
+	wPre    uint32 // REQ_PREFLUSH as the device sees it: stripped without a volatile cache
 
 	// orderedBefore[i]: the writes that had ended when write i+1 was submitted.
 	orderedBefore [MaxWrites]uint32
 	// pfCover[i]: with emulated FUA, the writes covered by write i+1's post-flush.
 	pfCover [MaxWrites]uint32
+	// preCover[i]: the writes covered by write i+1's preflush (rule 7).
+	preCover [MaxWrites]uint32
 
 	ended     uint32 // writes that completed or failed (for the OS or the device)
 	completed uint32 // writes whose completion the device reported (for flush coverage)
 	durable   uint32 // writes whose data must survive a crash
 	// durableBy[i]: what made write i+1 durable: 0 = its own completion
-	// (FUA or no cache), k > 0 = flush Fk, -k = post-flush of write Wk.
+	// (FUA or no cache), k > 0 = flush Fk, -k = post-flush of write Wk,
+	// -(MaxWrites+k) = preflush of write Wk.
 	durableBy [MaxWrites]int8
 
 	fState [MaxFlushes]cmdState
@@ -116,6 +128,10 @@ func (c *Contract) Apply(e Event) error {
 		if e.FUA && c.cfg.VolatileCache { // rule 4: stripped without a cache
 			c.wFUA |= 1 << i
 		}
+		if e.Preflush && c.cfg.VolatileCache { // rules 4 and 7
+			c.wPre |= 1 << i
+			c.preCover[i] = c.completed
+		}
 		return nil
 	case WriteLand, Read:
 		if e.Kind == WriteLand {
@@ -158,6 +174,10 @@ func (c *Contract) Apply(e Event) error {
 		c.wState[i] = cmdOK
 		c.ended |= 1 << i
 		c.completed |= 1 << i
+		if c.wPre&(1<<i) != 0 {
+			// Rule 7: the data step ran, so the preflush before it succeeded.
+			c.makeDurable(c.preCover[i], -int8(MaxWrites+i+1))
+		}
 		switch {
 		case !c.cfg.VolatileCache, c.wFUA&(1<<i) != 0 && c.cfg.NativeFUA:
 			c.makeDurable(1<<i, 0) // rules 3 and 4
@@ -314,6 +334,8 @@ func (c *Contract) Obligations() []Obligation {
 		switch {
 		case by > 0:
 			s = fmt.Sprintf("flush F%d", by)
+		case by < -MaxWrites:
+			s = fmt.Sprintf("the preflush of write W%d", -int(by)-MaxWrites)
 		case by < 0 && int(-by) == i+1:
 			s = "its FUA completion (emulated: post-flush)"
 		case by < 0:

@@ -21,6 +21,13 @@ func ws(id int, blocks uint8, fua bool) Event {
 }
 func ev(k Kind, id int) Event { return Event{Kind: k, ID: id} }
 
+// wp is a write submit with REQ_PREFLUSH.
+func wp(id int, blocks uint8, fua bool) Event {
+	e := ws(id, blocks, fua)
+	e.Preflush = true
+	return e
+}
+
 var (
 	cacheFUA = Config{VolatileCache: true, NativeFUA: true}
 	cacheEmu = Config{VolatileCache: true}
@@ -65,6 +72,27 @@ func TestContractAllowed(t *testing.T) {
 		{"no cache: completion is durability", noCache, []Event{ws(1, 1, false), ev(WriteComplete, 1)}, 0, "{W1}"},
 		{"no cache: FUA stripped, still durable", noCache, []Event{ws(1, 1, true), ev(WriteComplete, 1)}, 0, "{W1}"},
 		{"multi-block write covers each block", cacheFUA, []Event{ws(1, 3, true), ev(WriteComplete, 1)}, 1, "{W1}"},
+		// Rule 7: REQ_PREFLUSH on a write.
+		{"preflush covers a write completed before submission", cacheFUA,
+			[]Event{ws(1, 2, false), ev(WriteComplete, 1), wp(2, 1, false), ev(WriteComplete, 2)}, 1, "{W1}"},
+		{"preflush write itself is not durable without FUA", cacheFUA,
+			[]Event{ws(1, 2, false), ev(WriteComplete, 1), wp(2, 1, false), ev(WriteComplete, 2)}, 0, "{initial W2}"},
+		{"preflush and FUA: the write is durable too", cacheFUA,
+			[]Event{ws(1, 2, false), ev(WriteComplete, 1), wp(2, 1, true), ev(WriteComplete, 2)}, 0, "{W2}"},
+		{"preflush does not cover a write in flight at submission", cacheFUA,
+			[]Event{ws(1, 2, false), wp(2, 1, true), ev(WriteComplete, 1), ev(WriteComplete, 2)}, 1, "{initial W1}"},
+		{"preflush promises nothing before its write completes", cacheFUA,
+			[]Event{ws(1, 2, false), ev(WriteComplete, 1), wp(2, 1, true)}, 1, "{initial W1}"},
+		{"failed preflush write guarantees nothing", cacheFUA,
+			[]Event{ws(1, 2, false), ev(WriteComplete, 1), wp(2, 1, true), ev(WriteFail, 2)}, 1, "{initial W1}"},
+		{"preflush supersedes an older write on its own block", cacheFUA,
+			[]Event{ws(1, 1, false), ev(WriteComplete, 1), wp(2, 1, false), ev(WriteComplete, 2)}, 0, "{W1 W2}"},
+		{"preflush with emulated FUA", cacheEmu,
+			[]Event{ws(1, 2, false), ev(WriteComplete, 1), wp(2, 1, true), ev(WriteDataDone, 2), ev(WriteComplete, 2)}, 1, "{W1}"},
+		{"preflush with emulated FUA seen without its post-flush", cacheEmu,
+			[]Event{ws(1, 2, false), ev(WriteComplete, 1), wp(2, 1, true), ev(WriteComplete, 2)}, 1, "{W1}"},
+		{"no cache: preflush stripped, completion is durability", noCache,
+			[]Event{ws(1, 2, false), wp(2, 1, false), ev(WriteComplete, 1), ev(WriteComplete, 2)}, 1, "{W1}"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -108,4 +136,11 @@ func TestContractObligationsAndBroken(t *testing.T) {
 	assert.Empty(t, c.Broken(0, 2))
 	assert.Contains(t, c.Broken(1, 0), "W1 on b1 (durable by the post-flush of FUA write W2) must survive")
 	assert.Contains(t, c.Broken(1, 2), "never wrote b1")
+
+	c = apply(t, cacheFUA, ws(1, 2, false), ev(WriteComplete, 1), wp(2, 1, true), ev(WriteComplete, 2))
+	assert.Equal(t, []Obligation{
+		{Write: 1, Block: 1, By: "the preflush of write W2"},
+		{Write: 2, Block: 0, By: "its FUA completion"},
+	}, c.Obligations())
+	assert.Equal(t, "W2 submit b0 PREFLUSH FUA", wp(2, 1, true).String())
 }

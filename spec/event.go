@@ -56,13 +56,19 @@ type Event struct {
 	ID     int   // write or flush number (1-based); unused for Crash and Read
 	Blocks uint8 // WriteSubmit: the blocks written (bit i = block i); WriteLand: the block landed on; Read: the block read
 	FUA    bool  // WriteSubmit: REQ_FUA set
-	Value  int   // Read: the write number whose data was returned, 0 = initial content
+	// Preflush, on WriteSubmit: REQ_PREFLUSH set, the device's cache is
+	// flushed before the data is written (blk-flush.c, REQ_FSEQ_PREFLUSH).
+	Preflush bool
+	Value    int // Read: the write number whose data was returned, 0 = initial content
 }
 
 func (e Event) String() string {
 	switch {
 	case e.Kind == WriteSubmit:
 		s := fmt.Sprintf("W%d submit %s", e.ID, BlockList(e.Blocks))
+		if e.Preflush {
+			s += " PREFLUSH"
+		}
 		if e.FUA {
 			s += " FUA"
 		}

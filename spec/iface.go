@@ -12,6 +12,13 @@ type WriteFlags uint8
 // space, pwritev2 with RWF_DSYNC on a file opened O_DIRECT).
 const FUA WriteFlags = 1 << 0
 
+// Preflush asks for the device's cache to be flushed before the data is
+// written (REQ_PREFLUSH on a write; blk-flush.c runs the PREFLUSH step before
+// the DATA step): when the write completes successfully, every write that
+// completed before WriteAt was called is durable. With FUA too, the write
+// itself is durable then.
+const Preflush WriteFlags = 1 << 1
+
 // Device is a block device or file with a volatile write cache.
 type Device interface {
 	// WriteAt returns once the write completed; with FUA, it is durable then.
