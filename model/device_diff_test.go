@@ -154,7 +154,7 @@ func TestWorldOverlappingFUAWriteRegression(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, out.Crashed)
 
-	con := spec.NewContract(cacheFUA)
+	con := spec.NewContract(spec.CacheFUA)
 	for _, e := range []spec.Event{sub(1, 1, false), sub(2, 1, true), ev(spec.WriteComplete, 2)} {
 		require.NoError(t, con.Apply(e))
 	}
@@ -314,9 +314,9 @@ func TestWorldMatchesContract(t *testing.T) {
 			d.ids[b] = []int{0}
 		}
 		if nc {
-			d.cons = []spec.Contract{spec.NewContract(noCache)}
+			d.cons = []spec.Contract{spec.NewContract(spec.NoCache)}
 		} else {
-			d.cons = []spec.Contract{spec.NewContract(cacheFUA), spec.NewContract(cacheEmu)}
+			d.cons = []spec.Contract{spec.NewContract(spec.CacheFUA), spec.NewContract(spec.CacheEmulatedFUA)}
 		}
 		ops := rapid.IntRange(1, 3).Draw(rt, "ops per task")
 		out, err := w.Run(d, func(tk *Task) {
@@ -391,7 +391,7 @@ func TestFsyncDeviceMatchesContract(t *testing.T) {
 		}
 		sys, err := NewFsyncSystem(cfg)
 		require.NoError(rt, err)
-		con := spec.NewContract(cacheFUA)
+		con := spec.NewContract(spec.CacheFUA)
 		var wid, fid [maxFsTasks]int
 		var nw, nf int
 		var hist []string
