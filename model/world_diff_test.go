@@ -10,6 +10,15 @@ import (
 	"github.com/flushproof/flushproof/spec"
 )
 
+// worldDiffBlocks is the number of blocks the world's random programs write.
+const worldDiffBlocks = 2
+
+// evW and subW build contract events (as device_test.go's ev and sub do).
+func evW(k spec.Kind, id int) spec.Event { return spec.Event{Kind: k, ID: id} }
+func subW(id int, blocks uint8, fua bool) spec.Event {
+	return spec.Event{Kind: spec.WriteSubmit, ID: id, Blocks: blocks, FUA: fua}
+}
+
 // scriptChooser picks, at each step, the first action that matches the next
 // entry of its script.
 type scriptChooser struct {
@@ -56,7 +65,7 @@ func TestWorldOverlappingFUAWriteRegression(t *testing.T) {
 	require.True(t, out.Crashed)
 
 	con := spec.NewContract(spec.CacheFUA)
-	for _, e := range []spec.Event{sub(1, 1, false), sub(2, 1, true), ev(spec.WriteComplete, 2)} {
+	for _, e := range []spec.Event{subW(1, 1, false), subW(2, 1, true), evW(spec.WriteComplete, 2)} {
 		require.NoError(t, con.Apply(e))
 	}
 	assert.Equal(t, "{W1 W2}", con.Allowed(0).String())
@@ -121,7 +130,7 @@ type worldDiff struct {
 	w    *World
 	cons []spec.Contract
 	// ids[b][v]: the contract's write number of version v of block b.
-	ids     [diffBlocks][]int
+	ids     [worldDiffBlocks][]int
 	nw, nf  int
 	flushOf map[int]int // task -> its flush in flight
 	hist    []spec.Event
@@ -170,7 +179,7 @@ func (d *worldDiff) Observe(wev WorldEvent) {
 
 // compare checks every block's crash set, and Survives for every version.
 func (d *worldDiff) compare() {
-	for b := range diffBlocks {
+	for b := range worldDiffBlocks {
 		var got spec.CrashSet
 		for _, v := range d.w.MayLeaveVersions(b) {
 			if v == 0 {
@@ -206,7 +215,7 @@ func (d *worldDiff) compare() {
 func TestWorldMatchesContract(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		nc := rapid.Bool().Draw(rt, "no cache")
-		cfg := WorldConfig{Memory: SC, Tasks: 3, Blocks: diffBlocks, NoCache: nc,
+		cfg := WorldConfig{Memory: SC, Tasks: 3, Blocks: worldDiffBlocks, NoCache: nc,
 			FlushFailures: rapid.Bool().Draw(rt, "flush EIO"), Crash: rapid.IntRange(0, 40).Draw(rt, "crash before step")}
 		w, err := NewWorld(cfg)
 		require.NoError(rt, err)
