@@ -55,7 +55,7 @@ func ParsePolicy(s string) (Policy, error) {
 			return p, nil
 		}
 	}
-	return 0, fmt.Errorf("unknown sync policy %q (want always, skip-if-flushed-since or join)", s)
+	return 0, fmt.Errorf("unknown sync policy %q (want always, skip-if-flushed-since, join or group-commit)", s)
 }
 
 // Syncer makes writes durable for many writers that share one device: a

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 
 	"github.com/flushproof/flushproof/internal/rapidctl"
@@ -90,11 +91,11 @@ func (r *worldRun) run(ch model.Chooser) (*model.World, error) {
 				err = s.Sync()
 			}
 			if err != nil {
-				t.Note("fsync returns -EIO")
+				t.Reached(model.FsyncMilestone{Step: model.FsyncFailed})
 				continue
 			}
 			r.acked[t.ID()] = data
-			t.Note("fsync returns 0")
+			t.Reached(model.FsyncMilestone{Step: model.FsyncReturned})
 			if !w.Survives(t.ID(), data) {
 				w.Fail(fmt.Errorf("task %d: Sync returned nil but its write (round %d) is not durable: a crash now loses it", t.ID(), round))
 				return
@@ -221,4 +222,44 @@ func TestSyncerMutantsInModelWorld(t *testing.T) {
 			assert.Contains(t, f.Output, "not durable")
 		})
 	}
+}
+
+// TestSyncerTraceMilestonesTyped: the validator follows the Syncer's trace
+// by its typed milestones. The same trace with a return's milestone
+// changed is rejected; with every note rewritten it is accepted.
+func TestSyncerTraceMilestonesTyped(t *testing.T) {
+	r := &worldRun{policy: GroupCommit, tasks: 3, syncs: 2, memory: model.SC}
+	w, err := r.run(model.NewRandomChooser(3))
+	require.NoError(t, err)
+	cfg := model.FsyncConfig{Variant: model.GroupCommit, Memory: model.SC, Tasks: 3, Fsyncs: 2}
+	tr := w.Trace()
+	_, err = model.ValidateFsyncTrace(cfg, tr)
+	require.NoError(t, err)
+	returns, wakes := 0, 0
+	for _, ev := range tr {
+		switch ev.Milestone.(type) {
+		case model.FsyncMilestone:
+			returns++
+		case model.QueueWoken:
+			wakes++
+		}
+	}
+	require.Equal(t, 6, returns, "every Sync's return is marked")
+
+	for i, ev := range tr {
+		if ev.Milestone != (model.FsyncMilestone{Step: model.FsyncReturned}) {
+			continue
+		}
+		bad := append([]model.WorldEvent(nil), tr...)
+		bad[i].Milestone = model.FsyncMilestone{Step: model.FsyncFailed} // no flush failed in this run
+		_, err := model.ValidateFsyncTrace(cfg, bad)
+		assert.ErrorContains(t, err, "not a step of the state machine", "event %d", i)
+	}
+	noted := append([]model.WorldEvent(nil), tr...)
+	for i := range noted {
+		noted[i].Note = ""
+	}
+	_, err = model.ValidateFsyncTrace(cfg, noted)
+	assert.NoError(t, err, "notes are free text")
+	t.Logf("%d returns, %d wait-queue wake-ups", returns, wakes)
 }

@@ -1,8 +1,8 @@
 package model
 
 import (
+	"fmt"
 	"math/rand/v2"
-	"strings"
 	"time"
 )
 
@@ -31,7 +31,7 @@ func (l FsyncLatency) draw(rng *rand.Rand, mean time.Duration) time.Duration {
 	return time.Duration(float64(mean) * f)
 }
 
-// FsyncTiming is what one timed run of FsyncSystem did.
+// FsyncTiming is what one timed run of flush-sequence code did.
 type FsyncTiming struct {
 	Fsyncs  int           // fsyncs that returned 0
 	Skipped int           // of those, the ones that returned without a flush of their own
@@ -76,32 +76,69 @@ func (f FsyncTiming) SkipShare() float64 {
 	return float64(f.Skipped) / float64(f.Fsyncs)
 }
 
-// SimulateFsync runs the flush-sequence program (FsyncProgram) once in the
-// model world under a latency model: the same code that the rapid runs
-// check, scheduled by time instead of at random. Device steps happen when
-// their latency has passed; tasks take no time between device calls except
-// their think time after an fsync; among the steps possible at one moment
-// the choice is random (seeded). A mutant's fsync that returns with its
-// write not durable is counted in Unsafe and the run goes on; the windows in
+// FsyncCode is flush-sequence code that runs in the model world and that
+// a latency model can time: the straight-line program (FsyncProgram), or a
+// workload driving impl.Syncer, the code hwbench measures. Each task
+// writes block task id and fsyncs it, round after round; at each fsync's
+// return it marks FsyncReturned or FsyncFailed (Task.Reached) after
+// updating Acked. A run that returns with a write not durable is counted
+// in Counts().Unsafe and goes on (it does not fail the run).
+type FsyncCode interface {
+	// WorldConfig returns the world the code needs for tasks tasks.
+	WorldConfig(tasks int, m MemoryModel) WorldConfig
+	// Run runs every task in w, with ch choosing each step.
+	Run(w *World, ch Chooser) (Outcome, error)
+	// Acked returns the data of task's last fsync that returned 0, nil if
+	// none did.
+	Acked(task int) []byte
+	// Counts returns what the fsyncs of the run did.
+	Counts() FsyncCounts
+}
+
+// FsyncCounts counts the fsyncs of a run.
+type FsyncCounts struct {
+	Returned int // fsyncs that returned 0
+	Skipped  int // of those, the ones without a flush of their own
+	Failed   int // fsyncs that returned an error
+	Unsafe   int // fsyncs that returned 0 with their write not durable
+}
+
+// SimulateFsync runs the flush-sequence program (FsyncProgram, with the log
+// force of an append workload) once under a latency model; see
+// SimulateFsyncCode.
+func SimulateFsync(v FsyncVariant, tasks, fsyncs int, m MemoryModel, lat FsyncLatency, seed uint64) (FsyncTiming, error) {
+	return SimulateFsyncCode(&FsyncProgram{Variant: v, Fsyncs: fsyncs, LogForce: true, Continue: true}, tasks, m, lat, seed)
+}
+
+// SimulateFsyncCode runs code once in the model world under a latency
+// model: the same code that the rapid runs check, scheduled by time instead
+// of at random. Device steps happen when their latency has passed; tasks
+// take no time between device calls except their think time after an
+// fsync (from its FsyncReturned or FsyncFailed milestone); among the steps
+// possible at one moment the choice is random (seeded). An fsync that
+// returns with its write not durable is counted in Unsafe; the windows in
 // which an acknowledged write is not durable are kept for crash replays.
 // There are no flush failures (they have no latency model).
-func SimulateFsync(v FsyncVariant, tasks, fsyncs int, m MemoryModel, lat FsyncLatency, seed uint64) (FsyncTiming, error) {
-	p := &FsyncProgram{Variant: v, Fsyncs: fsyncs, LogForce: true, Continue: true}
-	w, err := NewWorld(p.WorldConfig(tasks, m))
-	if err != nil {
-		return FsyncTiming{}, err
+func SimulateFsyncCode(code FsyncCode, tasks int, m MemoryModel, lat FsyncLatency, seed uint64) (FsyncTiming, error) {
+	if tasks < 1 {
+		return FsyncTiming{}, fmt.Errorf("simulate fsync code: %d tasks", tasks)
 	}
-	c := &timedChooser{w: w, p: p, lat: lat, rng: rand.New(rand.NewPCG(seed, 0x5eed)),
+	w, err := NewWorld(code.WorldConfig(tasks, m))
+	if err != nil {
+		return FsyncTiming{}, fmt.Errorf("simulate fsync code: %w", err)
+	}
+	c := &timedChooser{w: w, code: code, lat: lat, rng: rand.New(rand.NewPCG(seed, 0x5eed)),
 		taskDue: make([]time.Duration, tasks), writeDue: make([]time.Duration, tasks),
 		flushDue: make([]time.Duration, tasks), joinedAt: make([]time.Duration, tasks),
 		exposedSince: make([]time.Duration, tasks)}
 	for t := range c.exposedSince {
 		c.exposedSince[t] = -1
 	}
-	if _, err := p.Run(w, c); err != nil {
+	if _, err := code.Run(w, c); err != nil {
 		return FsyncTiming{}, err
 	}
-	c.out.Fsyncs, c.out.Skipped, c.out.Unsafe = p.Returned, p.Skipped, p.Unsafe
+	n := code.Counts()
+	c.out.Fsyncs, c.out.Skipped, c.out.Unsafe = n.Returned, n.Skipped, n.Unsafe
 	c.out.Elapsed = c.now
 	for t := range c.exposedSince {
 		c.closeWindow(t) // exposed until the end of the run
@@ -111,11 +148,11 @@ func SimulateFsync(v FsyncVariant, tasks, fsyncs int, m MemoryModel, lat FsyncLa
 
 // timedChooser schedules a world run by simulated time.
 type timedChooser struct {
-	w   *World
-	p   *FsyncProgram
-	lat FsyncLatency
-	rng *rand.Rand
-	now time.Duration
+	w    *World
+	code FsyncCode
+	lat  FsyncLatency
+	rng  *rand.Rand
+	now  time.Duration
 
 	taskDue, writeDue, flushDue, joinedAt []time.Duration
 	exposedSince                          []time.Duration // per task: since when its acknowledged write is not durable; -1 if it is
@@ -140,7 +177,7 @@ func (c *timedChooser) due(a Action) time.Duration {
 	case ActDrain:
 		return c.now // TSO store buffers drain at once
 	case ActChoice:
-		if a.Name == iclogEscape {
+		if a.Milestone == logEscape {
 			// A log force whose iclog nobody else wrote writes it after
 			// waiting about as long as a flush takes.
 			return max(c.taskDue[a.Task], c.joinedAt[a.Task]+c.lat.Flush)
@@ -155,14 +192,14 @@ func (c *timedChooser) Choose(acts []Action) int {
 	// A log force chooses by the workload; other task steps happen now, in
 	// random order; otherwise the earliest device step.
 	for i, a := range acts {
-		if a.Kind == ActChoice && strings.HasPrefix(a.Name, "log force: ") && a.Name != iclogEscape {
+		if a.Kind == ActChoice && isLogForceChoice(a.Milestone) {
 			if c.taskDue[a.Task] <= c.now {
 				return c.logForce(acts, a.Task)
 			}
 			continue
 		}
 		if a.Task >= 0 && a.Kind != ActWriteDone && a.Kind != ActFlushDone && a.Kind != ActFlushFail && a.Kind != ActDrain &&
-			a.Name != iclogEscape && c.taskDue[a.Task] <= c.now {
+			a.Milestone != logEscape && c.taskDue[a.Task] <= c.now {
 			c.ready = append(c.ready, i)
 		}
 	}
@@ -188,16 +225,16 @@ func (c *timedChooser) Choose(acts []Action) int {
 // logForce picks what task a's log force does: nothing if this fsync has no
 // metadata to log (the Overwrite share); otherwise, as for an append
 // workload, its transaction joins the iclog that another task writes next
-// (if none does soon, it writes the iclog itself: iclogEscape).
+// (if none does soon, it writes the iclog itself: FsyncLogEscape).
 func (c *timedChooser) logForce(acts []Action, a int) int {
-	want := logJoin
+	want := FsyncLogJoin
 	if c.rng.Float64() < c.lat.Overwrite {
-		want = logNothing
+		want = FsyncLogNothing
 	} else if c.w.cfg.Tasks == 1 {
-		want = logOwn
+		want = FsyncLogOwn
 	}
 	for i, x := range acts {
-		if x.Task == a && x.Kind == ActChoice && x.Name == want {
+		if x.Task == a && x.Kind == ActChoice && x.Milestone == (FsyncMilestone{Step: want}) {
 			return i
 		}
 	}
@@ -214,20 +251,28 @@ func (c *timedChooser) Observe(ev WorldEvent) {
 		c.flushDue[t] = c.now + c.lat.draw(c.rng, c.lat.Flush)
 		c.out.Flushes++
 	case ActChoice:
-		if ev.Note == logJoin {
+		if ev.Milestone == (FsyncMilestone{Step: FsyncLogJoin}) {
 			c.joinedAt[t] = c.now
 		}
-	case ActNote:
-		if strings.HasPrefix(ev.Note, "fsync returns") && c.lat.Think > 0 {
+	case ActMilestone:
+		m, _ := ev.Milestone.(FsyncMilestone)
+		if (m.Step == FsyncReturned || m.Step == FsyncFailed) && c.lat.Think > 0 {
 			c.taskDue[t] = c.now + time.Duration(c.rng.Int64N(int64(c.lat.Think)+1))
 		}
-		if ev.Note == "fsync returns 0" && !c.w.Survives(t, c.p.acked[t]) {
+		if m.Step == FsyncReturned && !c.w.Survives(t, c.code.Acked(t)) {
 			c.exposedSince[t] = c.now
 		}
 	}
 	for u, since := range c.exposedSince {
-		if since >= 0 && c.w.Survives(u, c.p.acked[u]) {
+		if since >= 0 && c.w.Survives(u, c.code.Acked(u)) {
 			c.closeWindow(u) // a later flush made it durable after all
 		}
 	}
+}
+
+// isLogForceChoice reports whether m is one of the log force's first
+// choices (nothing, own iclog, another task's), which the workload decides.
+func isLogForceChoice(m Milestone) bool {
+	f, ok := m.(FsyncMilestone)
+	return ok && (f.Step == FsyncLogNothing || f.Step == FsyncLogOwn || f.Step == FsyncLogJoin)
 }

@@ -36,7 +36,7 @@ func TestSimulateFsync(t *testing.T) {
 	base := simulate(t, Baseline, 5, seedLatency)
 	assert.Equal(t, 5*4*30, base.Fsyncs)
 	assert.Zero(t, base.Skipped)
-	for _, v := range []FsyncVariant{Patched, Improved, PlainStoreCompleted} {
+	for _, v := range []FsyncVariant{Patched, Improved, GroupCommit, PlainStoreCompleted} {
 		r := simulate(t, v, 5, seedLatency)
 		assert.Positive(t, r.Skipped, "%v: the append workload shares flushes", v)
 		w := simulate(t, v, 5, overwrite)

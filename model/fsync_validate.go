@@ -13,7 +13,8 @@ import (
 // the protocol or the semantics of memory and device, shows up as a trace
 // the state machine cannot follow.
 //
-// Both sides are projected onto the same observations: a task's loads (with
+// Both sides are projected onto the same observations (the world's side by
+// event kind and typed milestone, never by note text): a task's loads (with
 // the value read), read-modify-writes, stores, fences, write and flush
 // submissions, log-force branches, wake-ups and fsync returns; the device's
 // completions and failures; store buffers draining. What only one side has
@@ -50,59 +51,66 @@ type obs struct {
 	ok    bool
 }
 
-// joinWakePrefix starts the name of the improved variant's wake-up.
-const joinWakePrefix = "woken: flush seq "
-
-// projectWorld projects a world event; false means invisible.
-func projectWorld(ev WorldEvent, m MemoryModel) (obs, bool) {
+// projectWorld projects a world event; false means invisible. Protocol
+// steps are recognised by their typed milestone (FsyncMilestone, and the
+// world's QueueWoken for code waiting on a spec.WaitQueue), never by the
+// text of a note. An error is a milestone this validator does not know: a
+// trace of some other protocol, or a step added without its projection.
+func projectWorld(ev WorldEvent, m MemoryModel) (obs, bool, error) {
 	t := ev.Task
 	switch ev.Kind {
 	case ActLoad:
-		return obs{actor: t, kind: oLoad, loc: ev.Loc, val: ev.Val}, true
+		return obs{actor: t, kind: oLoad, loc: ev.Loc, val: ev.Val}, true, nil
 	case ActIncReturn:
-		return obs{actor: t, kind: oInc, loc: ev.Loc, val: ev.Val}, true
+		return obs{actor: t, kind: oInc, loc: ev.Loc, val: ev.Val}, true, nil
 	case ActCAS:
-		return obs{actor: t, kind: oCAS, loc: ev.Loc, val: ev.Val, ok: ev.OK}, true
+		return obs{actor: t, kind: oCAS, loc: ev.Loc, val: ev.Val, ok: ev.OK}, true, nil
 	case ActStore:
-		return obs{actor: t, kind: oStore, loc: ev.Loc, val: ev.Val}, true
+		return obs{actor: t, kind: oStore, loc: ev.Loc, val: ev.Val}, true, nil
 	case ActFence:
-		return obs{actor: t, kind: oFence}, m != SC
+		return obs{actor: t, kind: oFence}, m != SC, nil
 	case ActWrite:
-		return obs{actor: t, kind: oWrite}, true
+		return obs{actor: t, kind: oWrite}, true, nil
 	case ActFlush:
-		return obs{actor: t, kind: oFlush}, true
+		return obs{actor: t, kind: oFlush}, true, nil
 	case ActWriteDone:
-		return obs{actor: -1, kind: oWriteDone, loc: ev.Of}, true
+		return obs{actor: -1, kind: oWriteDone, loc: ev.Of}, true, nil
 	case ActFlushDone:
-		return obs{actor: -1, kind: oFlushOK, loc: ev.Of}, true
+		return obs{actor: -1, kind: oFlushOK, loc: ev.Of}, true, nil
 	case ActFlushFail:
-		return obs{actor: -1, kind: oFlushFail, loc: ev.Of}, true
+		return obs{actor: -1, kind: oFlushFail, loc: ev.Of}, true, nil
 	case ActDrain:
-		return obs{actor: -1, kind: oDrain, loc: ev.Of}, true
-	case ActNote:
-		switch ev.Note {
-		case "fsync returns 0":
-			return obs{actor: t, kind: oReturn, val: 0}, true
-		case "fsync returns -EIO":
-			return obs{actor: t, kind: oReturn, val: 1}, true
-		}
-	case ActChoice:
-		for i, n := range []string{logNothing, logOwn, logJoin, iclogEscape} {
-			if ev.Note == n {
-				return obs{actor: t, kind: oLog, val: int64(i)}, true
+		return obs{actor: -1, kind: oDrain, loc: ev.Of}, true, nil
+	}
+	switch ms := ev.Milestone.(type) {
+	case nil:
+		// A note, or a choice or wake-up that means nothing to the
+		// protocol (the end of an asynchronous flush: FsyncSystem wakes
+		// the task with the flush).
+		return obs{}, false, nil
+	case QueueWoken:
+		// Code using a spec.WaitQueue (impl.Syncer) waits on it only for
+		// the flushes it joins or lets drain.
+		return obs{actor: t, kind: oJoinWake}, true, nil
+	case FsyncMilestone:
+		switch ms.Step {
+		case FsyncReturned:
+			return obs{actor: t, kind: oReturn, val: 0}, true, nil
+		case FsyncFailed:
+			return obs{actor: t, kind: oReturn, val: 1}, true, nil
+		case FsyncLogNothing, FsyncLogOwn, FsyncLogJoin, FsyncLogEscape:
+			for i, st := range fsyncLogSteps {
+				if st == ms.Step {
+					return obs{actor: t, kind: oLog, val: int64(i)}, true, nil
+				}
 			}
-		}
-	case ActWake:
-		switch {
-		case ev.Note == iclogOut:
-			return obs{actor: t, kind: oLogWoken}, true
-		case strings.HasPrefix(ev.Note, joinWakePrefix), ev.Note == WaitQueueWoken:
-			// The improved variant's wait for the flush it joins, in
-			// FsyncProgram or in code using a spec.WaitQueue.
-			return obs{actor: t, kind: oJoinWake}, true
+		case FsyncLogOut:
+			return obs{actor: t, kind: oLogWoken}, true, nil
+		case FsyncJoinWoken, FsyncDrainWoken:
+			return obs{actor: t, kind: oJoinWake}, true, nil
 		}
 	}
-	return obs{}, false
+	return obs{}, false, fmt.Errorf("milestone %T %v is not one of the flush-sequence protocol", ev.Milestone, ev.Milestone)
 }
 
 // projectLabel projects a step of FsyncSystem; false means invisible.
@@ -193,7 +201,10 @@ func ValidateFsyncTrace(cfg FsyncConfig, trace []WorldEvent) (TraceValidation, e
 		}
 	}
 	for i, ev := range trace {
-		o, vis := projectWorld(ev, cfg.Memory)
+		o, vis, err := projectWorld(ev, cfg.Memory)
+		if err != nil {
+			return res, fmt.Errorf("trace event %d (step %d): %w", i, ev.Step, err)
+		}
 		if !vis {
 			continue
 		}
@@ -229,5 +240,9 @@ func describeObs(ev WorldEvent) string {
 	if ev.Task >= 0 {
 		who = fmt.Sprintf("task %d", ev.Task)
 	}
-	return fmt.Sprintf("%s %v loc=%d val=%d ok=%v of=%d %q", who, ev.Kind, ev.Loc, ev.Val, ev.OK, ev.Of, ev.Note)
+	s := fmt.Sprintf("%s %v loc=%d val=%d ok=%v of=%d", who, ev.Kind, ev.Loc, ev.Val, ev.OK, ev.Of)
+	if ev.Milestone != nil {
+		s += fmt.Sprintf(" milestone %T{%v}", ev.Milestone, ev.Milestone)
+	}
+	return s
 }

@@ -13,11 +13,17 @@ import (
 // the same protocol for runs far beyond the explorer's bounds (any number of
 // tasks and fsyncs), with every call a scheduling point of the world.
 //
+// Variants: every FsyncVariant but DAXSkips (the world has no DAX files),
+// group commit included: it waits for the flushes numbered <= S to end as
+// impl.Syncer's GroupCommit policy does, and is validated against
+// FsyncSystem's GroupCommit like the other variants.
+//
 // Each task writes its own block Fsyncs times, each time followed by fsync.
 // When fsync returns 0 the program checks the obligation at once: a crash
 // at that moment must keep the data (World.Survives); a run that also
 // crashes (WorldConfig.Crash) checks again at the crash, for every task's
-// last acknowledged write.
+// last acknowledged write. Each fsync's return is marked in the trace with
+// an FsyncMilestone (FsyncReturned or FsyncFailed).
 type FsyncProgram struct {
 	Variant  FsyncVariant
 	Fsyncs   int
@@ -26,12 +32,13 @@ type FsyncProgram struct {
 	// in Unsafe and goes on, instead of failing the run (for timed runs).
 	Continue bool
 
-	acked    [][]byte // per task: the data of its last fsync that returned 0
-	logWait  []int    // per task waiting for another task's iclog: the writer's task+1, 0 if none yet, -1 not waiting
-	Returned int      // fsyncs that returned 0
-	Skipped  int      // of those, the ones without a flush of their own
-	Failed   int      // fsyncs that returned an error
-	Unsafe   int      // fsyncs that returned 0 with their write not durable (Continue)
+	acked    [][]byte           // per task: the data of its last fsync that returned 0
+	logWait  []int              // per task waiting for another task's iclog: the writer's task+1, 0 if none yet, -1 not waiting
+	numbered map[int64]struct{} // group commit: flushes from their numbering to their flush_done
+	Returned int                // fsyncs that returned 0
+	Skipped  int                // of those, the ones without a flush of their own
+	Failed   int                // fsyncs that returned an error
+	Unsafe   int                // fsyncs that returned 0 with their write not durable (Continue)
 }
 
 // The words of the protocol.
@@ -52,7 +59,7 @@ func (p *FsyncProgram) WorldConfig(tasks int, m MemoryModel) WorldConfig {
 // Run runs the program in w and then, if the machine crashed, checks every
 // acknowledged write against what the crash may leave.
 func (p *FsyncProgram) Run(w *World, ch Chooser) (Outcome, error) {
-	if _, ok := variantNames[p.Variant]; !ok || p.Variant == DAXSkips || p.Variant == GroupCommit {
+	if _, ok := variantNames[p.Variant]; !ok || p.Variant == DAXSkips {
 		return Outcome{}, fmt.Errorf("fsync program: variant %v is not supported in the model world", p.Variant)
 	}
 	if p.Fsyncs < 1 {
@@ -64,6 +71,7 @@ func (p *FsyncProgram) Run(w *World, ch Chooser) (Outcome, error) {
 	}
 	p.acked = make([][]byte, n)
 	p.logWait = make([]int, n)
+	p.numbered = map[int64]struct{}{}
 	for i := range p.logWait {
 		p.logWait[i] = -1
 	}
@@ -111,12 +119,12 @@ func (p *FsyncProgram) task(t *Task) {
 		}
 		flushed, err := p.fsync(t, s)
 		if err != nil {
-			t.Note("fsync returns -EIO")
+			t.Reached(FsyncMilestone{Step: FsyncFailed})
 			p.Failed++
 			continue
 		}
 		p.acked[t.ID()] = data
-		t.Note("fsync returns 0")
+		t.Reached(FsyncMilestone{Step: FsyncReturned})
 		p.Returned++
 		if !flushed {
 			p.Skipped++
@@ -137,11 +145,11 @@ func (p *FsyncProgram) task(t *Task) {
 func (p *FsyncProgram) fsync(t *Task, s int64) (flushed bool, err error) {
 	v := p.Variant
 	if p.LogForce {
-		branches := []string{logNothing, logOwn, logJoin}
+		branches := []Branch{logBranch(FsyncLogNothing), logBranch(FsyncLogOwn), logBranch(FsyncLogJoin)}
 		if t.World().cfg.Tasks == 1 {
 			branches = branches[:2] // nobody else writes an iclog
 		}
-		switch t.Choose(branches...) {
+		switch t.Select(branches...) {
 		case 1:
 			return true, p.flush(t)
 		case 2:
@@ -154,21 +162,39 @@ func (p *FsyncProgram) fsync(t *Task, s int64) (flushed bool, err error) {
 		return true, p.flush(t)
 	}
 	completed, sub := t.Word(WordCompleted), t.Word(WordSubmitted)
-	c := completed.Load()
-	if c > s || (v == GreaterEqual && c >= s) {
-		return false, nil // a flush numbered after the write completed has completed
-	}
-	if v == Improved {
+	for drained := false; ; drained = true {
+		c := completed.Load()
+		if c > s || (v == GreaterEqual && c >= s) {
+			return false, nil // a flush numbered after the write completed has completed
+		}
+		if v != Improved && v != GroupCommit {
+			return true, p.flush(t)
+		}
 		// A flush numbered above S already submitted: it covers this
 		// write; wait for it instead of issuing one, then re-check.
 		if seq := sub.Load(); seq > s {
-			t.WaitUntil(fmt.Sprintf(joinWakePrefix+"%d ended", seq), func() bool { return !t.World().FlushInFlight(seq) })
+			t.WaitUntil(FsyncMilestone{Step: FsyncJoinWoken, Seq: seq}, func() bool { return !t.World().FlushInFlight(seq) })
 			if completed.Load() > s {
 				return false, nil
 			}
+			return true, p.flush(t)
 		}
+		if v != GroupCommit || drained {
+			return true, p.flush(t)
+		}
+		// Group commit: nothing to join yet. Let the flushes numbered <= S
+		// end first (from their numbering to their flush_done, as
+		// impl.Syncer's registry of flushes in flight), meanwhile others
+		// pile up behind them; then check again.
+		t.WaitUntil(FsyncMilestone{Step: FsyncDrainWoken, Seq: s}, func() bool {
+			for seq := range p.numbered {
+				if seq <= s {
+					return false
+				}
+			}
+			return true
+		})
 	}
-	return true, p.flush(t)
 }
 
 // flush is xfs_buftarg_flush_start, blkdev_issue_flush and
@@ -190,6 +216,10 @@ func (p *FsyncProgram) flush(t *Task) error {
 		err = dev.WaitFlush()
 	default:
 		seq = sub.IncReturn()
+		// Registered in the step that numbers it: the code between two
+		// scheduling points runs atomically.
+		p.numbered[seq] = struct{}{}
+		defer delete(p.numbered, seq) // in the step that ends flush_done
 		err = dev.FlushTagged(seq, arm)
 	}
 	if err != nil && v != AdvanceOnFailure {
@@ -216,8 +246,8 @@ func (p *FsyncProgram) waitIclog(t *Task) (bool, error) {
 	id := t.ID()
 	p.logWait[id] = 0
 	i := t.Select(
-		Branch{Name: iclogEscape, When: func() bool { return p.logWait[id] == 0 }},
-		Branch{Name: iclogOut, Wake: true, When: func() bool {
+		Branch{Name: logEscape.String(), Milestone: logEscape, When: func() bool { return p.logWait[id] == 0 }},
+		Branch{Name: logOut.String(), Milestone: logOut, Wake: true, When: func() bool {
 			return p.logWait[id] > 0 && !t.World().FlushInFlightBy(p.logWait[id]-1)
 		}},
 	)
@@ -228,14 +258,17 @@ func (p *FsyncProgram) waitIclog(t *Task) (bool, error) {
 	return true, nil
 }
 
-// The names of the log force's branches.
-const (
-	logNothing  = "log force: nothing to write"
-	logOwn      = "log force: writes the iclog (PREFLUSH)"
-	logJoin     = "log force: waits for the iclog another task writes next"
-	iclogEscape = "log force: nobody wrote the iclog, writes it (PREFLUSH)"
-	iclogOut    = "log force: the iclog is out"
+// The milestones of waitIclog's branches.
+var (
+	logEscape = FsyncMilestone{Step: FsyncLogEscape}
+	logOut    = FsyncMilestone{Step: FsyncLogOut}
 )
+
+// logBranch is a branch of the log force that it may always take.
+func logBranch(step FsyncStep) Branch {
+	m := FsyncMilestone{Step: step}
+	return Branch{Name: m.String(), Milestone: m}
+}
 
 // armIclogWaiters is called in the step in which task id submits a flush:
 // every task waiting for the next iclog now waits for this flush.
@@ -245,4 +278,13 @@ func (p *FsyncProgram) armIclogWaiters(id int) {
 			p.logWait[u] = id + 1
 		}
 	}
+}
+
+// Acked returns the data of task's last fsync that returned 0 (nil if
+// none); it implements FsyncCode.
+func (p *FsyncProgram) Acked(task int) []byte { return p.acked[task] }
+
+// Counts implements FsyncCode.
+func (p *FsyncProgram) Counts() FsyncCounts {
+	return FsyncCounts{Returned: p.Returned, Skipped: p.Skipped, Failed: p.Failed, Unsafe: p.Unsafe}
 }

@@ -69,12 +69,13 @@ const (
 	ActFlushFail                       // the device fails a flush (EIO)
 	ActDrain                           // TSO: a thread's oldest buffered store reaches memory
 	ActNote                            // not a choice: a task's annotation in the trace
+	ActMilestone                       // not a choice: a protocol's typed milestone (Task.Reached)
 )
 
 var actNames = [...]string{ActLoad: "load", ActStore: "store", ActFence: "smp_mb",
 	ActIncReturn: "inc_return", ActCAS: "cmpxchg", ActWrite: "write", ActFlush: "flush", ActRead: "read",
 	ActWake: "wake", ActChoice: "choice", ActWriteDone: "write-done", ActFlushDone: "flush-done",
-	ActFlushFail: "flush-fail", ActDrain: "drain", ActNote: "note"}
+	ActFlushFail: "flush-fail", ActDrain: "drain", ActNote: "note", ActMilestone: "milestone"}
 
 func (k ActionKind) String() string {
 	if int(k) < len(actNames) && actNames[k] != "" {
@@ -90,6 +91,9 @@ type Action struct {
 	Arg   int    // ActLoad: the index among the readable values; ActChoice: the branch
 	Name  string // ActChoice and ActWake: what the task chooses or waits for
 	Block int    // ActWrite, ActRead: the block
+	// Milestone is the typed meaning of an ActChoice or ActWake (the
+	// branch's Milestone), for choosers that pick by it; nil if none.
+	Milestone Milestone
 }
 
 // Chooser picks one of the possible actions.
@@ -106,13 +110,26 @@ type Observer interface {
 type WorldEvent struct {
 	Step  int
 	Kind  ActionKind
-	Task  int   // -1: the device or memory system
-	Loc   int   // memory events: the word; device events: the block
-	Val   int64 // the value loaded or stored, the sequence, or the branch
-	OK    bool  // cmpxchg succeeded; a flush or write did not fail
-	Of    int   // device events: the task whose request it serves
-	Note  string
-	Stale bool // ActLoad: a value older than the newest was read
+	Task  int    // -1: the device or memory system
+	Loc   int    // memory events: the word; device events: the block
+	Val   int64  // the value loaded or stored, the sequence, or the branch
+	OK    bool   // cmpxchg succeeded; a flush or write did not fail
+	Of    int    // device events: the task whose request it serves
+	Note  string // free text for people (timelines); no logic reads it
+	Stale bool   // ActLoad: a value older than the newest was read
+	// Milestone is the typed meaning of the event for the protocol that
+	// emitted it: set on ActMilestone (Task.Reached), and on ActChoice and
+	// ActWake from the branch taken. Trace validation and timing read it.
+	Milestone Milestone
+}
+
+// Milestone is a protocol's typed event in a trace: a step of the protocol
+// (an fsync returned 0, a log force joined another task's iclog) that
+// trace validation and timed runs follow by its type and value. Its String
+// is what a timeline shows. Each protocol defines its own milestone type,
+// comparable, so that a validator switches on it.
+type Milestone interface {
+	String() string
 }
 
 // World is one run of protocol code in the model. Create with NewWorld,
@@ -352,7 +369,7 @@ func (w *World) actions(acts []Action) []Action {
 					if b.Wake {
 						k = ActWake
 					}
-					acts = append(acts, Action{Kind: k, Task: t.id, Arg: i, Name: b.Name})
+					acts = append(acts, Action{Kind: k, Task: t.id, Arg: i, Name: b.Name, Milestone: b.Milestone})
 				}
 			}
 		case ActFlush:
@@ -423,9 +440,9 @@ func (w *World) perform(a Action) {
 		ev.Val, ev.OK = r.val, resp.ok
 	case ActChoice:
 		resp.val = int64(a.Arg)
-		ev.Val, ev.Note = int64(a.Arg), a.Name
+		ev.Val, ev.Note, ev.Milestone = int64(a.Arg), a.Name, a.Milestone
 	case ActWake:
-		ev.Note = a.Name
+		ev.Note, ev.Milestone = a.Name, a.Milestone
 		if r.kind == ActChoice {
 			// Sleeping on a wait queue and being woken imply a full
 			// barrier (memory-barriers.txt, "Sleep and wake-up
@@ -664,9 +681,19 @@ func (t *Task) Note(format string, args ...any) {
 	t.w.record(WorldEvent{Kind: ActNote, Task: t.id, Note: fmt.Sprintf(format, args...)})
 }
 
+// Reached records that the task reached milestone m of its protocol; it
+// is not a scheduling point. Unlike Note, it is read by trace validation
+// and by timed runs.
+func (t *Task) Reached(m Milestone) {
+	t.w.record(WorldEvent{Kind: ActMilestone, Task: t.id, Note: m.String(), Milestone: m})
+}
+
 // Branch is one way a task may go on in Select.
 type Branch struct {
 	Name string
+	// Milestone, if not nil, is what taking the branch means to the
+	// protocol; the event of the choice or wake-up carries it.
+	Milestone Milestone
 	// When, if not nil, enables the branch; it is evaluated by the
 	// scheduler while no task runs and must read only state the protocol
 	// keeps outside the modelled memory (a wait queue, a scheduler's
@@ -694,9 +721,14 @@ func (t *Task) Choose(names ...string) int {
 }
 
 // WaitUntil sleeps on a wait queue until cond holds (see Branch.When);
-// waking is a full barrier.
-func (t *Task) WaitUntil(what string, cond func() bool) {
-	t.Select(Branch{Name: what, When: cond, Wake: true})
+// waking is a full barrier. The wake-up's event carries m (if not nil) and
+// its text.
+func (t *Task) WaitUntil(m Milestone, cond func() bool) {
+	b := Branch{Milestone: m, When: cond, Wake: true}
+	if m != nil {
+		b.Name = m.String()
+	}
+	t.Select(b)
 }
 
 // WaitQueue returns the task's handle on the world's wait queue: Wake runs
@@ -708,10 +740,16 @@ func (t *Task) WaitQueue() spec.WaitQueue { return worldQueue{t} }
 type worldQueue struct{ t *Task }
 
 func (q worldQueue) Wake(change func())    { change() }
-func (q worldQueue) Wait(cond func() bool) { q.t.WaitUntil(WaitQueueWoken, cond) }
+func (q worldQueue) Wait(cond func() bool) { q.t.WaitUntil(QueueWoken{}, cond) }
 
 // WaitQueueWoken names the wake-up of a task waiting on its WaitQueue.
 const WaitQueueWoken = "woken from the wait queue"
+
+// QueueWoken is the milestone of a task woken from its WaitQueue (the
+// world's own: the protocol using the queue knows what it waited for).
+type QueueWoken struct{}
+
+func (QueueWoken) String() string { return WaitQueueWoken }
 
 // Word returns the task's handle on shared word i.
 func (t *Task) Word(i int) *WorldWord { return &WorldWord{t: t, loc: i} }
@@ -878,7 +916,7 @@ func (w *World) describe(ev WorldEvent) string {
 		return fmt.Sprintf("submit flush (tag %d)", ev.Val)
 	case ActRead:
 		return fmt.Sprintf("read b%d", ev.Loc)
-	case ActWake, ActChoice, ActNote:
+	case ActWake, ActChoice, ActNote, ActMilestone:
 		return ev.Note
 	case ActWriteDone:
 		return fmt.Sprintf("task %d's write of b%d (version %d) completes", ev.Of, ev.Loc, ev.Val)

@@ -130,9 +130,8 @@ func TestFlushSeqWorldTraceValidation(t *testing.T) {
 	rapidctl.Check(t, 1000, func(t *rapid.T) {
 		var vs []model.FsyncVariant
 		for _, v := range model.FsyncVariants() {
-			// DAX is not in the world; group commit is impl.Syncer's
-			// policy, validated in impl/world_test.go.
-			if v != model.DAXSkips && v != model.GroupCommit {
+			// DAX is not in the world.
+			if v != model.DAXSkips {
 				vs = append(vs, v)
 			}
 		}

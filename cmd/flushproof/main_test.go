@@ -334,7 +334,7 @@ func TestSkipShareAndCostInterrupted(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"skipshare", "-runs", "100000"}, "INTERRUPTED by SIGINT: 0 of 5 variants"},
+		{[]string{"skipshare", "-runs", "100000"}, "INTERRUPTED by SIGINT: 0 of 10 variants"},
 		{[]string{"cost", "-runs", "100000", "-json"}, `"interrupted":true,"signal":"SIGINT"`},
 	} {
 		cmd := exec.Command(os.Args[0], tc.args...)
@@ -457,7 +457,9 @@ func TestSkipShare(t *testing.T) {
 	var out, errb bytes.Buffer
 	code := run([]string{"skipshare", "-runs", "2", "-fsyncs", "5"}, &out, &errb)
 	assert.Equal(t, exitOK, code, "stderr: %s", errb.String())
-	for _, want := range []string{"VARIANT", "baseline", "patched", "improved", "mutant-read-before-writeback", "NOT DURABLE AT RETURN", "done: 5 of 5 variants"} {
+	for _, want := range []string{"VARIANT", "baseline", "patched", "improved", "group-commit", "mutant-read-before-writeback",
+		"impl.Syncer always", "impl.Syncer skip-if-flushed-since", "impl.Syncer join", "impl.Syncer group-commit",
+		"NOT DURABLE AT RETURN", "done: 10 of 10 variants"} {
 		assert.Contains(t, out.String(), want)
 	}
 
@@ -465,15 +467,15 @@ func TestSkipShare(t *testing.T) {
 	code = run([]string{"skipshare", "-runs", "2", "-fsyncs", "5", "-json"}, &out, &errb)
 	assert.Equal(t, exitOK, code)
 	lines := strings.Split(strings.TrimRight(out.String(), "\n"), "\n")
-	require.Len(t, lines, len(skipShareVariants)+1)
-	for i, v := range skipShareVariants {
+	require.Len(t, lines, len(skipShareCases)+1)
+	for i, c := range skipShareCases {
 		var r skipShareRow
 		dec := json.NewDecoder(strings.NewReader(lines[i]))
 		dec.DisallowUnknownFields()
 		require.NoError(t, dec.Decode(&r), lines[i])
 		assert.Equal(t, "skipshare.variant", r.Kind)
-		assert.Equal(t, v.String(), r.Variant)
-		assert.Equal(t, v.Mutant(), r.Mutant)
+		assert.Equal(t, c.name, r.Variant)
+		assert.Equal(t, c.mutant, r.Mutant)
 		assert.Equal(t, 2*8*5, r.Fsyncs, "runs x tasks x fsyncs")
 		assert.InDelta(t, float64(r.Skipped)/float64(r.Fsyncs), r.SkipShare, 1e-9)
 		assert.Equal(t, 528, r.Crashes)
@@ -484,7 +486,7 @@ func TestSkipShare(t *testing.T) {
 	dec.DisallowUnknownFields()
 	require.NoError(t, dec.Decode(&sum))
 	assert.Equal(t, skipShareSummary{Kind: "skipshare.summary", Schema: 1, Tasks: 8, FsyncsPerTask: 5, Runs: 2,
-		WriteNS: 50e3, FlushNS: 2e6, ThinkNS: 1e6, Jitter: 0.5, Crashes: 528, Variants: 5, ElapsedNS: sum.ElapsedNS}, sum)
+		WriteNS: 50e3, FlushNS: 2e6, ThinkNS: 1e6, Jitter: 0.5, Crashes: 528, Variants: 10, ElapsedNS: sum.ElapsedNS}, sum)
 }
 
 func TestCost(t *testing.T) {

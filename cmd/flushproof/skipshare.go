@@ -6,13 +6,39 @@ import (
 	"io"
 	"time"
 
+	"github.com/flushproof/flushproof/impl"
 	"github.com/flushproof/flushproof/model"
 )
 
-// skipShareVariants are the rows of `flushproof skipshare`, in order.
-var skipShareVariants = []model.FsyncVariant{model.Baseline, model.Patched, model.Improved, model.PlainStoreCompleted, model.ReadBeforeWriteback}
+// skipShareCase is a row of `flushproof skipshare`: flush-sequence code
+// that a latency model times in the model world.
+type skipShareCase struct {
+	name   string // the VARIANT column
+	mutant bool
+	code   func(fsyncs int) model.FsyncCode // fresh for each run
+}
 
-// runSkipShare runs the flush-sequence model under a latency model and
+// skipShareCases are the rows of `flushproof skipshare`, in order: the
+// straight-line program of xfs's fsync (with its log force) per variant,
+// then impl.Syncer, the code hwbench measures, per policy (no log force:
+// an S2 writer's write and Sync).
+var skipShareCases = func() []skipShareCase {
+	var cs []skipShareCase
+	for _, v := range []model.FsyncVariant{model.Baseline, model.Patched, model.Improved, model.GroupCommit,
+		model.PlainStoreCompleted, model.ReadBeforeWriteback} {
+		cs = append(cs, skipShareCase{name: v.String(), mutant: v.Mutant(), code: func(fsyncs int) model.FsyncCode {
+			return &model.FsyncProgram{Variant: v, Fsyncs: fsyncs, LogForce: true, Continue: true}
+		}})
+	}
+	for _, p := range impl.Policies() {
+		cs = append(cs, skipShareCase{name: "impl.Syncer " + p.String(), code: func(fsyncs int) model.FsyncCode {
+			return &syncerCode{policy: p, fsyncs: fsyncs}
+		}})
+	}
+	return cs
+}()
+
+// runSkipShare runs the flush-sequence code under a latency model and
 // prints, per variant, how many fsyncs skipped their flush and how many
 // returned with their write not durable.
 func runSkipShare(args []string, stdout, stderr io.Writer) int {
@@ -31,9 +57,11 @@ func runSkipShare(args []string, stdout, stderr io.Writer) int {
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, `usage: flushproof skipshare [flags]
 
-Runs the xfs flush-sequence model (with the log force of an append workload) under a
-latency model and counts the fsyncs that skip their flush. Exit status 1 if a variant
-that is not a mutant returned an fsync with its write not durable; see docs/cli.md.
+Runs flush-sequence code in the model world under a latency model and counts the
+fsyncs that skip their flush: the straight-line program of xfs's fsync per variant
+(with the log force of an append workload), then impl.Syncer, the code hwbench
+measures, per policy (write, then Sync). Exit status 1 if a variant that is not a
+mutant returned an fsync with its write not durable; see docs/cli.md.
 
 flags:
 `)
@@ -61,11 +89,11 @@ flags:
 		row skipShareRow
 		err error
 	}
-	results := make(chan result, len(skipShareVariants))
+	results := make(chan result, len(skipShareCases))
 	go func() {
 		defer close(results)
-		for _, v := range skipShareVariants {
-			row, err := skipShareVariant(v, *tasks, *fsyncs, *runs, *crashes, lat, in.stop)
+		for _, c := range skipShareCases {
+			row, err := skipShareRun(c, *tasks, *fsyncs, *runs, *crashes, lat, in.stop)
 			if in.stop() != "" {
 				return
 			}
@@ -77,8 +105,8 @@ flags:
 	}()
 
 	width := len("VARIANT")
-	for _, v := range skipShareVariants {
-		width = max(width, len(v.String()))
+	for _, c := range skipShareCases {
+		width = max(width, len(c.name))
 	}
 	const format = "%-*s  %7s  %7s  %6s  %7s  %21s  %22s  %13s\n"
 	enc := jsonLines(stdout)
@@ -130,7 +158,7 @@ loop:
 		head = "INTERRUPTED by " + sum.Signal
 	}
 	fmt.Fprintf(stdout, "\n%s: %d of %d variants in %v; %d tasks x %d fsyncs, %d runs per variant, write %v, flush %v, think up to %v, jitter %g, overwrite %g\n",
-		head, sum.Variants, len(skipShareVariants), time.Duration(sum.ElapsedNS).Round(time.Millisecond),
+		head, sum.Variants, len(skipShareCases), time.Duration(sum.ElapsedNS).Round(time.Millisecond),
 		*tasks, *fsyncs, *runs, *write, *flush, *think, *jitter, *overwrite)
 	return code
 }
@@ -171,15 +199,15 @@ type skipShareSummary struct {
 	ExitCode      int     `json:"exit_code"`
 }
 
-// skipShareVariant runs one variant runs times, spreading the crash points
-// over the runs; it stops early (with what it has) once stop says so.
-func skipShareVariant(v model.FsyncVariant, tasks, fsyncs, runs, crashes int, lat model.FsyncLatency, stop func() string) (skipShareRow, error) {
+// skipShareRun runs one case runs times, spreading the crash points over
+// the runs; it stops early (with what it has) once stop says so.
+func skipShareRun(c skipShareCase, tasks, fsyncs, runs, crashes int, lat model.FsyncLatency, stop func() string) (skipShareRow, error) {
 	var tot model.FsyncTiming
 	lost := 0
 	for seed := 0; seed < runs && stop() == ""; seed++ {
-		r, err := model.SimulateFsync(v, tasks, fsyncs, model.SC, lat, uint64(seed))
+		r, err := model.SimulateFsyncCode(c.code(fsyncs), tasks, model.SC, lat, uint64(seed))
 		if err != nil {
-			return skipShareRow{}, fmt.Errorf("simulate %v, seed %d: %w", v, seed, err)
+			return skipShareRow{}, fmt.Errorf("simulate %s, seed %d: %w", c.name, seed, err)
 		}
 		tot.Fsyncs += r.Fsyncs
 		tot.Skipped += r.Skipped
@@ -192,7 +220,7 @@ func skipShareVariant(v model.FsyncVariant, tasks, fsyncs, runs, crashes int, la
 		}
 		lost += r.CrashReplays(n, uint64(seed))
 	}
-	return skipShareRow{Kind: "skipshare.variant", Variant: v.String(), Mutant: v.Mutant(), Fsyncs: tot.Fsyncs, Skipped: tot.Skipped,
+	return skipShareRow{Kind: "skipshare.variant", Variant: c.name, Mutant: c.mutant, Fsyncs: tot.Fsyncs, Skipped: tot.Skipped,
 		SkipShare: tot.SkipShare(), Flushes: tot.Flushes, NotDurable: tot.Unsafe, CrashesLosing: lost, Crashes: crashes,
 		MeanRunNS: int64(tot.Elapsed / time.Duration(runs))}, nil
 }
