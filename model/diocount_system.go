@@ -87,18 +87,31 @@ func NewDIOCountSystem(cfg DIOCountConfig) (*DIOCountSystem, error) {
 	return s, nil
 }
 
-// program is a writer's direct write, in program order.
+// beginsAfterUnlock reports whether the caller's inode_dio_begin comes after
+// the overwrite path dropped i_mutex (mutant DIOCountMutantBeginAfterUnlock).
+func (v DIOCountVariant) beginsAfterUnlock() bool { return v == DIOCountMutantBeginAfterUnlock }
+
+// program is a writer's direct write, in program order. The variants differ
+// only here (and in the AIO completion, see deviceSteps): the steps
+// themselves are the same code for every variant.
 func (s *DIOCountSystem) program(k DIOCountKind) []DIOCountOp {
 	c := s.cfg
 	p := []DIOCountOp{DIOCountLock}
 	switch {
 	case c.HoldLock:
 		p = append(p, DIOCountCallerBegin)
-	case c.Variant == DIOCountMutantBeginAfterUnlock:
+	case c.Variant.beginsAfterUnlock():
+		// mutant DIOCountMutantBeginAfterUnlock: the count is taken without
+		// i_mutex; ext4_ext_direct_IO increments it before inode_unlock, as
+		// its comment asks.
 		p = append(p, DIOCountUnlock, DIOCountCallerBegin)
 	default:
 		p = append(p, DIOCountCallerBegin, DIOCountUnlock)
 	}
+	// The callee's count, unless DIO_SKIP_DIO_COUNT. mutant
+	// DIOCountMutantSkipAsync skips it for AIO too, whose bio outlives the
+	// caller's count; the patch passes the flag for dax_do_io only (see
+	// CalleeSkips).
 	counts := !c.Variant.CalleeSkips(k)
 	if counts {
 		p = append(p, DIOCountCalleeBegin)
@@ -429,6 +442,8 @@ func (s *DIOCountSystem) deviceSteps(st DIOCountState, yield func(Label, DIOCoun
 				n.bad = uint8(w + 1)
 			}
 			if !s.cfg.Variant.CalleeSkips(DIOCountAIO) {
+				// dio_complete's inode_dio_end is still to come (mutant
+				// DIOCountMutantSkipAsync: no callee count, none to end).
 				n.w[w].landed++
 			}
 			yield(dcLabel(d, DIOCountBioLands, w, 1), n)

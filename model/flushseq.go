@@ -248,7 +248,7 @@ func (s *FsyncSystem) Describe(l Label) string {
 		// Show the comparison this variant really makes (the >= mutant
 		// skips on equality), so that a timeline reads true as printed.
 		skip, noSkip := ">", "<="
-		if s.cfg.Variant == GreaterEqual {
+		if s.cfg.Variant.skipsOnEqual() {
 			skip, noSkip = ">=", "<"
 		}
 		if l.Kind == kSkip {
@@ -369,267 +369,456 @@ func lab(t int, kind uint8, id int, arg int) Label {
 	return Label{Actor: uint8(t), Kind: kind, ID: uint16(id), Arg: uint16(int16(arg))}
 }
 
+// What each variant changes, asked by the phase it changes. The mutants are
+// marked again at the step they change.
+
+// readsSFirst: mutant ReadBeforeWriteback samples S before the data write.
+func (v FsyncVariant) readsSFirst() bool { return v == ReadBeforeWriteback }
+
+// fencesBeforeS: every variant but mutant NoMB has smp_mb before sampling S.
+func (v FsyncVariant) fencesBeforeS() bool { return v != NoMB }
+
+// numbersFlushes: every variant but Baseline numbers its flushes and may
+// skip on the counters.
+func (v FsyncVariant) numbersFlushes() bool { return v != Baseline }
+
+// daxSkips: mutant DAXSkips lets a DAX task skip on the counters too.
+func (v FsyncVariant) daxSkips() bool { return v == DAXSkips }
+
+// skipsOnEqual: mutant GreaterEqual skips when completed == S.
+func (v FsyncVariant) skipsOnEqual() bool { return v == GreaterEqual }
+
+// numbersAfterSubmit: mutant NumberAfterSubmit submits the flush, then
+// numbers it.
+func (v FsyncVariant) numbersAfterSubmit() bool { return v == NumberAfterSubmit }
+
+// joinsInFlight: Improved and GroupCommit wait for a flush numbered above S
+// that is already in flight instead of issuing their own.
+func (v FsyncVariant) joinsInFlight() bool { return v == Improved || v == GroupCommit }
+
+// drainsFirst: GroupCommit, with nothing to join, first lets the flushes
+// numbered up to S end.
+func (v FsyncVariant) drainsFirst() bool { return v == GroupCommit }
+
+// storesCompleted: the benign PlainStoreCompleted stores seq into completed
+// instead of raising it with a cmpxchg loop.
+func (v FsyncVariant) storesCompleted() bool { return v == PlainStoreCompleted }
+
+// advancesOnFailure: mutant AdvanceOnFailure runs flush_done after a failed
+// flush.
+func (v FsyncVariant) advancesOnFailure() bool { return v == AdvanceOnFailure }
+
+// withPC is st with task t moved to pc.
+func withPC(st FsyncState, t int, pc uint8) FsyncState {
+	st.task[t].pc = pc
+	return st
+}
+
+// taskSteps yields task t's next steps, one function per phase of fsync, in
+// the order the code runs them:
+//
+//	writeback        submitWrite, seeWrite
+//	sample S         readSEarly (mutant), barrier, readS
+//	log force        logForce, logWait
+//	decide skip      decideSkip
+//	join (ours)      joinLoad, drain, joinWait, joinRecheck
+//	own flush        numberFlush, submitFlush, then flushEnded (device step)
+//	advance          doneLoad, doneCAS
+//	return           fsyncReturn
+//
+// A phase that takes no step of its own (an smp_mb under SC, a check that
+// cannot skip) goes on to the next phase in the same step.
 func (s *FsyncSystem) taskSteps(st FsyncState, t int, yield func(Label, FsyncState)) {
-	tk := st.task[t]
-	v := s.cfg.Variant
-	next := func(pc uint8) FsyncState {
-		n := st
-		n.task[t].pc = pc
-		return n
-	}
-	switch tk.pc {
+	switch st.task[t].pc {
 	case pcWrite:
-		n := next(pcWaitW)
-		n.task[t].round++
-		n.task[t].failed = false
-		n.wst[t] = 1
-		n.dur &^= 1 << t
-		for f := range n.flush {
-			n.flush[f].cover &^= 1 << t
-		}
-		yield(lab(t, kWrite, int(n.task[t].round), 0), n)
+		s.submitWrite(st, t, yield)
 	case pcEarlyS:
-		// The read-before-writeback mutant reads S before the write.
-		newest := int(st.mem.newest(locSubmitted))
-		for _, r := range st.mem.Load(t, locSubmitted) {
-			n := next(pcWrite)
-			n.mem, n.task[t].s = r.Mem, int8(r.Val)
-			yield(lab(t, kReadS, newest, int(r.Val)), n)
-		}
+		s.readSEarly(st, t, yield)
 	case pcWaitW:
-		val, m := st.mem.LoadNewest(t, locDone(t))
-		if st.wst[t] != 2 || val != int64(tk.round) {
-			return
-		}
-		if s.cfg.WaiterSleeps {
-			m = m.Fence(t)
-		}
-		n := next(pcMB)
-		if v == ReadBeforeWriteback {
-			n.task[t].pc = s.afterS()
-		}
-		n.mem = m
-		yield(lab(t, kSeeWrite, 0, 0), n)
+		s.seeWrite(st, t, yield)
 	case pcMB:
-		n := next(pcReadS)
-		if v != NoMB {
-			n.mem = st.mem.Fence(t)
-		}
-		if v == NoMB || s.cfg.Memory == SC {
-			// No barrier, or one that is a no-op under SC: go straight to
-			// the read, no step of its own.
-			s.taskSteps(n, t, yield)
-			return
-		}
-		yield(lab(t, kMB, 0, 0), n)
+		s.barrier(st, t, yield)
 	case pcReadS:
-		newest := int(st.mem.newest(locSubmitted))
-		for _, r := range st.mem.Load(t, locSubmitted) {
-			n := next(s.afterS())
-			n.mem, n.task[t].s = r.Mem, int8(r.Val)
-			yield(lab(t, kReadS, newest, int(r.Val)), n)
-		}
+		s.readS(st, t, yield)
 	case pcLogForce:
-		n := next(pcCheck)
-		yield(lab(t, kLogNothing, 0, 0), n)
-		// Writing the iclog is a flush of its own, numbered like fsync's,
-		// and when it succeeds fsync returns without another one.
-		n = next(s.ownFlush())
-		yield(lab(t, kLogOwn, 0, 0), n)
-		// Or its transaction goes into the iclog that another task writes
-		// next: it waits for the next flush another task submits (armed in
-		// pcSubmit) to end.
-		if s.cfg.Tasks > 1 {
-			n = next(pcLogWait)
-			n.task[t].logWait = 0
-			yield(lab(t, kLogJoin, 0, 0), n)
-		}
+		s.logForce(st, t, yield)
 	case pcLogWait:
-		if tk.logWait == 0 {
-			// Nobody has written the iclog yet: the log force may write it
-			// itself (xlog pushes the iclog when no one else does).
-			n := next(s.ownFlush())
-			yield(lab(t, kLogEscape, 0, 0), n)
-			return
-		}
-		u := int(tk.logWait - 1)
-		if st.flush[u].st == 1 {
-			return
-		}
-		n := next(pcCheck)
-		n.task[t].logWait = 0
-		n.mem = st.mem.Fence(t) // woken from sleep: a full barrier
-		yield(lab(t, kLogWoken, u, 0), n)
+		s.logWait(st, t, yield)
 	case pcCheck:
-		if v == Baseline || (s.dax(t) && v != DAXSkips) {
-			n := next(pcSubmit) // no counter: flush
-			if v != Baseline {
-				n.task[t].pc = pcNumber
-			}
-			s.taskSteps(n, t, yield)
-			return
-		}
-		for _, r := range st.mem.Load(t, locCompleted) {
-			c := int8(r.Val)
-			skip := c > tk.s
-			if v == GreaterEqual {
-				skip = c >= tk.s
-			}
-			n := st
-			n.mem = r.Mem
-			if skip {
-				n.task[t].pc = pcReturn
-				yield(lab(t, kSkip, int(c), int(tk.s)), n)
-				continue
-			}
-			n.task[t].pc = pcNumber
-			if v == NumberAfterSubmit {
-				n.task[t].pc = pcSubmit
-			}
-			if v == Improved || v == GroupCommit {
-				n.task[t].pc = pcJoinLoad
-			}
-			yield(lab(t, kNoSkip, int(c), int(tk.s)), n)
-		}
+		s.decideSkip(st, t, yield)
 	case pcJoinLoad:
-		// Improved: a flush numbered above S already submitted? Wait for it.
-		for _, r := range st.mem.Load(t, locSubmitted) {
-			n := next(pcNumber)
-			n.mem = r.Mem
-			if r.Val > int64(tk.s) {
-				n.task[t].pc, n.task[t].wait = pcJoin, int8(r.Val)
-			} else if v == GroupCommit && !tk.drained {
-				// Nothing to join yet: let the flushes in flight end
-				// first (others pile up behind them), then check again.
-				n.task[t].pc = pcDrain
-			}
-			yield(lab(t, kJoinLoad, int(r.Val), int(tk.s)), n)
-		}
+		s.joinLoad(st, t, yield)
 	case pcDrain:
-		// Waits on the flushes numbered <= S from their numbering to their
-		// flush_done (the Syncer's registry of flushes in flight).
-		for u := 0; u < s.cfg.Tasks; u++ {
-			switch st.task[u].pc {
-			case pcSubmit, pcWaitF, pcDoneLoad, pcDoneCAS:
-				if u != t && st.task[u].seq <= tk.s {
-					return
-				}
-			}
-		}
-		n := next(pcCheck)
-		n.task[t].drained = true
-		n.mem = st.mem.Fence(t) // woken: a full barrier
-		yield(lab(t, kDrained, 0, int(tk.s)), n)
+		s.drain(st, t, yield)
 	case pcJoin:
-		for f := 0; f < s.cfg.Tasks; f++ {
-			if st.flush[f].st == 1 && st.flush[f].seq == tk.wait {
-				return // still in flight
-			}
-		}
-		// Woken (a full barrier), then re-check completed.
-		n := next(pcJoinRecheck)
-		n.mem = st.mem.Fence(t)
-		yield(lab(t, kJoinWait, int(tk.wait), 0), n)
+		s.joinWait(st, t, yield)
 	case pcJoinRecheck:
-		for _, r := range st.mem.Load(t, locCompleted) {
-			n := next(pcNumber)
-			n.mem = r.Mem
-			if c := int8(r.Val); c > tk.s {
-				n.task[t].pc = pcReturn
-				yield(lab(t, kSkip, int(c), int(tk.s)), n)
-			} else {
-				yield(lab(t, kNoSkip, int(c), int(tk.s)), n)
-			}
-		}
+		s.joinRecheck(st, t, yield)
 	case pcNumber:
-		seq, m, err := st.mem.IncReturn(t, locSubmitted)
-		if err != nil {
-			panic(fmt.Sprintf("fsync model: %v (raise the memory bounds)", err))
-		}
-		n := next(pcSubmit)
-		n.mem, n.task[t].seq = m, int8(seq)
-		if v == NumberAfterSubmit {
-			n.task[t].pc = pcWaitF
-			n.flush[t].seq = int8(seq)
-			if f := n.flush[t].st; f == 2 || f == 3 {
-				s.flushEnded(&n, t, f == 2) // it ended before it was numbered
-			}
-		}
-		yield(lab(t, kNumber, 0, int(seq)), n)
+		s.numberFlush(st, t, yield)
 	case pcSubmit:
-		n := next(pcWaitF)
-		if v == NumberAfterSubmit {
-			n.task[t].pc = pcNumber
-		}
-		var completed uint8
-		for u := 0; u < s.cfg.Tasks; u++ {
-			if st.wst[u] == 2 && (!s.dax(u) || u == t) {
-				completed |= 1 << u
-			}
-		}
-		n.flush[t] = fsFlush{st: 1, cover: completed, seq: tk.seq}
-		for j := 0; j < s.cfg.Tasks; j++ {
-			if j != t && n.task[j].pc == pcLogWait && n.task[j].logWait == 0 {
-				n.task[j].logWait = int8(t + 1) // this flush writes the iclog j waits for
-			}
-		}
-		yield(lab(t, kSubmitF, 0, int(tk.seq)), n)
+		s.submitFlush(st, t, yield)
 	case pcWaitF:
 		// Woken by the device's flush completion, which also moves this
 		// task on (see flushEnded).
-		return
 	case pcDoneLoad:
-		if v == PlainStoreCompleted {
-			m, err := st.mem.Store(t, locCompleted, int64(tk.seq))
-			if err != nil {
-				panic(fmt.Sprintf("fsync model: %v (raise the memory bounds)", err))
-			}
-			n := next(pcReturn)
-			n.mem = m
-			yield(lab(t, kDoneStore, 0, int(tk.seq)), n)
-			return
-		}
-		for _, r := range st.mem.Load(t, locCompleted) {
-			n := st
-			n.mem, n.task[t].c = r.Mem, int8(r.Val)
-			if int8(r.Val) >= tk.seq {
-				n.task[t].pc = pcReturn
-			} else {
-				n.task[t].pc = pcDoneCAS
-			}
-			yield(lab(t, kDoneLoad, 0, int(r.Val)), n)
-		}
+		s.doneLoad(st, t, yield)
 	case pcDoneCAS:
-		ok, _, m, err := st.mem.CompareAndSwap(t, locCompleted, int64(tk.c), int64(tk.seq))
+		s.doneCAS(st, t, yield)
+	case pcReturn:
+		s.fsyncReturn(st, t, yield)
+	}
+}
+
+// Writeback: file_write_and_wait_range writes the task's block and waits for
+// the write's completion.
+
+// submitWrite starts a round: the data write is in flight, no longer
+// durable, and covered by no flush yet.
+func (s *FsyncSystem) submitWrite(st FsyncState, t int, yield func(Label, FsyncState)) {
+	n := withPC(st, t, pcWaitW)
+	n.task[t].round++
+	n.task[t].failed = false
+	n.wst[t] = 1
+	n.dur &^= 1 << t
+	for f := range n.flush {
+		n.flush[f].cover &^= 1 << t
+	}
+	yield(lab(t, kWrite, int(n.task[t].round), 0), n)
+}
+
+// seeWrite is the task observing its write's completion word.
+func (s *FsyncSystem) seeWrite(st FsyncState, t int, yield func(Label, FsyncState)) {
+	val, m := st.mem.LoadNewest(t, locDone(t))
+	if st.wst[t] != 2 || val != int64(st.task[t].round) {
+		return
+	}
+	if s.cfg.WaiterSleeps {
+		m = m.Fence(t)
+	}
+	n := withPC(st, t, pcMB)
+	if s.cfg.Variant.readsSFirst() {
+		// mutant ReadBeforeWriteback: S was read before the write
+		// (readSEarly); the patch reads it only after the write completed.
+		n.task[t].pc = s.afterS()
+	}
+	n.mem = m
+	yield(lab(t, kSeeWrite, 0, 0), n)
+}
+
+// Sample S: smp_mb(), then S = atomic64_read(&bt_flush_submitted).
+
+// readSEarly samples S at the start of the round, before the data write.
+func (s *FsyncSystem) readSEarly(st FsyncState, t int, yield func(Label, FsyncState)) {
+	// mutant ReadBeforeWriteback: the patch samples S after
+	// file_write_and_wait_range, so that a flush numbered above S was
+	// submitted after the write completed.
+	newest := int(st.mem.newest(locSubmitted))
+	for _, r := range st.mem.Load(t, locSubmitted) {
+		n := withPC(st, t, pcWrite)
+		n.mem, n.task[t].s = r.Mem, int8(r.Val)
+		yield(lab(t, kReadS, newest, int(r.Val)), n)
+	}
+}
+
+// barrier is the smp_mb before reading S.
+func (s *FsyncSystem) barrier(st FsyncState, t int, yield func(Label, FsyncState)) {
+	n := withPC(st, t, pcReadS)
+	fences := s.cfg.Variant.fencesBeforeS()
+	if fences {
+		n.mem = st.mem.Fence(t)
+	}
+	// mutant NoMB: no barrier here; the patch has smp_mb() between seeing
+	// the write complete and reading bt_flush_submitted.
+	if !fences || s.cfg.Memory == SC {
+		// No barrier, or one that is a no-op under SC: go straight to
+		// the read, no step of its own.
+		s.taskSteps(n, t, yield)
+		return
+	}
+	yield(lab(t, kMB, 0, 0), n)
+}
+
+// readS reads S, possibly a stale value under a weak memory model.
+func (s *FsyncSystem) readS(st FsyncState, t int, yield func(Label, FsyncState)) {
+	newest := int(st.mem.newest(locSubmitted))
+	for _, r := range st.mem.Load(t, locSubmitted) {
+		n := withPC(st, t, s.afterS())
+		n.mem, n.task[t].s = r.Mem, int8(r.Val)
+		yield(lab(t, kReadS, newest, int(r.Val)), n)
+	}
+}
+
+// Log force: it may have nothing to write, write the iclog itself (a
+// PREFLUSH), or wait for the iclog another task writes.
+
+// logForce picks one of the three branches.
+func (s *FsyncSystem) logForce(st FsyncState, t int, yield func(Label, FsyncState)) {
+	n := withPC(st, t, pcCheck)
+	yield(lab(t, kLogNothing, 0, 0), n)
+	// Writing the iclog is a flush of its own, numbered like fsync's,
+	// and when it succeeds fsync returns without another one.
+	n = withPC(st, t, s.ownFlush())
+	yield(lab(t, kLogOwn, 0, 0), n)
+	// Or its transaction goes into the iclog that another task writes
+	// next: it waits for the next flush another task submits (armed in
+	// submitFlush) to end.
+	if s.cfg.Tasks > 1 {
+		n = withPC(st, t, pcLogWait)
+		n.task[t].logWait = 0
+		yield(lab(t, kLogJoin, 0, 0), n)
+	}
+}
+
+// logWait waits for the iclog another task writes, or writes it itself.
+func (s *FsyncSystem) logWait(st FsyncState, t int, yield func(Label, FsyncState)) {
+	tk := st.task[t]
+	if tk.logWait == 0 {
+		// Nobody has written the iclog yet: the log force may write it
+		// itself (xlog pushes the iclog when no one else does).
+		n := withPC(st, t, s.ownFlush())
+		yield(lab(t, kLogEscape, 0, 0), n)
+		return
+	}
+	u := int(tk.logWait - 1)
+	if st.flush[u].st == 1 {
+		return
+	}
+	n := withPC(st, t, pcCheck)
+	n.task[t].logWait = 0
+	n.mem = st.mem.Fence(t) // woken from sleep: a full barrier
+	yield(lab(t, kLogWoken, u, 0), n)
+}
+
+// Decide skip: if (!DAX && completed > S) return 0.
+
+// decideSkip reads completed and skips the flush when a flush numbered above
+// S has completed.
+func (s *FsyncSystem) decideSkip(st FsyncState, t int, yield func(Label, FsyncState)) {
+	tk := st.task[t]
+	v := s.cfg.Variant
+	// mutant DAXSkips: a DAX task reads the counters like any other; the
+	// patch never lets a DAX file skip, since another task's PREFLUSH does
+	// not cover CPU stores.
+	if !v.numbersFlushes() || (s.dax(t) && !v.daxSkips()) {
+		n := withPC(st, t, pcSubmit) // no counter: flush
+		if v.numbersFlushes() {
+			n.task[t].pc = pcNumber
+		}
+		s.taskSteps(n, t, yield)
+		return
+	}
+	for _, r := range st.mem.Load(t, locCompleted) {
+		c := int8(r.Val)
+		skip := c > tk.s
+		if v.skipsOnEqual() {
+			// mutant GreaterEqual: skips on completed >= S; the patch
+			// needs completed > S, a flush numbered after S.
+			skip = c >= tk.s
+		}
+		n := st
+		n.mem = r.Mem
+		if skip {
+			n.task[t].pc = pcReturn
+			yield(lab(t, kSkip, int(c), int(tk.s)), n)
+			continue
+		}
+		n.task[t].pc = pcNumber
+		if v.numbersAfterSubmit() {
+			n.task[t].pc = pcSubmit // mutant NumberAfterSubmit: see numberFlush
+		}
+		if v.joinsInFlight() {
+			n.task[t].pc = pcJoinLoad
+		}
+		yield(lab(t, kNoSkip, int(c), int(tk.s)), n)
+	}
+}
+
+// Join (Improved, GroupCommit): a flush numbered above S already submitted
+// covers the write as well as one of the task's own would.
+
+// joinLoad reads submitted: a flush numbered above S to wait for, or none.
+func (s *FsyncSystem) joinLoad(st FsyncState, t int, yield func(Label, FsyncState)) {
+	tk := st.task[t]
+	for _, r := range st.mem.Load(t, locSubmitted) {
+		n := withPC(st, t, pcNumber)
+		n.mem = r.Mem
+		if r.Val > int64(tk.s) {
+			n.task[t].pc, n.task[t].wait = pcJoin, int8(r.Val)
+		} else if s.cfg.Variant.drainsFirst() && !tk.drained {
+			// Nothing to join yet: let the flushes in flight end
+			// first (others pile up behind them), then check again.
+			n.task[t].pc = pcDrain
+		}
+		yield(lab(t, kJoinLoad, int(r.Val), int(tk.s)), n)
+	}
+}
+
+// drain waits on the flushes numbered <= S from their numbering to their
+// flush_done (the Syncer's registry of flushes in flight), then checks again.
+func (s *FsyncSystem) drain(st FsyncState, t int, yield func(Label, FsyncState)) {
+	tk := st.task[t]
+	for u := 0; u < s.cfg.Tasks; u++ {
+		switch st.task[u].pc {
+		case pcSubmit, pcWaitF, pcDoneLoad, pcDoneCAS:
+			if u != t && st.task[u].seq <= tk.s {
+				return
+			}
+		}
+	}
+	n := withPC(st, t, pcCheck)
+	n.task[t].drained = true
+	n.mem = st.mem.Fence(t) // woken: a full barrier
+	yield(lab(t, kDrained, 0, int(tk.s)), n)
+}
+
+// joinWait is woken when the joined flush has ended.
+func (s *FsyncSystem) joinWait(st FsyncState, t int, yield func(Label, FsyncState)) {
+	tk := st.task[t]
+	for f := 0; f < s.cfg.Tasks; f++ {
+		if st.flush[f].st == 1 && st.flush[f].seq == tk.wait {
+			return // still in flight
+		}
+	}
+	// Woken (a full barrier), then re-check completed.
+	n := withPC(st, t, pcJoinRecheck)
+	n.mem = st.mem.Fence(t)
+	yield(lab(t, kJoinWait, int(tk.wait), 0), n)
+}
+
+// joinRecheck reads completed again: skip if the joined flush helped, else
+// issue one of its own.
+func (s *FsyncSystem) joinRecheck(st FsyncState, t int, yield func(Label, FsyncState)) {
+	tk := st.task[t]
+	for _, r := range st.mem.Load(t, locCompleted) {
+		n := withPC(st, t, pcNumber)
+		n.mem = r.Mem
+		if c := int8(r.Val); c > tk.s {
+			n.task[t].pc = pcReturn
+			yield(lab(t, kSkip, int(c), int(tk.s)), n)
+		} else {
+			yield(lab(t, kNoSkip, int(c), int(tk.s)), n)
+		}
+	}
+}
+
+// Own flush: xfs_buftarg_flush_start numbers it (seq =
+// atomic64_inc_return(&bt_flush_submitted)), then blkdev_issue_flush submits
+// it and waits; the device ends it (deviceSteps, flushEnded).
+
+// numberFlush takes the flush's number.
+func (s *FsyncSystem) numberFlush(st FsyncState, t int, yield func(Label, FsyncState)) {
+	seq, m, err := st.mem.IncReturn(t, locSubmitted)
+	if err != nil {
+		panic(fmt.Sprintf("fsync model: %v (raise the memory bounds)", err))
+	}
+	n := withPC(st, t, pcSubmit)
+	n.mem, n.task[t].seq = m, int8(seq)
+	if s.cfg.Variant.numbersAfterSubmit() {
+		// mutant NumberAfterSubmit: the flush was submitted before it was
+		// numbered, so it may have ended already; the patch numbers it in
+		// xfs_buftarg_flush_start, before submitting it.
+		n.task[t].pc = pcWaitF
+		n.flush[t].seq = int8(seq)
+		if f := n.flush[t].st; f == 2 || f == 3 {
+			s.flushEnded(&n, t, f == 2) // it ended before it was numbered
+		}
+	}
+	yield(lab(t, kNumber, 0, int(seq)), n)
+}
+
+// submitFlush submits the flush: it covers the writes completed now (a DAX
+// task's only its own), and it writes the iclog that log forces wait for.
+func (s *FsyncSystem) submitFlush(st FsyncState, t int, yield func(Label, FsyncState)) {
+	tk := st.task[t]
+	n := withPC(st, t, pcWaitF)
+	if s.cfg.Variant.numbersAfterSubmit() {
+		n.task[t].pc = pcNumber // mutant NumberAfterSubmit: see numberFlush
+	}
+	var completed uint8
+	for u := 0; u < s.cfg.Tasks; u++ {
+		if st.wst[u] == 2 && (!s.dax(u) || u == t) {
+			completed |= 1 << u
+		}
+	}
+	n.flush[t] = fsFlush{st: 1, cover: completed, seq: tk.seq}
+	for j := 0; j < s.cfg.Tasks; j++ {
+		if j != t && n.task[j].pc == pcLogWait && n.task[j].logWait == 0 {
+			n.task[j].logWait = int8(t + 1) // this flush writes the iclog j waits for
+		}
+	}
+	yield(lab(t, kSubmitF, 0, int(tk.seq)), n)
+}
+
+// Advance completed: xfs_buftarg_flush_done raises bt_flush_completed to seq
+// with a cmpxchg loop, after a successful flush only (see flushEnded).
+
+// doneLoad reads completed for the cmpxchg.
+func (s *FsyncSystem) doneLoad(st FsyncState, t int, yield func(Label, FsyncState)) {
+	tk := st.task[t]
+	if s.cfg.Variant.storesCompleted() {
+		// PlainStoreCompleted (benign): completed = seq may lower it,
+		// which only costs skips.
+		m, err := st.mem.Store(t, locCompleted, int64(tk.seq))
 		if err != nil {
 			panic(fmt.Sprintf("fsync model: %v (raise the memory bounds)", err))
 		}
-		n := st
+		n := withPC(st, t, pcReturn)
 		n.mem = m
-		okArg := 0
-		if ok {
-			n.task[t].pc = pcReturn
-			okArg = 1
-		} else {
-			n.task[t].pc = pcDoneLoad
-		}
-		yield(lab(t, kDoneCAS, okArg, int(tk.seq)), n)
-	case pcReturn:
-		n := next(s.roundStart())
-		n.task[t].drained = false
-		if int(tk.round) == s.cfg.Fsyncs {
-			n.task[t].pc = pcFinished
-		}
-		failed := tk.failed
-		if !failed && st.dur&(1<<t) == 0 {
-			n.lost = int8(t + 1)
-		}
-		code := 0
-		if failed {
-			code = 1
-		}
-		yield(lab(t, kReturn, 0, code), n)
+		yield(lab(t, kDoneStore, 0, int(tk.seq)), n)
+		return
 	}
+	for _, r := range st.mem.Load(t, locCompleted) {
+		n := st
+		n.mem, n.task[t].c = r.Mem, int8(r.Val)
+		if int8(r.Val) >= tk.seq {
+			n.task[t].pc = pcReturn
+		} else {
+			n.task[t].pc = pcDoneCAS
+		}
+		yield(lab(t, kDoneLoad, 0, int(r.Val)), n)
+	}
+}
+
+// doneCAS is cmpxchg(completed, c, seq); on failure it loads again.
+func (s *FsyncSystem) doneCAS(st FsyncState, t int, yield func(Label, FsyncState)) {
+	tk := st.task[t]
+	ok, _, m, err := st.mem.CompareAndSwap(t, locCompleted, int64(tk.c), int64(tk.seq))
+	if err != nil {
+		panic(fmt.Sprintf("fsync model: %v (raise the memory bounds)", err))
+	}
+	n := st
+	n.mem = m
+	okArg := 0
+	if ok {
+		n.task[t].pc = pcReturn
+		okArg = 1
+	} else {
+		n.task[t].pc = pcDoneLoad
+	}
+	yield(lab(t, kDoneCAS, okArg, int(tk.seq)), n)
+}
+
+// Return: fsync returns 0, or -EIO after a failed flush; returning 0 with
+// the write not durable is the violation Check reports.
+
+// fsyncReturn ends the round.
+func (s *FsyncSystem) fsyncReturn(st FsyncState, t int, yield func(Label, FsyncState)) {
+	tk := st.task[t]
+	n := withPC(st, t, s.roundStart())
+	n.task[t].drained = false
+	if int(tk.round) == s.cfg.Fsyncs {
+		n.task[t].pc = pcFinished
+	}
+	failed := tk.failed
+	if !failed && st.dur&(1<<t) == 0 {
+		n.lost = int8(t + 1)
+	}
+	code := 0
+	if failed {
+		code = 1
+	}
+	yield(lab(t, kReturn, 0, code), n)
 }
 
 func (s *FsyncSystem) deviceSteps(st FsyncState, yield func(Label, FsyncState)) {
@@ -674,15 +863,17 @@ func (s *FsyncSystem) flushEnded(n *FsyncState, t int, ok bool) {
 	}
 	n.flush[t].st = 0
 	switch v := s.cfg.Variant; {
-	case v == Baseline:
+	case !v.numbersFlushes():
 		n.task[t].pc = pcReturn
 		n.task[t].failed = !ok
 	case ok:
 		n.task[t].pc = pcDoneLoad
-	case v == AdvanceOnFailure:
-		// flush_done runs although the flush failed: completed advances
-		// past a flush that made nothing durable. This fsync still
-		// returns the error; another task's may then skip on it.
+	case v.advancesOnFailure():
+		// mutant AdvanceOnFailure: flush_done runs although the flush
+		// failed, so completed advances past a flush that made nothing
+		// durable; the patch calls xfs_buftarg_flush_done on success only.
+		// This fsync still returns the error; another task's may then
+		// skip on it.
 		n.task[t].pc = pcDoneLoad
 		n.task[t].failed = true
 	default:
@@ -693,8 +884,8 @@ func (s *FsyncSystem) flushEnded(n *FsyncState, t int, ok bool) {
 
 // roundStart is where a task starts a round.
 func (s *FsyncSystem) roundStart() uint8 {
-	if s.cfg.Variant == ReadBeforeWriteback {
-		return pcEarlyS
+	if s.cfg.Variant.readsSFirst() {
+		return pcEarlyS // mutant ReadBeforeWriteback: see readSEarly
 	}
 	return pcWrite
 }
@@ -709,9 +900,8 @@ func (s *FsyncSystem) afterS() uint8 {
 
 // ownFlush is where a task goes to issue a flush of its own.
 func (s *FsyncSystem) ownFlush() uint8 {
-	switch s.cfg.Variant {
-	case Baseline, NumberAfterSubmit:
-		return pcSubmit
+	if v := s.cfg.Variant; !v.numbersFlushes() || v.numbersAfterSubmit() {
+		return pcSubmit // unnumbered, or mutant NumberAfterSubmit: see numberFlush
 	}
 	return pcNumber
 }

@@ -437,7 +437,7 @@ const (
 func (s *IOWQSystem) blocked(st IOWQState, w int) iowqBlock {
 	switch st.pc[w] {
 	case iowqPCPick:
-		if s.cfg.Submit == IOWQHashed && st.hash != 0 {
+		if s.cfg.Submit.hashed() && st.hash != 0 {
 			return iowqBlockedHash
 		}
 	case iowqPCLock:
@@ -500,45 +500,20 @@ func (s *IOWQSystem) Next(st IOWQState, yield func(Label, IOWQState)) {
 	s.diskSteps(st, yield)
 }
 
+// workerStep yields worker w's next step, one function per phase of a work
+// item (the comment at the top of the file): pick, lock (with
+// inode_dio_wait), map and submit, wait, unlock.
 func (s *IOWQSystem) workerStep(st IOWQState, w int, yield func(Label, IOWQState)) {
 	if st.pc[w] == iowqPCDone || s.blocked(st, w) != iowqNotBlocked {
 		return
 	}
 	k := s.curWrite(st, w)
-	bit := uint16(1) << (k - 1)
-	wr := s.info(k)
 	n := st
 	switch st.pc[w] {
 	case iowqPCPick:
-		if s.cfg.Submit == IOWQHashed {
-			n.hash = uint8(w + 1)
-		}
-		n.started |= bit
-		n.before[k-1] = st.done & wr.overlap
-		n.path[w] = 0
-		n.pc[w] = iowqPCLock
-		yield(iowqLabel(w, iowqKPick, k, 0), n)
+		s.pickStep(st, w, k, yield)
 	case iowqPCLock:
-		p := s.lockPath(st, w)
-		if p&iowqPathExcl != 0 {
-			n.lockX = uint8(w + 1)
-		} else {
-			n.lockS |= 1 << w
-		}
-		n.path[w] = uint8(p)
-		n.pc[w] = iowqPCMap
-		arg := int(p)
-		if p&iowqPathDrain != 0 {
-			if st.dio != 0 {
-				n.pc[w] = iowqPCDrain
-			} else {
-				// inode_dio_wait returns at once: with the lock held
-				// exclusive no direct I/O can start, so nothing is lost
-				// by not making this a step of its own.
-				arg |= iowqArgDrained
-			}
-		}
-		yield(iowqLabel(w, iowqKLock, k, arg), n)
+		s.lockStep(st, w, k, yield)
 	case iowqPCDrain:
 		n.pc[w] = iowqPCMap
 		yield(iowqLabel(w, iowqKDrain, k, 0), n)
@@ -552,11 +527,58 @@ func (s *IOWQSystem) workerStep(st IOWQState, w int, yield func(Label, IOWQState
 	case iowqPCUnlock:
 		s.unlock(&n, w)
 		arg := 0
-		if s.cfg.Submit == IOWQHashed {
+		if s.cfg.Submit.hashed() {
 			arg = 1
 		}
 		yield(iowqLabel(w, iowqKUnlock, k, arg), n)
 	}
+}
+
+// hashed reports whether io-wq runs the file's writes one at a time.
+func (s IOWQSubmit) hashed() bool { return s == IOWQHashed }
+
+// pickStep is io-wq handing worker w its write k (and the inode's hash, if
+// hashed): the write's interval begins.
+func (s *IOWQSystem) pickStep(st IOWQState, w, k int, yield func(Label, IOWQState)) {
+	bit := uint16(1) << (k - 1)
+	n := st
+	if s.cfg.Submit.hashed() {
+		n.hash = uint8(w + 1)
+	}
+	n.started |= bit
+	n.before[k-1] = st.done & s.info(k).overlap
+	n.path[w] = 0
+	n.pc[w] = iowqPCLock
+	yield(iowqLabel(w, iowqKPick, k, 0), n)
+}
+
+// lockStep takes i_rwsem as the file system's path says, and goes to
+// inode_dio_wait if the path drains. The mutant file systems differ from
+// the real ones only in that path (IOWQConfig.path): IOWQExt4Unwritten2011
+// takes the lock shared for an unaligned write into an unwritten block,
+// IOWQXFSNoDIOWait drops the drain.
+func (s *IOWQSystem) lockStep(st IOWQState, w, k int, yield func(Label, IOWQState)) {
+	n := st
+	p := s.lockPath(st, w)
+	if p&iowqPathExcl != 0 {
+		n.lockX = uint8(w + 1)
+	} else {
+		n.lockS |= 1 << w
+	}
+	n.path[w] = uint8(p)
+	n.pc[w] = iowqPCMap
+	arg := int(p)
+	if p&iowqPathDrain != 0 {
+		if st.dio != 0 {
+			n.pc[w] = iowqPCDrain
+		} else {
+			// inode_dio_wait returns at once: with the lock held
+			// exclusive no direct I/O can start, so nothing is lost
+			// by not making this a step of its own.
+			arg |= iowqArgDrained
+		}
+	}
+	yield(iowqLabel(w, iowqKLock, k, arg), n)
 }
 
 // Map step argument bits.

@@ -113,8 +113,13 @@ func ODSyncVariants() []ODSyncVariant {
 	return []ODSyncVariant{ODSyncBaseline, ODSyncPatched, ODSyncSkipSyncOnFallback, ODSyncDropFUA, ODSyncFallbackDirty}
 }
 
-// directFUA reports whether the variant's direct bios carry REQ_FUA.
+// directFUA reports whether the variant's direct bios carry REQ_FUA
+// (mutant ODSyncDropFUA: they do not).
 func (v ODSyncVariant) directFUA() bool { return v != ODSyncDropFUA }
+
+// leavesFallbackDirty reports whether direct_write_fallback leaves the
+// buffered pages dirty (mutant ODSyncFallbackDirty).
+func (v ODSyncVariant) leavesFallbackDirty() bool { return v == ODSyncFallbackDirty }
 
 // syncs reports whether the variant calls generic_write_sync after a
 // write() that returned ret > 0, on the pure direct path (fallback false)
@@ -126,6 +131,9 @@ func (v ODSyncVariant) syncs(fallback bool) bool {
 	case ODSyncPatched, ODSyncDropFUA:
 		return fallback
 	}
+	// mutant ODSyncSkipSyncOnFallback: no sync after the fallback either;
+	// the patch skips it only when every block went direct with REQ_FUA.
+	// (mutant ODSyncFallbackDirty syncs on no path: its pages stay dirty.)
 	return false
 }
 
@@ -445,7 +453,8 @@ func (st *ODSyncState) pagesIn(mask uint8, state uint8) uint8 {
 }
 
 // decide is blkdev_write_iter after the direct part (and the fallback):
-// generic_write_sync or not, per variant.
+// generic_write_sync or not, per variant. The patch's skip and mutant
+// ODSyncSkipSyncOnFallback's are here (see syncs).
 func (s *ODSyncSystem) decide(n *ODSyncState, t int, fallback bool) {
 	tk := &n.task[t]
 	if s.cfg.Variant.syncs(fallback) {
@@ -455,150 +464,216 @@ func (s *ODSyncSystem) decide(n *ODSyncState, t int, fallback bool) {
 	tk.pc, tk.skipped = odReturn, true
 }
 
+// taskSteps yields task t's next steps, one function per phase of
+// blkdev_write_iter, in the order the code runs them:
+//
+//	start           startCall (kiocb_invalidate_pages' write-and-wait, if needed)
+//	direct part     directPart (then writeEnded, a device step)
+//	fallback        bufferedFallback
+//	write-and-wait  writeAndWaitSubmit, writeAndWaitDone (kiocb_invalidate_pages,
+//	                direct_write_fallback, blkdev_fsync)
+//	sync            genericWriteSync (after decide)
+//	return          writeReturn
+//
+// A phase with nothing to do goes on to the next in the same step.
 func (s *ODSyncSystem) taskSteps(st ODSyncState, t int, yield func(Label, ODSyncState)) {
-	tk := st.task[t]
-	L := s.cfg.Blocks
-	switch tk.pc {
+	switch st.task[t].pc {
 	case odStart:
-		n := st
-		n.task[t] = odTask{pc: odDirect, round: tk.round + 1, unseen: tk.unseen}
-		if n.busy(s.rangeOf(t)) != 0 {
-			// kiocb_invalidate_pages: filemap_write_and_wait_range first.
-			// (Only the fallback-dirty mutant leaves dirty pages behind.)
-			n.task[t].pc, n.task[t].wbMask, n.task[t].wbFor = odWBWrite, s.rangeOf(t), odInvalidate
-		}
-		s.taskSteps(n, t, yield)
+		s.startCall(st, t, yield)
 	case odDirect:
-		for k := 0; k <= L; k++ {
-			n := st
-			nt := &n.task[t]
-			nt.k = uint8(k)
-			if k == 0 {
-				// kiocb_invalidate_pages -EBUSY: blkdev_direct_write returns 0.
-				nt.pc = odBuffered
-				yield(s.label(t, odkDirect, 0, 0), n)
-				continue
-			}
-			id := s.submit(&n, s.prefix(t, k), s.cfg.Variant.directFUA(), tk.round)
-			nt.pc, nt.wait = odDirectWait, uint8(id)
-			yield(s.label(t, odkDirect, id, k), n)
-		}
+		s.directPart(st, t, yield)
 	case odBuffered:
-		n := st
-		nt := &n.task[t]
-		rest := s.rangeOf(t) &^ s.prefix(t, int(tk.k))
-		for bm := rest; bm != 0; bm &= bm - 1 {
-			b := bits.TrailingZeros8(bm)
-			if n.page[b].st != odPageClean {
-				panic(fmt.Sprintf("odsync model: buffered write into b%d, whose page is busy", b))
-			}
-			n.page[b] = odPage{st: odPageDirty, ver: tk.round}
-		}
-		if s.cfg.Variant == ODSyncFallbackDirty {
-			nt.n = uint8(L) // the pages are left dirty; the whole count is returned
-			s.decide(&n, t, true)
-		} else {
-			nt.pc, nt.wbMask, nt.wbFor = odWBWrite, rest, odFallback
-		}
-		yield(s.label(t, odkBuffered, 0, int(rest)), n)
+		s.bufferedFallback(st, t, yield)
 	case odWBWrite:
-		n := st
-		dirty := st.pagesIn(tk.wbMask, odPageDirty)
-		n.task[t].pc = odWBWait
-		if dirty == 0 {
-			// Nothing to submit: only pages the flusher is writing.
-			s.taskSteps(n, t, yield)
-			return
-		}
-		ver := st.page[bits.TrailingZeros8(dirty)].ver
-		for bm := dirty; bm != 0; bm &= bm - 1 {
-			if st.page[bits.TrailingZeros8(bm)].ver != ver {
-				panic("odsync model: one write-back of two versions")
-			}
-		}
-		id := s.submit(&n, dirty, false, ver)
-		for bm := dirty; bm != 0; bm &= bm - 1 {
-			n.page[bits.TrailingZeros8(bm)] = odPage{st: odPageWriteback, ver: ver, wid: uint8(id)}
-		}
-		yield(s.label(t, odkWBSubmit, id, int(dirty)|int(tk.wbFor)<<8), n)
+		s.writeAndWaitSubmit(st, t, yield)
 	case odWBWait:
-		if st.busy(tk.wbMask) != 0 {
-			return // __filemap_fdatawait_range: pages still under write-back
-		}
-		n := st
-		nt := &n.task[t]
-		failed := false
-		switch tk.wbFor {
-		case odInvalidate, odFallback:
-			failed = n.asEIO // filemap_check_errors: test_and_clear_bit(AS_EIO)
-			n.asEIO = false
-		}
-		switch {
-		case tk.wbFor == odSyncRange:
-			nt.pc = odSync // the range is clean now: the errseq check and the flush
-		case tk.wbFor == odInvalidate && failed:
-			nt.pc, nt.failed = odReturn, true
-		case tk.wbFor == odInvalidate:
-			nt.pc = odDirect
-		case failed && tk.k > 0:
-			// direct_write_fallback: only the direct bytes are reported.
-			nt.n = tk.k
-			s.decide(&n, t, true)
-		case failed:
-			nt.pc, nt.failed = odReturn, true
-		default:
-			nt.n = uint8(L)
-			s.decide(&n, t, true)
-		}
-		nt.wbMask, nt.wbFor = 0, 0
-		errArg := 0
-		if failed {
-			errArg = 1
-		}
-		yield(s.label(t, odkWBDone, 0, int(tk.wbFor)|errArg<<8), n)
+		s.writeAndWaitDone(st, t, yield)
 	case odSync:
+		s.genericWriteSync(st, t, yield)
+	case odReturn:
+		s.writeReturn(st, t, yield)
+	}
+}
+
+// startCall starts the next write() call: kiocb_invalidate_pages writes
+// back and waits for the range's busy pages first, if there are any.
+func (s *ODSyncSystem) startCall(st ODSyncState, t int, yield func(Label, ODSyncState)) {
+	tk := st.task[t]
+	n := st
+	n.task[t] = odTask{pc: odDirect, round: tk.round + 1, unseen: tk.unseen}
+	if n.busy(s.rangeOf(t)) != 0 {
+		// kiocb_invalidate_pages: filemap_write_and_wait_range first.
+		// (Only the fallback-dirty mutant leaves dirty pages behind.)
+		n.task[t].pc, n.task[t].wbMask, n.task[t].wbFor = odWBWrite, s.rangeOf(t), odInvalidate
+	}
+	s.taskSteps(n, t, yield)
+}
+
+// directPart chooses how many blocks go direct (none, a prefix, or all)
+// and submits their bio.
+func (s *ODSyncSystem) directPart(st ODSyncState, t int, yield func(Label, ODSyncState)) {
+	tk := st.task[t]
+	for k := 0; k <= s.cfg.Blocks; k++ {
 		n := st
 		nt := &n.task[t]
-		if mask := s.prefix(t, int(tk.n)); st.busy(mask) != 0 {
-			// file_write_and_wait_range. Not reached by the variants here
-			// (the fallback leaves its range clean), kept for fidelity.
-			nt.pc, nt.wbMask, nt.wbFor = odWBWrite, mask, odSyncRange
-			s.taskSteps(n, t, yield)
-			return
+		nt.k = uint8(k)
+		if k == 0 {
+			// kiocb_invalidate_pages -EBUSY: blkdev_direct_write returns 0.
+			nt.pc = odBuffered
+			yield(s.label(t, odkDirect, 0, 0), n)
+			continue
 		}
-		// file_check_and_advance_wb_err: report an errseq error this
-		// file has not seen; clear AS_EIO in any case.
-		n.asEIO = false
-		if tk.unseen {
-			nt.unseen, nt.failed, nt.pc = false, true, odReturn
-			yield(s.label(t, odkFlush, 0, 0), n)
-			return
-		}
-		n.nf++
-		id := int(n.nf)
-		s.apply(&n, spec.Event{Kind: spec.FlushSubmit, ID: id})
-		n.flive |= 1 << (id - 1)
-		nt.pc, nt.wait = odFlushWait, uint8(id)
-		yield(s.label(t, odkFlush, id, 0), n)
-	case odReturn:
-		n := st
-		ret := 0
-		if !tk.failed {
-			ret = int(tk.n)
-			for bm := s.prefix(t, ret); bm != 0; bm &= bm - 1 {
-				n.acked[bits.TrailingZeros8(bm)] = tk.round
-			}
-		}
-		arg := ret
-		if tk.skipped {
-			arg |= 1 << 8
-		}
-		n.task[t] = odTask{pc: odStart, round: tk.round, unseen: tk.unseen}
-		if int(tk.round) == s.cfg.Writes {
-			n.task[t].pc = odDone
-		}
-		yield(s.label(t, odkReturn, int(tk.round), arg), n)
+		// mutant ODSyncDropFUA: the bio is a plain write; dio_bio_write_op
+		// (block/fops.c) adds REQ_FUA for a dsync iocb.
+		id := s.submit(&n, s.prefix(t, k), s.cfg.Variant.directFUA(), tk.round)
+		nt.pc, nt.wait = odDirectWait, uint8(id)
+		yield(s.label(t, odkDirect, id, k), n)
 	}
+}
+
+// bufferedFallback is blkdev_buffered_write: the blocks that did not go
+// direct are dirtied in the page cache; direct_write_fallback then writes
+// them back and waits.
+func (s *ODSyncSystem) bufferedFallback(st ODSyncState, t int, yield func(Label, ODSyncState)) {
+	tk := st.task[t]
+	n := st
+	nt := &n.task[t]
+	rest := s.rangeOf(t) &^ s.prefix(t, int(tk.k))
+	for bm := rest; bm != 0; bm &= bm - 1 {
+		b := bits.TrailingZeros8(bm)
+		if n.page[b].st != odPageClean {
+			panic(fmt.Sprintf("odsync model: buffered write into b%d, whose page is busy", b))
+		}
+		n.page[b] = odPage{st: odPageDirty, ver: tk.round}
+	}
+	if s.cfg.Variant.leavesFallbackDirty() {
+		// mutant ODSyncFallbackDirty: no filemap_write_and_wait_range; the
+		// pages are left dirty and the whole count is returned.
+		// direct_write_fallback (fs/libfs.c) writes the range back and
+		// waits for it before returning.
+		nt.n = uint8(s.cfg.Blocks)
+		s.decide(&n, t, true)
+	} else {
+		nt.pc, nt.wbMask, nt.wbFor = odWBWrite, rest, odFallback
+	}
+	yield(s.label(t, odkBuffered, 0, int(rest)), n)
+}
+
+// writeAndWaitSubmit submits one write-back of the dirty pages of wbMask
+// (pages the flusher is already writing are only waited for).
+func (s *ODSyncSystem) writeAndWaitSubmit(st ODSyncState, t int, yield func(Label, ODSyncState)) {
+	tk := st.task[t]
+	n := st
+	dirty := st.pagesIn(tk.wbMask, odPageDirty)
+	n.task[t].pc = odWBWait
+	if dirty == 0 {
+		// Nothing to submit: only pages the flusher is writing.
+		s.taskSteps(n, t, yield)
+		return
+	}
+	ver := st.page[bits.TrailingZeros8(dirty)].ver
+	for bm := dirty; bm != 0; bm &= bm - 1 {
+		if st.page[bits.TrailingZeros8(bm)].ver != ver {
+			panic("odsync model: one write-back of two versions")
+		}
+	}
+	id := s.submit(&n, dirty, false, ver)
+	for bm := dirty; bm != 0; bm &= bm - 1 {
+		n.page[bits.TrailingZeros8(bm)] = odPage{st: odPageWriteback, ver: ver, wid: uint8(id)}
+	}
+	yield(s.label(t, odkWBSubmit, id, int(dirty)|int(tk.wbFor)<<8), n)
+}
+
+// writeAndWaitDone waits until no page of wbMask is under write-back, checks
+// errors as its caller does, and returns to the caller.
+func (s *ODSyncSystem) writeAndWaitDone(st ODSyncState, t int, yield func(Label, ODSyncState)) {
+	tk := st.task[t]
+	if st.busy(tk.wbMask) != 0 {
+		return // __filemap_fdatawait_range: pages still under write-back
+	}
+	n := st
+	nt := &n.task[t]
+	failed := false
+	switch tk.wbFor {
+	case odInvalidate, odFallback:
+		failed = n.asEIO // filemap_check_errors: test_and_clear_bit(AS_EIO)
+		n.asEIO = false
+	}
+	switch {
+	case tk.wbFor == odSyncRange:
+		nt.pc = odSync // the range is clean now: the errseq check and the flush
+	case tk.wbFor == odInvalidate && failed:
+		nt.pc, nt.failed = odReturn, true
+	case tk.wbFor == odInvalidate:
+		nt.pc = odDirect
+	case failed && tk.k > 0:
+		// direct_write_fallback: only the direct bytes are reported.
+		nt.n = tk.k
+		s.decide(&n, t, true)
+	case failed:
+		nt.pc, nt.failed = odReturn, true
+	default:
+		nt.n = uint8(s.cfg.Blocks)
+		s.decide(&n, t, true)
+	}
+	nt.wbMask, nt.wbFor = 0, 0
+	errArg := 0
+	if failed {
+		errArg = 1
+	}
+	yield(s.label(t, odkWBDone, 0, int(tk.wbFor)|errArg<<8), n)
+}
+
+// genericWriteSync is blkdev_fsync: file_write_and_wait_range, the errseq
+// check, then an empty PREFLUSH waited for (its end is a device step).
+func (s *ODSyncSystem) genericWriteSync(st ODSyncState, t int, yield func(Label, ODSyncState)) {
+	tk := st.task[t]
+	n := st
+	nt := &n.task[t]
+	if mask := s.prefix(t, int(tk.n)); st.busy(mask) != 0 {
+		// file_write_and_wait_range. Not reached by the variants here
+		// (the fallback leaves its range clean), kept for fidelity.
+		nt.pc, nt.wbMask, nt.wbFor = odWBWrite, mask, odSyncRange
+		s.taskSteps(n, t, yield)
+		return
+	}
+	// file_check_and_advance_wb_err: report an errseq error this
+	// file has not seen; clear AS_EIO in any case.
+	n.asEIO = false
+	if tk.unseen {
+		nt.unseen, nt.failed, nt.pc = false, true, odReturn
+		yield(s.label(t, odkFlush, 0, 0), n)
+		return
+	}
+	n.nf++
+	id := int(n.nf)
+	s.apply(&n, spec.Event{Kind: spec.FlushSubmit, ID: id})
+	n.flive |= 1 << (id - 1)
+	nt.pc, nt.wait = odFlushWait, uint8(id)
+	yield(s.label(t, odkFlush, id, 0), n)
+}
+
+// writeReturn is write() returning: the blocks it returns are acknowledged
+// (Check holds a crash to them from now on).
+func (s *ODSyncSystem) writeReturn(st ODSyncState, t int, yield func(Label, ODSyncState)) {
+	tk := st.task[t]
+	n := st
+	ret := 0
+	if !tk.failed {
+		ret = int(tk.n)
+		for bm := s.prefix(t, ret); bm != 0; bm &= bm - 1 {
+			n.acked[bits.TrailingZeros8(bm)] = tk.round
+		}
+	}
+	arg := ret
+	if tk.skipped {
+		arg |= 1 << 8
+	}
+	n.task[t] = odTask{pc: odStart, round: tk.round, unseen: tk.unseen}
+	if int(tk.round) == s.cfg.Writes {
+		n.task[t].pc = odDone
+	}
+	yield(s.label(t, odkReturn, int(tk.round), arg), n)
 }
 
 // flusherSteps: wb_workfn may write back any dirty page (WB_SYNC_NONE).
