@@ -27,7 +27,7 @@ import (
 	"time"
 
 	"github.com/flushproof/flushproof/impl"
-	"github.com/flushproof/flushproof/model"
+	"github.com/flushproof/flushproof/model/odsync"
 	"github.com/flushproof/flushproof/spec"
 )
 
@@ -143,10 +143,10 @@ func (e *scenarioEnv) s1ModelNote(group string, plain, dsync, wsync Result) stri
 	}
 	writeLat := plain.Mean()
 	flushLat := wsync.Mean() - plain.Mean()
-	lat := model.ODSyncLatency{Name: "this run", CachedWrite: writeLat, FUAWrite: writeLat, MediaWrite: writeLat, Flush: max(flushLat, 0)}
+	lat := odsync.Latency{Name: "this run", CachedWrite: writeLat, FUAWrite: writeLat, MediaWrite: writeLat, Flush: max(flushLat, 0)}
 	for i, c := range configs {
-		base, err1 := model.ODSyncCallCost(model.ODSyncBaseline, c, model.ODSyncPureDirect)
-		patched, err2 := model.ODSyncCallCost(model.ODSyncPatched, c, model.ODSyncPureDirect)
+		base, err1 := odsync.CallCost(odsync.Baseline, c, odsync.PureDirect)
+		patched, err2 := odsync.CallCost(odsync.Patched, c, odsync.PureDirect)
 		if err1 != nil || err2 != nil {
 			fmt.Fprintf(&b, "model error: %v %v", err1, err2)
 			return b.String()

@@ -10,7 +10,9 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/flushproof/flushproof/internal/rapidctl"
-	"github.com/flushproof/flushproof/model"
+	"github.com/flushproof/flushproof/model/flushseq"
+	"github.com/flushproof/flushproof/model/memory"
+	"github.com/flushproof/flushproof/model/world"
 )
 
 // The Syncer of this package, unchanged, inside the model world: its
@@ -38,7 +40,7 @@ type worldRun struct {
 	mut        mutation
 	tasks      int
 	syncs      int
-	memory     model.MemoryModel
+	memory     memory.Model
 	failures   bool
 	crash      int
 	returned   int
@@ -49,18 +51,18 @@ type worldRun struct {
 
 // run runs the tasks in a new world and returns it with the run's error:
 // a lost write is reported as an error mentioning "not durable".
-func (r *worldRun) run(ch model.Chooser) (*model.World, error) {
-	w, err := model.NewWorld(model.WorldConfig{Memory: r.memory, Tasks: r.tasks, Words: 2, Blocks: r.tasks,
-		FlushFailures: r.failures, Crash: r.crash, WordNames: model.FsyncWordNames})
+func (r *worldRun) run(ch world.Chooser) (*world.World, error) {
+	w, err := world.New(world.Config{Memory: r.memory, Tasks: r.tasks, Words: 2, Blocks: r.tasks,
+		FlushFailures: r.failures, Crash: r.crash, WordNames: flushseq.WordNames})
 	if err != nil {
 		return nil, err
 	}
 	r.acked = make([][]byte, r.tasks)
 	var base *Syncer
-	out, err := w.Run(ch, func(t *model.Task) {
+	out, err := w.Run(ch, func(t *world.Task) {
 		dev := t.Device()
 		h := Handles{Dev: dev, Queue: t.WaitQueue(),
-			Seq: FlushSeq{Submitted: t.Word(model.WordSubmitted), Completed: t.Word(model.WordCompleted), MB: t.Fence()}}
+			Seq: FlushSeq{Submitted: t.Word(flushseq.WordSubmitted), Completed: t.Word(flushseq.WordCompleted), MB: t.Fence()}}
 		if base == nil { // task 0 runs first
 			var err error
 			if base, err = NewSyncer(h, r.policy); err != nil {
@@ -91,11 +93,11 @@ func (r *worldRun) run(ch model.Chooser) (*model.World, error) {
 				err = s.Sync()
 			}
 			if err != nil {
-				t.Reached(model.FsyncMilestone{Step: model.FsyncFailed})
+				t.Reached(flushseq.Milestone{Step: flushseq.Failed})
 				continue
 			}
 			r.acked[t.ID()] = data
-			t.Reached(model.FsyncMilestone{Step: model.FsyncReturned})
+			t.Reached(flushseq.Milestone{Step: flushseq.Returned})
 			if !w.Survives(t.ID(), data) {
 				w.Fail(fmt.Errorf("task %d: Sync returned nil but its write (round %d) is not durable: a crash now loses it", t.ID(), round))
 				return
@@ -112,7 +114,7 @@ func (r *worldRun) run(ch model.Chooser) (*model.World, error) {
 	return w, err
 }
 
-func (r *worldRun) draw(t *rapid.T, policies []Policy, mems []model.MemoryModel, maxTasks, syncs int) {
+func (r *worldRun) draw(t *rapid.T, policies []Policy, mems []memory.Model, maxTasks, syncs int) {
 	r.policy = rapid.SampledFrom(policies).Draw(t, "policy")
 	r.memory = rapid.SampledFrom(mems).Draw(t, "memory")
 	r.tasks = rapid.IntRange(1, maxTasks).Draw(t, "tasks")
@@ -123,16 +125,16 @@ func (r *worldRun) draw(t *rapid.T, policies []Policy, mems []model.MemoryModel,
 	}
 }
 
-func variantOf(p Policy, m mutation) model.FsyncVariant {
+func variantOf(p Policy, m mutation) flushseq.Variant {
 	switch {
 	case m == greaterEqual:
-		return model.GreaterEqual
+		return flushseq.MutantGreaterEqual
 	case p == Join:
-		return model.Improved
+		return flushseq.Improved
 	case p == GroupCommit:
-		return model.GroupCommit
+		return flushseq.GroupCommit
 	}
-	return model.Patched
+	return flushseq.Patched
 }
 
 // TestSyncerInModelWorldValidated: small runs of every sharing policy,
@@ -142,13 +144,13 @@ func TestSyncerInModelWorldValidated(t *testing.T) {
 	runs, skips, joins := 0, 0, 0
 	rapidctl.Check(t, 1000, func(t *rapid.T) {
 		r := &worldRun{}
-		r.draw(t, []Policy{SkipIfFlushedSince, Join, GroupCommit}, model.MemoryModels(), 3, 2)
+		r.draw(t, []Policy{SkipIfFlushedSince, Join, GroupCommit}, memory.Models(), 3, 2)
 		w, err := r.run(rapidctl.Chooser(t))
 		if err != nil {
 			t.Fatalf("%v %v %d tasks: %v\n%s", r.policy, r.memory, r.tasks, err, w.Format(60))
 		}
-		cfg := model.FsyncConfig{Variant: variantOf(r.policy, r.mut), Memory: r.memory, Tasks: r.tasks, Fsyncs: r.syncs, FlushFailures: r.failures}
-		res, err := model.ValidateFsyncTrace(cfg, w.Trace())
+		cfg := flushseq.Config{Variant: variantOf(r.policy, r.mut), Memory: r.memory, Tasks: r.tasks, Fsyncs: r.syncs, FlushFailures: r.failures}
+		res, err := flushseq.ValidateTrace(cfg, w.Trace())
 		if err != nil {
 			t.Fatalf("%v: the Syncer took a step the state machine cannot: %v\n%s", r.policy, err, w.Format(0))
 		}
@@ -173,7 +175,7 @@ func TestSyncerInModelWorldLarge(t *testing.T) {
 			var syncs, skipped int64
 			rapidctl.Check(t, 300, func(t *rapid.T) {
 				r := &worldRun{}
-				r.draw(t, []Policy{p}, model.MemoryModels(), 16, 50)
+				r.draw(t, []Policy{p}, memory.Models(), 16, 50)
 				r.tasks = 16
 				w, err := r.run(rapidctl.Chooser(t))
 				if err != nil {
@@ -205,14 +207,14 @@ func TestSyncerMutantsInModelWorld(t *testing.T) {
 		t.Run(fmt.Sprint(map[mutation]string{sampleEarly: "sample-before-write", greaterEqual: ">="}[m]), func(t *testing.T) {
 			f := rapidctl.Expect(t, 2000, func(t *rapid.T) {
 				r := &worldRun{mut: m}
-				r.draw(t, []Policy{SkipIfFlushedSince, Join, GroupCommit}, model.MemoryModels(), 3, 2)
+				r.draw(t, []Policy{SkipIfFlushedSince, Join, GroupCommit}, memory.Models(), 3, 2)
 				w, err := r.run(rapidctl.Chooser(t))
 				if err == nil {
 					return
 				}
 				if m == greaterEqual && r.policy == SkipIfFlushedSince {
-					cfg := model.FsyncConfig{Variant: model.GreaterEqual, Memory: r.memory, Tasks: r.tasks, Fsyncs: r.syncs, FlushFailures: r.failures}
-					res, verr := model.ValidateFsyncTrace(cfg, w.Trace())
+					cfg := flushseq.Config{Variant: flushseq.MutantGreaterEqual, Memory: r.memory, Tasks: r.tasks, Fsyncs: r.syncs, FlushFailures: r.failures}
+					res, verr := flushseq.ValidateTrace(cfg, w.Trace())
 					if verr != nil || (!res.Lost && r.crash == 0) {
 						t.Fatalf("trace of the >= mutant is not the model's >= mutant (lost=%v): %v", res.Lost, verr)
 					}
@@ -228,38 +230,38 @@ func TestSyncerMutantsInModelWorld(t *testing.T) {
 // by its typed milestones. The same trace with a return's milestone
 // changed is rejected; with every note rewritten it is accepted.
 func TestSyncerTraceMilestonesTyped(t *testing.T) {
-	r := &worldRun{policy: GroupCommit, tasks: 3, syncs: 2, memory: model.SC}
-	w, err := r.run(model.NewRandomChooser(3))
+	r := &worldRun{policy: GroupCommit, tasks: 3, syncs: 2, memory: memory.SC}
+	w, err := r.run(world.NewRandomChooser(3))
 	require.NoError(t, err)
-	cfg := model.FsyncConfig{Variant: model.GroupCommit, Memory: model.SC, Tasks: 3, Fsyncs: 2}
+	cfg := flushseq.Config{Variant: flushseq.GroupCommit, Memory: memory.SC, Tasks: 3, Fsyncs: 2}
 	tr := w.Trace()
-	_, err = model.ValidateFsyncTrace(cfg, tr)
+	_, err = flushseq.ValidateTrace(cfg, tr)
 	require.NoError(t, err)
 	returns, wakes := 0, 0
 	for _, ev := range tr {
 		switch ev.Milestone.(type) {
-		case model.FsyncMilestone:
+		case flushseq.Milestone:
 			returns++
-		case model.QueueWoken:
+		case world.QueueWoken:
 			wakes++
 		}
 	}
 	require.Equal(t, 6, returns, "every Sync's return is marked")
 
 	for i, ev := range tr {
-		if ev.Milestone != (model.FsyncMilestone{Step: model.FsyncReturned}) {
+		if ev.Milestone != (flushseq.Milestone{Step: flushseq.Returned}) {
 			continue
 		}
-		bad := append([]model.WorldEvent(nil), tr...)
-		bad[i].Milestone = model.FsyncMilestone{Step: model.FsyncFailed} // no flush failed in this run
-		_, err := model.ValidateFsyncTrace(cfg, bad)
+		bad := append([]world.Event(nil), tr...)
+		bad[i].Milestone = flushseq.Milestone{Step: flushseq.Failed} // no flush failed in this run
+		_, err := flushseq.ValidateTrace(cfg, bad)
 		assert.ErrorContains(t, err, "not a step of the state machine", "event %d", i)
 	}
-	noted := append([]model.WorldEvent(nil), tr...)
+	noted := append([]world.Event(nil), tr...)
 	for i := range noted {
 		noted[i].Note = ""
 	}
-	_, err = model.ValidateFsyncTrace(cfg, noted)
+	_, err = flushseq.ValidateTrace(cfg, noted)
 	assert.NoError(t, err, "notes are free text")
 	t.Logf("%d returns, %d wait-queue wake-ups", returns, wakes)
 }

@@ -14,12 +14,12 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/flushproof/flushproof/internal/rapidctl"
-	"github.com/flushproof/flushproof/model"
+	"github.com/flushproof/flushproof/model/device"
 	"github.com/flushproof/flushproof/spec"
 )
 
 // soundness: what the device (bug) does is explained by the contract.
-func soundness(cfg spec.Config, bug model.Bug, opt GenOptions) func(*rapid.T) {
+func soundness(cfg spec.Config, bug device.Bug, opt GenOptions) func(*rapid.T) {
 	opt.Config, opt.Bug = cfg, bug
 	name := fmt.Sprintf("contract-%v-vs-%v", cfg, bug)
 	return func(t *rapid.T) {
@@ -31,7 +31,7 @@ func soundness(cfg spec.Config, bug model.Bug, opt GenOptions) func(*rapid.T) {
 }
 
 // completeness: what the contract allows is explained by the device (bug).
-func completeness(cfg spec.Config, bug model.Bug, opt GenOptions) func(*rapid.T) {
+func completeness(cfg spec.Config, bug device.Bug, opt GenOptions) func(*rapid.T) {
 	opt.Config = cfg
 	name := fmt.Sprintf("%v-%v-vs-contract", bug, cfg)
 	return func(t *rapid.T) {
@@ -47,7 +47,7 @@ func completeness(cfg spec.Config, bug model.Bug, opt GenOptions) func(*rapid.T)
 func TestContractModelSound(t *testing.T) {
 	for _, cfg := range spec.Configs() {
 		t.Run(cfg.String(), func(t *testing.T) {
-			rapid.Check(t, soundness(cfg, model.Correct, GenOptions{MultiBlock: true}))
+			rapid.Check(t, soundness(cfg, device.Correct, GenOptions{MultiBlock: true}))
 		})
 	}
 }
@@ -69,12 +69,12 @@ func completenessOptions(cfg spec.Config) GenOptions {
 func TestDeviceModelComplete(t *testing.T) {
 	for _, cfg := range spec.Configs() {
 		t.Run(cfg.String(), func(t *testing.T) {
-			rapid.Check(t, completeness(cfg, model.Correct, completenessOptions(cfg)))
+			rapid.Check(t, completeness(cfg, device.Correct, completenessOptions(cfg)))
 		})
 		// Torn multi-block writes: the contract lets each block of two
 		// overlapping writes end up with either; the device must too.
 		t.Run(cfg.String()+"/multi-block", func(t *testing.T) {
-			rapid.Check(t, completeness(cfg, model.Correct, multiBlockOptions(cfg)))
+			rapid.Check(t, completeness(cfg, device.Correct, multiBlockOptions(cfg)))
 		})
 	}
 }
@@ -169,7 +169,7 @@ func TestDeviceModelAcceptsModelHistories(t *testing.T) {
 				opt := multiBlockOptions(cfg)
 				opt.Config = cfg
 				h := DrawModelHistory(t, opt)
-				if err := Check("device-"+cfg.String()+"-vs-itself", DeviceModel(cfg, model.Correct), h, 0); err != nil {
+				if err := Check("device-"+cfg.String()+"-vs-itself", DeviceModel(cfg, device.Correct), h, 0); err != nil {
 					t.Fatal(err)
 				}
 			})
@@ -188,15 +188,15 @@ var (
 // the correct device passes the very same property (false-positive control).
 func TestNegativeControls(t *testing.T) {
 	cases := []struct {
-		bug      model.Bug
+		bug      device.Bug
 		cfg      spec.Config
-		property func(spec.Config, model.Bug, GenOptions) func(*rapid.T)
+		property func(spec.Config, device.Bug, GenOptions) func(*rapid.T)
 		want     string
 	}{
-		{model.EmulatedFUANoPostFlush, cacheEmu, soundness, "unsound bug-emulated-fua-no-postflush"},
-		{model.CrashRevertsDurable, cacheFUA, soundness, "unsound bug-crash-reverts-durable"},
-		{model.CrashRevertsDurable, cacheEmu, soundness, "unsound bug-crash-reverts-durable"},
-		{model.FlushCoversInFlight, cacheFUA, completeness, "incomplete bug-flush-covers-in-flight"},
+		{device.EmulatedFUANoPostFlush, cacheEmu, soundness, "unsound bug-emulated-fua-no-postflush"},
+		{device.CrashRevertsDurable, cacheFUA, soundness, "unsound bug-crash-reverts-durable"},
+		{device.CrashRevertsDurable, cacheEmu, soundness, "unsound bug-crash-reverts-durable"},
+		{device.FlushCoversInFlight, cacheFUA, completeness, "incomplete bug-flush-covers-in-flight"},
 	}
 	for _, tc := range cases {
 		t.Run(fmt.Sprintf("%v/%v", tc.bug, tc.cfg), func(t *testing.T) {
@@ -209,7 +209,7 @@ func TestNegativeControls(t *testing.T) {
 			}
 			t.Logf("caught, replays with -rapid.seed=%s:\n%s", f.Seed, f.Output)
 
-			rapid.Check(t, tc.property(tc.cfg, model.Correct, GenOptions{}))
+			rapid.Check(t, tc.property(tc.cfg, device.Correct, GenOptions{}))
 		})
 	}
 }
@@ -254,7 +254,7 @@ func TestPowerSetAgreesWithToModel(t *testing.T) {
 	verdicts := map[bool]int{}
 	rapid.Check(t, func(t *rapid.T) {
 		cfg := rapid.SampledFrom(spec.Configs()).Draw(t, "config")
-		bug := rapid.SampledFrom(append([]model.Bug{model.Correct}, model.Bugs()...)).Draw(t, "bug")
+		bug := rapid.SampledFrom(append([]device.Bug{device.Correct}, device.Bugs()...)).Draw(t, "bug")
 		h := DrawModelHistory(t, GenOptions{Config: cfg, Bug: bug, MaxTasks: 3, MaxWrites: 6, MultiBlock: true})
 		ops, err := h.Operations()
 		if err != nil {
@@ -262,7 +262,7 @@ func TestPowerSetAgreesWithToModel(t *testing.T) {
 		}
 		for name, m := range map[string]porcupine.NondeterministicModel{
 			"contract": ContractModel(cfg),
-			"device":   DeviceModel(cfg, model.Correct),
+			"device":   DeviceModel(cfg, device.Correct),
 		} {
 			fast := porcupine.CheckOperations(powerSet(m), ops)
 			slow := porcupine.CheckOperations(m.ToModel(), ops)

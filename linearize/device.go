@@ -8,7 +8,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
-	"github.com/flushproof/flushproof/model"
+	"github.com/flushproof/flushproof/model/device"
 	"github.com/flushproof/flushproof/spec"
 )
 
@@ -57,10 +57,10 @@ import (
 // by zero-width operations present in every partition that needs them, and
 // post-flushes, kept with everything they may cover. Without partitions
 // porcupine would search every interleaving of landings on unrelated blocks.
-func DeviceModel(cfg spec.Config, bug model.Bug) porcupine.NondeterministicModel {
+func DeviceModel(cfg spec.Config, bug device.Bug) porcupine.NondeterministicModel {
 	return porcupine.NondeterministicModel{
 		Partition: partitionByWrites(cfg),
-		Init:      func() []any { return []any{deviceState{dev: model.NewDevice(cfg, bug)}} },
+		Init:      func() []any { return []any{deviceState{dev: device.New(cfg, bug)}} },
 		Step: func(s, in, out any) []any {
 			return s.(deviceState).step(bug, in.(Input), out.(Output))
 		},
@@ -132,7 +132,7 @@ func partitionByWrites(cfg spec.Config) func([]porcupine.Operation) [][]porcupin
 // deviceState is model.Device plus the bookkeeping of the lifting. It is
 // comparable.
 type deviceState struct {
-	dev       model.Device
+	dev       device.Device
 	devNum    [spec.MaxWrites]uint8 // history write W(i+1) -> the device's number for it (0 = not submitted)
 	submitted uint8                 // writes submitted to the device
 	// ended: the history's writes (bit i = W(i+1)) whose end was linearized;
@@ -153,7 +153,7 @@ func (s deviceState) apply(e spec.Event) (deviceState, bool) {
 	return s, true
 }
 
-func (s deviceState) step(bug model.Bug, in Input, out Output) []any {
+func (s deviceState) step(bug device.Bug, in Input, out Output) []any {
 	switch in.Kind {
 	case OpLand:
 		return s.land(bug, in, out)
@@ -190,7 +190,7 @@ func (s deviceState) step(bug model.Bug, in Input, out Output) []any {
 // land applies one block's land operation. A write that completed landed on
 // every block; one that failed or was in flight at the crash may or may not
 // have landed on this one.
-func (s deviceState) land(bug model.Bug, in Input, out Output) []any {
+func (s deviceState) land(bug device.Bug, in Input, out Output) []any {
 	bit := uint32(1) << (in.ID - 1)
 	var next []any
 	if out.Result != OK {
@@ -221,7 +221,7 @@ func (s deviceState) land(bug model.Bug, in Input, out Output) []any {
 	if !ok {
 		return next
 	}
-	if landed.dev.Config().EmulatesFUA() && in.FUA && bug != model.EmulatedFUANoPostFlush {
+	if landed.dev.Config().EmulatesFUA() && in.FUA && bug != device.EmulatedFUANoPostFlush {
 		// Once the last block landed the data is done and the post-flush
 		// goes out; a write that never completed may have stopped before.
 		if dataDone, ok := landed.apply(spec.Event{Kind: spec.WriteDataDone, ID: n}); ok {

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/flushproof/flushproof/linearize"
-	"github.com/flushproof/flushproof/model"
+	"github.com/flushproof/flushproof/model/device"
 	"github.com/flushproof/flushproof/spec"
 )
 
@@ -25,7 +25,7 @@ func ExampleCheck() {
 	err := linearize.Check("contract", linearize.ContractModel(cfg), h, 0)
 	var nl *linearize.NotLinearizable
 	fmt.Println("contract:", errors.As(err, &nl), nl.Result)
-	err = linearize.Check("crash-reverts-durable", linearize.DeviceModel(cfg, model.CrashRevertsDurable), h, 0)
+	err = linearize.Check("crash-reverts-durable", linearize.DeviceModel(cfg, device.CrashRevertsDurable), h, 0)
 	fmt.Println("a device that reverts durable writes explains it:", err == nil)
 	// Output:
 	// step | A                 | device

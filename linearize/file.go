@@ -9,7 +9,8 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
-	"github.com/flushproof/flushproof/model"
+	"github.com/flushproof/flushproof/model/explore"
+	"github.com/flushproof/flushproof/model/iowq"
 )
 
 // A file as porcupine sees it: every sector is a register of its own.
@@ -200,7 +201,7 @@ func fileValueName(v int) string {
 	switch v {
 	case 0:
 		return "0"
-	case model.IOWQStale:
+	case iowq.Stale:
 		return "stale"
 	}
 	return fmt.Sprintf("W%d", v)
@@ -283,7 +284,7 @@ func (h FileHistory) String() string {
 			actors[c] = h.Clients[c]
 		}
 	}
-	var path []model.Step
+	var path []explore.Step
 	var pending []string
 	for i := 0; i < len(evs); i++ {
 		e := evs[i]
@@ -309,9 +310,9 @@ func (h FileHistory) String() string {
 		default:
 			text = "... " + what + got + " returns"
 		}
-		path = append(path, model.Step{Actor: op.Client, Text: fmt.Sprintf("[t=%d] %s", e.t, text)})
+		path = append(path, explore.Step{Actor: op.Client, Text: fmt.Sprintf("[t=%d] %s", e.t, text)})
 	}
-	s := model.Timeline(actors, path)
+	s := explore.Timeline(actors, path)
 	if len(pending) > 0 {
 		s += "never returned (may or may not have taken effect): " + strings.Join(pending, " ") + "\n"
 	}

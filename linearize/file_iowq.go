@@ -3,7 +3,8 @@ package linearize
 import (
 	"fmt"
 
-	"github.com/flushproof/flushproof/model"
+	"github.com/flushproof/flushproof/model/explore"
+	"github.com/flushproof/flushproof/model/iowq"
 )
 
 // Histories recorded from runs of the io-wq model (model.IOWQSystem): the
@@ -16,8 +17,8 @@ import (
 
 // IOWQRun is one recorded run of a model.IOWQSystem.
 type IOWQRun struct {
-	Path    []model.Step    // the steps taken (model.Replay follows them again)
-	Final   model.IOWQState // the state the run ended in
+	Path    []explore.Step // the steps taken (model.Replay follows them again)
+	Final   iowq.State     // the state the run ended in
 	History FileHistory
 	// Violation is the first error IOWQSystem.Check reported along the run
 	// (nil if none); the run goes on to the end regardless, so that the
@@ -30,11 +31,11 @@ type IOWQRun struct {
 // maxSteps steps were taken; 0 = no limit), choosing each step with choose,
 // which gets the enabled steps (at every step, even when only one is
 // enabled) and returns the index of the one to take.
-func RecordIOWQ(sys *model.IOWQSystem, choose func(enabled []model.Label) int, maxSteps int) (IOWQRun, error) {
+func RecordIOWQ(sys *iowq.System, choose func(enabled []explore.Label) int, maxSteps int) (IOWQRun, error) {
 	var (
 		run    IOWQRun
-		labels []model.Label
-		next   []model.IOWQState
+		labels []explore.Label
+		next   []iowq.State
 	)
 	st := sys.Init()[0]
 	for {
@@ -45,7 +46,7 @@ func RecordIOWQ(sys *model.IOWQSystem, choose func(enabled []model.Label) int, m
 			break
 		}
 		labels, next = labels[:0], next[:0]
-		sys.Next(st, func(l model.Label, n model.IOWQState) {
+		sys.Next(st, func(l explore.Label, n iowq.State) {
 			labels = append(labels, l)
 			next = append(next, n)
 		})
@@ -60,7 +61,7 @@ func RecordIOWQ(sys *model.IOWQSystem, choose func(enabled []model.Label) int, m
 			return run, fmt.Errorf("record iowq run: step %d: chose %d of %d enabled steps", len(run.Path)+1, i, len(labels))
 		}
 		l := labels[i]
-		run.Path = append(run.Path, model.Step{Actor: int(l.Actor), Text: sys.Describe(l), Label: l})
+		run.Path = append(run.Path, explore.Step{Actor: int(l.Actor), Text: sys.Describe(l), Label: l})
 		st = next[i]
 	}
 	run.Final = st
@@ -72,8 +73,8 @@ func RecordIOWQ(sys *model.IOWQSystem, choose func(enabled []model.Label) int, m
 // the events of the path (model.IOWQSystem.Events) with their step numbers
 // as times, writes still in flight marked pending, and a final read of every
 // sector after the last step, by a client of its own ("end").
-func IOWQHistory(sys *model.IOWQSystem, path []model.Step, final model.IOWQState) FileHistory {
-	labels := make([]model.Label, len(path))
+func IOWQHistory(sys *iowq.System, path []explore.Step, final iowq.State) FileHistory {
+	labels := make([]explore.Label, len(path))
 	for i, st := range path {
 		labels[i] = st.Label
 	}
@@ -85,16 +86,16 @@ func IOWQHistory(sys *model.IOWQSystem, path []model.Step, final model.IOWQState
 	for _, e := range sys.Events(labels) {
 		t := int64(e.Step)
 		switch e.Kind {
-		case model.IOWQWriteCall:
+		case iowq.WriteCall:
 			writeOp[e.ID] = len(h.Ops)
 			h.Ops = append(h.Ops, FileOp{Client: e.Client, Kind: FileWrite, Sectors: e.Sectors, Value: e.Value, Call: t, Pending: true})
-		case model.IOWQWriteReturn:
+		case iowq.WriteReturn:
 			op := &h.Ops[writeOp[e.ID]]
 			op.Return, op.Pending = t, false
-		case model.IOWQReadCall:
+		case iowq.ReadCall:
 			readOp[e.ID] = len(h.Ops)
 			h.Ops = append(h.Ops, FileOp{Client: e.Client, Kind: FileRead, Sectors: e.Sectors, Call: t})
-		case model.IOWQReadReturn:
+		case iowq.ReadReturn:
 			op := &h.Ops[readOp[e.ID]]
 			op.Return, op.Value = t, e.Value
 			delete(readOp, e.ID)

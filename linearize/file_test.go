@@ -11,7 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/flushproof/flushproof/model"
+	"github.com/flushproof/flushproof/model/explore"
+	"github.com/flushproof/flushproof/model/iowq"
 )
 
 func fileW(client int, sectors uint8, value int, call, ret int64) FileOp {
@@ -42,7 +43,7 @@ func TestFileModel(t *testing.T) {
 		{"concurrent writes land in either order", []FileOp{fileW(0, 1, 1, 1, 4), fileW(1, 1, 2, 2, 3), fileR(2, 0, 1, 5, 6)}, true},
 		{"a two-sector write may tear", []FileOp{fileW(0, 0b11, 1, 1, 4), fileW(1, 0b11, 2, 2, 3), fileR(2, 0, 1, 5, 6), fileR(2, 1, 2, 7, 8)}, true},
 		{"sectors are independent", []FileOp{fileW(0, 0b01, 1, 1, 2), fileR(1, 1, 0, 3, 4)}, true},
-		{"a value nobody wrote", []FileOp{fileR(0, 0, model.IOWQStale, 1, 2)}, false},
+		{"a value nobody wrote", []FileOp{fileR(0, 0, iowq.Stale, 1, 2)}, false},
 		{"a pending write may have happened", []FileOp{pending, fileR(1, 0, 1, 5, 6)}, true},
 		{"or not", []FileOp{pending, fileR(1, 0, 0, 5, 6)}, true},
 		{"closed intervals: a return and a call at the same time overlap", []FileOp{fileW(0, 1, 1, 1, 3), fileR(1, 0, 0, 3, 4)}, true},
@@ -102,9 +103,9 @@ func TestCheckFileVisualization(t *testing.T) {
 
 // follow returns a chooser that takes path's steps in order, then the
 // first enabled step.
-func followIOWQPath(path []model.Step) func([]model.Label) int {
+func followIOWQPath(path []explore.Step) func([]explore.Label) int {
 	i := 0
-	return func(ls []model.Label) int {
+	return func(ls []explore.Label) int {
 		if i < len(path) {
 			for j, l := range ls {
 				if l == path[i].Label {
@@ -124,16 +125,16 @@ func followIOWQPath(path []model.Step) func([]model.Label) int {
 // own check, in the final content.
 func TestIOWQCounterexampleNotLinearizable(t *testing.T) {
 	n := 0
-	for _, c := range model.IOWQChecks() {
+	for _, c := range iowq.Checks() {
 		if !c.ExpectUnsafe() {
 			continue
 		}
 		n++
-		t.Run(model.IOWQRowName(c), func(t *testing.T) {
-			v, err := model.IOWQVerdict(c, model.Options{})
+		t.Run(iowq.RowName(c), func(t *testing.T) {
+			v, err := iowq.Check(c, explore.Options{})
 			require.NoError(t, err)
 			require.NotNil(t, v.Violation)
-			sys, err := model.NewIOWQSystem(c)
+			sys, err := iowq.NewSystem(c)
 			require.NoError(t, err)
 			run, err := RecordIOWQ(sys, followIOWQPath(v.Violation.Path), 0)
 			require.NoError(t, err)
@@ -152,17 +153,17 @@ func TestIOWQCounterexampleNotLinearizable(t *testing.T) {
 // have read something other than the initial content, or the check says
 // little.
 func TestIOWQRecordedHistoriesLinearizable(t *testing.T) {
-	for _, c := range model.IOWQChecks() {
+	for _, c := range iowq.Checks() {
 		if c.ExpectUnsafe() {
 			continue
 		}
-		t.Run(model.IOWQRowName(c), func(t *testing.T) {
-			sys, err := model.NewIOWQSystem(c)
+		t.Run(iowq.RowName(c), func(t *testing.T) {
+			sys, err := iowq.NewSystem(c)
 			require.NoError(t, err)
 			rng := rand.New(rand.NewPCG(3, 4))
 			sawData := false
 			for i := 0; i < 200; i++ {
-				run, err := RecordIOWQ(sys, func(ls []model.Label) int { return rng.IntN(len(ls)) }, 0)
+				run, err := RecordIOWQ(sys, func(ls []explore.Label) int { return rng.IntN(len(ls)) }, 0)
 				require.NoError(t, err)
 				require.NoError(t, run.Violation)
 				require.NoError(t, CheckFile("iowq-recorded", run.History, 0))

@@ -6,7 +6,7 @@ import (
 
 	"pgregory.net/rapid"
 
-	"github.com/flushproof/flushproof/model"
+	"github.com/flushproof/flushproof/model/device"
 	"github.com/flushproof/flushproof/spec"
 )
 
@@ -17,7 +17,7 @@ type GenOptions struct {
 	Config spec.Config
 	// Bug is the device DrawModelHistory runs (model.Correct by default).
 	// DrawReferenceHistory always schedules with the correct device.
-	Bug        model.Bug
+	Bug        device.Bug
 	Blocks     int // blocks written and read; 0: 2 or 3, drawn
 	MaxTasks   int // 0: 4. A task has one command or read in flight at a time, so this bounds them.
 	MaxWrites  int // 0: 12
@@ -66,7 +66,7 @@ func DrawModelHistory(t *rapid.T, opt GenOptions) History {
 // crash leaves on each block a content drawn from spec.Contract.Allowed.
 // There are no reads before the crash: the contract says nothing about them.
 func DrawReferenceHistory(t *rapid.T, opt GenOptions) History {
-	opt.Bug = model.Correct
+	opt.Bug = device.Correct
 	opt.MaxReads = -1
 	return newGenerator(t, opt, true).run()
 }
@@ -75,7 +75,7 @@ type generator struct {
 	t         *rapid.T
 	opt       GenOptions
 	reference bool
-	dev       model.Device
+	dev       device.Device
 	con       spec.Contract
 	rec       *Recorder
 	blocks    int
@@ -116,7 +116,7 @@ func newGenerator(t *rapid.T, opt GenOptions, reference bool) *generator {
 	}
 	return &generator{
 		t: t, opt: opt, reference: reference,
-		dev: model.NewDevice(opt.Config, opt.Bug),
+		dev: device.New(opt.Config, opt.Bug),
 		con: spec.NewContract(opt.Config),
 		rec: NewRecorder(),
 	}

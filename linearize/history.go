@@ -7,7 +7,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
-	"github.com/flushproof/flushproof/model"
+	"github.com/flushproof/flushproof/model/explore"
 	"github.com/flushproof/flushproof/spec"
 )
 
@@ -341,7 +341,7 @@ func (h History) String() string {
 		actors = append(actors, TaskName(i))
 	}
 	actors = append(actors, "device")
-	var path []model.Step
+	var path []explore.Step
 	inFlight := map[int]bool{}
 	for i := 0; i < len(h.Records); i++ {
 		r := h.Records[i]
@@ -366,9 +366,9 @@ func (h History) String() string {
 		case e.Kind == spec.WriteComplete, e.Kind == spec.WriteFail:
 			delete(inFlight, e.ID)
 		}
-		path = append(path, model.Step{Actor: actor, Text: text})
+		path = append(path, explore.Step{Actor: actor, Text: text})
 	}
-	s := model.Timeline(actors, path)
+	s := explore.Timeline(actors, path)
 	if len(inFlight) > 0 {
 		var ws []string
 		for id := 1; id <= spec.MaxWrites; id++ {

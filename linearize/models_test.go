@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/flushproof/flushproof/model"
+	"github.com/flushproof/flushproof/model/device"
 	"github.com/flushproof/flushproof/spec"
 )
 
@@ -248,7 +248,7 @@ func TestModelsHandWritten(t *testing.T) {
 			tc.run(s)
 			h := s.r.History()
 			assert.Equal(t, tc.contract, linearizable(t, "handwritten-contract", ContractModel(tc.cfg), h), "contract model on\n%s", h)
-			assert.Equal(t, tc.device, linearizable(t, "handwritten-device", DeviceModel(tc.cfg, model.Correct), h), "device model on\n%s", h)
+			assert.Equal(t, tc.device, linearizable(t, "handwritten-device", DeviceModel(tc.cfg, device.Correct), h), "device model on\n%s", h)
 		})
 	}
 }
@@ -271,16 +271,16 @@ func TestDeviceModelBugsHandWritten(t *testing.T) {
 	}
 	cases := []struct {
 		name string
-		bug  model.Bug
+		bug  device.Bug
 		cfg  spec.Config
 		run  func(s script)
 		want bool
 	}{
-		{"flush-covers-in-flight cannot lose the write", model.FlushCoversInFlight, cacheFUA, flushDuringWrite, false},
-		{"correct device can", model.Correct, cacheFUA, flushDuringWrite, true},
-		{"emulated-fua-no-postflush loses a completed FUA write", model.EmulatedFUANoPostFlush, cacheEmu, fuaLost, true},
-		{"crash-reverts-durable loses a completed FUA write", model.CrashRevertsDurable, cacheFUA, fuaLost, true},
-		{"correct device does not", model.Correct, cacheFUA, fuaLost, false},
+		{"flush-covers-in-flight cannot lose the write", device.FlushCoversInFlight, cacheFUA, flushDuringWrite, false},
+		{"correct device can", device.Correct, cacheFUA, flushDuringWrite, true},
+		{"emulated-fua-no-postflush loses a completed FUA write", device.EmulatedFUANoPostFlush, cacheEmu, fuaLost, true},
+		{"crash-reverts-durable loses a completed FUA write", device.CrashRevertsDurable, cacheFUA, fuaLost, true},
+		{"correct device does not", device.Correct, cacheFUA, fuaLost, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

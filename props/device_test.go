@@ -9,7 +9,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/flushproof/flushproof/internal/rapidctl"
-	"github.com/flushproof/flushproof/model"
+	"github.com/flushproof/flushproof/model/device"
 	"github.com/flushproof/flushproof/spec"
 )
 
@@ -38,8 +38,8 @@ var writeBlocks = []uint8{1, 2, 4, 3, 5, 6}
 //     for the same visible history under some landing order (model.Explain).
 type deviceMachine struct {
 	cfg     spec.Config
-	bug     model.Bug
-	dev     model.Device
+	bug     device.Bug
+	dev     device.Device
 	con     spec.Contract
 	visible []spec.Event // the history without landing events
 	trace   []string     // the whole history, landing included, for failure messages
@@ -54,14 +54,14 @@ type coverage struct {
 	crashes, obligations, lossAllowed int
 }
 
-func newDeviceMachine(cfg spec.Config, bug model.Bug, stats *coverage) *deviceMachine {
+func newDeviceMachine(cfg spec.Config, bug device.Bug, stats *coverage) *deviceMachine {
 	m := &deviceMachine{cfg: cfg, bug: bug, stats: stats}
 	m.reset()
 	return m
 }
 
 func (m *deviceMachine) reset() {
-	m.dev = model.NewDevice(m.cfg, m.bug)
+	m.dev = device.New(m.cfg, m.bug)
 	m.con = spec.NewContract(m.cfg)
 	m.visible, m.trace = nil, nil
 	m.inFlight, m.flushes = 0, 0
@@ -161,7 +161,7 @@ func (m *deviceMachine) actions() map[string]func(*rapid.T) {
 }
 
 func (m *deviceMachine) checkCrash(t *rapid.T) {
-	if _, err := model.Explain(m.cfg, m.bug, m.visible); err != nil {
+	if _, err := device.Explain(m.cfg, m.bug, m.visible); err != nil {
 		t.Fatalf("the device's own history is not explained by the device: %v\n%s", err, m.history())
 	}
 	// The contract says nothing about reads, and a read pins a landing
@@ -172,7 +172,7 @@ func (m *deviceMachine) checkCrash(t *rapid.T) {
 			unread = append(unread, e)
 		}
 	}
-	explained, err := model.Explain(m.cfg, m.bug, unread)
+	explained, err := device.Explain(m.cfg, m.bug, unread)
 	if err != nil {
 		t.Fatalf("the device's history without reads is not explained by the device: %v\n%s", err, m.history())
 	}
@@ -192,7 +192,7 @@ func (m *deviceMachine) checkCrash(t *rapid.T) {
 		if extra := left.Minus(m.con.Allowed(b)); !extra.Empty() {
 			t.Fatalf("unsound device: %s\n%s", m.con.Broken(b, extra.Contents()[0]), m.history())
 		}
-		missing := m.con.Allowed(b).Minus(model.CrashUnion(explained, b))
+		missing := m.con.Allowed(b).Minus(device.CrashUnion(explained, b))
 		if !missing.Empty() {
 			t.Fatalf("incomplete device: the contract allows b%d = %s after this history, but under no landing order does the device leave it\n%s",
 				b, spec.ContentName(missing.Contents()[0]), m.history())
@@ -200,7 +200,7 @@ func (m *deviceMachine) checkCrash(t *rapid.T) {
 	}
 }
 
-func deviceProperty(cfg spec.Config, bug model.Bug, stats *coverage) func(*rapid.T) {
+func deviceProperty(cfg spec.Config, bug device.Bug, stats *coverage) func(*rapid.T) {
 	return func(t *rapid.T) {
 		m := newDeviceMachine(cfg, bug, stats)
 		t.Repeat(m.actions())
@@ -213,7 +213,7 @@ func TestDevice(t *testing.T) {
 	for _, cfg := range spec.Configs() {
 		t.Run(cfg.String(), func(t *testing.T) {
 			var c coverage
-			rapid.Check(t, deviceProperty(cfg, model.Correct, &c))
+			rapid.Check(t, deviceProperty(cfg, device.Correct, &c))
 			t.Logf("checked %d crashes, %d obligations, %d block states where the contract allowed more than one content", c.crashes, c.obligations, c.lossAllowed)
 			if testing.Short() {
 				return // -short runs a fifth of the cases: too few to promise coverage
@@ -229,14 +229,14 @@ func TestDevice(t *testing.T) {
 // is shrunk, and it replays from its seed.
 func TestDeviceNegativeControls(t *testing.T) {
 	cases := []struct {
-		bug  model.Bug
+		bug  device.Bug
 		cfg  spec.Config
 		want string
 	}{
-		{model.FlushCoversInFlight, spec.Config{VolatileCache: true, NativeFUA: true}, "incomplete device"},
-		{model.EmulatedFUANoPostFlush, spec.Config{VolatileCache: true}, "must survive"},
-		{model.CrashRevertsDurable, spec.Config{VolatileCache: true, NativeFUA: true}, "must survive"},
-		{model.CrashRevertsDurable, spec.Config{}, "must survive"},
+		{device.FlushCoversInFlight, spec.Config{VolatileCache: true, NativeFUA: true}, "incomplete device"},
+		{device.EmulatedFUANoPostFlush, spec.Config{VolatileCache: true}, "must survive"},
+		{device.CrashRevertsDurable, spec.Config{VolatileCache: true, NativeFUA: true}, "must survive"},
+		{device.CrashRevertsDurable, spec.Config{}, "must survive"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.bug.String()+"/"+tc.cfg.String(), func(t *testing.T) {

@@ -10,7 +10,10 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/flushproof/flushproof/internal/rapidctl"
-	"github.com/flushproof/flushproof/model"
+	"github.com/flushproof/flushproof/model/diocount"
+	"github.com/flushproof/flushproof/model/explore"
+	"github.com/flushproof/flushproof/model/memory"
+	"github.com/flushproof/flushproof/model/verdict"
 )
 
 // TestDIOCountVerdicts is the verdict table of DIO counting with DAX (seed
@@ -23,14 +26,14 @@ import (
 // write landing in a block that truncate freed earlier on the same path.
 // With -v it prints the table.
 func TestDIOCountVerdicts(t *testing.T) {
-	checks, rows := model.DIOCountChecks(), model.DIOCountRows()
+	checks, rows := diocount.Checks(), diocount.Rows()
 	require.Len(t, rows, len(checks))
-	var table []model.Verdict
+	var table []verdict.Verdict
 	for i, row := range rows {
 		c := checks[i]
 		require.Equal(t, c.Name(), row.Name)
 		t.Run(row.Name, func(t *testing.T) {
-			v, err := row.Check(model.Options{Liveness: true})
+			v, err := row.Check(explore.Options{Liveness: true})
 			require.NoError(t, err)
 			table = append(table, v)
 			require.False(t, v.Truncated)
@@ -40,11 +43,11 @@ func TestDIOCountVerdicts(t *testing.T) {
 				return
 			}
 			require.NotNil(t, v.Violation, "the negative control was not caught")
-			assert.Equal(t, model.Safety, v.Violation.Kind)
+			assert.Equal(t, explore.Safety, v.Violation.Kind)
 			assert.Regexp(t, `^[A-E]'s (dax|sync-dio|aio-dio) write landed in d\d after truncate freed d\d$`, v.Violation.Err.Error())
-			sys, err := model.NewDIOCountSystem(c)
+			sys, err := diocount.NewSystem(c)
 			require.NoError(t, err)
-			s, err := model.Replay[model.DIOCountState](sys, v.Violation.Path)
+			s, err := explore.Replay[diocount.State](sys, v.Violation.Path)
 			require.NoError(t, err, "the counterexample path must replay")
 			assert.EqualError(t, sys.Check(s), v.Violation.Err.Error())
 			dioCountAssertReason(t, c, v.Violation.Path)
@@ -58,26 +61,26 @@ func TestDIOCountVerdicts(t *testing.T) {
 // store or a bio), truncate freed the blocks before it, and for the AIO
 // skip the landing is an AIO bio whose writer had already dropped the
 // caller's count.
-func dioCountAssertReason(t *testing.T, c model.DIOCountConfig, path []model.Step) {
+func dioCountAssertReason(t *testing.T, c diocount.Config, path []explore.Step) {
 	t.Helper()
 	require.NotEmpty(t, path)
-	last := model.DIOCountOp(path[len(path)-1].Label.Kind)
-	assert.Contains(t, []model.DIOCountOp{model.DIOCountDAXStore, model.DIOCountBioLands}, last, "the last step must land a write")
+	last := diocount.Op(path[len(path)-1].Label.Kind)
+	assert.Contains(t, []diocount.Op{diocount.OpDAXStore, diocount.OpBioLands}, last, "the last step must land a write")
 	freed := -1
 	for i, st := range path {
-		if model.DIOCountOp(st.Label.Kind) == model.DIOCountTruncFree {
+		if diocount.Op(st.Label.Kind) == diocount.OpTruncFree {
 			freed = i
 		}
 	}
 	assert.True(t, freed >= 0 && freed < len(path)-1, "truncate must free the blocks before the landing")
-	if c.Variant == model.DIOCountMutantSkipAsync {
+	if c.Variant == diocount.MutantSkipAsync {
 		lands := path[len(path)-1].Label
-		assert.Equal(t, model.DIOCountBioLands, model.DIOCountOp(lands.Kind))
+		assert.Equal(t, diocount.OpBioLands, diocount.Op(lands.Kind))
 		assert.Contains(t, path[len(path)-1].Text, "AIO bio lands")
 		w := int(lands.ID)
 		returned := false
 		for _, st := range path[:freed] {
-			if st.Actor == w && model.DIOCountOp(st.Label.Kind) == model.DIOCountCallerEnd {
+			if st.Actor == w && diocount.Op(st.Label.Kind) == diocount.OpCallerEnd {
 				returned = true
 			}
 		}
@@ -85,7 +88,7 @@ func dioCountAssertReason(t *testing.T, c model.DIOCountConfig, path []model.Ste
 	}
 }
 
-func dioCountTimeline(v model.Verdict) string {
+func dioCountTimeline(v verdict.Verdict) string {
 	if v.Violation == nil {
 		return v.Result()
 	}
@@ -93,9 +96,9 @@ func dioCountTimeline(v model.Verdict) string {
 }
 
 // dioCountTable renders verdicts the way `flushproof check` does.
-func dioCountTable(vs []model.Verdict) string {
+func dioCountTable(vs []verdict.Verdict) string {
 	var b strings.Builder
-	_ = model.WriteVerdictTable(&b, vs)
+	_ = verdict.WriteTable(&b, vs)
 	return b.String()
 }
 
@@ -105,7 +108,7 @@ func dioCountTable(vs []model.Verdict) string {
 // truncate's inode_dio_wait sees 0 and frees the block, and the bio lands
 // in it.
 func TestDIOCountSkipAsyncTimeline(t *testing.T) {
-	v, err := model.DIOCountVerdict(model.StandardDIOCountConfig(model.DIOCountMutantSkipAsync, model.SC, model.DIOCountAIO, model.DIOCountAIO), model.Options{})
+	v, err := diocount.Check(diocount.StandardConfig(diocount.MutantSkipAsync, memory.SC, diocount.AIO, diocount.AIO), explore.Options{})
 	require.NoError(t, err)
 	require.NotNil(t, v.Violation)
 	got := v.Violation.Timeline()
@@ -135,7 +138,7 @@ type dioCountWalkStats struct {
 	wokenByAIO                int // ... and the inode_dio_end that woke it was an AIO's dio_complete
 	staleReads                int // inode_dio_wait read an older value than the newest
 	beyondEOF                 int // a write came after the truncate
-	memory                    map[model.MemoryModel]int
+	memory                    map[memory.Model]int
 }
 
 func (s *dioCountWalkStats) String() string {
@@ -150,24 +153,24 @@ func (s *dioCountWalkStats) String() string {
 // checked in every state; at the end every task must have finished (no
 // deadlock, no lost wake-up). Under Relaxed, the number of writes is
 // lowered until the configuration fits Memory's bound on live stores.
-func dioCountWalkProp(variants []model.DIOCountVariant, mems []model.MemoryModel, maxWriters, maxIOs int, st *dioCountWalkStats) func(*rapid.T) {
+func dioCountWalkProp(variants []diocount.Variant, mems []memory.Model, maxWriters, maxIOs int, st *dioCountWalkStats) func(*rapid.T) {
 	return func(t *rapid.T) {
-		c := model.DIOCountConfig{
+		c := diocount.Config{
 			Variant:  rapid.SampledFrom(variants).Draw(t, "variant"),
 			Memory:   rapid.SampledFrom(mems).Draw(t, "memory"),
 			IOs:      rapid.IntRange(1, maxIOs).Draw(t, "direct writes per writer"),
 			HoldLock: rapid.Bool().Draw(t, "i_mutex held across the I/O"),
 		}
 		for i, n := 0, rapid.IntRange(1, maxWriters).Draw(t, "writers"); i < n; i++ {
-			c.Writers = append(c.Writers, rapid.SampledFrom(model.DIOCountKinds()).Draw(t, "kind"))
+			c.Writers = append(c.Writers, rapid.SampledFrom(diocount.Kinds()).Draw(t, "kind"))
 		}
-		_, err := model.NewDIOCountSystem(c)
-		for err != nil && c.Memory == model.Relaxed && c.IOs > 1 {
+		_, err := diocount.NewSystem(c)
+		for err != nil && c.Memory == memory.Relaxed && c.IOs > 1 {
 			c.IOs--
-			_, err = model.NewDIOCountSystem(c)
+			_, err = diocount.NewSystem(c)
 		}
 		c.TruncateAfter = rapid.IntRange(0, len(c.Writers)*c.IOs).Draw(t, "truncate after this many writes")
-		sys, err := model.NewDIOCountSystem(c)
+		sys, err := diocount.NewSystem(c)
 		if err != nil {
 			t.Fatalf("%s: %v", c.Name(), err)
 		}
@@ -183,30 +186,30 @@ func dioCountWalkProp(variants []model.DIOCountVariant, mems []model.MemoryModel
 		st.writers += len(c.Writers)
 		st.memory[c.Memory]++
 		for _, k := range c.Writers {
-			if k == model.DIOCountAIO {
+			if k == diocount.AIO {
 				st.aio++
 			}
 		}
-		lastZero := model.DIOCountOp(0) // the step that last brought i_dio_count to 0
+		lastZero := diocount.Op(0) // the step that last brought i_dio_count to 0
 		for _, l := range path {
-			op := model.DIOCountOp(l.Kind)
+			op := diocount.Op(l.Kind)
 			if op.CounterRMW() < 0 && int16(l.Arg) == 0 {
 				lastZero = op
 			}
 			switch op {
-			case model.DIOCountWaitPrepare:
+			case diocount.OpWaitPrepare:
 				if l.Arg != 0 {
 					st.sleeps++
 				}
-			case model.DIOCountWaitWoken:
-				if lastZero == model.DIOCountAIOComplete {
+			case diocount.OpWaitWoken:
+				if lastZero == diocount.OpAIOComplete {
 					st.wokenByAIO++
 				}
-			case model.DIOCountWaitRead:
+			case diocount.OpWaitRead:
 				if int(l.ID) != int(int16(l.Arg)) {
 					st.staleReads++
 				}
-			case model.DIOCountBeyondEOF:
+			case diocount.OpBeyondEOF:
 				st.beyondEOF++
 			}
 		}
@@ -221,18 +224,18 @@ func dioCountWalkProp(variants []model.DIOCountVariant, mems []model.MemoryModel
 // that the runs raced: truncate slept on in-flight I/O, was woken by an AIO
 // completion, read stale counts (Relaxed), and came before later writes.
 func TestDIOCountWalkLarge(t *testing.T) {
-	real := []model.DIOCountVariant{model.DIOCountBaseline, model.DIOCountPatched, model.DIOCountBenignSkipSync}
+	real := []diocount.Variant{diocount.Baseline, diocount.Patched, diocount.BenignSkipSync}
 	for _, tc := range []struct {
 		name       string
-		mems       []model.MemoryModel
+		mems       []memory.Model
 		maxWriters int
 		maxIOs     int
 	}{
-		{"SC+TSO/5x10", []model.MemoryModel{model.SC, model.TSO}, 5, 10},
-		{"Relaxed/2x3", []model.MemoryModel{model.Relaxed}, 2, 3},
+		{"SC+TSO/5x10", []memory.Model{memory.SC, memory.TSO}, 5, 10},
+		{"Relaxed/2x3", []memory.Model{memory.Relaxed}, 2, 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			st := &dioCountWalkStats{memory: map[model.MemoryModel]int{}}
+			st := &dioCountWalkStats{memory: map[memory.Model]int{}}
 			rapidctl.Check(t, 2000, dioCountWalkProp(real, tc.mems, tc.maxWriters, tc.maxIOs, st))
 			t.Log(st)
 			require.NotZero(t, st.runs)
@@ -240,7 +243,7 @@ func TestDIOCountWalkLarge(t *testing.T) {
 			assert.NotZero(t, st.sleeps, "truncate never slept on in-flight I/O")
 			assert.NotZero(t, st.wokenByAIO, "truncate was never held back by an AIO bio alone")
 			assert.NotZero(t, st.beyondEOF, "no write came after a truncate")
-			if tc.mems[0] == model.Relaxed {
+			if tc.mems[0] == memory.Relaxed {
 				assert.NotZero(t, st.staleReads, "no stale read under Relaxed")
 			} else {
 				assert.Zero(t, st.staleReads, "a stale read under SC or TSO")
@@ -255,9 +258,9 @@ func TestDIOCountWalkLarge(t *testing.T) {
 // drawn too), the failure must replay from the seed rapid printed, and it
 // must be the freed-block landing, not something else.
 func TestDIOCountWalkMutants(t *testing.T) {
-	for _, v := range []model.DIOCountVariant{model.DIOCountMutantSkipAsync, model.DIOCountMutantBeginAfterUnlock} {
+	for _, v := range []diocount.Variant{diocount.MutantSkipAsync, diocount.MutantBeginAfterUnlock} {
 		t.Run(v.String(), func(t *testing.T) {
-			f := rapidctl.Expect(t, 1000, dioCountWalkProp([]model.DIOCountVariant{v}, []model.MemoryModel{model.SC, model.TSO}, 3, 2, nil))
+			f := rapidctl.Expect(t, 1000, dioCountWalkProp([]diocount.Variant{v}, []memory.Model{memory.SC, memory.TSO}, 3, 2, nil))
 			t.Logf("caught; replays with -rapid.seed=%s\n%s", f.Seed, f.Output)
 			assert.Regexp(t, `write landed in d\d after truncate freed d\d`, f.Output)
 		})
@@ -270,26 +273,26 @@ func TestDIOCountWalkMutants(t *testing.T) {
 // block DIO alone; the benign skip would halve synchronous block DIO too;
 // the AIO skip halves AIO, which is exactly what is unsafe.
 func TestDIOCountCostTable(t *testing.T) {
-	want := map[model.DIOCountVariant][3]int{ // dax, sync-dio, aio-dio: RMWs per write
-		model.DIOCountBaseline:               {4, 4, 4},
-		model.DIOCountPatched:                {2, 4, 4},
-		model.DIOCountBenignSkipSync:         {2, 2, 4},
-		model.DIOCountMutantSkipAsync:        {2, 4, 2},
-		model.DIOCountMutantBeginAfterUnlock: {2, 4, 4},
+	want := map[diocount.Variant][3]int{ // dax, sync-dio, aio-dio: RMWs per write
+		diocount.Baseline:               {4, 4, 4},
+		diocount.Patched:                {2, 4, 4},
+		diocount.BenignSkipSync:         {2, 2, 4},
+		diocount.MutantSkipAsync:        {2, 4, 2},
+		diocount.MutantBeginAfterUnlock: {2, 4, 4},
 	}
-	costs, err := model.DIOCountCosts()
+	costs, err := diocount.Costs()
 	require.NoError(t, err)
 	require.Len(t, costs, len(want)*3)
 	for _, c := range costs {
-		w := want[c.Variant][c.Kind-model.DIOCountDAX]
+		w := want[c.Variant][c.Kind-diocount.DAX]
 		assert.Equal(t, w, c.RMWs(), "%v %v", c.Variant, c.Kind)
 		assert.Equal(t, c.Begins, c.Ends, "%v %v: every inode_dio_begin has its inode_dio_end", c.Variant, c.Kind)
-		if c.Kind == model.DIOCountAIO {
+		if c.Kind == diocount.AIO {
 			assert.Greater(t, c.Paths, 1, "the device's completion interleaves with the AIO writer's return")
 		}
 	}
 	var b strings.Builder
-	require.NoError(t, model.WriteDIOCountCosts(&b))
+	require.NoError(t, diocount.WriteCosts(&b))
 	t.Logf("cost table:\n%s", b.String())
 	assert.Regexp(t, `(?m)^patched\s+dax\s+1\s+1\s+2\s+-2 \(-50%\)`, b.String())
 	assert.Regexp(t, `(?m)^baseline\s+dax\s+2\s+2\s+4\s+=`, b.String())

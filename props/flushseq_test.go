@@ -9,7 +9,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/flushproof/flushproof/model"
+	"github.com/flushproof/flushproof/model/explore"
+	"github.com/flushproof/flushproof/model/flushseq"
+	"github.com/flushproof/flushproof/model/memory"
+	"github.com/flushproof/flushproof/model/verdict"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -21,9 +24,9 @@ var update = flag.Bool("update", false, "rewrite golden files")
 // missing smp_mb, which only Relaxed without a sleeping waiter exposes. Each
 // counterexample must replay.
 func TestFlushSeqVerdicts(t *testing.T) {
-	for _, c := range model.FsyncChecks() {
+	for _, c := range flushseq.Checks() {
 		t.Run(c.Variant.String()+"/"+c.Memory.String()+"/"+c.Describe(), func(t *testing.T) {
-			v, err := model.FsyncVerdict(c, model.Options{Liveness: true})
+			v, err := flushseq.Check(c, explore.Options{Liveness: true})
 			require.NoError(t, err)
 			require.False(t, v.Truncated)
 			if !c.ExpectUnsafe() {
@@ -31,18 +34,18 @@ func TestFlushSeqVerdicts(t *testing.T) {
 				return
 			}
 			require.NotNil(t, v.Violation, "the negative control was not caught")
-			assert.Equal(t, model.Safety, v.Violation.Kind)
+			assert.Equal(t, explore.Safety, v.Violation.Kind)
 			assert.Contains(t, v.Violation.Err.Error(), "fsync returned 0 but its write")
-			sys, err := model.NewFsyncSystem(c)
+			sys, err := flushseq.NewSystem(c)
 			require.NoError(t, err)
-			s, err := model.Replay[model.FsyncState](sys, v.Violation.Path)
+			s, err := explore.Replay[flushseq.State](sys, v.Violation.Path)
 			require.NoError(t, err, "the counterexample path must replay")
 			assert.EqualError(t, sys.Check(s), v.Violation.Err.Error())
 		})
 	}
 }
 
-func timeline(v model.Verdict) string {
+func timeline(v verdict.Verdict) string {
 	if v.Violation == nil {
 		return v.Result()
 	}
@@ -54,7 +57,7 @@ func timeline(v model.Verdict) string {
 // task's write completes, that task reads a stale `submitted`, skips its
 // flush on the strength of the first flush, and a crash then loses its block.
 func TestFlushSeqNoMBTimelineGolden(t *testing.T) {
-	v, err := model.FsyncVerdict(model.StandardFsyncConfig(model.NoMB, model.Relaxed), model.Options{})
+	v, err := flushseq.Check(flushseq.StandardConfig(flushseq.MutantNoMB, memory.Relaxed), explore.Options{})
 	require.NoError(t, err)
 	require.NotNil(t, v.Violation)
 	got := v.Violation.Timeline()

@@ -10,14 +10,16 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/flushproof/flushproof/internal/rapidctl"
-	"github.com/flushproof/flushproof/model"
+	"github.com/flushproof/flushproof/model/flushseq"
+	"github.com/flushproof/flushproof/model/memory"
+	"github.com/flushproof/flushproof/model/world"
 )
 
 // worldStats counts what the runs exercised, so that a run that never
 // skipped a flush, failed one or crashed cannot pass for a check of them.
 type worldStats struct {
 	steps, runs, returned, skipped, failedFsyncs, crashes, staleLoads int
-	memory                                                            map[model.MemoryModel]int
+	memory                                                            map[memory.Model]int
 }
 
 func (s *worldStats) String() string {
@@ -30,10 +32,10 @@ func (s *worldStats) String() string {
 // failures, log-force behaviour and crash point. It fails if any fsync
 // returns 0 with its write not durable, or a crash may leave an
 // acknowledged block older than acknowledged.
-func fsyncWorldProp(v model.FsyncVariant, tasks, fsyncs int, mems []model.MemoryModel, st *worldStats) func(*rapid.T) {
+func fsyncWorldProp(v flushseq.Variant, tasks, fsyncs int, mems []memory.Model, st *worldStats) func(*rapid.T) {
 	return func(t *rapid.T) {
 		m := rapid.SampledFrom(mems).Draw(t, "memory")
-		p := &model.FsyncProgram{Variant: v, Fsyncs: fsyncs, LogForce: rapid.Bool().Draw(t, "log force")}
+		p := &flushseq.Program{Variant: v, Fsyncs: fsyncs, LogForce: rapid.Bool().Draw(t, "log force")}
 		cfg := p.WorldConfig(tasks, m)
 		cfg.FlushFailures = rapid.Bool().Draw(t, "flush failures")
 		// Half the runs crash, at a step drawn over the length of a run
@@ -42,7 +44,7 @@ func fsyncWorldProp(v model.FsyncVariant, tasks, fsyncs int, mems []model.Memory
 		if rapid.Bool().Draw(t, "crash") {
 			cfg.Crash = rapid.IntRange(1, tasks*fsyncs*12).Draw(t, "crash before step")
 		}
-		w, err := model.NewWorld(cfg)
+		w, err := world.New(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -75,16 +77,16 @@ func fsyncWorldProp(v model.FsyncVariant, tasks, fsyncs int, mems []model.Memory
 // variants and the benign one (false-positive controls). 2,000 checks per
 // variant by default (400 under -short); -rapid.checks=N for more.
 func TestFlushSeqWorldLarge(t *testing.T) {
-	for _, v := range []model.FsyncVariant{model.Patched, model.Improved, model.PlainStoreCompleted, model.Baseline} {
+	for _, v := range []flushseq.Variant{flushseq.Patched, flushseq.Improved, flushseq.BenignPlainStore, flushseq.Baseline} {
 		t.Run(v.String(), func(t *testing.T) {
-			st := &worldStats{memory: map[model.MemoryModel]int{}}
-			rapidctl.Check(t, 2000, fsyncWorldProp(v, 16, 50, model.MemoryModels(), st))
+			st := &worldStats{memory: map[memory.Model]int{}}
+			rapidctl.Check(t, 2000, fsyncWorldProp(v, 16, 50, memory.Models(), st))
 			t.Log(st)
 			require.NotZero(t, st.runs)
 			assert.Len(t, st.memory, 3, "every memory model must be drawn")
 			assert.NotZero(t, st.crashes, "no run crashed")
 			assert.NotZero(t, st.failedFsyncs, "no flush failed")
-			if v != model.Baseline {
+			if v != flushseq.Baseline {
 				// The baseline reads S after smp_mb and nothing else.
 				assert.NotZero(t, st.staleLoads, "no load read a stale value")
 				assert.NotZero(t, st.skipped, "no fsync skipped its flush: the optimisation was not exercised")
@@ -99,14 +101,14 @@ func TestFlushSeqWorldLarge(t *testing.T) {
 // finishes quickly; the missing smp_mb is caught under Relaxed only (under
 // SC and TSO it must pass).
 func TestFlushSeqWorldMutants(t *testing.T) {
-	for _, v := range model.FsyncVariants() {
-		if !v.Mutant() || v == model.DAXSkips {
+	for _, v := range flushseq.Variants() {
+		if !v.Mutant() || v == flushseq.MutantDAXSkips {
 			continue
 		}
 		t.Run(v.String(), func(t *testing.T) {
-			mems := model.MemoryModels()
-			if v == model.NoMB {
-				mems = []model.MemoryModel{model.Relaxed}
+			mems := memory.Models()
+			if v == flushseq.MutantNoMB {
+				mems = []memory.Model{memory.Relaxed}
 			}
 			f := rapidctl.Expect(t, 2000, fsyncWorldProp(v, 4, 3, mems, nil))
 			assert.Contains(t, f.Output, "not durable")
@@ -114,7 +116,7 @@ func TestFlushSeqWorldMutants(t *testing.T) {
 		})
 	}
 	t.Run("mutant-no-smp_mb/SC+TSO", func(t *testing.T) {
-		rapidctl.Check(t, 500, fsyncWorldProp(model.NoMB, 4, 3, []model.MemoryModel{model.SC, model.TSO}, nil))
+		rapidctl.Check(t, 500, fsyncWorldProp(flushseq.MutantNoMB, 4, 3, []memory.Model{memory.SC, memory.TSO}, nil))
 	})
 }
 
@@ -128,27 +130,27 @@ func TestFlushSeqWorldMutants(t *testing.T) {
 func TestFlushSeqWorldTraceValidation(t *testing.T) {
 	var lost, runs, maxStates int
 	rapidctl.Check(t, 1000, func(t *rapid.T) {
-		var vs []model.FsyncVariant
-		for _, v := range model.FsyncVariants() {
+		var vs []flushseq.Variant
+		for _, v := range flushseq.Variants() {
 			// DAX is not in the world.
-			if v != model.DAXSkips {
+			if v != flushseq.MutantDAXSkips {
 				vs = append(vs, v)
 			}
 		}
 		v := rapid.SampledFrom(vs).Draw(t, "variant")
-		cfg := model.FsyncConfig{
+		cfg := flushseq.Config{
 			Variant:       v,
-			Memory:        rapid.SampledFrom(model.MemoryModels()).Draw(t, "memory"),
+			Memory:        rapid.SampledFrom(memory.Models()).Draw(t, "memory"),
 			Tasks:         rapid.IntRange(1, 3).Draw(t, "tasks"),
 			Fsyncs:        2,
 			FlushFailures: rapid.Bool().Draw(t, "flush failures"),
 			LogForce:      rapid.Bool().Draw(t, "log force"),
 			WaiterSleeps:  rapid.Bool().Draw(t, "waiter sleeps"),
 		}
-		p := &model.FsyncProgram{Variant: v, Fsyncs: cfg.Fsyncs, LogForce: cfg.LogForce}
+		p := &flushseq.Program{Variant: v, Fsyncs: cfg.Fsyncs, LogForce: cfg.LogForce}
 		wc := p.WorldConfig(cfg.Tasks, cfg.Memory)
 		wc.FlushFailures, wc.WaiterSleeps = cfg.FlushFailures, cfg.WaiterSleeps
-		w, err := model.NewWorld(wc)
+		w, err := world.New(wc)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -156,7 +158,7 @@ func TestFlushSeqWorldTraceValidation(t *testing.T) {
 		if runErr != nil && !strings.Contains(runErr.Error(), "not durable") {
 			t.Fatalf("run failed: %v", runErr)
 		}
-		res, err := model.ValidateFsyncTrace(cfg, w.Trace())
+		res, err := flushseq.ValidateTrace(cfg, w.Trace())
 		if err != nil {
 			t.Fatalf("%v %v: %v\ntrace:\n%s", v, cfg.Describe(), err, w.Format(0))
 		}

@@ -14,7 +14,9 @@ import (
 
 	"github.com/flushproof/flushproof/internal/rapidctl"
 	"github.com/flushproof/flushproof/linearize"
-	"github.com/flushproof/flushproof/model"
+	"github.com/flushproof/flushproof/model/explore"
+	"github.com/flushproof/flushproof/model/iowq"
+	"github.com/flushproof/flushproof/model/verdict"
 )
 
 // TestIOWQVerdicts is the verdict table of io-wq hashing of O_DIRECT writes
@@ -25,14 +27,14 @@ import (
 // hashed with synchronous completion for both, unhashed with synchronous
 // completion for the missing inode_dio_wait). With -v it prints the table.
 func TestIOWQVerdicts(t *testing.T) {
-	var table []model.Verdict
-	rows := model.IOWQRows()
-	require.Len(t, rows, len(model.IOWQChecks()))
+	var table []verdict.Verdict
+	rows := iowq.Rows()
+	require.Len(t, rows, len(iowq.Checks()))
 	unsafe := 0
-	for i, c := range model.IOWQChecks() {
-		require.Equal(t, model.IOWQRowName(c), rows[i].Name)
+	for i, c := range iowq.Checks() {
+		require.Equal(t, iowq.RowName(c), rows[i].Name)
 		t.Run(rows[i].Name, func(t *testing.T) {
-			v, err := rows[i].Check(model.Options{Liveness: true})
+			v, err := rows[i].Check(explore.Options{Liveness: true})
 			require.NoError(t, err)
 			require.False(t, v.Truncated)
 			table = append(table, v)
@@ -43,17 +45,17 @@ func TestIOWQVerdicts(t *testing.T) {
 			}
 			unsafe++
 			require.NotNil(t, v.Violation, "the negative control was not caught")
-			assert.Equal(t, model.Safety, v.Violation.Kind)
+			assert.Equal(t, explore.Safety, v.Violation.Kind)
 			assert.Contains(t, v.Violation.Err.Error(), "lost write")
-			sys, err := model.NewIOWQSystem(c)
+			sys, err := iowq.NewSystem(c)
 			require.NoError(t, err)
-			s, err := model.Replay[model.IOWQState](sys, v.Violation.Path)
+			s, err := explore.Replay[iowq.State](sys, v.Violation.Path)
 			require.NoError(t, err, "the counterexample path must replay")
 			assert.EqualError(t, sys.Check(s), v.Violation.Err.Error())
 		})
 	}
 	var b strings.Builder
-	require.NoError(t, model.WriteVerdictTable(&b, table))
+	require.NoError(t, verdict.WriteTable(&b, table))
 	t.Logf("io-wq verdict table:\n%s", b.String())
 	assert.Equal(t, 8, unsafe, "negative controls")
 }
@@ -67,28 +69,28 @@ func TestIOWQVerdicts(t *testing.T) {
 // sector of an aligned write still in flight.
 func TestIOWQCounterexamplesShowTheRace(t *testing.T) {
 	for _, tc := range []struct {
-		c     model.IOWQConfig
+		c     iowq.Config
 		steps []string
 		err   string
 	}{
-		{model.Race2011IOWQConfig(model.IOWQUnhashed, model.IOWQExt4Unwritten2011, false),
+		{iowq.Race2011Config(iowq.Unhashed, iowq.MutantExt4Unwritten2011, false),
 			[]string{"iomap: b0 unwritten, zero s1, submit W1", "iomap: b0 unwritten, zero s0, submit W2", "W1 lands on s0", "W1 end_io", "s0 zeroed (W2's sub-block zeroing)"},
 			"lost write: W1 (A: s0) completed, but s0 reads zeros/initial content"},
-		{model.Race2011IOWQConfig(model.IOWQHashed, model.IOWQExt4Unwritten2011, false),
+		{iowq.Race2011Config(iowq.Hashed, iowq.MutantExt4Unwritten2011, false),
 			[]string{"zero s1, submit W1", "unlock, release hash", "W2 s1: takes it (holds the inode's hash)", "zero s0, submit W2", "s0 zeroed (W2's sub-block zeroing)"},
 			"lost write: W1 (A: s0) completed"},
-		{model.StandardIOWQConfig(model.IOWQUnhashed, model.IOWQXFSNoDIOWait, false),
+		{iowq.StandardConfig(iowq.Unhashed, iowq.MutantXFSNoDIOWait, false),
 			[]string{"iomap: b0 unwritten, submit W3", "i_rwsem exclusive (no inode_dio_wait)", "zero s0, submit W4", "W3 lands on s0", "s0 zeroed (W4's sub-block zeroing)"},
 			"lost write: W3 (B: b0) completed, but s0 reads zeros/initial content"},
 	} {
-		v, err := model.IOWQVerdict(tc.c, model.Options{})
+		v, err := iowq.Check(tc.c, explore.Options{})
 		require.NoError(t, err)
-		require.NotNil(t, v.Violation, model.IOWQRowName(tc.c))
+		require.NotNil(t, v.Violation, iowq.RowName(tc.c))
 		tl := v.Violation.Timeline()
 		at := 0
 		for _, step := range tc.steps {
 			i := strings.Index(tl[at:], step)
-			require.GreaterOrEqual(t, i, 0, "%s: %q missing or out of order in\n%s", model.IOWQRowName(tc.c), step, tl)
+			require.GreaterOrEqual(t, i, 0, "%s: %q missing or out of order in\n%s", iowq.RowName(tc.c), step, tl)
 			at += i
 		}
 		assert.Contains(t, v.Violation.Err.Error(), tc.err)
@@ -101,10 +103,10 @@ type iowqWalkStats struct {
 	walks, finished, zeroings, retries, drains, reads int
 }
 
-func (s *iowqWalkStats) add(sys *model.IOWQSystem, path []model.Label, end model.IOWQState) {
+func (s *iowqWalkStats) add(sys *iowq.System, path []explore.Label, end iowq.State) {
 	s.walks++
 	more := false
-	sys.Next(end, func(model.Label, model.IOWQState) { more = true })
+	sys.Next(end, func(explore.Label, iowq.State) { more = true })
 	if !more && sys.Waiting(end) == 0 {
 		s.finished++
 	}
@@ -126,35 +128,35 @@ func (s *iowqWalkStats) add(sys *model.IOWQSystem, path []model.Label, end model
 // iowqLarge are bounds far beyond the exhaustive table, for rapid walks:
 // 8 workers x 2 writes and a reader, and 4 workers x 4 writes with
 // extending writes, each 16 writes (the most the state holds).
-func iowqLarge(submit model.IOWQSubmit, fs model.IOWQFS) map[string]model.IOWQConfig {
-	mixed := model.IOWQMixedWorkload(submit, fs)
+func iowqLarge(submit iowq.Submit, fs iowq.FS) map[string]iowq.Config {
+	mixed := iowq.MixedWorkload(submit, fs)
 	mixed.Reads = []int{0, 3, 4, 7, 1, 6}
-	deep := model.IOWQConfig{Submit: submit, FS: fs, Layout: "UWHH", Size: 4, Reads: []int{0, 5, 2, 7}}
+	deep := iowq.Config{Submit: submit, FS: fs, Layout: "UWHH", Size: 4, Reads: []int{0, 5, 2, 7}}
 	for w := 0; w < 4; w++ {
 		b := w % 2
-		deep.Workers = append(deep.Workers, []model.IOWQWrite{
+		deep.Workers = append(deep.Workers, []iowq.Write{
 			{Block: b, Sector: w / 2}, {Block: 2 + b, Aligned: true}, {Block: 2 + (w+1)%2, Sector: w % 2}, {Block: (w + 1) % 2, Aligned: true},
 		})
 	}
-	return map[string]model.IOWQConfig{"8x2 mixed+reader": mixed, "4x4 extending+reader": deep}
+	return map[string]iowq.Config{"8x2 mixed+reader": mixed, "4x4 extending+reader": deep}
 }
 
 // TestIOWQWalkLarge: random schedules drawn by rapid on the large bounds,
 // for the correct file systems hashed and unhashed; the register check in
 // every state (walk). 300 walks per case by default (-rapid.checks=N).
 func TestIOWQWalkLarge(t *testing.T) {
-	for _, fs := range model.IOWQFileSystems() {
+	for _, fs := range iowq.FileSystems() {
 		if fs.Mutant() {
 			continue
 		}
-		for _, sub := range []model.IOWQSubmit{model.IOWQHashed, model.IOWQUnhashed} {
+		for _, sub := range []iowq.Submit{iowq.Hashed, iowq.Unhashed} {
 			for name, c := range iowqLarge(sub, fs) {
 				t.Run(fmt.Sprintf("%v/%v/%s", sub, fs, name), func(t *testing.T) {
-					sys, err := model.NewIOWQSystem(c)
+					sys, err := iowq.NewSystem(c)
 					require.NoError(t, err)
 					st := &iowqWalkStats{}
 					rapidctl.Check(t, 300, func(t *rapid.T) {
-						path, end := walk(t, model.System[model.IOWQState](sys), 5000)
+						path, end := walk(t, explore.System[iowq.State](sys), 5000)
 						st.add(sys, path, end)
 					})
 					t.Logf("%+v", *st)
@@ -162,10 +164,10 @@ func TestIOWQWalkLarge(t *testing.T) {
 					assert.Equal(t, st.walks, st.finished, "every walk must run to the end")
 					assert.NotZero(t, st.zeroings, "no sub-block zeroing")
 					assert.NotZero(t, st.reads, "no read returned data")
-					if fs == model.IOWQXFS {
+					if fs == iowq.XFS {
 						assert.NotZero(t, st.retries, "xfs never retried exclusive after -EAGAIN")
 					}
-					if sub == model.IOWQUnhashed {
+					if sub == iowq.Unhashed {
 						assert.NotZero(t, st.drains, "inode_dio_wait never had to wait")
 					}
 				})
@@ -179,13 +181,13 @@ func TestIOWQWalkLarge(t *testing.T) {
 // asynchronous completion) hashed, and the failure must replay from its
 // seed.
 func TestIOWQWalkMutants(t *testing.T) {
-	for _, fs := range []model.IOWQFS{model.IOWQExt4Unwritten2011, model.IOWQXFSNoDIOWait} {
-		for _, sub := range []model.IOWQSubmit{model.IOWQHashed, model.IOWQUnhashed} {
+	for _, fs := range []iowq.FS{iowq.MutantExt4Unwritten2011, iowq.MutantXFSNoDIOWait} {
+		for _, sub := range []iowq.Submit{iowq.Hashed, iowq.Unhashed} {
 			t.Run(fmt.Sprintf("%v/%v", sub, fs), func(t *testing.T) {
-				sys, err := model.NewIOWQSystem(model.IOWQMixedWorkload(sub, fs))
+				sys, err := iowq.NewSystem(iowq.MixedWorkload(sub, fs))
 				require.NoError(t, err)
 				f := rapidctl.Expect(t, 200, func(t *rapid.T) {
-					walk(t, model.System[model.IOWQState](sys), 5000)
+					walk(t, explore.System[iowq.State](sys), 5000)
 				})
 				assert.Contains(t, f.Output, "lost write")
 				assert.Contains(t, f.Output, "sub-block zeroing")
@@ -195,8 +197,8 @@ func TestIOWQWalkMutants(t *testing.T) {
 }
 
 // iowqDrawStep lets rapid choose every step of a recorded run.
-func iowqDrawStep(t *rapid.T) func([]model.Label) int {
-	return func(ls []model.Label) int {
+func iowqDrawStep(t *rapid.T) func([]explore.Label) int {
+	return func(ls []explore.Label) int {
 		if len(ls) == 1 {
 			return 0
 		}
@@ -207,8 +209,8 @@ func iowqDrawStep(t *rapid.T) func([]model.Label) int {
 // iowqHistoryProp records a run of c under a rapid-drawn schedule and
 // checks its history with porcupine. A run porcupine rejects must also
 // break the model's own check (porcupine sees only what reads returned).
-func iowqHistoryProp(c model.IOWQConfig, name string, saw *int) func(*rapid.T) {
-	sys, err := model.NewIOWQSystem(c)
+func iowqHistoryProp(c iowq.Config, name string, saw *int) func(*rapid.T) {
+	sys, err := iowq.NewSystem(c)
 	if err != nil {
 		panic(err)
 	}
@@ -241,15 +243,15 @@ func iowqHistoryProp(c model.IOWQConfig, name string, saw *int) func(*rapid.T) {
 // false-positive controls) at the standard bound, and of the correct file
 // systems on the large bounds, are linearizable per sector (porcupine).
 func TestIOWQHistoriesLinearizable(t *testing.T) {
-	cases := map[string]model.IOWQConfig{}
-	for _, c := range model.IOWQChecks() {
+	cases := map[string]iowq.Config{}
+	for _, c := range iowq.Checks() {
 		if !c.ExpectUnsafe() {
-			cases[model.IOWQRowName(c)] = c
+			cases[iowq.RowName(c)] = c
 		}
 	}
-	for _, fs := range []model.IOWQFS{model.IOWQXFS, model.IOWQExt4} {
-		for name, c := range iowqLarge(model.IOWQUnhashed, fs) {
-			cases[fmt.Sprintf("%v %v %s", model.IOWQUnhashed, fs, name)] = c
+	for _, fs := range []iowq.FS{iowq.XFS, iowq.Ext4} {
+		for name, c := range iowqLarge(iowq.Unhashed, fs) {
+			cases[fmt.Sprintf("%v %v %s", iowq.Unhashed, fs, name)] = c
 		}
 	}
 	for name, c := range cases {
@@ -269,10 +271,10 @@ func TestIOWQHistoriesLinearizable(t *testing.T) {
 // rapid's shrinking, which checks every candidate with porcupine, quick);
 // linearize's tests check the standard bound's counterexamples too.
 func TestIOWQHistoriesMutantNotLinearizable(t *testing.T) {
-	for _, c := range []model.IOWQConfig{
-		model.Race2011IOWQConfig(model.IOWQUnhashed, model.IOWQExt4Unwritten2011, false),
-		model.Race2011IOWQConfig(model.IOWQHashed, model.IOWQExt4Unwritten2011, false),
-		model.StandardIOWQConfig(model.IOWQUnhashed, model.IOWQXFSNoDIOWait, false),
+	for _, c := range []iowq.Config{
+		iowq.Race2011Config(iowq.Unhashed, iowq.MutantExt4Unwritten2011, false),
+		iowq.Race2011Config(iowq.Hashed, iowq.MutantExt4Unwritten2011, false),
+		iowq.StandardConfig(iowq.Unhashed, iowq.MutantXFSNoDIOWait, false),
 	} {
 		t.Run(fmt.Sprintf("%v/%v", c.Submit, c.FS), func(t *testing.T) {
 			name := fmt.Sprintf("iowq-negative-%v-%v", c.Submit, c.FS)
@@ -297,38 +299,38 @@ func TestIOWQHistoriesMutantNotLinearizable(t *testing.T) {
 // write takes it exclusive and workers queue on it. With -v it prints the
 // report.
 func TestIOWQLockWaits(t *testing.T) {
-	lat := model.DefaultIOWQLatency()
-	rs, err := model.IOWQContentionReport(lat, 50, 1)
+	lat := iowq.DefaultLatency()
+	rs, err := iowq.ContentionReport(lat, 50, 1)
 	require.NoError(t, err)
-	get := func(workload string, sub model.IOWQSubmit, fs model.IOWQFS) model.IOWQContention {
+	get := func(workload string, sub iowq.Submit, fs iowq.FS) iowq.Contention {
 		t.Helper()
-		for i, c := range model.IOWQContentionCases() {
+		for i, c := range iowq.ContentionCases() {
 			if strings.HasPrefix(c.Workload, workload) && c.Config.Submit == sub && c.Config.FS == fs {
 				return rs[i]
 			}
 		}
 		t.Fatalf("no case %s %v %v", workload, sub, fs)
-		return model.IOWQContention{}
+		return iowq.Contention{}
 	}
 	for _, r := range rs {
 		require.Equal(t, 50*16, r.Writes, "every write of every run completes")
-		if r.Config.Submit == model.IOWQHashed {
+		if r.Config.Submit == iowq.Hashed {
 			assert.Zero(t, r.LockWaits, "hashed %v: io-wq workers of one file contend on i_rwsem", r.Config.FS)
 			assert.Positive(t, r.HashWaits, "hashed %v: nobody waited for the hash", r.Config.FS)
 		} else {
 			assert.Zero(t, r.HashWaits)
 		}
 	}
-	for _, fs := range []model.IOWQFS{model.IOWQXFS, model.IOWQExt4} {
-		u := get("seed", model.IOWQUnhashed, fs)
+	for _, fs := range []iowq.FS{iowq.XFS, iowq.Ext4} {
+		u := get("seed", iowq.Unhashed, fs)
 		assert.Zero(t, u.LockWaits+u.DrainWaits, "unhashed %v: aligned overwrites must not wait", fs)
-		assert.Greater(t, u.PerSecond(), get("seed", model.IOWQHashed, fs).PerSecond(), "unhashed %v is not faster than hashed", fs)
+		assert.Greater(t, u.PerSecond(), get("seed", iowq.Hashed, fs).PerSecond(), "unhashed %v is not faster than hashed", fs)
 	}
-	noflag := get("seed", model.IOWQUnhashed, model.IOWQNoFlag)
+	noflag := get("seed", iowq.Unhashed, iowq.NoFlag)
 	assert.Greater(t, noflag.LockWaits, noflag.Writes/2, "unhashed without the flag: workers must queue on i_rwsem")
-	assert.Positive(t, get("mixed", model.IOWQUnhashed, model.IOWQXFS).Retries, "xfs's optimistic unaligned path never retried")
+	assert.Positive(t, get("mixed", iowq.Unhashed, iowq.XFS).Retries, "xfs's optimistic unaligned path never retried")
 
 	var buf bytes.Buffer
-	require.NoError(t, model.WriteIOWQContention(&buf, lat, 50, 1))
+	require.NoError(t, iowq.WriteContention(&buf, lat, 50, 1))
 	t.Logf("io-wq lock waits:\n%s", buf.String())
 }

@@ -12,7 +12,10 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/flushproof/flushproof/internal/rapidctl"
-	"github.com/flushproof/flushproof/model"
+	"github.com/flushproof/flushproof/model/device"
+	"github.com/flushproof/flushproof/model/explore"
+	"github.com/flushproof/flushproof/model/odsync"
+	"github.com/flushproof/flushproof/model/verdict"
 	"github.com/flushproof/flushproof/spec"
 )
 
@@ -32,10 +35,10 @@ var (
 // operational device (model.Device, over every landing order) can really
 // produce for the same history.
 func TestODSyncVerdicts(t *testing.T) {
-	var table []model.Verdict
-	for _, c := range model.ODSyncChecks() {
-		t.Run(model.ODSyncRowName(c), func(t *testing.T) {
-			v, err := model.ODSyncVerdict(c, model.Options{Liveness: true})
+	var table []verdict.Verdict
+	for _, c := range odsync.Checks() {
+		t.Run(odsync.RowName(c), func(t *testing.T) {
+			v, err := odsync.Check(c, explore.Options{Liveness: true})
 			require.NoError(t, err)
 			table = append(table, v)
 			require.False(t, v.Truncated)
@@ -44,40 +47,40 @@ func TestODSyncVerdicts(t *testing.T) {
 				return
 			}
 			require.NotNil(t, v.Violation, "the negative control was not caught")
-			assert.Equal(t, model.Safety, v.Violation.Kind)
+			assert.Equal(t, explore.Safety, v.Violation.Kind)
 			t.Logf("counterexample:\n%s", v.Violation.Timeline())
-			var loss *model.ODSyncLoss
+			var loss *odsync.Loss
 			require.True(t, errors.As(v.Violation.Err, &loss), "not a lost acknowledged write: %v", v.Violation.Err)
 			assert.Contains(t, loss.Why, odsyncExpectedWhy(c), "caught for the wrong reason")
 
-			sys, err := model.NewODSyncSystem(c)
+			sys, err := odsync.NewSystem(c)
 			require.NoError(t, err)
-			s, err := model.Replay[model.ODSyncState](sys, v.Violation.Path)
+			s, err := explore.Replay[odsync.State](sys, v.Violation.Path)
 			require.NoError(t, err, "the counterexample path must replay")
 			assert.EqualError(t, sys.Check(s), v.Violation.Err.Error())
 
 			h := append(odsyncHistory(sys, v.Violation.Path), spec.Event{Kind: spec.Crash})
-			devs, err := model.Explain(c.Device, model.Correct, h)
+			devs, err := device.Explain(c.Device, device.Correct, h)
 			require.NoError(t, err)
-			assert.True(t, model.CrashUnion(devs, loss.Block).Has(loss.Content),
+			assert.True(t, device.CrashUnion(devs, loss.Block).Has(loss.Content),
 				"model.Device cannot leave %s on b%d after this history", spec.ContentName(loss.Content), loss.Block)
 		})
 	}
 	var b strings.Builder
-	require.NoError(t, model.WriteVerdictTable(&b, table))
+	require.NoError(t, verdict.WriteTable(&b, table))
 	t.Logf("verdict table:\n%s", b.String())
 }
 
 // odsyncExpectedWhy is the mechanism each mutant must be caught by.
-func odsyncExpectedWhy(c model.ODSyncConfig) string {
+func odsyncExpectedWhy(c odsync.Config) string {
 	switch {
-	case c.Variant == model.ODSyncFallbackDirty:
+	case c.Variant == odsync.MutantFallbackDirty:
 		return "only in the page cache"
-	case c.Variant == model.ODSyncDropFUA:
+	case c.Variant == odsync.MutantDropFUA:
 		return "a plain write that carried it, completed into the volatile write cache"
-	case c.Variant == model.ODSyncSkipSyncOnFallback && !c.Device.VolatileCache:
+	case c.Variant == odsync.MutantSkipSyncOnFallback && !c.Device.VolatileCache:
 		return "a plain write that carried it, failed with EIO"
-	case c.Variant == model.ODSyncSkipSyncOnFallback:
+	case c.Variant == odsync.MutantSkipSyncOnFallback:
 		return "a plain write that carried it, completed into the volatile write cache"
 	}
 	return "(no counterexample expected)"
@@ -85,7 +88,7 @@ func odsyncExpectedWhy(c model.ODSyncConfig) string {
 
 // odsyncHistory is the device history of a path: every command submitted
 // and every completion, post-flush and failure, in order.
-func odsyncHistory(sys *model.ODSyncSystem, path []model.Step) []spec.Event {
+func odsyncHistory(sys *odsync.System, path []explore.Step) []spec.Event {
 	var h []spec.Event
 	for _, st := range path {
 		if e, ok := sys.DeviceEvent(st.Label); ok {
@@ -96,8 +99,8 @@ func odsyncHistory(sys *model.ODSyncSystem, path []model.Step) []spec.Event {
 }
 
 func TestODSyncRows(t *testing.T) {
-	rows := model.ODSyncRows()
-	checks := model.ODSyncChecks()
+	rows := odsync.Rows()
+	checks := odsync.Checks()
 	require.Len(t, rows, len(checks))
 	names := map[string]bool{}
 	for i, r := range rows {
@@ -107,9 +110,9 @@ func TestODSyncRows(t *testing.T) {
 	}
 	// The rows compute the verdicts of their own scenarios.
 	for _, i := range []int{0, len(rows) - 1} {
-		v, err := rows[i].Check(model.Options{})
+		v, err := rows[i].Check(explore.Options{})
 		require.NoError(t, err)
-		want, err := model.ODSyncVerdict(checks[i], model.Options{})
+		want, err := odsync.Check(checks[i], explore.Options{})
 		require.NoError(t, err)
 		assert.Equal(t, want.Bound, v.Bound)
 		assert.Equal(t, want.Safe, v.Safe)
@@ -120,11 +123,11 @@ func TestODSyncRows(t *testing.T) {
 // odsyncLarge draws a scenario beyond the exhaustive bounds: one or two
 // writers, as many write()s as the contract's history holds (5 to 16 per
 // writer), 1 to 3 blocks each, with or without EIO and the flusher thread.
-func odsyncLarge(t *rapid.T, v model.ODSyncVariant, dev spec.Config) model.ODSyncConfig {
+func odsyncLarge(t *rapid.T, v odsync.Variant, dev spec.Config) odsync.Config {
 	tasks := rapid.IntRange(1, 2).Draw(t, "tasks")
 	blocks := rapid.IntRange(1, 3).Draw(t, "blocks")
 	writes := min(16, spec.MaxWrites/(tasks*blocks), spec.MaxFlushes/tasks)
-	return model.ODSyncConfig{Variant: v, Device: dev, Tasks: tasks, Writes: writes, Blocks: blocks,
+	return odsync.Config{Variant: v, Device: dev, Tasks: tasks, Writes: writes, Blocks: blocks,
 		Failures: rapid.Bool().Draw(t, "EIO"), Writeback: rapid.Bool().Draw(t, "background write-back")}
 }
 
@@ -134,7 +137,7 @@ type odsyncWalkStats struct {
 	runs, returned, skipped, fallback, eio, background, deviceFailures, postFlushes, longRuns int
 }
 
-func (w *odsyncWalkStats) add(sys *model.ODSyncSystem, path []model.Label) {
+func (w *odsyncWalkStats) add(sys *odsync.System, path []explore.Label) {
 	w.runs++
 	returns := 0
 	for _, l := range path {
@@ -175,17 +178,17 @@ func (w *odsyncWalkStats) add(sys *model.ODSyncSystem, path []model.Label) {
 // default (200 under -short); -rapid.checks=N for more.
 func TestODSyncWalk(t *testing.T) {
 	type row struct {
-		v    model.ODSyncVariant
+		v    odsync.Variant
 		dev  spec.Config
 		noIO bool // without EIO: skip-sync-on-fallback is SAFE without a cache only then
 	}
 	var rows []row
-	for _, v := range []model.ODSyncVariant{model.ODSyncBaseline, model.ODSyncPatched} {
+	for _, v := range []odsync.Variant{odsync.Baseline, odsync.Patched} {
 		for _, dev := range spec.Configs() {
 			rows = append(rows, row{v: v, dev: dev})
 		}
 	}
-	rows = append(rows, row{v: model.ODSyncDropFUA, dev: odNoCache}, row{v: model.ODSyncSkipSyncOnFallback, dev: odNoCache, noIO: true})
+	rows = append(rows, row{v: odsync.MutantDropFUA, dev: odNoCache}, row{v: odsync.MutantSkipSyncOnFallback, dev: odNoCache, noIO: true})
 	for _, r := range rows {
 		t.Run(r.v.String()+"/"+r.dev.String(), func(t *testing.T) {
 			st := &odsyncWalkStats{}
@@ -194,7 +197,7 @@ func TestODSyncWalk(t *testing.T) {
 				if r.noIO {
 					c.Failures = false
 				}
-				sys, err := model.NewODSyncSystem(c)
+				sys, err := odsync.NewSystem(c)
 				require.NoError(rt, err)
 				path, _ := walk(rt, sys, 5000)
 				st.add(sys, path)
@@ -204,7 +207,7 @@ func TestODSyncWalk(t *testing.T) {
 			assert.NotZero(t, st.fallback, "the fallback was never taken")
 			assert.NotZero(t, st.background, "the flusher never wrote a page")
 			assert.NotZero(t, st.longRuns, "no run went past the exhaustive bound")
-			if r.v != model.ODSyncBaseline {
+			if r.v != odsync.Baseline {
 				assert.NotZero(t, st.skipped, "the sync was never skipped")
 			}
 			if !r.noIO {
@@ -223,17 +226,17 @@ func TestODSyncWalk(t *testing.T) {
 // is unsafe, and the failure must replay from the seed rapid printed.
 func TestODSyncWalkMutants(t *testing.T) {
 	type row struct {
-		v      model.ODSyncVariant
+		v      odsync.Variant
 		dev    spec.Config
 		shared bool // two writers with EIO: the lost AS_EIO needs both
 	}
 	var rows []row
-	for _, v := range []model.ODSyncVariant{model.ODSyncSkipSyncOnFallback, model.ODSyncDropFUA, model.ODSyncFallbackDirty} {
+	for _, v := range []odsync.Variant{odsync.MutantSkipSyncOnFallback, odsync.MutantDropFUA, odsync.MutantFallbackDirty} {
 		for _, dev := range []spec.Config{odCacheFUA, odCacheEmu} {
 			rows = append(rows, row{v: v, dev: dev})
 		}
 	}
-	rows = append(rows, row{v: model.ODSyncFallbackDirty, dev: odNoCache}, row{v: model.ODSyncSkipSyncOnFallback, dev: odNoCache, shared: true})
+	rows = append(rows, row{v: odsync.MutantFallbackDirty, dev: odNoCache}, row{v: odsync.MutantSkipSyncOnFallback, dev: odNoCache, shared: true})
 	for _, r := range rows {
 		t.Run(r.v.String()+"/"+r.dev.String(), func(t *testing.T) {
 			f := rapidctl.Expect(t, 300, func(rt *rapid.T) {
@@ -241,7 +244,7 @@ func TestODSyncWalkMutants(t *testing.T) {
 				if r.shared {
 					c.Tasks, c.Writes, c.Failures = 2, 5, true
 				}
-				sys, err := model.NewODSyncSystem(c)
+				sys, err := odsync.NewSystem(c)
 				require.NoError(rt, err)
 				walk(rt, sys, 5000)
 			})
@@ -258,8 +261,8 @@ func TestODSyncWalkMutants(t *testing.T) {
 // leave after a crash exactly what the contract allows, block by block.
 func TestODSyncDeviceAgreesWithOperationalDevice(t *testing.T) {
 	rapidctl.Check(t, 400, func(rt *rapid.T) {
-		c := model.ODSyncConfig{
-			Variant:   rapid.SampledFrom([]model.ODSyncVariant{model.ODSyncBaseline, model.ODSyncPatched}).Draw(rt, "variant"),
+		c := odsync.Config{
+			Variant:   rapid.SampledFrom([]odsync.Variant{odsync.Baseline, odsync.Patched}).Draw(rt, "variant"),
 			Device:    rapid.SampledFrom(spec.Configs()).Draw(rt, "device"),
 			Tasks:     2,
 			Writes:    2,
@@ -267,18 +270,18 @@ func TestODSyncDeviceAgreesWithOperationalDevice(t *testing.T) {
 			Failures:  rapid.Bool().Draw(rt, "EIO"),
 			Writeback: rapid.Bool().Draw(rt, "background write-back"),
 		}
-		sys, err := model.NewODSyncSystem(c)
+		sys, err := odsync.NewSystem(c)
 		require.NoError(rt, err)
 		path, end := walk(rt, sys, rapid.IntRange(1, 120).Draw(rt, "steps"))
-		steps := make([]model.Step, len(path))
+		steps := make([]explore.Step, len(path))
 		for i, l := range path {
-			steps[i] = model.Step{Label: l}
+			steps[i] = explore.Step{Label: l}
 		}
 		h := odsyncHistory(sys, steps)
-		devs, err := model.Explain(c.Device, model.Correct, h)
+		devs, err := device.Explain(c.Device, device.Correct, h)
 		require.NoError(rt, err, "model.Device cannot explain the history %v", h)
 		for b := 0; b < c.Tasks*c.Blocks; b++ {
-			assert.Equal(rt, end.CrashSet(b).String(), model.CrashUnion(devs, b).String(), "b%d after %v", b, h)
+			assert.Equal(rt, end.CrashSet(b).String(), device.CrashUnion(devs, b).String(), "b%d after %v", b, h)
 		}
 	})
 }
@@ -290,68 +293,68 @@ func TestODSyncDeviceAgreesWithOperationalDevice(t *testing.T) {
 // changes; and with the seed's latencies the predicted IOPS move from
 // about 120 to about 7,500.
 func TestODSyncCostTable(t *testing.T) {
-	cost := func(v model.ODSyncVariant, dev spec.Config, p model.ODSyncPath) model.ODSyncCost {
+	cost := func(v odsync.Variant, dev spec.Config, p odsync.Path) odsync.Cost {
 		t.Helper()
-		c, err := model.ODSyncCallCost(v, dev, p)
+		c, err := odsync.CallCost(v, dev, p)
 		require.NoError(t, err)
 		return c
 	}
 	for _, dev := range spec.Configs() {
-		base := cost(model.ODSyncBaseline, dev, model.ODSyncPureDirect)
-		patched := cost(model.ODSyncPatched, dev, model.ODSyncPureDirect)
+		base := cost(odsync.Baseline, dev, odsync.PureDirect)
+		patched := cost(odsync.Patched, dev, odsync.PureDirect)
 		assert.Equal(t, base.Flushes+base.StrippedFlushes, patched.Flushes+patched.StrippedFlushes+1,
 			"%v: the patch removes one PREFLUSH per write()", dev)
 		assert.Equal(t, base.FUAWrites, patched.FUAWrites, "%v", dev)
 		assert.Equal(t, base.PlainWrites(), patched.PlainWrites(), "%v", dev)
-		for _, p := range []model.ODSyncPath{model.ODSyncFallbackAll, model.ODSyncShortDirect} {
-			b, q := cost(model.ODSyncBaseline, dev, p), cost(model.ODSyncPatched, dev, p)
+		for _, p := range []odsync.Path{odsync.FallbackAll, odsync.ShortDirect} {
+			b, q := cost(odsync.Baseline, dev, p), cost(odsync.Patched, dev, p)
 			b.Variant, q.Variant = 0, 0
 			assert.Equal(t, b, q, "%v %v: the fallback path is unchanged by the seed", dev, p)
 		}
 	}
 
-	fua := [2]model.ODSyncCost{cost(model.ODSyncBaseline, odCacheFUA, model.ODSyncPureDirect), cost(model.ODSyncPatched, odCacheFUA, model.ODSyncPureDirect)}
+	fua := [2]odsync.Cost{cost(odsync.Baseline, odCacheFUA, odsync.PureDirect), cost(odsync.Patched, odCacheFUA, odsync.PureDirect)}
 	assert.Equal(t, [2]int{1, 1}, [2]int{fua[0].FUAWrites, fua[1].FUAWrites})
 	assert.Equal(t, [2]int{1, 0}, [2]int{fua[0].Flushes, fua[1].Flushes})
 	assert.Equal(t, [2]int{2, 1}, [2]int{fua[0].RoundTrips, fua[1].RoundTrips})
 
-	emu := [2]model.ODSyncCost{cost(model.ODSyncBaseline, odCacheEmu, model.ODSyncPureDirect), cost(model.ODSyncPatched, odCacheEmu, model.ODSyncPureDirect)}
+	emu := [2]odsync.Cost{cost(odsync.Baseline, odCacheEmu, odsync.PureDirect), cost(odsync.Patched, odCacheEmu, odsync.PureDirect)}
 	assert.Equal(t, [2]int{1, 1}, [2]int{emu[0].PlainWrites(), emu[1].PlainWrites()}, "emulated FUA: the data is a plain write")
 	assert.Equal(t, [2]int{2, 1}, [2]int{emu[0].Flushes, emu[1].Flushes}, "DESIGN.md: write + 2 flushes vs write + 1 flush")
 	assert.Equal(t, [2]int{1, 1}, [2]int{emu[0].PostFlushes, emu[1].PostFlushes})
 
-	none := [2]model.ODSyncCost{cost(model.ODSyncBaseline, odNoCache, model.ODSyncPureDirect), cost(model.ODSyncPatched, odNoCache, model.ODSyncPureDirect)}
+	none := [2]odsync.Cost{cost(odsync.Baseline, odNoCache, odsync.PureDirect), cost(odsync.Patched, odNoCache, odsync.PureDirect)}
 	assert.Equal(t, [2]int{0, 0}, [2]int{none[0].Flushes, none[1].Flushes}, "no cache: the flush is stripped")
 	assert.Equal(t, 1, none[0].StrippedFlushes)
-	assert.Equal(t, none[0].Latency(model.DefaultODSyncLatency), none[1].Latency(model.DefaultODSyncLatency))
+	assert.Equal(t, none[0].Latency(odsync.DefaultLatency), none[1].Latency(odsync.DefaultLatency))
 
-	seq, rnd := model.DefaultODSyncLatency, model.SeedRandomODSyncLatency
+	seq, rnd := odsync.DefaultLatency, odsync.SeedRandomLatency
 	assert.InEpsilon(t, 119.7, fua[0].IOPS(seq), 0.01, "seed: sequential baseline")
 	assert.InEpsilon(t, 7497.0, fua[1].IOPS(seq), 0.01, "seed: sequential patched")
 	assert.InEpsilon(t, 156.1, fua[0].IOPS(rnd), 0.01, "seed: random baseline")
 	assert.InEpsilon(t, 666.4, fua[1].IOPS(rnd), 0.01, "seed: random patched")
 	assert.Greater(t, fua[1].IOPS(seq)/fua[0].IOPS(seq), 50.0, "one flush fewer, where a flush costs milliseconds")
 	assert.InEpsilon(t, 2.0, emu[1].IOPS(seq)/emu[0].IOPS(seq), 0.02, "emulated FUA: one flush of two")
-	assert.True(t, math.IsInf(cost(model.ODSyncFallbackDirty, odCacheFUA, model.ODSyncFallbackAll).IOPS(seq), 1),
+	assert.True(t, math.IsInf(cost(odsync.MutantFallbackDirty, odCacheFUA, odsync.FallbackAll).IOPS(seq), 1),
 		"a write() left in the page cache costs the device nothing")
 
 	var out bytes.Buffer
-	require.NoError(t, model.WriteODSyncCostTable(&out, seq))
+	require.NoError(t, odsync.WriteCostTable(&out, seq))
 	lines := strings.Split(out.String(), "\n")
 	assert.True(t, strings.HasPrefix(lines[0], "VARIANT"), lines[0])
 	rows := 0
 	for _, l := range lines {
-		for _, v := range model.ODSyncVariants() {
+		for _, v := range odsync.Variants() {
 			if strings.HasPrefix(l, v.String()+" ") {
 				rows++
 			}
 		}
 	}
-	assert.Equal(t, len(model.ODSyncVariants())*len(spec.Configs())*len(model.ODSyncPaths()), rows)
+	assert.Equal(t, len(odsync.Variants())*len(spec.Configs())*len(odsync.Paths()), rows)
 	assert.Regexp(t, `cache\+fua +baseline 1 flush\(es\) +119\.7 IOPS, patched 0 flush\(es\) +7518\.8 IOPS: x62\.83`, out.String())
 	t.Logf("cost table:\n%s", out.String())
 
-	assert.Error(t, model.WriteODSyncCostTable(failingWriter{}, seq), "a write error must be reported")
+	assert.Error(t, odsync.WriteCostTable(failingWriter{}, seq), "a write error must be reported")
 }
 
 type failingWriter struct{}

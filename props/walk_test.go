@@ -6,7 +6,7 @@ import (
 
 	"pgregory.net/rapid"
 
-	"github.com/flushproof/flushproof/model"
+	"github.com/flushproof/flushproof/model/explore"
 )
 
 // walk is a random run of an explorer system chosen by rapid: from an
@@ -16,15 +16,15 @@ import (
 // replays like any rapid test case. It returns the path taken and the
 // state reached (after maxSteps steps, or where no transition is enabled).
 // On a violation it fails t with the timeline of the path.
-func walk[S comparable](t *rapid.T, sys model.System[S], maxSteps int) ([]model.Label, S) {
+func walk[S comparable](t *rapid.T, sys explore.System[S], maxSteps int) ([]explore.Label, S) {
 	inits := sys.Init()
 	s := inits[0]
 	if len(inits) > 1 {
 		s = inits[rapid.IntRange(0, len(inits)-1).Draw(t, "init")]
 	}
-	var path []model.Label
+	var path []explore.Label
 	type succ struct {
-		l model.Label
+		l explore.Label
 		s S
 	}
 	var next []succ
@@ -36,7 +36,7 @@ func walk[S comparable](t *rapid.T, sys model.System[S], maxSteps int) ([]model.
 			return path, s
 		}
 		next = next[:0]
-		sys.Next(s, func(l model.Label, n S) { next = append(next, succ{l, n}) })
+		sys.Next(s, func(l explore.Label, n S) { next = append(next, succ{l, n}) })
 		if len(next) == 0 {
 			return path, s
 		}
@@ -49,7 +49,7 @@ func walk[S comparable](t *rapid.T, sys model.System[S], maxSteps int) ([]model.
 	}
 }
 
-func describePath[S comparable](sys model.System[S], path []model.Label) string {
+func describePath[S comparable](sys explore.System[S], path []explore.Label) string {
 	var b strings.Builder
 	actors := sys.Actors()
 	for i, l := range path {

@@ -11,7 +11,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/flushproof/flushproof/model"
+	"github.com/flushproof/flushproof/model/device"
+	"github.com/flushproof/flushproof/model/diocount"
+	"github.com/flushproof/flushproof/model/explore"
+	"github.com/flushproof/flushproof/model/flushseq"
+	"github.com/flushproof/flushproof/model/iowq"
+	"github.com/flushproof/flushproof/model/odsync"
+	"github.com/flushproof/flushproof/model/verdict"
 )
 
 func runCheck(args []string, stdout, stderr io.Writer) int {
@@ -55,7 +61,7 @@ flags:
 			return exitUsage
 		}
 	}
-	var selected []model.Row
+	var selected []verdict.Row
 	for _, r := range rows(*proof) {
 		if filter == nil || filter.MatchString(r.Name) {
 			selected = append(selected, r)
@@ -91,12 +97,12 @@ flags:
 			return why
 		}
 		if as.short() {
-			return model.StopMemory
+			return explore.StopMemory
 		}
 		return ""
 	}
 	c := &checkRun{
-		opt:   model.Options{MaxStates: *maxStates, MaxMemory: limit, Liveness: true, Stop: stop},
+		opt:   explore.Options{MaxStates: *maxStates, MaxMemory: limit, Liveness: true, Stop: stop},
 		json:  *jsonOut,
 		intr:  in,
 		limit: limit,
@@ -111,36 +117,36 @@ flags:
 // rows lists every registered model in the catalog order, which is the
 // order of the table. A row's name is "model config bound": what -run
 // matches.
-func rows(proof bool) []model.Row {
-	var out []model.Row
-	for _, pair := range model.DeviceChecks() {
-		w := model.StandardDeviceWorkload(pair.Config, pair.Bug)
-		out = append(out, model.Row{Name: w.Bug.String() + " " + w.Config.String() + " " + w.Describe(),
-			Check: func(o model.Options) (model.Verdict, error) { return model.DeviceVerdict(w, o) }})
+func rows(proof bool) []verdict.Row {
+	var out []verdict.Row
+	for _, pair := range device.Checks() {
+		w := device.StandardWorkload(pair.Config, pair.Bug)
+		out = append(out, verdict.Row{Name: w.Bug.String() + " " + w.Config.String() + " " + w.Describe(),
+			Check: func(o explore.Options) (verdict.Verdict, error) { return device.Check(w, o) }})
 	}
-	fsync := model.FsyncChecks()
+	fsync := flushseq.Checks()
 	if proof {
-		fsync = append(fsync, model.FsyncProofChecks()...)
+		fsync = append(fsync, flushseq.ProofChecks()...)
 	}
 	for _, c := range fsync {
-		out = append(out, model.Row{Name: fmt.Sprintf("xfs-flushseq %s %s %s", c.Variant, c.Memory, c.Describe()),
-			Check: func(o model.Options) (model.Verdict, error) { return model.FsyncVerdict(c, o) }})
+		out = append(out, verdict.Row{Name: fmt.Sprintf("xfs-flushseq %s %s %s", c.Variant, c.Memory, c.Describe()),
+			Check: func(o explore.Options) (verdict.Verdict, error) { return flushseq.Check(c, o) }})
 	}
-	odsync := model.ODSyncRows()
+	odsyncRows := odsync.Rows()
 	if proof {
-		for _, c := range model.ODSyncProofChecks() {
-			odsync = append(odsync, model.Row{Name: model.ODSyncRowName(c),
-				Check: func(o model.Options) (model.Verdict, error) { return model.ODSyncVerdict(c, o) }})
+		for _, c := range odsync.ProofChecks() {
+			odsyncRows = append(odsyncRows, verdict.Row{Name: odsync.RowName(c),
+				Check: func(o explore.Options) (verdict.Verdict, error) { return odsync.Check(c, o) }})
 		}
 	}
-	out = append(out, odsync...)
-	out = append(out, model.IOWQRows()...)
-	return append(out, model.DIOCountRows()...)
+	out = append(out, odsyncRows...)
+	out = append(out, iowq.Rows()...)
+	return append(out, diocount.Rows()...)
 }
 
 // checkRun is one run of `flushproof check`.
 type checkRun struct {
-	opt      model.Options
+	opt      explore.Options
 	json     bool
 	progress *progressLine // nil with -q
 	intr     *interrupts
@@ -161,20 +167,20 @@ func (c *checkRun) freeAbove() int64 {
 // that ended it.
 type finished struct {
 	name string
-	v    model.Verdict
+	v    verdict.Verdict
 	err  error
 }
 
 // run checks the rows one after the other, printing each as it ends, then
 // the counterexamples, the errors and the summary; it returns the exit
 // status.
-func (c *checkRun) run(rows []model.Row, stdout, stderr io.Writer) int {
+func (c *checkRun) run(rows []verdict.Row, stdout, stderr io.Writer) int {
 	start := time.Now()
 	names := make([]string, len(rows))
 	for i, r := range rows {
 		names[i] = r.Name
 	}
-	table := model.NewVerdictTable(stdout, names)
+	table := verdict.NewTable(stdout, names)
 	enc := jsonLines(stdout)
 	if !c.json {
 		table.WriteHeader()
@@ -196,7 +202,7 @@ func (c *checkRun) run(rows []model.Row, stdout, stderr io.Writer) int {
 		done = append(done, finished{r.Name, v, err})
 		t.add(v, err)
 		if c.json {
-			enc.Encode(model.NewVerdictRecord(r.Name, v, err))
+			enc.Encode(verdict.NewRecord(r.Name, v, err))
 		} else {
 			table.WriteRow(r.Name, v, err)
 		}
@@ -241,11 +247,11 @@ func (c *checkRun) run(rows []model.Row, stdout, stderr io.Writer) int {
 
 // checkRow runs one row's search; a panic in it becomes its error, so that
 // the other rows still run.
-func checkRow(r model.Row, opt model.Options, stderr io.Writer) (v model.Verdict, err error) {
+func checkRow(r verdict.Row, opt explore.Options, stderr io.Writer) (v verdict.Verdict, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			fmt.Fprintf(stderr, "flushproof check: %s: panic: %v\n%s", r.Name, p, debug.Stack())
-			v, err = model.Verdict{}, fmt.Errorf("panic: %v", p)
+			v, err = verdict.Verdict{}, fmt.Errorf("panic: %v", p)
 		}
 	}()
 	return r.Check(opt)
@@ -257,7 +263,7 @@ type tally struct {
 	rows, safe, unsafeExpected, unexpected, unknown, errors int
 }
 
-func (t *tally) add(v model.Verdict, err error) {
+func (t *tally) add(v verdict.Verdict, err error) {
 	t.rows++
 	switch {
 	case err != nil:
@@ -344,8 +350,8 @@ func newProgressLine(stderr io.Writer) *progressLine {
 	return p
 }
 
-func (p *progressLine) report(name string) func(model.Stats) {
-	return func(s model.Stats) {
+func (p *progressLine) report(name string) func(explore.Stats) {
+	return func(s explore.Stats) {
 		end := "\n"
 		if p.tty {
 			end, p.dirty = "\r", true

@@ -8,7 +8,9 @@ import (
 	"math"
 	"time"
 
-	"github.com/flushproof/flushproof/model"
+	"github.com/flushproof/flushproof/model/diocount"
+	"github.com/flushproof/flushproof/model/iowq"
+	"github.com/flushproof/flushproof/model/odsync"
 )
 
 // costProtocols are the tables of `flushproof cost`, in order.
@@ -21,7 +23,7 @@ var costProtocols = []string{"odsync", "diocount", "iowq"}
 func runCost(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("cost", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	lat := model.DefaultODSyncLatency
+	lat := odsync.DefaultLatency
 	fs.DurationVar(&lat.CachedWrite, "write", lat.CachedWrite, "O_DSYNC: latency of a 4 KiB write into the volatile cache, in (0, 1h]")
 	fs.DurationVar(&lat.FUAWrite, "fua-write", lat.FUAWrite, "O_DSYNC: latency of a 4 KiB FUA write, in (0, 1h]")
 	fs.DurationVar(&lat.MediaWrite, "media-write", lat.MediaWrite, "O_DSYNC: latency of a 4 KiB write to a device without a volatile cache, in (0, 1h]")
@@ -58,7 +60,7 @@ func runCost(args []string, stdout, stderr io.Writer) int {
 	if *random {
 		// The calibration of the random writes, with any latency the user
 		// set on top of it.
-		r := model.SeedRandomODSyncLatency
+		r := odsync.SeedRandomLatency
 		if set["write"] {
 			r.CachedWrite = lat.CachedWrite
 		}
@@ -75,7 +77,7 @@ func runCost(args []string, stdout, stderr io.Writer) int {
 	} else if latencySet {
 		lat.Name = "user-set latencies"
 	}
-	iowqLat := model.DefaultIOWQLatency()
+	iowqLat := iowq.DefaultLatency()
 
 	in := catchInterrupts(stderr, true)
 	defer in.release()
@@ -148,16 +150,16 @@ func contains(list []string, s string) bool {
 
 // costTable computes the table of one protocol: as text with its title,
 // or (asJSON) as one record per row.
-func costTable(name string, lat model.ODSyncLatency, iowqLat model.IOWQLatency, runs int, seed uint64, asJSON bool) ([]byte, []any, error) {
+func costTable(name string, lat odsync.Latency, iowqLat iowq.Latency, runs int, seed uint64, asJSON bool) ([]byte, []any, error) {
 	var b bytes.Buffer
 	switch name {
 	case "odsync":
 		if !asJSON {
 			fmt.Fprintf(&b, "O_DSYNC direct writes to a block device (seed 000): device commands per write()\n\n")
-			err := model.WriteODSyncCostTable(&b, lat)
+			err := odsync.WriteCostTable(&b, lat)
 			return b.Bytes(), nil, err
 		}
-		costs, err := model.ODSyncCosts()
+		costs, err := odsync.Costs()
 		var out []any
 		for _, c := range costs {
 			r := odsyncCostRow{Kind: "cost.odsync", Variant: c.Variant.String(), Config: c.Device.String(), Path: c.Path.String(),
@@ -172,13 +174,13 @@ func costTable(name string, lat model.ODSyncLatency, iowqLat model.IOWQLatency, 
 	case "diocount":
 		if !asJSON {
 			fmt.Fprintf(&b, "DIO counting with DAX (seed 004): counter read-modify-writes per direct I/O\n\n")
-			err := model.WriteDIOCountCosts(&b)
+			err := diocount.WriteCosts(&b)
 			return b.Bytes(), nil, err
 		}
-		costs, err := model.DIOCountCosts()
-		base := map[model.DIOCountKind]int{}
+		costs, err := diocount.Costs()
+		base := map[diocount.Kind]int{}
 		for _, c := range costs {
-			if c.Variant == model.DIOCountBaseline {
+			if c.Variant == diocount.Baseline {
 				base[c.Kind] = c.RMWs()
 			}
 		}
@@ -191,11 +193,11 @@ func costTable(name string, lat model.ODSyncLatency, iowqLat model.IOWQLatency, 
 	default: // iowq
 		if !asJSON {
 			fmt.Fprintf(&b, "io-wq hashing of O_DIRECT writes (seed 003): waits per write, simulated\n\n")
-			err := model.WriteIOWQContention(&b, iowqLat, runs, seed)
+			err := iowq.WriteContention(&b, iowqLat, runs, seed)
 			return b.Bytes(), nil, err
 		}
-		rs, err := model.IOWQContentionReport(iowqLat, runs, seed)
-		cases := model.IOWQContentionCases()
+		rs, err := iowq.ContentionReport(iowqLat, runs, seed)
+		cases := iowq.ContentionCases()
 		var out []any
 		for i, r := range rs {
 			per := func(n int) float64 {

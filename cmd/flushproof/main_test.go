@@ -17,7 +17,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/flushproof/flushproof/model"
+	"github.com/flushproof/flushproof/model/explore"
+	"github.com/flushproof/flushproof/model/odsync"
+	"github.com/flushproof/flushproof/model/verdict"
 )
 
 // TestMain runs the command itself when a test starts this binary as a
@@ -59,7 +61,7 @@ func TestCheckPrintsTheVerdictTable(t *testing.T) {
 }
 
 // checkJSON runs check with -json and decodes its lines.
-func checkJSON(t *testing.T, args ...string) (rows []model.VerdictRecord, sum checkSummary, code int) {
+func checkJSON(t *testing.T, args ...string) (rows []verdict.Record, sum checkSummary, code int) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	code = run(append([]string{"check", "-q", "-json"}, args...), &out, &errb)
@@ -67,7 +69,7 @@ func checkJSON(t *testing.T, args ...string) (rows []model.VerdictRecord, sum ch
 	return rows, sum, code
 }
 
-func decodeCheck(t *testing.T, out []byte) (rows []model.VerdictRecord, sum checkSummary) {
+func decodeCheck(t *testing.T, out []byte) (rows []verdict.Record, sum checkSummary) {
 	t.Helper()
 	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
 	require.NotEmpty(t, lines)
@@ -76,7 +78,7 @@ func decodeCheck(t *testing.T, out []byte) (rows []model.VerdictRecord, sum chec
 		require.NoError(t, json.Unmarshal([]byte(l), &kind), "line %d is not JSON: %q", i+1, l)
 		switch kind.Kind {
 		case "check.row":
-			var r model.VerdictRecord
+			var r verdict.Record
 			dec := json.NewDecoder(strings.NewReader(l))
 			dec.DisallowUnknownFields()
 			require.NoError(t, dec.Decode(&r))
@@ -112,7 +114,7 @@ func TestCheckJSON(t *testing.T) {
 	assert.Positive(t, safe.ElapsedNS)
 	assert.Nil(t, safe.Counterexample)
 
-	for _, bad := range []model.VerdictRecord{rows[0], rows[2]} {
+	for _, bad := range []verdict.Record{rows[0], rows[2]} {
 		assert.Equal(t, "UNSAFE", bad.Verdict, bad.Row)
 		assert.True(t, bad.Expected && bad.Negative, bad.Row)
 		require.NotNil(t, bad.Counterexample, bad.Row)
@@ -151,7 +153,7 @@ func TestEveryFamilyStopsAsUnknown(t *testing.T) {
 		}
 		switch r.Verdict {
 		case "UNKNOWN":
-			assert.Equal(t, model.StopStates, r.UnknownReason, r.Row)
+			assert.Equal(t, explore.StopStates, r.UnknownReason, r.Row)
 			assert.GreaterOrEqual(t, r.States, budget, r.Row)
 			assert.False(t, r.Expected, r.Row)
 			unknown[family]++
@@ -170,12 +172,12 @@ func TestEveryFamilyStopsAsUnknown(t *testing.T) {
 
 	for _, tc := range []struct {
 		name string
-		opt  model.Options
+		opt  explore.Options
 		want string
 	}{
-		{"states", model.Options{MaxStates: 5, Liveness: true}, model.StopStates},
-		{"memory", model.Options{MaxMemory: 1, Liveness: true}, model.StopMemory},
-		{"interrupted", model.Options{Liveness: true, Stop: func() string { return interruptReason }}, interruptReason},
+		{"states", explore.Options{MaxStates: 5, Liveness: true}, explore.StopStates},
+		{"memory", explore.Options{MaxMemory: 1, Liveness: true}, explore.StopMemory},
+		{"interrupted", explore.Options{Liveness: true, Stop: func() string { return interruptReason }}, interruptReason},
 	} {
 		for _, r := range rows(true) {
 			v, err := r.Check(tc.opt)
@@ -212,14 +214,14 @@ func TestCheckMemoryLimit(t *testing.T) {
 }
 
 func TestCheckErrorRow(t *testing.T) {
-	ok := func(o model.Options) (model.Verdict, error) {
-		return model.Verdict{Model: "m", Config: "c", Bound: "b", Safe: true}, nil
+	ok := func(o explore.Options) (verdict.Verdict, error) {
+		return verdict.Verdict{Model: "m", Config: "c", Bound: "b", Safe: true}, nil
 	}
-	rs := []model.Row{
+	rs := []verdict.Row{
 		{Name: "first", Check: ok},
-		{Name: "panics", Check: func(model.Options) (model.Verdict, error) { panic("index out of range [3]") }},
-		{Name: "fails", Check: func(model.Options) (model.Verdict, error) {
-			return model.Verdict{}, errors.New("new fsync system: 9 tasks")
+		{Name: "panics", Check: func(explore.Options) (verdict.Verdict, error) { panic("index out of range [3]") }},
+		{Name: "fails", Check: func(explore.Options) (verdict.Verdict, error) {
+			return verdict.Verdict{}, errors.New("new fsync system: 9 tasks")
 		}},
 		{Name: "last", Check: ok},
 	}
@@ -548,10 +550,10 @@ func TestCostJSON(t *testing.T) {
 		case *costSummary:
 			assert.Equal(t, 1, r.Schema)
 			assert.Equal(t, []string{"odsync", "diocount", "iowq"}, r.Tables)
-			assert.Equal(t, int64(model.DefaultODSyncLatency.Flush), r.FlushNS)
+			assert.Equal(t, int64(odsync.DefaultLatency.Flush), r.FlushNS)
 		}
 	}
-	costs, err := model.ODSyncCosts()
+	costs, err := odsync.Costs()
 	require.NoError(t, err)
 	assert.Equal(t, len(costs), kinds["cost.odsync"], "one object per row of the table")
 	assert.Positive(t, kinds["cost.diocount"])

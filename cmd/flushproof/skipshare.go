@@ -7,7 +7,8 @@ import (
 	"time"
 
 	"github.com/flushproof/flushproof/impl"
-	"github.com/flushproof/flushproof/model"
+	"github.com/flushproof/flushproof/model/flushseq"
+	"github.com/flushproof/flushproof/model/memory"
 )
 
 // skipShareCase is a row of `flushproof skipshare`: flush-sequence code
@@ -15,7 +16,7 @@ import (
 type skipShareCase struct {
 	name   string // the VARIANT column
 	mutant bool
-	code   func(fsyncs int) model.FsyncCode // fresh for each run
+	code   func(fsyncs int) flushseq.Code // fresh for each run
 }
 
 // skipShareCases are the rows of `flushproof skipshare`, in order: the
@@ -24,14 +25,14 @@ type skipShareCase struct {
 // an S2 writer's write and Sync).
 var skipShareCases = func() []skipShareCase {
 	var cs []skipShareCase
-	for _, v := range []model.FsyncVariant{model.Baseline, model.Patched, model.Improved, model.GroupCommit,
-		model.PlainStoreCompleted, model.ReadBeforeWriteback} {
-		cs = append(cs, skipShareCase{name: v.String(), mutant: v.Mutant(), code: func(fsyncs int) model.FsyncCode {
-			return &model.FsyncProgram{Variant: v, Fsyncs: fsyncs, LogForce: true, Continue: true}
+	for _, v := range []flushseq.Variant{flushseq.Baseline, flushseq.Patched, flushseq.Improved, flushseq.GroupCommit,
+		flushseq.BenignPlainStore, flushseq.MutantReadBeforeWriteback} {
+		cs = append(cs, skipShareCase{name: v.String(), mutant: v.Mutant(), code: func(fsyncs int) flushseq.Code {
+			return &flushseq.Program{Variant: v, Fsyncs: fsyncs, LogForce: true, Continue: true}
 		}})
 	}
 	for _, p := range impl.Policies() {
-		cs = append(cs, skipShareCase{name: "impl.Syncer " + p.String(), code: func(fsyncs int) model.FsyncCode {
+		cs = append(cs, skipShareCase{name: "impl.Syncer " + p.String(), code: func(fsyncs int) flushseq.Code {
 			return &syncerCode{policy: p, fsyncs: fsyncs}
 		}})
 	}
@@ -78,7 +79,7 @@ flags:
 		intIn("crashes", *crashes, 0, 10000000)); code >= 0 {
 		return code
 	}
-	lat := model.FsyncLatency{Write: *write, Flush: *flush, Think: *think, Jitter: *jitter, Overwrite: *overwrite}
+	lat := flushseq.Latency{Write: *write, Flush: *flush, Think: *think, Jitter: *jitter, Overwrite: *overwrite}
 	in := catchInterrupts(stderr, true)
 	defer in.release()
 	start := time.Now()
@@ -201,11 +202,11 @@ type skipShareSummary struct {
 
 // skipShareRun runs one case runs times, spreading the crash points over
 // the runs; it stops early (with what it has) once stop says so.
-func skipShareRun(c skipShareCase, tasks, fsyncs, runs, crashes int, lat model.FsyncLatency, stop func() string) (skipShareRow, error) {
-	var tot model.FsyncTiming
+func skipShareRun(c skipShareCase, tasks, fsyncs, runs, crashes int, lat flushseq.Latency, stop func() string) (skipShareRow, error) {
+	var tot flushseq.Timing
 	lost := 0
 	for seed := 0; seed < runs && stop() == ""; seed++ {
-		r, err := model.SimulateFsyncCode(c.code(fsyncs), tasks, model.SC, lat, uint64(seed))
+		r, err := flushseq.SimulateCode(c.code(fsyncs), tasks, memory.SC, lat, uint64(seed))
 		if err != nil {
 			return skipShareRow{}, fmt.Errorf("simulate %s, seed %d: %w", c.name, seed, err)
 		}

@@ -5,7 +5,9 @@ import (
 	"fmt"
 
 	"github.com/flushproof/flushproof/impl"
-	"github.com/flushproof/flushproof/model"
+	"github.com/flushproof/flushproof/model/flushseq"
+	"github.com/flushproof/flushproof/model/memory"
+	"github.com/flushproof/flushproof/model/world"
 )
 
 // syncerCode is impl.Syncer, the code hwbench's S2 measures, unchanged, in
@@ -30,23 +32,23 @@ type syncerCode struct {
 	stats    impl.SyncStats
 }
 
-var _ model.FsyncCode = (*syncerCode)(nil)
+var _ flushseq.Code = (*syncerCode)(nil)
 
 // WorldConfig implements model.FsyncCode: the two words of the flush
 // sequence and a block per task.
-func (c *syncerCode) WorldConfig(tasks int, m model.MemoryModel) model.WorldConfig {
-	return model.WorldConfig{Memory: m, Tasks: tasks, Words: 2, Blocks: tasks, WordNames: model.FsyncWordNames}
+func (c *syncerCode) WorldConfig(tasks int, m memory.Model) world.Config {
+	return world.Config{Memory: m, Tasks: tasks, Words: 2, Blocks: tasks, WordNames: flushseq.WordNames}
 }
 
 // Run implements model.FsyncCode. A Sync that returns nil with its write
 // not durable is counted in Counts().Unsafe; the run goes on.
-func (c *syncerCode) Run(w *model.World, ch model.Chooser) (model.Outcome, error) {
+func (c *syncerCode) Run(w *world.World, ch world.Chooser) (world.Outcome, error) {
 	c.acked = make([][]byte, w.Config().Tasks)
 	var base *impl.Syncer
-	out, err := w.Run(ch, func(t *model.Task) {
+	out, err := w.Run(ch, func(t *world.Task) {
 		dev := t.Device()
 		h := impl.Handles{Dev: dev, Queue: t.WaitQueue(),
-			Seq: impl.FlushSeq{Submitted: t.Word(model.WordSubmitted), Completed: t.Word(model.WordCompleted), MB: t.Fence()}}
+			Seq: impl.FlushSeq{Submitted: t.Word(flushseq.WordSubmitted), Completed: t.Word(flushseq.WordCompleted), MB: t.Fence()}}
 		if base == nil { // task 0 runs first, up to its first call
 			var err error
 			if base, err = impl.NewSyncer(h, c.policy); err != nil {
@@ -75,7 +77,7 @@ func (c *syncerCode) Run(w *model.World, ch model.Chooser) (model.Outcome, error
 			}
 			if err := sync(); err != nil {
 				c.failed++
-				t.Reached(model.FsyncMilestone{Step: model.FsyncFailed})
+				t.Reached(flushseq.Milestone{Step: flushseq.Failed})
 				continue
 			}
 			c.acked[t.ID()] = data
@@ -83,7 +85,7 @@ func (c *syncerCode) Run(w *model.World, ch model.Chooser) (model.Outcome, error
 			if !w.Survives(t.ID(), data) {
 				c.unsafe++
 			}
-			t.Reached(model.FsyncMilestone{Step: model.FsyncReturned})
+			t.Reached(flushseq.Milestone{Step: flushseq.Returned})
 		}
 	})
 	if base != nil {
@@ -96,6 +98,6 @@ func (c *syncerCode) Run(w *model.World, ch model.Chooser) (model.Outcome, error
 func (c *syncerCode) Acked(task int) []byte { return c.acked[task] }
 
 // Counts implements model.FsyncCode; the skips are the Syncer's own count.
-func (c *syncerCode) Counts() model.FsyncCounts {
-	return model.FsyncCounts{Returned: c.returned, Skipped: int(c.stats.Skipped), Failed: c.failed, Unsafe: c.unsafe}
+func (c *syncerCode) Counts() flushseq.Counts {
+	return flushseq.Counts{Returned: c.returned, Skipped: int(c.stats.Skipped), Failed: c.failed, Unsafe: c.unsafe}
 }

@@ -1,0 +1,64 @@
+package diocount
+
+import (
+	"fmt"
+	"github.com/flushproof/flushproof/model/memory"
+)
+
+// i_dio_count and i_mutex over Memory. The counter is one location; each
+// task, the device (dio_complete of an AIO) and i_mutex are threads.
+// i_mutex is a thread that never runs: under Relaxed its view is what the
+// last holder saw when it let go (release), and a task that takes the lock
+// raises its view to it (acquire). Truncate is the only task that reads the
+// counter with plain loads, so only i_mutex's view (until truncate takes the
+// lock) and then truncate's keep old stores alive.
+
+const (
+	dcLocCount    = 0                     // i_dio_count
+	dcMutexThread = memory.MaxThreads - 1 // i_mutex
+)
+
+// dcRMW is inode_dio_begin (delta +1: atomic_inc, unordered) or
+// inode_dio_end (delta -1: atomic_dec_and_test, fully ordered) by thread t.
+// Under TSO both are locked instructions, which drain the store buffer.
+func dcRMW(m memory.Memory, t int, delta int64) (int64, memory.Memory) {
+	ordered := delta < 0
+	if ordered {
+		m = m.Fence(t)
+	}
+	if m.Model() == memory.TSO {
+		m = m.Drain(t)
+	}
+	v := int64(m.Newest(dcLocCount)) + delta
+	m, err := m.StoreVisible(t, dcLocCount, v) // Relaxed: appended, and t's view moves to it
+	if err != nil {
+		panic(fmt.Sprintf("diocount model: %v (raise the memory bounds)", err))
+	}
+	if ordered {
+		m = m.Fence(t)
+	}
+	return v, m
+}
+
+// release is inode_unlock by thread t: i_mutex takes t's view of the
+// counter (Relaxed; under SC and TSO there is nothing to carry).
+func (s *System) release(m memory.Memory, t int) memory.Memory {
+	if s.unorderedLock {
+		return m
+	}
+	m.JoinView(dcMutexThread, t, dcLocCount)
+	return m
+}
+
+// dcAcquire is inode_lock by thread t: t's view of the counter rises to
+// i_mutex's.
+func dcAcquire(m memory.Memory, t int) memory.Memory {
+	m.JoinView(t, dcMutexThread, dcLocCount)
+	return m
+}
+
+// dcReaders sets who may still read the counter with a plain load.
+func dcReaders(m memory.Memory, threads uint8) memory.Memory {
+	m.SetReaders(dcLocCount, threads)
+	return m
+}

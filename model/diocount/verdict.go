@@ -1,0 +1,153 @@
+package diocount
+
+import (
+	"fmt"
+	"github.com/flushproof/flushproof/model/explore"
+	"github.com/flushproof/flushproof/model/memory"
+	"github.com/flushproof/flushproof/model/verdict"
+	"strings"
+)
+
+// ExpectUnsafe says whether the checker must find a counterexample for this
+// configuration: skipping the callee's count for AIO breaks the protocol
+// when a writer does AIO (its bio outlives the caller's count, whether or
+// not i_mutex is held across the I/O); counting after dropping i_mutex
+// breaks it on the overwrite path, for every kind. Without a truncate
+// nothing is ever freed.
+func (c Config) ExpectUnsafe() bool {
+	if c.NoTruncate {
+		return false
+	}
+	switch c.Variant {
+	case MutantSkipAsync:
+		for _, k := range c.Writers {
+			if k == AIO {
+				return true
+			}
+		}
+	case MutantBeginAfterUnlock:
+		return !c.HoldLock
+	}
+	return false
+}
+
+// Kinds renders the writers' kinds, e.g. "dax" or "dax+aio-dio".
+func (c Config) Kinds() string {
+	var ks []string
+	seen := map[Kind]bool{}
+	for _, k := range c.Writers {
+		if !seen[k] {
+			seen[k] = true
+			ks = append(ks, k.String())
+		}
+	}
+	return strings.Join(ks, "+")
+}
+
+// Describe renders the bound of a configuration.
+func (c Config) Describe() string {
+	s := fmt.Sprintf("%d %s x %d %s", len(c.Writers), plural(len(c.Writers), "writer"), c.IOs, plural(c.IOs, "I/O"))
+	switch {
+	case c.NoTruncate:
+	case c.TruncateAfter > 0:
+		s += fmt.Sprintf(", truncate after %d %s", c.TruncateAfter, plural(c.TruncateAfter, "write"))
+	default:
+		s += ", truncate"
+	}
+	if c.HoldLock {
+		return s + ", i_mutex held"
+	}
+	return s + ", overwrite"
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
+}
+
+// Name is the configuration's row name in the verdict table:
+// "diocount <variant> <kinds>/<memory> <bound>".
+func (c Config) Name() string {
+	return fmt.Sprintf("diocount %s %s/%s %s", c.Variant, c.Kinds(), c.Memory, c.Describe())
+}
+
+// StandardDIOCountConfig is the bound of the verdict table: two writers of
+// the given kinds, one direct write each, the overwrite path (i_mutex
+// dropped during the I/O), and a truncate.
+func StandardConfig(v Variant, m memory.Model, kinds ...Kind) Config {
+	return Config{Variant: v, Memory: m, Writers: kinds, IOs: 1}
+}
+
+// DIOCountChecks lists the rows of the DIO-count table: every variant under
+// every memory model with two writers of one kind (DAX, synchronous block
+// DIO, AIO), with a DAX and an AIO writer side by side, with i_mutex held
+// across an AIO (not an overwrite: the bio still outlives the lock), with
+// one writer doing two AIOs in a row, and at the larger bound of three
+// writers (DAX, synchronous block DIO, AIO) x 2 direct writes each under SC
+// and TSO (Relaxed keeps too many stores there for Memory's bound). Relaxed rows whose stores to
+// i_dio_count do not fit Memory's bound (NewDIOCountSystem refuses them)
+// are left out: mutant-begin-after-unlock with block DIO, whose counting
+// after the unlock leaves every store since the last unlock readable.
+func Checks() []Config {
+	var out []Config
+	for _, v := range Variants() {
+		for _, k := range Kinds() {
+			for _, m := range memory.Models() {
+				c := StandardConfig(v, m, k, k)
+				if _, err := NewSystem(c); err != nil {
+					continue
+				}
+				out = append(out, c)
+			}
+		}
+	}
+	for _, v := range Variants() {
+		for _, m := range memory.Models() {
+			c := StandardConfig(v, m, DAX, AIO)
+			if _, err := NewSystem(c); err != nil {
+				continue
+			}
+			out = append(out, c)
+		}
+	}
+	for _, v := range Variants() {
+		c := StandardConfig(v, memory.Relaxed, AIO, AIO)
+		c.HoldLock = true
+		out = append(out, c)
+	}
+	for _, v := range Variants() {
+		c := StandardConfig(v, memory.Relaxed, AIO)
+		c.IOs = 2
+		out = append(out, c)
+	}
+	for _, v := range Variants() {
+		for _, m := range []memory.Model{memory.SC, memory.TSO} {
+			c := StandardConfig(v, m, DAX, SyncDIO, AIO)
+			c.IOs = 2
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// DIOCountVerdict explores one configuration exhaustively.
+func Check(c Config, opt explore.Options) (verdict.Verdict, error) {
+	sys, err := NewSystem(c)
+	if err != nil {
+		return verdict.Verdict{}, err
+	}
+	r := explore.Explore[State](sys, opt)
+	return verdict.FromResult("diocount "+c.Variant.String(), c.Kinds()+"/"+c.Memory.String(), c.Describe(), c.ExpectUnsafe(), r), nil
+}
+
+// DIOCountRows are the rows of `flushproof check` for this protocol, one per
+// configuration of DIOCountChecks, in the same order.
+func Rows() []verdict.Row {
+	var out []verdict.Row
+	for _, c := range Checks() {
+		out = append(out, verdict.Row{Name: c.Name(), Check: func(o explore.Options) (verdict.Verdict, error) { return Check(c, o) }})
+	}
+	return out
+}

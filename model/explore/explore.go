@@ -1,0 +1,498 @@
+package explore
+
+import (
+	"fmt"
+	"hash/maphash"
+	"runtime"
+	"sync/atomic"
+	"time"
+)
+
+// Label names one transition: which actor takes it and what it does. A
+// system packs its own meaning into Kind, ID and Arg and renders it with
+// Describe; keeping labels small keeps the search fast.
+type Label struct {
+	Actor uint8
+	Kind  uint8
+	ID    uint16
+	Arg   uint16
+}
+
+// System is an explicit-state transition system the explorer can search.
+// States must be comparable: the explorer hashes them and compares them
+// with ==.
+//
+// Explore may call Next, Check, Waiting (and Canonical) from several
+// goroutines at once (Options.Workers), so they must not modify shared
+// data. A system that does (one that interns values while it computes
+// successors, say) must be searched with Options.Workers = 1; in this
+// package, such a system implements sequentialSystem instead.
+type System[S comparable] interface {
+	// Actors names the columns of a counterexample timeline (tasks, device...).
+	Actors() []string
+	// Init returns the initial states.
+	Init() []S
+	// Next calls yield for every transition enabled in s.
+	Next(s S, yield func(Label, S))
+	// Describe renders a label for a timeline.
+	Describe(Label) string
+	// Check returns a non-nil error if s violates the invariant.
+	Check(s S) error
+	// Waiting returns the actors blocked in s (bit a = actor a): a task
+	// waiting for a completion. A state without transitions in which an
+	// actor waits is a deadlock; with Options.Liveness, so is a state from
+	// which no schedule ever lets a waiting actor go on.
+	Waiting(s S) uint64
+}
+
+// Canonicalizer is implemented by systems with symmetry (identical tasks):
+// Canonical maps a state to a fixed representative of the states that
+// differ from it only by renaming, and the invariant and Waiting must not
+// depend on names. The explorer then stores representatives only, and turns
+// counterexamples back into real paths.
+type Canonicalizer[S comparable] interface {
+	Canonical(S) S
+}
+
+// Options bound and instrument a search.
+type Options struct {
+	// MaxStates stops the search once this many states were found (0 = no limit).
+	MaxStates int
+	// MaxMemory stops the search before the memory the Go runtime holds
+	// (its heap, garbage included until it is collected, stacks and
+	// metadata: what debug.SetMemoryLimit bounds) plus what the search's
+	// tables may allocate before it looks again would exceed this many
+	// bytes (0 = no limit). The search measures every pollStates states,
+	// counting the next doubling of its visited set and of its slices as
+	// already taken, and collects garbage once before it gives up
+	// (memGauge).
+	MaxMemory int64
+	// Stop, if set, is asked every pollStates states (and before the
+	// search starts) whether to stop: it returns "" to go on, or the
+	// reason, which becomes Result.Stopped ("interrupted", say). It is
+	// called from the goroutine that called Explore.
+	Stop func() string
+	// Liveness also reports actors blocked forever (not only deadlocks);
+	// it keeps every edge in memory.
+	Liveness bool
+	// Progress, if set, is called about once a second during the search,
+	// always from the goroutine that called Explore.
+	Progress func(Stats)
+	// Workers is the number of goroutines that expand states: 0 means
+	// runtime.GOMAXPROCS(0), 1 the sequential search. Every value gives the
+	// same result (the same state numbering, statistics and counterexample):
+	// the parallel search expands a BFS level at a time and numbers the new
+	// states in the order the sequential search finds them. Levels of fewer
+	// than 4096 states (parallelMinLevel) are expanded sequentially anyway.
+	Workers int
+}
+
+// Why a search stopped before it had visited every reachable state without
+// finding a violation (Result.Stopped, Verdict.Unknown); Options.Stop gives
+// its own reasons.
+const (
+	StopStates = "state budget" // Options.MaxStates
+	StopMemory = "memory"       // Options.MaxMemory
+)
+
+// pollStates is how often, in states found, a search asks Options.Stop and
+// measures its memory: often enough to stop within a few milliseconds,
+// rarely enough to cost nothing measurable.
+const pollStates = 4096
+
+// sequentialSystem is implemented by systems whose methods must not be
+// called from several goroutines at once; Explore then ignores
+// Options.Workers.
+type sequentialSystem interface{ SequentialOnly() }
+
+// Stats describe a search.
+type Stats struct {
+	States      int
+	Transitions int
+	MaxDepth    int
+	Elapsed     time.Duration
+}
+
+// PerSecond is the search speed in states per second.
+func (s Stats) PerSecond() float64 {
+	if s.Elapsed <= 0 {
+		return 0
+	}
+	return float64(s.States) / s.Elapsed.Seconds()
+}
+
+func (s Stats) String() string {
+	return fmt.Sprintf("%d states, %d transitions, depth %d, %v (%.0f states/s)",
+		s.States, s.Transitions, s.MaxDepth, s.Elapsed.Round(time.Millisecond), s.PerSecond())
+}
+
+// ViolationKind says what went wrong.
+type ViolationKind string
+
+// The kinds of violation.
+const (
+	Safety         ViolationKind = "safety"
+	Deadlock       ViolationKind = "deadlock"
+	BlockedForever ViolationKind = "blocked forever"
+)
+
+// Step is one step of a counterexample path.
+type Step struct {
+	Actor int
+	Text  string
+	Label Label // the transition, for replaying the path
+}
+
+// Violation is a counterexample: the shortest path from an initial state to
+// a state that breaks the invariant (BFS order makes it shortest).
+type Violation struct {
+	Kind  ViolationKind
+	Err   error
+	Path  []Step
+	Actor []string // the timeline's columns
+}
+
+func (v *Violation) Error() string { return fmt.Sprintf("%s: %v", v.Kind, v.Err) }
+
+// Timeline renders the path, one column per actor, and the violation.
+func (v *Violation) Timeline() string {
+	return Timeline(v.Actor, v.Path) + fmt.Sprintf("=> %s violation: %v\n", v.Kind, v.Err)
+}
+
+// Result is the outcome of a search. Exhausted is true when every reachable
+// state was visited (no violation stopped it and no budget was hit).
+type Result[S comparable] struct {
+	Stats
+	Exhausted bool
+	Violation *Violation
+	// Stopped says why the search stopped early without a violation:
+	// StopStates, StopMemory or the reason Options.Stop returned; "" if it
+	// did not. Such a search proves nothing.
+	Stopped string
+
+	sys    System[S]
+	states stateStore[S]
+	parent []int32 // the state that found it first (-1: an initial state)
+	label  []Label // the transition from parent
+}
+
+// Len returns the number of states found.
+func (r *Result[S]) Len() int { return r.states.n }
+
+// State returns state number id (0 <= id < Len), in BFS order.
+func (r *Result[S]) State(id int) S { return *r.states.at(int32(id)) }
+
+// PathTo returns the shortest path found to state id. With symmetry
+// reduction the stored states are representatives; the path is then
+// rebuilt from the real initial state, step by step, choosing a real
+// transition whose representative is the next stored state, so that it
+// replays (Replay) as it is printed.
+func (r *Result[S]) PathTo(id int) []Step {
+	var ids []int32
+	for i := int32(id); i >= 0; i = r.parent[i] {
+		ids = append(ids, i)
+	}
+	path := make([]Step, 0, len(ids))
+	canon, sym := r.sys.(Canonicalizer[S])
+	var cur S
+	if sym {
+		cur = r.State(int(ids[len(ids)-1])) // an initial state, stored as it is
+	}
+	for k := len(ids) - 2; k >= 0; k-- {
+		l := r.label[ids[k]]
+		if sym {
+			want, found := r.State(int(ids[k])), false
+			r.sys.Next(cur, func(cl Label, t S) {
+				if !found && canon.Canonical(t) == want {
+					found, l, cur = true, cl, t
+				}
+			})
+			if !found {
+				panic("explore: no real transition matches a stored one (Canonical is not a symmetry)")
+			}
+		}
+		path = append(path, Step{Actor: int(l.Actor), Text: r.sys.Describe(l), Label: l})
+	}
+	return path
+}
+
+// Replay follows a path of labels from the initial states of sys and returns
+// the state it reaches, or an error naming the first step that is not
+// enabled. A counterexample replays when following its labels gives a state
+// that breaks the invariant again.
+func Replay[S comparable](sys System[S], path []Step) (S, error) {
+	cur := sys.Init()
+	for i, st := range path {
+		var next []S
+		for _, s := range cur {
+			sys.Next(s, func(l Label, t S) {
+				if l == st.Label {
+					next = append(next, t)
+				}
+			})
+		}
+		if len(next) == 0 {
+			var zero S
+			return zero, fmt.Errorf("step %d (%s) is not enabled", i+1, st.Text)
+		}
+		cur = next[:1]
+	}
+	if len(cur) == 0 {
+		var zero S
+		return zero, fmt.Errorf("no initial state")
+	}
+	return cur[0], nil
+}
+
+// ViolationAt builds a violation of the given kind at state id.
+func (r *Result[S]) ViolationAt(kind ViolationKind, id int, err error) *Violation {
+	path := r.PathTo(id)
+	if _, sym := r.sys.(Canonicalizer[S]); sym && kind == Safety {
+		// The stored state may carry other names than the real path's end:
+		// say what is wrong in the path's own names.
+		if s, rerr := Replay(r.sys, path); rerr == nil {
+			if e := r.sys.Check(s); e != nil {
+				err = e
+			}
+		}
+	}
+	return &Violation{Kind: kind, Err: err, Path: path, Actor: r.sys.Actors()}
+}
+
+// parallelMinLevel is the smallest BFS level that several goroutines expand:
+// below it, handing the level out costs more than it saves. (A variable so
+// that tests can run the parallel search on small systems.)
+var parallelMinLevel = 4096
+
+// Explore searches every state of sys reachable from its initial states,
+// breadth first, and stops at the first violation.
+//
+// The search goes one BFS level at a time. A level of at least
+// parallelMinLevel states is expanded by Options.Workers goroutines: each
+// takes parents from the level, computes their successors (Next, Canonical,
+// Check), looks them up in the visited set (read-only while the level is
+// expanded) and puts the new ones in a sharded set of the level's new
+// states, which keeps for each the first transition that reaches it (the
+// smallest parent id, then transition index). At the end of the level the
+// new states are numbered in that order, the order in which the sequential
+// search numbers them; their parents are then visited in id order to count
+// transitions and to pick the first violation, deadlock or budget stop
+// exactly where the sequential search would. So the numbering, the paths,
+// the statistics and the counterexample do not depend on Options.Workers.
+//
+// Each state is kept once, in the Result (in chunks, so the store grows
+// without copying); the visited set holds 8-byte hash and id slots only.
+// The states new in a level are copied once more, until the level ends.
+func Explore[S comparable](sys System[S], opt Options) *Result[S] {
+	e := &explorer[S]{sys: sys, opt: opt, r: &Result[S]{sys: sys}, start: time.Now()}
+	e.lastProgress = e.start
+	e.canon, e.sym = sys.(Canonicalizer[S])
+	e.vis.seed = maphash.MakeSeed()
+	e.vis.states = &e.r.states
+	e.mem.init()
+	e.workers = opt.Workers
+	if e.workers <= 0 {
+		e.workers = runtime.GOMAXPROCS(0)
+	}
+	if _, ok := sys.(sequentialSystem); ok {
+		e.workers = 1
+	}
+	return e.run()
+}
+
+// explorer is one search.
+type explorer[S comparable] struct {
+	sys     System[S]
+	opt     Options
+	canon   Canonicalizer[S]
+	sym     bool
+	workers int
+	r       *Result[S]
+	vis     visited[S]
+	edges   [][2]int32 // with Liveness: every transition
+
+	start, lastProgress time.Time
+	nextPoll            int // poll when this many states were found
+	mem                 memGauge
+
+	// The parallel search's per-level data, reused from level to level.
+	pend   *[nShards]pendShard[S] // the level's new states
+	ws     []*worker[S]
+	nTrans []int32  // per parent (offset in the level): its transitions; -1: a deadlock
+	seg    []int32  // per parent: where its new states end in order
+	order  []uint64 // the level's new states (shard<<32 | index), in numbering order
+
+	levelNew atomic.Int64 // new states found in the level so far (roughly: workers add theirs per chunk)
+	abort    atomic.Bool  // a poll during the level said stop, for abortWhy
+	abortWhy string
+}
+
+func (e *explorer[S]) finish() *Result[S] {
+	e.r.States = e.r.states.n
+	e.r.Elapsed = time.Since(e.start)
+	return e.r
+}
+
+func (e *explorer[S]) progress() {
+	e.lastProgress = time.Now()
+	e.r.States, e.r.Elapsed = e.r.states.n, time.Since(e.start)
+	e.opt.Progress(e.r.Stats)
+}
+
+// poll asks Options.Stop and the memory gauge whether the search must stop,
+// growth being what its tables may allocate before the next poll. It
+// returns the reason, or "".
+func (e *explorer[S]) poll(growth int64) string {
+	e.nextPoll = e.r.states.n + pollStates
+	if e.opt.Stop != nil {
+		if why := e.opt.Stop(); why != "" {
+			return why
+		}
+	}
+	if e.opt.MaxMemory > 0 && !e.mem.fits(e.opt.MaxMemory, growth) {
+		return StopMemory
+	}
+	return ""
+}
+
+// stop ends the search early, without a violation, for the reason why.
+func (e *explorer[S]) stop(why string) *Result[S] {
+	e.r.Stopped = why
+	return e.finish()
+}
+
+func (e *explorer[S]) run() *Result[S] {
+	r := e.r
+	if why := e.poll(0); why != "" {
+		return e.stop(why)
+	}
+	for _, s := range e.sys.Init() { // stored as they are, not canonical
+		if id, fresh := e.add(&s, -1, Label{}); fresh {
+			if err := e.sys.Check(s); err != nil {
+				r.Violation = r.ViolationAt(Safety, int(id), err)
+				return e.finish()
+			}
+		}
+	}
+	lo, hi := 0, r.states.n
+	for depth := 0; lo < hi; depth++ {
+		r.MaxDepth = depth
+		var stopped bool
+		if e.workers > 1 && hi-lo >= parallelMinLevel {
+			stopped = e.parallelLevel(int32(lo), int32(hi))
+		} else {
+			stopped = e.sequentialLevel(lo, hi)
+		}
+		if stopped {
+			return e.finish()
+		}
+		lo, hi = hi, r.states.n
+	}
+	if e.opt.Liveness {
+		// The backward search needs its own tables (livenessBytes).
+		if why := e.poll(livenessBytes(r.states.n, len(e.edges))); why != "" {
+			return e.stop(why)
+		}
+		v, why := e.blockedForever()
+		if why != "" {
+			return e.stop(why)
+		}
+		if v != nil {
+			r.Violation = v
+			return e.finish()
+		}
+	}
+	r.Exhausted = true
+	return e.finish()
+}
+
+// add numbers s (already canonical) if it is new.
+func (e *explorer[S]) add(s *S, parent int32, l Label) (int32, bool) {
+	h := e.vis.hash(s)
+	if id, ok := e.vis.find(s, h); ok {
+		return id, false
+	}
+	id := e.r.states.push(s)
+	e.vis.shard(h).insert(h, id)
+	e.r.parent = append(e.r.parent, parent)
+	e.r.label = append(e.r.label, l)
+	return id, true
+}
+
+// deadlock is the violation of state id, which has no transitions and in
+// which the actors w wait.
+func (e *explorer[S]) deadlock(id int32, w uint64) *Violation {
+	return e.r.ViolationAt(Deadlock, int(id), fmt.Errorf("%s waits and nothing can ever happen", ActorList(e.sys.Actors(), w)))
+}
+
+func (e *explorer[S]) budgetHit() bool {
+	return e.opt.MaxStates > 0 && e.r.states.n >= e.opt.MaxStates
+}
+
+// sequentialLevel expands the states lo..hi-1 one after the other, numbering
+// new states as it finds them. It reports whether the search stops.
+func (e *explorer[S]) sequentialLevel(lo, hi int) bool {
+	r, sys := e.r, e.sys
+	var (
+		head   int32
+		n      int
+		bad    = int32(-1)
+		badErr error
+	)
+	yield := func(l Label, t S) {
+		n++
+		if bad >= 0 {
+			return
+		}
+		r.Transitions++
+		c := t
+		if e.sym {
+			c = e.canon.Canonical(t)
+		}
+		id, fresh := e.add(&c, head, l)
+		if e.opt.Liveness {
+			e.edges = append(e.edges, [2]int32{head, id})
+		}
+		if fresh {
+			if err := sys.Check(t); err != nil {
+				bad, badErr = id, err
+			}
+		}
+	}
+	for h := lo; h < hi; h++ {
+		head, n = int32(h), 0
+		s := *r.states.at(head)
+		sys.Next(s, yield)
+		if bad >= 0 {
+			r.Violation = r.ViolationAt(Safety, int(bad), badErr)
+			return true
+		}
+		if n == 0 {
+			if w := sys.Waiting(s); w != 0 {
+				r.Violation = e.deadlock(head, w)
+				return true
+			}
+		}
+		if e.budgetHit() {
+			r.Stopped = StopStates
+			return true
+		}
+		if r.states.n >= e.nextPoll {
+			if why := e.poll(e.growth(pollStates)); why != "" {
+				r.Stopped = why
+				return true
+			}
+		}
+		if e.opt.Progress != nil && h&4095 == 0 && time.Since(e.lastProgress) > time.Second {
+			e.progress()
+		}
+	}
+	return false
+}
+
+// parChunk is how many parents a worker takes at a time; the main worker
+// polls every pollChunks of its chunks.
+const (
+	parChunk   = 64
+	pollChunks = pollStates / parChunk
+)

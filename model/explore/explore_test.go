@@ -1,0 +1,121 @@
+package explore
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// grid: two actors each count from 0 to n; the invariant forbids one cell.
+type grid struct {
+	n      int
+	bad    [2]int // the forbidden state, or {-1,-1}
+	noStep [2]int // a state with no transitions where actor 0 waits, or {-1,-1}
+}
+
+func (g grid) Actors() []string { return []string{"x", "y"} }
+func (g grid) Init() [][2]int   { return [][2]int{{0, 0}} }
+func (g grid) Next(s [2]int, yield func(Label, [2]int)) {
+	if s == g.noStep {
+		return
+	}
+	for a := 0; a < 2; a++ {
+		if s[a] < g.n {
+			t := s
+			t[a]++
+			yield(Label{Actor: uint8(a), ID: uint16(t[a])}, t)
+		}
+	}
+}
+func (g grid) Describe(l Label) string { return fmt.Sprintf("to %d", l.ID) }
+func (g grid) Check(s [2]int) error {
+	if s == g.bad {
+		return fmt.Errorf("reached %v", s)
+	}
+	return nil
+}
+func (g grid) Waiting(s [2]int) uint64 {
+	if s == g.noStep {
+		return 1
+	}
+	return 0
+}
+
+var none = [2]int{-1, -1}
+
+func TestExploreStatistics(t *testing.T) {
+	r := Explore[[2]int](grid{n: 2, bad: none, noStep: none}, Options{})
+	require.Nil(t, r.Violation)
+	assert.True(t, r.Exhausted)
+	assert.Equal(t, 9, r.States, "3 x 3 grid")
+	assert.Equal(t, 12, r.Transitions, "2 x 3 + 3 x 2 edges")
+	assert.Equal(t, 4, r.MaxDepth)
+}
+
+func TestExploreShortestCounterexample(t *testing.T) {
+	r := Explore[[2]int](grid{n: 5, bad: [2]int{2, 3}, noStep: none}, Options{})
+	require.NotNil(t, r.Violation)
+	assert.Equal(t, Safety, r.Violation.Kind)
+	assert.Len(t, r.Violation.Path, 5, "BFS: the shortest path to (2,3) has 5 steps")
+	s, err := Replay[[2]int](grid{n: 5, bad: [2]int{2, 3}, noStep: none}, r.Violation.Path)
+	require.NoError(t, err)
+	assert.Equal(t, [2]int{2, 3}, s, "the path replays to the violating state")
+	assert.False(t, r.Exhausted)
+}
+
+func TestExploreDeadlock(t *testing.T) {
+	r := Explore[[2]int](grid{n: 3, bad: none, noStep: [2]int{1, 1}}, Options{})
+	require.NotNil(t, r.Violation)
+	assert.Equal(t, Deadlock, r.Violation.Kind)
+	assert.Contains(t, r.Violation.Err.Error(), "x waits")
+	assert.Len(t, r.Violation.Path, 2)
+}
+
+func TestExploreBudget(t *testing.T) {
+	r := Explore[[2]int](grid{n: 100, bad: none, noStep: none}, Options{MaxStates: 50})
+	assert.Nil(t, r.Violation)
+	assert.False(t, r.Exhausted, "a search cut by the budget proves nothing")
+	assert.GreaterOrEqual(t, r.States, 50)
+}
+
+// spin: actor 0 waits for a flag that actor 1 never sets; actor 1 spins
+// between two states forever. No state lacks transitions, so only the
+// liveness check sees that actor 0 is blocked forever.
+type spin struct{}
+
+type spinState struct {
+	phase   uint8
+	started bool
+}
+
+func (spin) Actors() []string  { return []string{"waiter", "spinner"} }
+func (spin) Init() []spinState { return []spinState{{}} }
+func (spin) Next(s spinState, yield func(Label, spinState)) {
+	if !s.started {
+		yield(Label{Actor: 0, Kind: 1}, spinState{started: true})
+		return
+	}
+	yield(Label{Actor: 1, Kind: 2}, spinState{started: true, phase: 1 - s.phase})
+}
+func (spin) Describe(l Label) string { return map[uint8]string{1: "wait for flag", 2: "spin"}[l.Kind] }
+func (spin) Check(spinState) error   { return nil }
+func (spin) Waiting(s spinState) uint64 {
+	if s.started {
+		return 1
+	}
+	return 0
+}
+
+func TestExploreBlockedForever(t *testing.T) {
+	r := Explore[spinState](spin{}, Options{})
+	assert.Nil(t, r.Violation, "without liveness, a livelock is not seen")
+	assert.True(t, r.Exhausted)
+
+	r = Explore[spinState](spin{}, Options{Liveness: true})
+	require.NotNil(t, r.Violation)
+	assert.Equal(t, BlockedForever, r.Violation.Kind)
+	assert.Contains(t, r.Violation.Err.Error(), "waiter waits and no schedule ever lets it go on")
+	assert.Len(t, r.Violation.Path, 1)
+}

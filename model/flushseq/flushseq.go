@@ -1,0 +1,909 @@
+package flushseq
+
+import (
+	"fmt"
+	"github.com/flushproof/flushproof/model/explore"
+	"github.com/flushproof/flushproof/model/memory"
+	"math/bits"
+)
+
+// The xfs fsync flush-sequence protocol (seed 002_457adfd816453544.txt;
+// DESIGN.md, "The four protocols" (2)) as an explicit-state system.
+//
+// Each task repeatedly writes its own block, waits for the write to complete
+// and fsyncs it. The patched fsync:
+//
+//	file_write_and_wait_range()          write, wait for its completion
+//	smp_mb(); S = read(bt_flush_submitted)
+//	if completed > S: return 0           a flush numbered after the write
+//	                                     completed has completed: skip
+//	seq = inc_return(bt_flush_submitted) xfs_buftarg_flush_start
+//	blkdev_issue_flush()                 wait for it
+//	on success: raise completed to seq   xfs_buftarg_flush_done: cmpxchg loop
+//
+// Observing a write's completion is a plain load of a completion word that
+// the device stores (the message-passing shape: the device completes the
+// write after handling another task's flush); with WaiterSleeps, waking up
+// implies a full barrier. The device is the contract specialised to one
+// block per task: a flush covers the tasks whose current write had completed
+// when it was submitted (a DAX task's data only by its own flush, since DAX
+// writes are CPU stores that another task's PREFLUSH does not cover).
+//
+// The obligation: when fsync returns 0, the task's write is durable; a crash
+// at that moment would otherwise lose it. It is checked at every return.
+
+// FsyncVariant is one version of the fsync code.
+type Variant uint8
+
+// The variants: the real ones, the mutants the checker must catch, and the
+// benign one it must not flag.
+const (
+	Baseline                  Variant = iota + 1 // before the patch: always flush
+	Patched                                      // the seed
+	Improved                                     // ours: join an in-flight flush numbered above S
+	MutantReadBeforeWriteback                    // mutant: S read before the data write
+	MutantNoMB                                   // mutant: no smp_mb before reading S
+	MutantGreaterEqual                           // mutant: skip if completed >= S
+	MutantAdvanceOnFailure                       // mutant: flush_done even when the flush failed
+	MutantNumberAfterSubmit                      // mutant: inc_return after submitting the flush
+	MutantDAXSkips                               // mutant: DAX tasks skip on the counter too
+	BenignPlainStore                             // benign: completed = seq, a plain store, not a max
+	GroupCommit                                  // ours: improved, but first wait for the earlier flushes in flight
+)
+
+var variantNames = map[Variant]string{
+	Baseline: "baseline", Patched: "patched", Improved: "improved",
+	MutantReadBeforeWriteback: "mutant-read-before-writeback", MutantNoMB: "mutant-no-smp_mb",
+	MutantGreaterEqual: "mutant->=", MutantAdvanceOnFailure: "mutant-advance-on-failed-flush",
+	MutantNumberAfterSubmit: "mutant-number-after-submit", MutantDAXSkips: "mutant-dax-skips",
+	BenignPlainStore: "benign-plain-store-completed", GroupCommit: "group-commit",
+}
+
+func (v Variant) String() string {
+	if s, ok := variantNames[v]; ok {
+		return s
+	}
+	return fmt.Sprintf("FsyncVariant(%d)", uint8(v))
+}
+
+// FsyncVariants lists every variant.
+func Variants() []Variant {
+	return []Variant{Baseline, Patched, Improved, GroupCommit, BenignPlainStore,
+		MutantReadBeforeWriteback, MutantNoMB, MutantGreaterEqual, MutantAdvanceOnFailure, MutantNumberAfterSubmit, MutantDAXSkips}
+}
+
+// Mutant reports whether the variant is a negative control.
+func (v Variant) Mutant() bool {
+	return v != Baseline && v != Patched && v != Improved && v != GroupCommit && v != BenignPlainStore
+}
+
+// FsyncConfig is one bounded scenario.
+type Config struct {
+	Variant       Variant
+	Memory        memory.Model
+	Tasks         int   // 1 to 4, one block each
+	Fsyncs        int   // write+fsync rounds per task
+	FlushFailures bool  // a flush may fail with EIO
+	DAX           uint8 // tasks (bit t) whose file is DAX
+	WaiterSleeps  bool  // observing a write completion implies smp_mb
+	LogForce      bool  // the log force may write an iclog itself or wait for another task's
+	NoSymmetry    bool  // explore without symmetry reduction (to check the reduction)
+	_             struct{}
+}
+
+const (
+	locSubmitted = 0
+	locCompleted = 1
+	maxFsTasks   = memory.MaxLocations - 2 // a completion word per task
+)
+
+func locDone(t int) int { return 2 + t }
+
+// maxFlushValue bounds flush numbers, which are stored as int8.
+const maxFlushValue = 120
+
+// Program counters of a task.
+const (
+	pcWrite    uint8 = iota // submit the data write
+	pcWaitW                 // wait for it to complete
+	pcMB                    // smp_mb
+	pcReadS                 // S = read(submitted)
+	pcLogForce              // the log force: nothing to do, own iclog, or wait for another's
+	pcLogWait               // waiting for the next iclog another task writes
+	pcCheck                 // completed > S ?
+	pcNumber                // seq = inc_return(submitted)
+	pcSubmit                // submit the flush
+	pcWaitF                 // wait for the flush
+	pcJoin                  // improved: wait for the flush numbered wait, then re-check
+	pcDoneLoad              // flush_done: c = read(completed)
+	pcDoneCAS               // flush_done: cmpxchg(completed, c, seq)
+	pcReturn                // fsync returns 0
+	pcFinished
+	pcEarlyS      // read-before-writeback: S = read(submitted) before the write
+	pcJoinLoad    // improved, no skip: read submitted
+	pcJoinRecheck // improved, woken after the joined flush: read completed again
+	pcDrain       // group commit: wait until no flush numbered <= S is in flight
+)
+
+type fsTask struct {
+	pc, round       uint8 // round: fsyncs started
+	s, seq, C, wait int8
+	logWait         int8 // task+1 whose flush writes the iclog this task waits for (0: not yet submitted)
+	failed          bool // this round's flush failed: fsync returns EIO
+	drained         bool // group commit: waited for the earlier flushes this round
+}
+
+type fsFlush struct {
+	st    uint8 // 0 none, 1 in flight, 2 completed, 3 failed
+	cover uint8 // tasks whose current write it covers
+	seq   int8
+}
+
+// FsyncState is a state of FsyncSystem; comparable.
+type State struct {
+	mem   memory.Memory
+	task  [maxFsTasks]fsTask
+	wst   [maxFsTasks]uint8 // current write: 0 none, 1 in flight, 2 completed
+	dur   uint8             // tasks whose current write is durable
+	flush [maxFsTasks]fsFlush
+	lost  int8 // task+1 whose fsync returned 0 with its write not durable
+}
+
+// FsyncSystem is the protocol for the explorer.
+type System struct {
+	cfg    Config
+	actors []string
+}
+
+// NewFsyncSystem checks the configuration.
+func NewSystem(cfg Config) (*System, error) {
+	if cfg.Tasks < 1 || cfg.Tasks > maxFsTasks {
+		return nil, fmt.Errorf("fsync model: %d tasks, want 1 to %d", cfg.Tasks, maxFsTasks)
+	}
+	// Every flush may be numbered: under Relaxed each number is a store that
+	// may stay live; values are int8 everywhere.
+	maxFlushes := maxFlushValue
+	if cfg.Memory == memory.Relaxed {
+		maxFlushes = memory.MaxStores - 1
+	}
+	if cfg.Fsyncs < 1 || cfg.Tasks*cfg.Fsyncs > maxFlushes {
+		return nil, fmt.Errorf("fsync model: %d tasks x %d fsyncs: at most %d flushes fit the memory bounds under %v", cfg.Tasks, cfg.Fsyncs, maxFlushes, cfg.Memory)
+	}
+	if _, ok := variantNames[cfg.Variant]; !ok {
+		return nil, fmt.Errorf("fsync model: unknown variant %d", cfg.Variant)
+	}
+	if cfg.Memory < memory.SC || cfg.Memory > memory.Relaxed {
+		return nil, fmt.Errorf("fsync model: unknown memory model %d", cfg.Memory)
+	}
+	s := &System{cfg: cfg}
+	for t := 0; t < cfg.Tasks; t++ {
+		s.actors = append(s.actors, string(rune('A'+t)))
+	}
+	s.actors = append(s.actors, "device")
+	return s, nil
+}
+
+func (s *System) device() int { return s.cfg.Tasks }
+
+// Actors implements System.
+func (s *System) Actors() []string { return s.actors }
+
+// Init implements System.
+func (s *System) Init() []State {
+	var readers [memory.MaxLocations]uint8
+	all := uint8(1)<<s.cfg.Tasks - 1
+	readers[locSubmitted], readers[locCompleted] = all, all
+	for t := 0; t < s.cfg.Tasks; t++ {
+		readers[locDone(t)] = 1 << t
+	}
+	st := State{mem: memory.New(s.cfg.Memory, readers)}
+	for t := 0; t < s.cfg.Tasks; t++ {
+		st.task[t].pc = s.roundStart()
+	}
+	return []State{st}
+}
+
+// Step kinds, for labels.
+const (
+	kWrite uint8 = iota + 1
+	kSeeWrite
+	kMB
+	kReadS
+	kSkip
+	kNoSkip
+	kNumber
+	kSubmitF
+	kJoinWait
+	kDoneLoad
+	kDoneCAS
+	kDoneStore
+	kReturn
+	kDevWrite
+	kDevFlushOK
+	kDevFlushFail
+	kMemFlush
+	kLogNothing
+	kJoinLoad
+	kLogOwn
+	kLogJoin
+	kLogWoken
+	kLogEscape
+	kDrained
+)
+
+// Describe implements System.
+func (s *System) Describe(l explore.Label) string {
+	a, v := int(l.ID), int(int16(l.Arg))
+	switch l.Kind {
+	case kWrite:
+		return fmt.Sprintf("write b%d (round %d)", l.Actor, a)
+	case kSeeWrite:
+		return "sees its write complete"
+	case kMB:
+		return "smp_mb()"
+	case kReadS:
+		if a > v {
+			return fmt.Sprintf("S = submitted -> %d (stale: newest is %d)", v, a)
+		}
+		return fmt.Sprintf("S = submitted -> %d", v)
+	case kSkip, kNoSkip:
+		// Show the comparison this variant really makes (the >= mutant
+		// skips on equality), so that a timeline reads true as printed.
+		skip, noSkip := ">", "<="
+		if s.cfg.Variant.skipsOnEqual() {
+			skip, noSkip = ">=", "<"
+		}
+		if l.Kind == kSkip {
+			return fmt.Sprintf("completed=%d %s S=%d: skip flush", a, skip, v)
+		}
+		return fmt.Sprintf("completed=%d %s S=%d: no skip", a, noSkip, v)
+	case kNumber:
+		return fmt.Sprintf("seq = inc_return(submitted) -> %d", v)
+	case kSubmitF:
+		return fmt.Sprintf("submit flush (seq %d)", v)
+	case kJoinWait:
+		return fmt.Sprintf("woken: flush seq %d ended", a)
+	case kDrained:
+		return fmt.Sprintf("woken: no flush numbered <= S=%d in flight", v)
+	case kDoneLoad:
+		return fmt.Sprintf("c = completed -> %d", v)
+	case kDoneCAS:
+		if a == 1 {
+			return fmt.Sprintf("cmpxchg(completed, c, seq) -> %d", v)
+		}
+		return "cmpxchg(completed) fails"
+	case kDoneStore:
+		return fmt.Sprintf("completed = %d", v)
+	case kReturn:
+		if v != 0 {
+			return "fsync returns -EIO"
+		}
+		return "fsync returns 0"
+	case kDevWrite:
+		return fmt.Sprintf("%s's write completes", s.actors[a])
+	case kDevFlushOK:
+		return fmt.Sprintf("%s's flush (seq %d) completes, covers %s", s.actors[a], int8(l.Arg), s.taskList(uint8(l.Arg>>8)))
+	case kDevFlushFail:
+		return fmt.Sprintf("%s's flush fails (EIO)", s.actors[a])
+	case kJoinLoad:
+		if a > v {
+			return fmt.Sprintf("submitted -> %d > S=%d: wait for flush seq %d", a, v, a)
+		}
+		return fmt.Sprintf("submitted -> %d, S=%d: own flush", a, v)
+	case kLogNothing:
+		return "log force: nothing to write"
+	case kLogOwn:
+		return "log force: writes the iclog (PREFLUSH)"
+	case kLogJoin:
+		return "log force: waits for the iclog another task writes next"
+	case kLogEscape:
+		return "log force: nobody wrote the iclog, writes it (PREFLUSH)"
+	case kLogWoken:
+		return fmt.Sprintf("%s's iclog is out (not this task's flush)", s.actors[a])
+	case kMemFlush:
+		return fmt.Sprintf("store buffer of %s drains one store", s.threadName(a))
+	}
+	return fmt.Sprintf("step %d", l.Kind)
+}
+
+func (s *System) threadName(t int) string {
+	if t < len(s.actors) {
+		return s.actors[t]
+	}
+	return fmt.Sprint(t)
+}
+
+func (s *System) taskList(m uint8) string {
+	out := ""
+	for ; m != 0; m &= m - 1 {
+		if out != "" {
+			out += ","
+		}
+		out += s.actors[bits.TrailingZeros8(m)]
+	}
+	if out == "" {
+		return "nothing"
+	}
+	return out
+}
+
+func (s *System) dax(t int) bool { return s.cfg.DAX&(1<<t) != 0 }
+
+// Waiting implements System: a task waits for its write or its flush.
+func (s *System) Waiting(st State) uint64 {
+	var w uint64
+	for t := 0; t < s.cfg.Tasks; t++ {
+		switch st.task[t].pc {
+		case pcWaitW, pcWaitF, pcJoin, pcLogWait, pcDrain:
+			w |= 1 << t
+		}
+	}
+	return w
+}
+
+// Check implements System.
+func (s *System) Check(st State) error {
+	if st.lost != 0 {
+		t := int(st.lost - 1)
+		return fmt.Errorf("%s's fsync returned 0 but its write to b%d (round %d) is not durable: a crash now loses it",
+			s.actors[t], t, st.task[t].round)
+	}
+	return nil
+}
+
+// Next implements System.
+func (s *System) Next(st State, yield func(explore.Label, State)) {
+	if st.lost != 0 {
+		return
+	}
+	for t := 0; t < s.cfg.Tasks; t++ {
+		s.taskSteps(st, t, yield)
+	}
+	s.deviceSteps(st, yield)
+	st.mem.Steps(func(th int, m memory.Memory) {
+		n := st
+		n.mem = m
+		yield(explore.Label{Actor: uint8(s.device()), Kind: kMemFlush, ID: uint16(th)}, n)
+	})
+}
+
+func lab(t int, kind uint8, id int, arg int) explore.Label {
+	return explore.Label{Actor: uint8(t), Kind: kind, ID: uint16(id), Arg: uint16(int16(arg))}
+}
+
+// What each variant changes, asked by the phase it changes. The mutants are
+// marked again at the step they change.
+
+// readsSFirst: mutant ReadBeforeWriteback samples S before the data write.
+func (v Variant) readsSFirst() bool { return v == MutantReadBeforeWriteback }
+
+// fencesBeforeS: every variant but mutant NoMB has smp_mb before sampling S.
+func (v Variant) fencesBeforeS() bool { return v != MutantNoMB }
+
+// numbersFlushes: every variant but Baseline numbers its flushes and may
+// skip on the counters.
+func (v Variant) numbersFlushes() bool { return v != Baseline }
+
+// daxSkips: mutant DAXSkips lets a DAX task skip on the counters too.
+func (v Variant) daxSkips() bool { return v == MutantDAXSkips }
+
+// skipsOnEqual: mutant GreaterEqual skips when completed == S.
+func (v Variant) skipsOnEqual() bool { return v == MutantGreaterEqual }
+
+// numbersAfterSubmit: mutant NumberAfterSubmit submits the flush, then
+// numbers it.
+func (v Variant) numbersAfterSubmit() bool { return v == MutantNumberAfterSubmit }
+
+// joinsInFlight: Improved and GroupCommit wait for a flush numbered above S
+// that is already in flight instead of issuing their own.
+func (v Variant) joinsInFlight() bool { return v == Improved || v == GroupCommit }
+
+// drainsFirst: GroupCommit, with nothing to join, first lets the flushes
+// numbered up to S end.
+func (v Variant) drainsFirst() bool { return v == GroupCommit }
+
+// storesCompleted: the benign PlainStoreCompleted stores seq into completed
+// instead of raising it with a cmpxchg loop.
+func (v Variant) storesCompleted() bool { return v == BenignPlainStore }
+
+// advancesOnFailure: mutant AdvanceOnFailure runs flush_done after a failed
+// flush.
+func (v Variant) advancesOnFailure() bool { return v == MutantAdvanceOnFailure }
+
+// withPC is st with task t moved to pc.
+func withPC(st State, t int, pc uint8) State {
+	st.task[t].pc = pc
+	return st
+}
+
+// taskSteps yields task t's next steps, one function per phase of fsync, in
+// the order the code runs them:
+//
+//	writeback        submitWrite, seeWrite
+//	sample S         readSEarly (mutant), barrier, readS
+//	log force        logForce, logWait
+//	decide skip      decideSkip
+//	join (ours)      joinLoad, drain, joinWait, joinRecheck
+//	own flush        numberFlush, submitFlush, then flushEnded (device step)
+//	advance          doneLoad, doneCAS
+//	return           fsyncReturn
+//
+// A phase that takes no step of its own (an smp_mb under SC, a check that
+// cannot skip) goes on to the next phase in the same step.
+func (s *System) taskSteps(st State, t int, yield func(explore.Label, State)) {
+	switch st.task[t].pc {
+	case pcWrite:
+		s.submitWrite(st, t, yield)
+	case pcEarlyS:
+		s.readSEarly(st, t, yield)
+	case pcWaitW:
+		s.seeWrite(st, t, yield)
+	case pcMB:
+		s.barrier(st, t, yield)
+	case pcReadS:
+		s.readS(st, t, yield)
+	case pcLogForce:
+		s.logForce(st, t, yield)
+	case pcLogWait:
+		s.logWait(st, t, yield)
+	case pcCheck:
+		s.decideSkip(st, t, yield)
+	case pcJoinLoad:
+		s.joinLoad(st, t, yield)
+	case pcDrain:
+		s.Drain(st, t, yield)
+	case pcJoin:
+		s.joinWait(st, t, yield)
+	case pcJoinRecheck:
+		s.joinRecheck(st, t, yield)
+	case pcNumber:
+		s.numberFlush(st, t, yield)
+	case pcSubmit:
+		s.submitFlush(st, t, yield)
+	case pcWaitF:
+		// Woken by the device's flush completion, which also moves this
+		// task on (see flushEnded).
+	case pcDoneLoad:
+		s.doneLoad(st, t, yield)
+	case pcDoneCAS:
+		s.doneCAS(st, t, yield)
+	case pcReturn:
+		s.fsyncReturn(st, t, yield)
+	}
+}
+
+// Writeback: file_write_and_wait_range writes the task's block and waits for
+// the write's completion.
+
+// submitWrite starts a round: the data write is in flight, no longer
+// durable, and covered by no flush yet.
+func (s *System) submitWrite(st State, t int, yield func(explore.Label, State)) {
+	n := withPC(st, t, pcWaitW)
+	n.task[t].round++
+	n.task[t].failed = false
+	n.wst[t] = 1
+	n.dur &^= 1 << t
+	for f := range n.flush {
+		n.flush[f].cover &^= 1 << t
+	}
+	yield(lab(t, kWrite, int(n.task[t].round), 0), n)
+}
+
+// seeWrite is the task observing its write's completion word.
+func (s *System) seeWrite(st State, t int, yield func(explore.Label, State)) {
+	val, m := st.mem.LoadNewest(t, locDone(t))
+	if st.wst[t] != 2 || val != int64(st.task[t].round) {
+		return
+	}
+	if s.cfg.WaiterSleeps {
+		m = m.Fence(t)
+	}
+	n := withPC(st, t, pcMB)
+	if s.cfg.Variant.readsSFirst() {
+		// mutant ReadBeforeWriteback: S was read before the write
+		// (readSEarly); the patch reads it only after the write completed.
+		n.task[t].pc = s.afterS()
+	}
+	n.mem = m
+	yield(lab(t, kSeeWrite, 0, 0), n)
+}
+
+// Sample S: smp_mb(), then S = atomic64_read(&bt_flush_submitted).
+
+// readSEarly samples S at the start of the round, before the data write.
+func (s *System) readSEarly(st State, t int, yield func(explore.Label, State)) {
+	// mutant ReadBeforeWriteback: the patch samples S after
+	// file_write_and_wait_range, so that a flush numbered above S was
+	// submitted after the write completed.
+	newest := int(st.mem.Newest(locSubmitted))
+	for _, r := range st.mem.Load(t, locSubmitted) {
+		n := withPC(st, t, pcWrite)
+		n.mem, n.task[t].s = r.Mem, int8(r.Val)
+		yield(lab(t, kReadS, newest, int(r.Val)), n)
+	}
+}
+
+// barrier is the smp_mb before reading S.
+func (s *System) barrier(st State, t int, yield func(explore.Label, State)) {
+	n := withPC(st, t, pcReadS)
+	fences := s.cfg.Variant.fencesBeforeS()
+	if fences {
+		n.mem = st.mem.Fence(t)
+	}
+	// mutant NoMB: no barrier here; the patch has smp_mb() between seeing
+	// the write complete and reading bt_flush_submitted.
+	if !fences || s.cfg.Memory == memory.SC {
+		// No barrier, or one that is a no-op under SC: go straight to
+		// the read, no step of its own.
+		s.taskSteps(n, t, yield)
+		return
+	}
+	yield(lab(t, kMB, 0, 0), n)
+}
+
+// readS reads S, possibly a stale value under a weak memory model.
+func (s *System) readS(st State, t int, yield func(explore.Label, State)) {
+	newest := int(st.mem.Newest(locSubmitted))
+	for _, r := range st.mem.Load(t, locSubmitted) {
+		n := withPC(st, t, s.afterS())
+		n.mem, n.task[t].s = r.Mem, int8(r.Val)
+		yield(lab(t, kReadS, newest, int(r.Val)), n)
+	}
+}
+
+// Log force: it may have nothing to write, write the iclog itself (a
+// PREFLUSH), or wait for the iclog another task writes.
+
+// logForce picks one of the three branches.
+func (s *System) logForce(st State, t int, yield func(explore.Label, State)) {
+	n := withPC(st, t, pcCheck)
+	yield(lab(t, kLogNothing, 0, 0), n)
+	// Writing the iclog is a flush of its own, numbered like fsync's,
+	// and when it succeeds fsync returns without another one.
+	n = withPC(st, t, s.ownFlush())
+	yield(lab(t, kLogOwn, 0, 0), n)
+	// Or its transaction goes into the iclog that another task writes
+	// next: it waits for the next flush another task submits (armed in
+	// submitFlush) to end.
+	if s.cfg.Tasks > 1 {
+		n = withPC(st, t, pcLogWait)
+		n.task[t].logWait = 0
+		yield(lab(t, kLogJoin, 0, 0), n)
+	}
+}
+
+// logWait waits for the iclog another task writes, or writes it itself.
+func (s *System) logWait(st State, t int, yield func(explore.Label, State)) {
+	tk := st.task[t]
+	if tk.logWait == 0 {
+		// Nobody has written the iclog yet: the log force may write it
+		// itself (xlog pushes the iclog when no one else does).
+		n := withPC(st, t, s.ownFlush())
+		yield(lab(t, kLogEscape, 0, 0), n)
+		return
+	}
+	u := int(tk.logWait - 1)
+	if st.flush[u].st == 1 {
+		return
+	}
+	n := withPC(st, t, pcCheck)
+	n.task[t].logWait = 0
+	n.mem = st.mem.Fence(t) // woken from sleep: a full barrier
+	yield(lab(t, kLogWoken, u, 0), n)
+}
+
+// Decide skip: if (!DAX && completed > S) return 0.
+
+// decideSkip reads completed and skips the flush when a flush numbered above
+// S has completed.
+func (s *System) decideSkip(st State, t int, yield func(explore.Label, State)) {
+	tk := st.task[t]
+	v := s.cfg.Variant
+	// mutant DAXSkips: a DAX task reads the counters like any other; the
+	// patch never lets a DAX file skip, since another task's PREFLUSH does
+	// not cover CPU stores.
+	if !v.numbersFlushes() || (s.dax(t) && !v.daxSkips()) {
+		n := withPC(st, t, pcSubmit) // no counter: flush
+		if v.numbersFlushes() {
+			n.task[t].pc = pcNumber
+		}
+		s.taskSteps(n, t, yield)
+		return
+	}
+	for _, r := range st.mem.Load(t, locCompleted) {
+		c := int8(r.Val)
+		skip := c > tk.s
+		if v.skipsOnEqual() {
+			// mutant GreaterEqual: skips on completed >= S; the patch
+			// needs completed > S, a flush numbered after S.
+			skip = c >= tk.s
+		}
+		n := st
+		n.mem = r.Mem
+		if skip {
+			n.task[t].pc = pcReturn
+			yield(lab(t, kSkip, int(c), int(tk.s)), n)
+			continue
+		}
+		n.task[t].pc = pcNumber
+		if v.numbersAfterSubmit() {
+			n.task[t].pc = pcSubmit // mutant NumberAfterSubmit: see numberFlush
+		}
+		if v.joinsInFlight() {
+			n.task[t].pc = pcJoinLoad
+		}
+		yield(lab(t, kNoSkip, int(c), int(tk.s)), n)
+	}
+}
+
+// Join (Improved, GroupCommit): a flush numbered above S already submitted
+// covers the write as well as one of the task's own would.
+
+// joinLoad reads submitted: a flush numbered above S to wait for, or none.
+func (s *System) joinLoad(st State, t int, yield func(explore.Label, State)) {
+	tk := st.task[t]
+	for _, r := range st.mem.Load(t, locSubmitted) {
+		n := withPC(st, t, pcNumber)
+		n.mem = r.Mem
+		if r.Val > int64(tk.s) {
+			n.task[t].pc, n.task[t].wait = pcJoin, int8(r.Val)
+		} else if s.cfg.Variant.drainsFirst() && !tk.drained {
+			// Nothing to join yet: let the flushes in flight end
+			// first (others pile up behind them), then check again.
+			n.task[t].pc = pcDrain
+		}
+		yield(lab(t, kJoinLoad, int(r.Val), int(tk.s)), n)
+	}
+}
+
+// drain waits on the flushes numbered <= S from their numbering to their
+// flush_done (the Syncer's registry of flushes in flight), then checks again.
+func (s *System) Drain(st State, t int, yield func(explore.Label, State)) {
+	tk := st.task[t]
+	for u := 0; u < s.cfg.Tasks; u++ {
+		switch st.task[u].pc {
+		case pcSubmit, pcWaitF, pcDoneLoad, pcDoneCAS:
+			if u != t && st.task[u].seq <= tk.s {
+				return
+			}
+		}
+	}
+	n := withPC(st, t, pcCheck)
+	n.task[t].drained = true
+	n.mem = st.mem.Fence(t) // woken: a full barrier
+	yield(lab(t, kDrained, 0, int(tk.s)), n)
+}
+
+// joinWait is woken when the joined flush has ended.
+func (s *System) joinWait(st State, t int, yield func(explore.Label, State)) {
+	tk := st.task[t]
+	for f := 0; f < s.cfg.Tasks; f++ {
+		if st.flush[f].st == 1 && st.flush[f].seq == tk.wait {
+			return // still in flight
+		}
+	}
+	// Woken (a full barrier), then re-check completed.
+	n := withPC(st, t, pcJoinRecheck)
+	n.mem = st.mem.Fence(t)
+	yield(lab(t, kJoinWait, int(tk.wait), 0), n)
+}
+
+// joinRecheck reads completed again: skip if the joined flush helped, else
+// issue one of its own.
+func (s *System) joinRecheck(st State, t int, yield func(explore.Label, State)) {
+	tk := st.task[t]
+	for _, r := range st.mem.Load(t, locCompleted) {
+		n := withPC(st, t, pcNumber)
+		n.mem = r.Mem
+		if c := int8(r.Val); c > tk.s {
+			n.task[t].pc = pcReturn
+			yield(lab(t, kSkip, int(c), int(tk.s)), n)
+		} else {
+			yield(lab(t, kNoSkip, int(c), int(tk.s)), n)
+		}
+	}
+}
+
+// Own flush: xfs_buftarg_flush_start numbers it (seq =
+// atomic64_inc_return(&bt_flush_submitted)), then blkdev_issue_flush submits
+// it and waits; the device ends it (deviceSteps, flushEnded).
+
+// numberFlush takes the flush's number.
+func (s *System) numberFlush(st State, t int, yield func(explore.Label, State)) {
+	seq, m, err := st.mem.IncReturn(t, locSubmitted)
+	if err != nil {
+		panic(fmt.Sprintf("fsync model: %v (raise the memory bounds)", err))
+	}
+	n := withPC(st, t, pcSubmit)
+	n.mem, n.task[t].seq = m, int8(seq)
+	if s.cfg.Variant.numbersAfterSubmit() {
+		// mutant NumberAfterSubmit: the flush was submitted before it was
+		// numbered, so it may have ended already; the patch numbers it in
+		// xfs_buftarg_flush_start, before submitting it.
+		n.task[t].pc = pcWaitF
+		n.flush[t].seq = int8(seq)
+		if f := n.flush[t].st; f == 2 || f == 3 {
+			s.flushEnded(&n, t, f == 2) // it ended before it was numbered
+		}
+	}
+	yield(lab(t, kNumber, 0, int(seq)), n)
+}
+
+// submitFlush submits the flush: it covers the writes completed now (a DAX
+// task's only its own), and it writes the iclog that log forces wait for.
+func (s *System) submitFlush(st State, t int, yield func(explore.Label, State)) {
+	tk := st.task[t]
+	n := withPC(st, t, pcWaitF)
+	if s.cfg.Variant.numbersAfterSubmit() {
+		n.task[t].pc = pcNumber // mutant NumberAfterSubmit: see numberFlush
+	}
+	var completed uint8
+	for u := 0; u < s.cfg.Tasks; u++ {
+		if st.wst[u] == 2 && (!s.dax(u) || u == t) {
+			completed |= 1 << u
+		}
+	}
+	n.flush[t] = fsFlush{st: 1, cover: completed, seq: tk.seq}
+	for j := 0; j < s.cfg.Tasks; j++ {
+		if j != t && n.task[j].pc == pcLogWait && n.task[j].logWait == 0 {
+			n.task[j].logWait = int8(t + 1) // this flush writes the iclog j waits for
+		}
+	}
+	yield(lab(t, kSubmitF, 0, int(tk.seq)), n)
+}
+
+// Advance completed: xfs_buftarg_flush_done raises bt_flush_completed to seq
+// with a cmpxchg loop, after a successful flush only (see flushEnded).
+
+// doneLoad reads completed for the cmpxchg.
+func (s *System) doneLoad(st State, t int, yield func(explore.Label, State)) {
+	tk := st.task[t]
+	if s.cfg.Variant.storesCompleted() {
+		// PlainStoreCompleted (benign): completed = seq may lower it,
+		// which only costs skips.
+		m, err := st.mem.Store(t, locCompleted, int64(tk.seq))
+		if err != nil {
+			panic(fmt.Sprintf("fsync model: %v (raise the memory bounds)", err))
+		}
+		n := withPC(st, t, pcReturn)
+		n.mem = m
+		yield(lab(t, kDoneStore, 0, int(tk.seq)), n)
+		return
+	}
+	for _, r := range st.mem.Load(t, locCompleted) {
+		n := st
+		n.mem, n.task[t].C = r.Mem, int8(r.Val)
+		if int8(r.Val) >= tk.seq {
+			n.task[t].pc = pcReturn
+		} else {
+			n.task[t].pc = pcDoneCAS
+		}
+		yield(lab(t, kDoneLoad, 0, int(r.Val)), n)
+	}
+}
+
+// doneCAS is cmpxchg(completed, c, seq); on failure it loads again.
+func (s *System) doneCAS(st State, t int, yield func(explore.Label, State)) {
+	tk := st.task[t]
+	ok, _, m, err := st.mem.CompareAndSwap(t, locCompleted, int64(tk.C), int64(tk.seq))
+	if err != nil {
+		panic(fmt.Sprintf("fsync model: %v (raise the memory bounds)", err))
+	}
+	n := st
+	n.mem = m
+	okArg := 0
+	if ok {
+		n.task[t].pc = pcReturn
+		okArg = 1
+	} else {
+		n.task[t].pc = pcDoneLoad
+	}
+	yield(lab(t, kDoneCAS, okArg, int(tk.seq)), n)
+}
+
+// Return: fsync returns 0, or -EIO after a failed flush; returning 0 with
+// the write not durable is the violation Check reports.
+
+// fsyncReturn ends the round.
+func (s *System) fsyncReturn(st State, t int, yield func(explore.Label, State)) {
+	tk := st.task[t]
+	n := withPC(st, t, s.roundStart())
+	n.task[t].drained = false
+	if int(tk.round) == s.cfg.Fsyncs {
+		n.task[t].pc = pcFinished
+	}
+	failed := tk.failed
+	if !failed && st.dur&(1<<t) == 0 {
+		n.lost = int8(t + 1)
+	}
+	code := 0
+	if failed {
+		code = 1
+	}
+	yield(lab(t, kReturn, 0, code), n)
+}
+
+func (s *System) deviceSteps(st State, yield func(explore.Label, State)) {
+	d := s.device()
+	for t := 0; t < s.cfg.Tasks; t++ {
+		if st.wst[t] == 1 {
+			m, err := st.mem.StoreVisible(d, locDone(t), int64(st.task[t].round))
+			if err != nil {
+				panic(fmt.Sprintf("fsync model: %v (raise the memory bounds)", err))
+			}
+			n := st
+			n.wst[t] = 2
+			n.mem = m
+			yield(lab(d, kDevWrite, t, 0), n)
+		}
+		if st.flush[t].st == 1 {
+			n := st
+			n.dur |= st.flush[t].cover
+			s.flushEnded(&n, t, true)
+			yield(explore.Label{Actor: uint8(d), Kind: kDevFlushOK, ID: uint16(t), Arg: uint16(uint8(st.flush[t].seq)) | uint16(st.flush[t].cover)<<8}, n)
+			if s.cfg.FlushFailures {
+				n := st
+				s.flushEnded(&n, t, false)
+				yield(lab(d, kDevFlushFail, t, 0), n)
+			}
+		}
+	}
+}
+
+// flushEnded ends task t's flush and wakes t in the same step: what the
+// woken task does first touches only its own state, so it commutes with
+// every other step and need not be interleaved (a partial-order reduction
+// that keeps every reachable outcome). A flush that ends before the task
+// numbered it (the number-after-submit mutant) wakes nobody yet.
+func (s *System) flushEnded(n *State, t int, ok bool) {
+	n.flush[t].st = 3
+	if ok {
+		n.flush[t].st = 2
+	}
+	if n.task[t].pc != pcWaitF {
+		return
+	}
+	n.flush[t].st = 0
+	switch v := s.cfg.Variant; {
+	case !v.numbersFlushes():
+		n.task[t].pc = pcReturn
+		n.task[t].failed = !ok
+	case ok:
+		n.task[t].pc = pcDoneLoad
+	case v.advancesOnFailure():
+		// mutant AdvanceOnFailure: flush_done runs although the flush
+		// failed, so completed advances past a flush that made nothing
+		// durable; the patch calls xfs_buftarg_flush_done on success only.
+		// This fsync still returns the error; another task's may then
+		// skip on it.
+		n.task[t].pc = pcDoneLoad
+		n.task[t].failed = true
+	default:
+		n.task[t].pc = pcReturn
+		n.task[t].failed = true
+	}
+}
+
+// roundStart is where a task starts a round.
+func (s *System) roundStart() uint8 {
+	if s.cfg.Variant.readsSFirst() {
+		return pcEarlyS // mutant ReadBeforeWriteback: see readSEarly
+	}
+	return pcWrite
+}
+
+// afterS is where a task goes once it has S.
+func (s *System) afterS() uint8 {
+	if s.cfg.LogForce {
+		return pcLogForce
+	}
+	return pcCheck
+}
+
+// ownFlush is where a task goes to issue a flush of its own.
+func (s *System) ownFlush() uint8 {
+	if v := s.cfg.Variant; !v.numbersFlushes() || v.numbersAfterSubmit() {
+		return pcSubmit // unnumbered, or mutant NumberAfterSubmit: see numberFlush
+	}
+	return pcNumber
+}

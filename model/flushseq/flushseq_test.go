@@ -1,0 +1,113 @@
+package flushseq
+
+import (
+	"fmt"
+	"github.com/flushproof/flushproof/model/device"
+	"github.com/flushproof/flushproof/model/explore"
+	"github.com/flushproof/flushproof/model/memory"
+	"github.com/flushproof/flushproof/spec"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestFlushSeqSymmetryKeepsVerdicts: symmetry reduction changes how many
+// states are stored, never the verdict or the length of the shortest
+// counterexample, and its counterexamples are real paths that replay.
+func TestFlushSeqSymmetryKeepsVerdicts(t *testing.T) {
+	for _, v := range Variants() {
+		if v == MutantDAXSkips {
+			continue // DAX breaks the symmetry; the reduction is off there
+		}
+		for _, m := range memory.Models() {
+			cfg := Config{Variant: v, Memory: m, Tasks: 3, Fsyncs: 1, FlushFailures: v == MutantAdvanceOnFailure}
+			full := cfg
+			full.NoSymmetry = true
+			sys, err := NewSystem(cfg)
+			require.NoError(t, err)
+			fullSys, err := NewSystem(full)
+			require.NoError(t, err)
+			r := explore.Explore[State](sys, explore.Options{})
+			f := explore.Explore[State](fullSys, explore.Options{})
+			require.Equal(t, f.Violation == nil, r.Violation == nil, "%v %v", v, m)
+			if f.Violation == nil {
+				assert.Less(t, r.States, f.States, "%v %v: the reduction must reduce", v, m)
+				continue
+			}
+			assert.Len(t, r.Violation.Path, len(f.Violation.Path), "%v %v", v, m)
+			s, err := explore.Replay[State](sys, r.Violation.Path)
+			require.NoError(t, err)
+			assert.EqualError(t, sys.Check(s), r.Violation.Err.Error())
+		}
+	}
+}
+
+func TestNewFsyncSystemRejectsBadConfigs(t *testing.T) {
+	for _, c := range []Config{
+		{Variant: Patched, Memory: memory.SC, Tasks: 0, Fsyncs: 1},
+		{Variant: Patched, Memory: memory.SC, Tasks: 5, Fsyncs: 1},
+		{Variant: Patched, Memory: memory.Relaxed, Tasks: 3, Fsyncs: 3}, // more live stores than Relaxed keeps
+		{Variant: Patched, Memory: memory.SC, Tasks: 4, Fsyncs: 31},     // flush numbers past int8
+		{Variant: 99, Memory: memory.SC, Tasks: 2, Fsyncs: 1},
+		{Variant: Patched, Memory: 0, Tasks: 2, Fsyncs: 1},
+	} {
+		_, err := NewSystem(c)
+		assert.Error(t, err, "%+v", c)
+	}
+}
+
+func TestLabelsDetermineSteps(t *testing.T) {
+	for _, v := range Variants() {
+		for _, m := range memory.Models() {
+			cfg := Config{Variant: v, Memory: m, Tasks: 2, Fsyncs: 1, FlushFailures: true, LogForce: true, NoSymmetry: true}
+			sys, err := NewSystem(cfg)
+			require.NoError(t, err)
+			require.NoError(t, explore.LabelsDetermine[State](sys))
+		}
+	}
+	ds, err := device.NewSystem(device.Workload{Config: spec.CacheEmulatedFUA, Writers: [][]device.WriteOp{{{Blocks: 3, FUA: true}}, {{Blocks: 1}}}, Flushes: 1, Failures: true})
+	require.NoError(t, err)
+	require.NoError(t, explore.LabelsDetermine[device.State](ds))
+}
+
+// TestSkipLabelsReadTrue: every skip or no-skip step, in every variant,
+// prints the comparison the variant makes, and the comparison holds for the
+// values printed ("completed=0 >= S=0: skip flush" for the >= mutant; the
+// label once said "completed=0 > S=0", false as printed).
+func TestSkipLabelsReadTrue(t *testing.T) {
+	holds := map[string]func(c, s int) bool{
+		">": func(c, s int) bool { return c > s }, "<=": func(c, s int) bool { return c <= s },
+		">=": func(c, s int) bool { return c >= s }, "<": func(c, s int) bool { return c < s },
+	}
+	for _, v := range Variants() {
+		cfg := Config{Variant: v, Memory: memory.SC, Tasks: 2, Fsyncs: 1, FlushFailures: true, NoSymmetry: true}
+		sys, err := NewSystem(cfg)
+		require.NoError(t, err)
+		r := explore.Explore[State](sys, explore.Options{MaxStates: 200000})
+		seen := map[string]bool{}
+		for id := 0; id < r.Len(); id++ {
+			sys.Next(r.State(id), func(l explore.Label, _ State) {
+				if l.Kind != kSkip && l.Kind != kNoSkip {
+					return
+				}
+				text := sys.Describe(l)
+				var c, s int
+				var op, what string
+				_, err := fmt.Sscanf(text, "completed=%d %s S=%d: %s", &c, &op, &s, &what)
+				require.NoError(t, err, "%v: %q", v, text)
+				require.Contains(t, holds, op, "%v: %q", v, text)
+				assert.True(t, holds[op](c, s), "%v: %q is false as printed", v, text)
+				assert.Equal(t, l.Kind == kSkip, what == "skip", "%v: %q", v, text)
+				seen[op] = true
+			})
+		}
+		if v == MutantGreaterEqual {
+			assert.True(t, seen[">="], "the >= mutant skips on >=")
+			assert.False(t, seen[">"], "the >= mutant never prints >")
+		} else if v != Baseline && v != MutantDAXSkips {
+			assert.True(t, seen[">"] || seen["<="], "%v: skip checks were explored", v)
+			assert.False(t, seen[">="], "%v never prints >=", v)
+		}
+	}
+}

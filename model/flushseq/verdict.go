@@ -1,0 +1,106 @@
+package flushseq
+
+import (
+	"fmt"
+	"github.com/flushproof/flushproof/model/explore"
+	"github.com/flushproof/flushproof/model/memory"
+	"github.com/flushproof/flushproof/model/verdict"
+)
+
+// ExpectUnsafe says whether the checker must find a counterexample for this
+// configuration: every mutant is unsafe, except that the missing smp_mb only
+// matters under Relaxed, and not when waking from the wait for the write is
+// itself a full barrier (WaiterSleeps).
+func (c Config) ExpectUnsafe() bool {
+	if !c.Variant.Mutant() {
+		return false
+	}
+	if c.Variant == MutantNoMB {
+		return c.Memory == memory.Relaxed && !c.WaiterSleeps
+	}
+	return true
+}
+
+// Describe renders the bound of a configuration.
+func (c Config) Describe() string {
+	s := fmt.Sprintf("%d tasks x %d fsyncs", c.Tasks, c.Fsyncs)
+	if c.FlushFailures {
+		s += ", flush EIO"
+	}
+	if c.DAX != 0 {
+		s += ", task A DAX"
+	}
+	if c.WaiterSleeps {
+		s += ", waiter sleeps"
+	}
+	if c.LogForce {
+		s += ", log force"
+	}
+	return s
+}
+
+// StandardFsyncConfig is the bound the verdict table uses for a variant and
+// memory model: 2 tasks x 2 fsyncs with flush failures; the DAX mutant runs
+// with task A on a DAX file (the only configuration where it differs).
+func StandardConfig(v Variant, m memory.Model) Config {
+	c := Config{Variant: v, Memory: m, Tasks: 2, Fsyncs: 2, FlushFailures: true}
+	if v == MutantDAXSkips {
+		c.DAX = 1
+	}
+	return c
+}
+
+// FsyncChecks lists the rows of the flush-sequence table: every variant under
+// every memory model, the patched code with a DAX task, and the missing
+// smp_mb with a sleeping waiter (both memory-model outcomes are reported,
+// DESIGN.md, "Memory models"), and every variant with the log force.
+func Checks() []Config {
+	var out []Config
+	for _, v := range Variants() {
+		for _, m := range memory.Models() {
+			out = append(out, StandardConfig(v, m))
+		}
+	}
+	for _, m := range memory.Models() {
+		c := StandardConfig(Patched, m)
+		c.DAX = 1
+		out = append(out, c)
+	}
+	for _, m := range memory.Models() {
+		c := StandardConfig(MutantNoMB, m)
+		c.WaiterSleeps = true
+		out = append(out, c)
+	}
+	// With the log force: Relaxed only, whose behaviours include SC's.
+	for _, v := range Variants() {
+		c := StandardConfig(v, memory.Relaxed)
+		c.LogForce = true
+		out = append(out, c)
+	}
+	return out
+}
+
+// FsyncVerdict explores one configuration exhaustively.
+func Check(c Config, opt explore.Options) (verdict.Verdict, error) {
+	sys, err := NewSystem(c)
+	if err != nil {
+		return verdict.Verdict{}, err
+	}
+	r := explore.Explore[State](sys, opt)
+	v := verdict.FromResult("xfs-flushseq "+c.Variant.String(), c.Memory.String(), c.Describe(), c.ExpectUnsafe(), r)
+	return v, nil
+}
+
+// FsyncProofChecks are the rows of the bound that counts as a proof for
+// small systems (issue: 3 tasks x 2 fsyncs, one block per task, device
+// events interleaved freely, under each memory model, without flush
+// failures and log force): the real variants, which must be SAFE.
+func ProofChecks() []Config {
+	var out []Config
+	for _, v := range []Variant{Baseline, Patched, Improved, GroupCommit} {
+		for _, m := range memory.Models() {
+			out = append(out, Config{Variant: v, Memory: m, Tasks: 3, Fsyncs: 2})
+		}
+	}
+	return out
+}

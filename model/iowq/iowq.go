@@ -1,0 +1,791 @@
+package iowq
+
+import (
+	"fmt"
+	"github.com/flushproof/flushproof/model/explore"
+	"math/bits"
+	"strings"
+)
+
+// io-wq hashing of O_DIRECT writes (seed 003_37274e66d717bc90.txt;
+// DESIGN.md, "The four protocols" (3)) as an explicit-state system.
+//
+// io_uring punts a write it cannot issue without blocking to io-wq. Before
+// the seed, io_prep_async_work (io_uring/io_uring.c) hashed every write to
+// a regular file on its inode, and io-wq runs work items with the same hash
+// one at a time. After the seed, an O_DIRECT write to a file whose file
+// system sets FMODE_DIO_PARALLEL_WRITE is not hashed: io-wq workers issue
+// such writes in parallel, and the file system's own locking must make that
+// safe. That locking is what this model is about.
+//
+// The file is a few blocks of two sectors each. A block is written, unwritten
+// (allocated, reads as zeros, still holds some earlier file's data on the
+// disk) or a hole; i_size is counted in sectors. A write covers a whole block
+// (aligned) or one sector of it (unaligned, sub-block). Each worker runs its
+// writes in order, one work item after another:
+//
+//	pick     take the next write from io-wq; a hashed write needs the
+//	         inode's hash, which no other worker may hold (the write's
+//	         interval starts here: the file system cannot see it earlier)
+//	lock     decide the locking path (iowq_fs.go) and take i_rwsem shared
+//	         or exclusive; if exclusive and the path says so, inode_dio_wait:
+//	         wait until i_dio_count is 0 (no direct I/O in flight)
+//	map      iomap_begin and submission: look the block up; under
+//	         IOMAP_DIO_OVERWRITE_ONLY an unwritten block or a hole returns
+//	         -EAGAIN (drop the lock, retry exclusive); otherwise
+//	         inode_dio_begin, submit the data bio and, for a sub-block write
+//	         into an unwritten block or a hole, a bio that zeroes the rest of
+//	         the block (fs/iomap/direct-io.c, iomap_dio_bio_iter's
+//	         need_zeroout and iomap_dio_zero)
+//	wait     with IOMAP_DIO_FORCE_WAIT, or for a synchronous kiocb (SyncDIO),
+//	         wait until the write completed, still holding the lock
+//	unlock   release i_rwsem, and the hash: the work item ends. io-wq's
+//	         kiocb is asynchronous, so without a wait the write is still in
+//	         flight here (io_uring/rw.c io_write: -EIOCBQUEUED ends the
+//	         issue; the CQE is posted when the write completes)
+//
+// The disk lands each bio of a write (the zeroing and the data, sector by
+// sector, in any order), and once all have landed runs end_io: the block is
+// converted to written (xfs_dio_write_end_io / ext4_dio_write_end_io), i_size
+// grows to cover the write, inode_dio_end, and the write completes (its CQE).
+// An optional reader takes i_rwsem shared and reads one sector at a time.
+//
+// What a read returns for sector s: nothing past i_size (counted as the
+// initial content, 0), zeros for an unwritten block or a hole (also 0),
+// otherwise what the disk holds: the initial content (0), zeros from
+// sub-block zeroing (0), a write's data (its number) or another file's stale
+// data (IOWQStale).
+//
+// The obligation is that every sector is a linearizable register. The
+// explorer checks it on the content a read would return, in every state:
+// the content of s must be the data of a write W to s that has started and
+// that no completed write to s supersedes (one that started after W
+// completed); the initial content 0 is superseded by any completed write to
+// s; stale data is never allowed. A violation is a lost write (its data
+// was wiped, by zeroing or by an older write landing late) or exposed stale
+// data. Reads during the run and porcupine on recorded histories check the
+// whole history (linearize/file.go).
+
+// IOWQStale is the content of a sector that still holds another file's data.
+const Stale = 0xff
+
+const (
+	iowqSectorsPerBlock = 2
+	iowqMaxBlocks       = 4
+	iowqMaxSectors      = iowqMaxBlocks * iowqSectorsPerBlock
+	iowqMaxWorkers      = 8
+	iowqMaxWrites       = 16
+	iowqMaxReads        = 8
+	iowqReaderSlot      = iowqMaxWorkers // the reader's index in pc, op and the lock masks
+)
+
+// IOWQSubmit is how io_uring hands a file's direct writes to io-wq.
+type Submit uint8
+
+// The two ways.
+const (
+	// IOWQHashed: io_wq_hash_work on the inode, one work item of the file
+	// at a time (before the seed; after it, on a file system without
+	// FMODE_DIO_PARALLEL_WRITE).
+	Hashed Submit = iota + 1
+	// IOWQUnhashed: the seed on a file system with the flag; workers
+	// issue the file's writes in parallel.
+	Unhashed
+)
+
+func (s Submit) String() string {
+	switch s {
+	case Hashed:
+		return "hashed"
+	case Unhashed:
+		return "unhashed"
+	}
+	return fmt.Sprintf("IOWQSubmit(%d)", uint8(s))
+}
+
+// IOWQWrite is one direct write: a whole block (Aligned) or one sector of it.
+type Write struct {
+	Block   int
+	Sector  int // 0 or 1, the sector within the block; unused when Aligned
+	Aligned bool
+	_       struct{}
+}
+
+// sectors returns the file sectors the write covers (bit s = sector s).
+func (w Write) sectors() uint8 {
+	if w.Aligned {
+		return 3 << (iowqSectorsPerBlock * w.Block)
+	}
+	return 1 << (iowqSectorsPerBlock*w.Block + w.Sector)
+}
+
+func (w Write) String() string {
+	if w.Aligned {
+		return fmt.Sprintf("b%d", w.Block)
+	}
+	return fmt.Sprintf("s%d", iowqSectorsPerBlock*w.Block+w.Sector)
+}
+
+// IOWQConfig is one bounded scenario.
+type Config struct {
+	Submit Submit
+	FS     FS
+	// SyncDIO makes every write wait for its own completion before it
+	// unlocks (a synchronous kiocb: iomap_dio_rw waits). io-wq's writes are
+	// asynchronous, so this is off for io_uring.
+	SyncDIO bool
+	// Layout has one letter per block: W written, U unwritten
+	// (preallocated), H hole.
+	Layout string
+	// Size is i_size in sectors, a whole number of blocks; blocks past it
+	// must be U or H.
+	Size    int
+	Workers [][]Write // each worker's writes, in order; 1 to 8 workers, at most 16 writes
+	Reads   []int     // the reader's reads (sectors), in order; none: no reader
+	_       struct{}
+}
+
+func (c Config) nWrites() int {
+	n := 0
+	for _, ws := range c.Workers {
+		n += len(ws)
+	}
+	return n
+}
+
+func (c Config) validate() error {
+	if c.Submit != Hashed && c.Submit != Unhashed {
+		return fmt.Errorf("iowq model: unknown submission %d", c.Submit)
+	}
+	if _, ok := iowqFSNames[c.FS]; !ok {
+		return fmt.Errorf("iowq model: unknown file system %d", c.FS)
+	}
+	nb := len(c.Layout)
+	if nb < 1 || nb > iowqMaxBlocks {
+		return fmt.Errorf("iowq model: layout %q: want 1 to %d blocks", c.Layout, iowqMaxBlocks)
+	}
+	if c.Size < 0 || c.Size > nb*iowqSectorsPerBlock || c.Size%iowqSectorsPerBlock != 0 {
+		return fmt.Errorf("iowq model: i_size %d sectors: want a whole number of blocks within the layout %q", c.Size, c.Layout)
+	}
+	for b, l := range c.Layout {
+		switch {
+		case l != 'W' && l != 'U' && l != 'H':
+			return fmt.Errorf("iowq model: layout %q: block %d is %q, want W, U or H", c.Layout, b, l)
+		case l == 'W' && b*iowqSectorsPerBlock >= c.Size:
+			return fmt.Errorf("iowq model: layout %q: written block %d lies past i_size %d", c.Layout, b, c.Size)
+		}
+	}
+	if len(c.Workers) < 1 || len(c.Workers) > iowqMaxWorkers {
+		return fmt.Errorf("iowq model: %d workers, want 1 to %d", len(c.Workers), iowqMaxWorkers)
+	}
+	if n := c.nWrites(); n < 1 || n > iowqMaxWrites {
+		return fmt.Errorf("iowq model: %d writes, want 1 to %d", n, iowqMaxWrites)
+	}
+	for w, ws := range c.Workers {
+		for i, wr := range ws {
+			if wr.Block < 0 || wr.Block >= nb || (!wr.Aligned && (wr.Sector < 0 || wr.Sector >= iowqSectorsPerBlock)) {
+				return fmt.Errorf("iowq model: worker %d write %d (%+v) is outside the file", w, i, wr)
+			}
+		}
+	}
+	if len(c.Reads) > iowqMaxReads {
+		return fmt.Errorf("iowq model: %d reads, want at most %d", len(c.Reads), iowqMaxReads)
+	}
+	for i, s := range c.Reads {
+		if s < 0 || s >= nb*iowqSectorsPerBlock {
+			return fmt.Errorf("iowq model: read %d of sector %d is outside the file", i, s)
+		}
+	}
+	return nil
+}
+
+// Describe renders the workload as a bound.
+func (c Config) Describe() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d workers, %d writes (", len(c.Workers), c.nWrites())
+	for w, ws := range c.Workers {
+		if w > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(iowqWorkerName(w) + ":")
+		for i, wr := range ws {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			b.WriteString(" " + wr.String())
+		}
+	}
+	b.WriteString(")")
+	if len(c.Reads) > 0 {
+		b.WriteString(", reads")
+		for _, s := range c.Reads {
+			fmt.Fprintf(&b, " s%d", s)
+		}
+	}
+	fmt.Fprintf(&b, ", layout %s, i_size %d", c.Layout, c.Size)
+	return b.String()
+}
+
+func iowqWorkerName(w int) string { return string(rune('A' + w)) }
+
+// Worker program counters.
+const (
+	iowqPCPick   uint8 = iota // take the next write from io-wq
+	iowqPCLock                // decide the path, take i_rwsem
+	iowqPCDrain               // inode_dio_wait
+	iowqPCMap                 // iomap_begin + submit, or -EAGAIN
+	iowqPCWait                // wait for its own write to complete, then unlock
+	iowqPCUnlock              // unlock: the work item ends
+	iowqPCDone
+)
+
+// Reader program counters.
+const (
+	iowqPCReadLock uint8 = iota // take i_rwsem shared
+	iowqPCRead                  // read one sector, unlock
+	iowqPCReadDone
+)
+
+// IOWQState is a state of IOWQSystem; comparable.
+type State struct {
+	disk    [iowqMaxSectors]uint8 // what the disk holds
+	alloc   uint8                 // blocks allocated (not holes)
+	written uint8                 // blocks whose extent is written
+	size    uint8                 // i_size in sectors
+	dio     uint8                 // i_dio_count: writes submitted, end_io not run
+	lockX   uint8                 // i_rwsem exclusive holder: worker+1 (0: none)
+	lockS   uint16                // i_rwsem shared holders (bit = worker, iowqReaderSlot = reader)
+	hash    uint8                 // worker+1 running the inode's hashed work (0: none)
+
+	pc   [iowqMaxWorkers + 1]uint8 // workers, then the reader
+	op   [iowqMaxWorkers + 1]uint8 // the current write or read, index in the program
+	path [iowqMaxWorkers]uint8     // the current write's locking path (iowqPath bits)
+
+	zero, data [iowqMaxWrites]uint8 // bios in flight per write: sub-block zeroing, data (sector masks)
+	started    uint16               // writes picked (their interval has begun)
+	submitted  uint16               // writes submitted (mapped)
+	done       uint16               // writes completed (end_io ran)
+	// before[k]: the completed writes overlapping write k when k started;
+	// once k completes they are superseded on the sectors they share.
+	before [iowqMaxWrites]uint16
+}
+
+// iowqWriteInfo is a write of the configuration, numbered from 1 in worker order.
+type iowqWriteInfo struct {
+	Write
+	worker  int
+	sectors uint8
+	overlap uint16 // writes (bit k-1) sharing a sector with it, itself included
+}
+
+// IOWQSystem is the protocol for the explorer.
+type System struct {
+	cfg    Config
+	writes []iowqWriteInfo // index k-1 for write k
+	first  []int           // first write number of each worker
+	actors []string
+	reader int // actor number of the reader (-1: none)
+	disk   int // actor number of the disk
+}
+
+// NewIOWQSystem checks the configuration.
+func NewSystem(cfg Config) (*System, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	s := &System{cfg: cfg, reader: -1}
+	for w, ws := range cfg.Workers {
+		s.first = append(s.first, len(s.writes)+1)
+		for _, wr := range ws {
+			s.writes = append(s.writes, iowqWriteInfo{Write: wr, worker: w, sectors: wr.sectors()})
+		}
+		s.actors = append(s.actors, iowqWorkerName(w))
+	}
+	for i := range s.writes {
+		for j := range s.writes {
+			if s.writes[i].sectors&s.writes[j].sectors != 0 {
+				s.writes[i].overlap |= 1 << j
+			}
+		}
+	}
+	if len(cfg.Reads) > 0 {
+		s.reader = len(s.actors)
+		s.actors = append(s.actors, "reader")
+	}
+	s.disk = len(s.actors)
+	s.actors = append(s.actors, "disk")
+	return s, nil
+}
+
+// Config returns the configuration.
+func (s *System) Config() Config { return s.cfg }
+
+// Actors implements System: the workers, the reader if any, the disk.
+func (s *System) Actors() []string { return s.actors }
+
+func (s *System) sectors() int { return len(s.cfg.Layout) * iowqSectorsPerBlock }
+
+// Init implements System.
+func (s *System) Init() []State {
+	st := State{size: uint8(s.cfg.Size)}
+	for b, l := range s.cfg.Layout {
+		switch l {
+		case 'W':
+			st.alloc |= 1 << b
+			st.written |= 1 << b
+		case 'U':
+			st.alloc |= 1 << b
+			fallthrough
+		case 'H':
+			for i := 0; i < iowqSectorsPerBlock; i++ {
+				st.disk[b*iowqSectorsPerBlock+i] = Stale
+			}
+		}
+	}
+	for w := range s.cfg.Workers {
+		if len(s.cfg.Workers[w]) == 0 {
+			st.pc[w] = iowqPCDone
+		}
+	}
+	if s.reader < 0 {
+		st.pc[iowqReaderSlot] = iowqPCReadDone
+	}
+	return []State{st}
+}
+
+// Content returns what a read of sector sec returns in st: 0 for the
+// initial content or zeros, k for write k's data, IOWQStale for stale data.
+func (s *System) Content(st State, sec int) int {
+	b := sec / iowqSectorsPerBlock
+	if sec >= int(st.size) || st.written&(1<<b) == 0 {
+		return 0
+	}
+	return int(st.disk[sec])
+}
+
+// curWrite is the number of worker w's current write.
+func (s *System) curWrite(st State, w int) int { return s.first[w] + int(st.op[w]) }
+
+func (s *System) info(k int) iowqWriteInfo { return s.writes[k-1] }
+
+// Check implements System: every sector's content is admissible for a
+// linearizable register (see the comment at the top of the file).
+func (s *System) Check(st State) error {
+	for sec := 0; sec < s.sectors(); sec++ {
+		v := s.Content(st, sec)
+		if v == Stale {
+			return fmt.Errorf("s%d reads stale data (another file's): an unwritten block was converted before all of it was written", sec)
+		}
+		for j := range s.writes {
+			k := j + 1
+			if st.done&(1<<j) == 0 || s.writes[j].sectors&(1<<sec) == 0 {
+				continue
+			}
+			if v == 0 {
+				return fmt.Errorf("lost write: %s completed, but s%d reads zeros/initial content", s.writeName(k), sec)
+			}
+			if st.before[j]&(1<<(v-1)) != 0 {
+				return fmt.Errorf("lost write: %s completed after %s had completed, but s%d holds %s's data", s.writeName(k), s.writeName(v), sec, iowqValueName(v))
+			}
+		}
+	}
+	return nil
+}
+
+func (s *System) writeName(k int) string {
+	w := s.info(k)
+	return fmt.Sprintf("W%d (%s: %s)", k, iowqWorkerName(w.worker), w.Write)
+}
+
+// iowqValueName names a sector's content.
+func iowqValueName(v int) string {
+	switch v {
+	case 0:
+		return "0"
+	case Stale:
+		return "stale"
+	}
+	return fmt.Sprintf("W%d", v)
+}
+
+// Waiting implements System: workers waiting for the hash, i_rwsem,
+// inode_dio_wait or their own completion; the reader waiting for i_rwsem.
+func (s *System) Waiting(st State) uint64 {
+	var m uint64
+	for w := range s.cfg.Workers {
+		if s.blocked(st, w) != iowqNotBlocked {
+			m |= 1 << w
+		}
+	}
+	if s.reader >= 0 && st.pc[iowqReaderSlot] == iowqPCReadLock && st.lockX != 0 {
+		m |= 1 << s.reader
+	}
+	return m
+}
+
+// iowqBlock says what a worker waits for.
+type iowqBlock uint8
+
+const (
+	iowqNotBlocked iowqBlock = iota
+	iowqBlockedHash
+	iowqBlockedLock
+	iowqBlockedDrain
+	iowqBlockedOwnIO
+)
+
+// blocked says whether worker w cannot move in st, and why.
+func (s *System) blocked(st State, w int) iowqBlock {
+	switch st.pc[w] {
+	case iowqPCPick:
+		if s.cfg.Submit.hashed() && st.hash != 0 {
+			return iowqBlockedHash
+		}
+	case iowqPCLock:
+		if !iowqLockFree(st, s.lockPath(st, w)&iowqPathExcl != 0) {
+			return iowqBlockedLock
+		}
+	case iowqPCDrain:
+		if st.dio != 0 {
+			return iowqBlockedDrain
+		}
+	case iowqPCWait:
+		if st.done&(1<<(s.curWrite(st, w)-1)) == 0 {
+			return iowqBlockedOwnIO
+		}
+	}
+	return iowqNotBlocked
+}
+
+func iowqLockFree(st State, excl bool) bool {
+	if excl {
+		return st.lockX == 0 && st.lockS == 0
+	}
+	return st.lockX == 0
+}
+
+// lockPath is the path worker w's current write takes if it locks in st.
+func (s *System) lockPath(st State, w int) iowqPath {
+	k := s.curWrite(st, w)
+	return s.cfg.path(s.info(k).Write, st, iowqPath(st.path[w])&iowqPathRetry != 0)
+}
+
+// Step kinds, for labels.
+const (
+	iowqKPick uint8 = iota + 1
+	iowqKLock
+	iowqKDrain
+	iowqKMap
+	iowqKEAGAIN
+	iowqKWaitUnlock
+	iowqKUnlock
+	iowqKZero
+	iowqKLand
+	iowqKEndIO
+	iowqKReadLock
+	iowqKRead
+)
+
+func iowqLabel(actor int, kind uint8, id, arg int) explore.Label {
+	return explore.Label{Actor: uint8(actor), Kind: kind, ID: uint16(id), Arg: uint16(arg)}
+}
+
+// Next implements System.
+func (s *System) Next(st State, yield func(explore.Label, State)) {
+	for w := range s.cfg.Workers {
+		s.workerStep(st, w, yield)
+	}
+	if s.reader >= 0 {
+		s.readerStep(st, yield)
+	}
+	s.diskSteps(st, yield)
+}
+
+// workerStep yields worker w's next step, one function per phase of a work
+// item (the comment at the top of the file): pick, lock (with
+// inode_dio_wait), map and submit, wait, unlock.
+func (s *System) workerStep(st State, w int, yield func(explore.Label, State)) {
+	if st.pc[w] == iowqPCDone || s.blocked(st, w) != iowqNotBlocked {
+		return
+	}
+	k := s.curWrite(st, w)
+	n := st
+	switch st.pc[w] {
+	case iowqPCPick:
+		s.pickStep(st, w, k, yield)
+	case iowqPCLock:
+		s.lockStep(st, w, k, yield)
+	case iowqPCDrain:
+		n.pc[w] = iowqPCMap
+		yield(iowqLabel(w, iowqKDrain, k, 0), n)
+	case iowqPCMap:
+		s.mapStep(st, w, k, yield)
+	case iowqPCWait:
+		// Woken by the completion (fused with the unlock: the wake-up
+		// touches only the worker's own state).
+		s.unlock(&n, w)
+		yield(iowqLabel(w, iowqKWaitUnlock, k, 0), n)
+	case iowqPCUnlock:
+		s.unlock(&n, w)
+		arg := 0
+		if s.cfg.Submit.hashed() {
+			arg = 1
+		}
+		yield(iowqLabel(w, iowqKUnlock, k, arg), n)
+	}
+}
+
+// hashed reports whether io-wq runs the file's writes one at a time.
+func (s Submit) hashed() bool { return s == Hashed }
+
+// pickStep is io-wq handing worker w its write k (and the inode's hash, if
+// hashed): the write's interval begins.
+func (s *System) pickStep(st State, w, k int, yield func(explore.Label, State)) {
+	bit := uint16(1) << (k - 1)
+	n := st
+	if s.cfg.Submit.hashed() {
+		n.hash = uint8(w + 1)
+	}
+	n.started |= bit
+	n.before[k-1] = st.done & s.info(k).overlap
+	n.path[w] = 0
+	n.pc[w] = iowqPCLock
+	yield(iowqLabel(w, iowqKPick, k, 0), n)
+}
+
+// lockStep takes i_rwsem as the file system's path says, and goes to
+// inode_dio_wait if the path drains. The mutant file systems differ from
+// the real ones only in that path (IOWQConfig.path): IOWQExt4Unwritten2011
+// takes the lock shared for an unaligned write into an unwritten block,
+// IOWQXFSNoDIOWait drops the drain.
+func (s *System) lockStep(st State, w, k int, yield func(explore.Label, State)) {
+	n := st
+	p := s.lockPath(st, w)
+	if p&iowqPathExcl != 0 {
+		n.lockX = uint8(w + 1)
+	} else {
+		n.lockS |= 1 << w
+	}
+	n.path[w] = uint8(p)
+	n.pc[w] = iowqPCMap
+	arg := int(p)
+	if p&iowqPathDrain != 0 {
+		if st.dio != 0 {
+			n.pc[w] = iowqPCDrain
+		} else {
+			// inode_dio_wait returns at once: with the lock held
+			// exclusive no direct I/O can start, so nothing is lost
+			// by not making this a step of its own.
+			arg |= iowqArgDrained
+		}
+	}
+	yield(iowqLabel(w, iowqKLock, k, arg), n)
+}
+
+// Map step argument bits.
+const (
+	iowqArgDrained = 1 << 8 // lock: inode_dio_wait found nothing in flight
+
+	iowqMapUnwritten = 1 << 0 // the block was unwritten
+	iowqMapHole      = 1 << 1 // the block was a hole (allocated now, as unwritten)
+	iowqMapDemote    = 1 << 2 // exclusive demoted to shared
+	iowqMapZeroShift = 8      // bits 8-15: the sectors zeroed, relative to the block
+)
+
+// mapStep is iomap_begin and the submission of worker w's write k.
+func (s *System) mapStep(st State, w, k int, yield func(explore.Label, State)) {
+	wr := s.info(k)
+	p := iowqPath(st.path[w])
+	bb := uint8(1) << wr.Block
+	unwritten := st.written&bb == 0
+	n := st
+	arg := 0
+	if unwritten {
+		arg |= iowqMapUnwritten
+		if st.alloc&bb == 0 {
+			arg |= iowqMapHole
+		}
+	}
+	if p&iowqPathOverwriteOnly != 0 && unwritten {
+		// IOMAP_DIO_OVERWRITE_ONLY: zeroing or allocation needed, so
+		// iomap_begin says -EAGAIN; the write drops its shared lock and
+		// retries exclusive (xfs_file_dio_write_unaligned, retry_exclusive).
+		n.lockS &^= 1 << w
+		n.path[w] = uint8(iowqPathRetry)
+		n.pc[w] = iowqPCLock
+		yield(iowqLabel(w, iowqKEAGAIN, k, arg), n)
+		return
+	}
+	n.alloc |= bb
+	n.data[k-1] = wr.sectors
+	if !wr.Aligned && unwritten {
+		blockMask := uint8(3) << (iowqSectorsPerBlock * wr.Block)
+		n.zero[k-1] = blockMask &^ wr.sectors
+		arg |= int(n.zero[k-1]>>(iowqSectorsPerBlock*wr.Block)) << iowqMapZeroShift
+	}
+	n.dio++
+	n.submitted |= 1 << (k - 1)
+	if p&iowqPathDemote != 0 {
+		n.lockX = 0
+		n.lockS |= 1 << w
+		arg |= iowqMapDemote
+	}
+	n.pc[w] = iowqPCUnlock
+	if p&iowqPathWait != 0 {
+		n.pc[w] = iowqPCWait
+	}
+	yield(iowqLabel(w, iowqKMap, k, arg), n)
+}
+
+// unlock releases worker w's lock and hash and moves it to its next write.
+func (s *System) unlock(n *State, w int) {
+	if n.lockX == uint8(w+1) {
+		n.lockX = 0
+	}
+	n.lockS &^= 1 << w
+	if n.hash == uint8(w+1) {
+		n.hash = 0
+	}
+	n.path[w] = 0
+	n.op[w]++
+	n.pc[w] = iowqPCPick
+	if int(n.op[w]) == len(s.cfg.Workers[w]) {
+		n.pc[w] = iowqPCDone
+	}
+}
+
+func (s *System) readerStep(st State, yield func(explore.Label, State)) {
+	r := iowqReaderSlot
+	i := int(st.op[r])
+	n := st
+	switch st.pc[r] {
+	case iowqPCReadLock:
+		if st.lockX != 0 {
+			return
+		}
+		n.lockS |= 1 << r
+		n.pc[r] = iowqPCRead
+		yield(iowqLabel(s.reader, iowqKReadLock, i, s.cfg.Reads[i]), n)
+	case iowqPCRead:
+		sec := s.cfg.Reads[i]
+		v := s.Content(st, sec)
+		n.lockS &^= 1 << r
+		n.op[r]++
+		n.pc[r] = iowqPCReadLock
+		if int(n.op[r]) == len(s.cfg.Reads) {
+			n.pc[r] = iowqPCReadDone
+		}
+		yield(iowqLabel(s.reader, iowqKRead, i, sec|v<<8), n)
+	}
+}
+
+func (s *System) diskSteps(st State, yield func(explore.Label, State)) {
+	for j := range s.writes {
+		k := j + 1
+		if st.submitted&(1<<j) == 0 || st.done&(1<<j) != 0 {
+			continue
+		}
+		if st.zero[j] == 0 && st.data[j] == 0 {
+			n := st
+			wr := s.writes[j]
+			n.written |= 1 << wr.Block
+			n.alloc |= 1 << wr.Block
+			end := uint8(iowqSectorsPerBlock*wr.Block + iowqSectorsPerBlock)
+			if !wr.Aligned {
+				end = uint8(iowqSectorsPerBlock*wr.Block + wr.Sector + 1)
+			}
+			n.size = max(n.size, end)
+			n.dio--
+			n.done |= 1 << j
+			yield(iowqLabel(s.disk, iowqKEndIO, k, int(n.size)<<8|int(n.dio)), n)
+			continue
+		}
+		for m := st.zero[j]; m != 0; m &= m - 1 {
+			sec := bits.TrailingZeros8(m)
+			n := st
+			n.disk[sec] = 0
+			n.zero[j] &^= 1 << sec
+			yield(iowqLabel(s.disk, iowqKZero, k, sec), n)
+		}
+		for m := st.data[j]; m != 0; m &= m - 1 {
+			sec := bits.TrailingZeros8(m)
+			n := st
+			n.disk[sec] = uint8(k)
+			n.data[j] &^= 1 << sec
+			yield(iowqLabel(s.disk, iowqKLand, k, sec), n)
+		}
+	}
+}
+
+// Describe implements System.
+func (s *System) Describe(l explore.Label) string {
+	k, a := int(l.ID), int(l.Arg)
+	switch l.Kind {
+	case iowqKPick:
+		if s.cfg.Submit == Hashed {
+			return fmt.Sprintf("W%d %s: takes it (holds the inode's hash)", k, s.info(k).Write)
+		}
+		return fmt.Sprintf("W%d %s: takes it", k, s.info(k).Write)
+	case iowqKLock:
+		p := iowqPath(a & 0xff)
+		mode := "shared"
+		if p&iowqPathExcl != 0 {
+			mode = "exclusive"
+		}
+		txt := "i_rwsem " + mode
+		switch {
+		case a&iowqArgDrained != 0:
+			txt += ", inode_dio_wait: none in flight"
+		case p&iowqPathDrain != 0:
+			txt += ", inode_dio_wait ..."
+		case p&iowqPathExcl != 0:
+			txt += " (no inode_dio_wait)"
+		}
+		return txt
+	case iowqKDrain:
+		return "... inode_dio_wait returns"
+	case iowqKEAGAIN:
+		return fmt.Sprintf("iomap: b%d %s: -EAGAIN, unlock, retry", s.info(k).Block, iowqMapState(a))
+	case iowqKMap:
+		wr := s.info(k)
+		txt := fmt.Sprintf("iomap: b%d %s", wr.Block, iowqMapState(a))
+		if z := uint8(a >> iowqMapZeroShift); z != 0 {
+			for m := z; m != 0; m &= m - 1 {
+				txt += fmt.Sprintf(", zero s%d", iowqSectorsPerBlock*wr.Block+bits.TrailingZeros8(m))
+			}
+		}
+		txt += ", submit W" + fmt.Sprint(k)
+		if a&iowqMapDemote != 0 {
+			txt += ", demote to shared"
+		}
+		return txt
+	case iowqKWaitUnlock:
+		return fmt.Sprintf("W%d done (waited), unlock", k)
+	case iowqKUnlock:
+		if a == 1 {
+			return "unlock, release hash"
+		}
+		return "unlock"
+	case iowqKZero:
+		return fmt.Sprintf("s%d zeroed (W%d's sub-block zeroing)", a, k)
+	case iowqKLand:
+		return fmt.Sprintf("W%d lands on s%d", k, a)
+	case iowqKEndIO:
+		return fmt.Sprintf("W%d end_io: b%d written, i_size %d, dio %d; completes", k, s.info(k).Block, a>>8, a&0xff)
+	case iowqKReadLock:
+		return fmt.Sprintf("read s%d: i_rwsem shared", a)
+	case iowqKRead:
+		return fmt.Sprintf("read s%d = %s, unlock", a&0xff, iowqValueName(a>>8))
+	}
+	return fmt.Sprintf("step %d", l.Kind)
+}
+
+func iowqMapState(arg int) string {
+	switch {
+	case arg&iowqMapHole != 0:
+		return "hole"
+	case arg&iowqMapUnwritten != 0:
+		return "unwritten"
+	}
+	return "written"
+}

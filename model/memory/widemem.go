@@ -1,0 +1,182 @@
+package memory
+
+// WideMemory is Memory without its size bounds: any number of threads and
+// locations, int64 values, unbounded store buffers and store histories. It
+// is mutable (one execution at a time) and serves the model world, where a
+// scheduler walks one path of a large system instead of enumerating states.
+// Its semantics are Memory's, operation for operation (see MemoryModel); a
+// differential test in the suite holds the two together.
+type Wide struct {
+	model Model
+	vals  [][]int64 // per location: stores in modification order (one under SC and TSO)
+	view  [][]int   // [thread][location]: index of the oldest store the thread may read (Relaxed)
+	buf   [][]bufOp // per thread: its store buffer, oldest first (TSO)
+}
+
+type bufOp struct {
+	loc int
+	val int64
+}
+
+// NewWideMemory returns memory for threads threads and locs locations, each
+// holding 0.
+func NewWide(m Model, threads, locs int) *Wide {
+	w := &Wide{model: m, vals: make([][]int64, locs), view: make([][]int, threads),
+		buf: make([][]bufOp, threads)}
+	for l := range w.vals {
+		w.vals[l] = []int64{0}
+	}
+	for t := range w.view {
+		w.view[t] = make([]int, locs)
+	}
+	return w
+}
+
+// Model returns the memory model.
+func (w *Wide) Model() Model { return w.model }
+
+func (w *Wide) Newest(loc int) int64 { return w.vals[loc][len(w.vals[loc])-1] }
+
+// Readable returns the values a plain load of loc by thread t may return,
+// oldest first, in the order Memory.Load returns them.
+func (w *Wide) Readable(t, loc int) []int64 {
+	switch w.model {
+	case TSO:
+		for i := len(w.buf[t]) - 1; i >= 0; i-- {
+			if w.buf[t][i].loc == loc {
+				return []int64{w.buf[t][i].val}
+			}
+		}
+	case Relaxed:
+		return w.vals[loc][w.view[t][loc]:]
+	}
+	return []int64{w.Newest(loc)}
+}
+
+// Load is a plain load that returns Readable(t, loc)[choice].
+func (w *Wide) Load(t, loc, choice int) int64 {
+	vs := w.Readable(t, loc)
+	v := vs[choice]
+	if w.model == Relaxed {
+		w.view[t][loc] += choice
+		w.compact(loc)
+	}
+	return v
+}
+
+// LoadNewest is Memory.LoadNewest.
+func (w *Wide) LoadNewest(t, loc int) int64 {
+	vs := w.Readable(t, loc)
+	return w.Load(t, loc, len(vs)-1)
+}
+
+// Store is a plain store.
+func (w *Wide) Store(t, loc int, v int64) {
+	switch w.model {
+	case TSO:
+		w.buf[t] = append(w.buf[t], bufOp{loc, v})
+	case Relaxed:
+		w.append(t, loc, v)
+	default:
+		w.vals[loc][0] = v
+	}
+}
+
+// StoreVisible is Memory.StoreVisible.
+func (w *Wide) StoreVisible(t, loc int, v int64) {
+	if w.model == TSO {
+		w.vals[loc][0] = v
+		return
+	}
+	w.Store(t, loc, v)
+}
+
+func (w *Wide) append(t, loc int, v int64) {
+	w.vals[loc] = append(w.vals[loc], v)
+	w.view[t][loc] = len(w.vals[loc]) - 1
+	w.compact(loc)
+}
+
+// Fence is smp_mb() by thread t.
+func (w *Wide) Fence(t int) {
+	switch w.model {
+	case TSO:
+		for len(w.buf[t]) > 0 {
+			w.Drain(t)
+		}
+	case Relaxed:
+		for loc := range w.view[t] {
+			w.view[t][loc] = len(w.vals[loc]) - 1
+			w.compact(loc)
+		}
+	}
+}
+
+// IncReturn is atomic64_inc_return.
+func (w *Wide) IncReturn(t, loc int) int64 {
+	w.Fence(t)
+	v := w.Newest(loc) + 1
+	w.orderedStore(t, loc, v)
+	return v
+}
+
+func (w *Wide) orderedStore(t, loc int, v int64) {
+	w.Fence(t)
+	if w.model != Relaxed {
+		w.vals[loc][0] = v
+		return
+	}
+	w.append(t, loc, v)
+	w.Fence(t)
+}
+
+// CompareAndSwap is Memory.CompareAndSwap.
+func (w *Wide) CompareAndSwap(t, loc int, old, new int64) (bool, int64) {
+	if w.model == TSO {
+		w.Fence(t)
+	}
+	cur := w.Newest(loc)
+	if cur != old {
+		if w.model == Relaxed {
+			w.view[t][loc] = len(w.vals[loc]) - 1
+			w.compact(loc)
+		}
+		return false, cur
+	}
+	w.orderedStore(t, loc, new)
+	return true, cur
+}
+
+// Buffered returns the threads with stores in their buffer (TSO).
+func (w *Wide) Buffered() []int {
+	var out []int
+	for t, b := range w.buf {
+		if len(b) > 0 {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// Drain moves thread t's oldest buffered store to memory (TSO).
+func (w *Wide) Drain(t int) {
+	e := w.buf[t][0]
+	w.vals[e.loc][0] = e.val
+	w.buf[t] = w.buf[t][1:]
+}
+
+// compact drops stores of loc that no thread can read any more, so that a
+// long run does not keep every store it made.
+func (w *Wide) compact(loc int) {
+	low := len(w.vals[loc]) - 1
+	for t := range w.view {
+		low = min(low, w.view[t][loc])
+	}
+	if low < 64 {
+		return // amortise: drop in batches
+	}
+	w.vals[loc] = append([]int64(nil), w.vals[loc][low:]...)
+	for t := range w.view {
+		w.view[t][loc] -= low
+	}
+}

@@ -1,0 +1,225 @@
+package verdict
+
+import (
+	"fmt"
+	"github.com/flushproof/flushproof/model/explore"
+	"io"
+	"text/tabwriter"
+	"time"
+)
+
+// Verdict is one row of `flushproof check`: a model, the bound that was
+// explored, and SAFE (with statistics) or UNSAFE (with the shortest
+// counterexample).
+type Verdict struct {
+	Model     string // e.g. "device", "bug-flush-covers-in-flight"
+	Config    string // e.g. "cache+fua"
+	Bound     string // what was explored exhaustively
+	Negative  bool   // a negative control: expected UNSAFE
+	Safe      bool   // the whole bounded space was explored and nothing broke
+	Stats     explore.Stats
+	Violation *explore.Violation // set when not Safe (nil if the search stopped early)
+	// Truncated is set when the search stopped before the space was
+	// exhausted, without a violation: the verdict is UNKNOWN, for the
+	// reason in Unknown.
+	Truncated bool
+	// Unknown says why a truncated search stopped: StopStates, StopMemory
+	// or the reason Options.Stop gave ("interrupted").
+	Unknown string
+	_       struct{}
+}
+
+// Expected reports whether the verdict is what the model is there for:
+// SAFE for a real model, UNSAFE for a negative control.
+func (v Verdict) Expected() bool {
+	if v.Truncated {
+		return false
+	}
+	return v.Safe != v.Negative
+}
+
+// Word is the verdict alone: SAFE, UNSAFE or UNKNOWN.
+func (v Verdict) Word() string {
+	switch {
+	case v.Truncated:
+		return "UNKNOWN"
+	case v.Safe:
+		return "SAFE"
+	default:
+		return "UNSAFE"
+	}
+}
+
+// Result renders the verdict with, for UNKNOWN, the reason:
+// "UNKNOWN (memory)", say.
+func (v Verdict) Result() string {
+	if !v.Truncated {
+		return v.Word()
+	}
+	why := v.Unknown
+	if why == "" {
+		why = "stopped"
+	}
+	return "UNKNOWN (" + why + ")"
+}
+
+// Row is one row of the verdict table (`flushproof check`): its name, which
+// -run matches, and how to compute its verdict.
+type Row struct {
+	Name  string
+	Check func(explore.Options) (Verdict, error)
+}
+
+// newVerdict is the verdict of a search: SAFE only if the bounded space was
+// exhausted without a violation, UNKNOWN if a budget or Options.Stop
+// stopped it first.
+func FromResult[S comparable](model, config, bound string, negative bool, r *explore.Result[S]) Verdict {
+	v := Verdict{
+		Model:     model,
+		Config:    config,
+		Bound:     bound,
+		Negative:  negative,
+		Stats:     r.Stats,
+		Violation: r.Violation,
+		Safe:      r.Violation == nil && r.Exhausted,
+		Truncated: r.Violation == nil && !r.Exhausted,
+	}
+	if v.Truncated {
+		v.Unknown = r.Stopped
+	}
+	return v
+}
+
+// Expectation renders whether the verdict is the expected one: "yes",
+// "NO", or "unknown" for an UNKNOWN verdict, marked when the row is a
+// negative control.
+func (v Verdict) Expectation() string {
+	s := "yes"
+	switch {
+	case v.Truncated:
+		s = "unknown"
+	case !v.Expected():
+		s = "NO"
+	}
+	if v.Negative {
+		s += " (negative control)"
+	}
+	return s
+}
+
+// WriteVerdictTable writes one line per verdict: model, config, bound,
+// verdict, whether it is the expected one, and the search's statistics.
+func WriteTable(w io.Writer, vs []Verdict) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "MODEL\tCONFIG\tBOUND\tVERDICT\tEXPECTED\tSTATES\tTRANSITIONS\tDEPTH\tTIME\tSTATES/S")
+	for _, v := range vs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%v\t%.0f\n", v.Model, v.Config, v.Bound, v.Result(), v.Expectation(),
+			v.Stats.States, v.Stats.Transitions, v.Stats.MaxDepth, v.Stats.Elapsed.Round(10*time.Microsecond), v.Stats.PerSecond())
+	}
+	return tw.Flush()
+}
+
+// VerdictTable writes the verdict table a row at a time, each row as soon
+// as its search has ended. Its first column is the row's name (model,
+// config and bound: what `flushproof check -run` matches), as wide as the
+// longest of the names given up front; the other columns have fixed
+// widths, so the table stays aligned without waiting for the last row.
+type Table struct {
+	w         io.Writer
+	nameWidth int
+}
+
+const verdictRowFormat = "%-*s  %-22s  %-22s  %10s  %11s  %5s  %10s  %9s\n"
+
+// NewVerdictTable returns a table for rows with these names.
+func NewTable(w io.Writer, names []string) *Table {
+	t := &Table{w: w, nameWidth: len("MODEL CONFIG BOUND")}
+	for _, n := range names {
+		t.nameWidth = max(t.nameWidth, len(n))
+	}
+	return t
+}
+
+// WriteHeader writes the column names.
+func (t *Table) WriteHeader() error {
+	_, err := fmt.Fprintf(t.w, verdictRowFormat, t.nameWidth, "MODEL CONFIG BOUND", "VERDICT", "EXPECTED",
+		"STATES", "TRANSITIONS", "DEPTH", "TIME", "STATES/S")
+	return err
+}
+
+// WriteRow writes the row of a search that ended; err is the error or
+// panic that ended it instead of a verdict (an ERROR row).
+func (t *Table) WriteRow(name string, v Verdict, err error) error {
+	if err != nil {
+		_, werr := fmt.Fprintf(t.w, verdictRowFormat, t.nameWidth, name, "ERROR", "NO", "-", "-", "-", "-", "-")
+		return werr
+	}
+	s := v.Stats
+	_, werr := fmt.Fprintf(t.w, verdictRowFormat, t.nameWidth, name, v.Result(), v.Expectation(),
+		fmt.Sprint(s.States), fmt.Sprint(s.Transitions), fmt.Sprint(s.MaxDepth),
+		s.Elapsed.Round(10*time.Microsecond).String(), fmt.Sprintf("%.0f", s.PerSecond()))
+	return werr
+}
+
+// VerdictRecord is a row of the verdict table as a JSON object of kind
+// "check.row"; docs/cli.md describes every field.
+type Record struct {
+	Kind           string                `json:"kind"`
+	Row            string                `json:"row"`
+	Model          string                `json:"model"`
+	Config         string                `json:"config"`
+	Bound          string                `json:"bound"`
+	Verdict        string                `json:"verdict"` // SAFE, UNSAFE, UNKNOWN or ERROR
+	Expected       bool                  `json:"expected"`
+	Negative       bool                  `json:"negative"`
+	UnknownReason  string                `json:"unknown_reason"`
+	Error          string                `json:"error"`
+	States         int                   `json:"states"`
+	Transitions    int                   `json:"transitions"`
+	Depth          int                   `json:"depth"`
+	ElapsedNS      int64                 `json:"elapsed_ns"`
+	Counterexample *CounterexampleRecord `json:"counterexample"` // null unless UNSAFE
+}
+
+// CounterexampleRecord is a violation in a VerdictRecord: its kind, what
+// broke, and the path, one step per object.
+type CounterexampleRecord struct {
+	Violation string       `json:"violation"` // safety, deadlock or blocked forever
+	Message   string       `json:"message"`
+	Steps     []StepRecord `json:"steps"`
+}
+
+// StepRecord is one step of a counterexample: its number (from 1), the
+// actor that takes it (a timeline column) and what it does.
+type StepRecord struct {
+	Step  int    `json:"step"`
+	Actor string `json:"actor"`
+	Text  string `json:"text"`
+}
+
+// NewVerdictRecord renders the row called name: its verdict, or err, the
+// error or panic that ended its search instead.
+func NewRecord(name string, v Verdict, err error) Record {
+	r := Record{Kind: "check.row", Row: name, Model: v.Model, Config: v.Config, Bound: v.Bound,
+		Verdict: v.Word(), Expected: v.Expected(), Negative: v.Negative,
+		States: v.Stats.States, Transitions: v.Stats.Transitions, Depth: v.Stats.MaxDepth, ElapsedNS: int64(v.Stats.Elapsed)}
+	if err != nil {
+		r.Verdict, r.Expected, r.Error = "ERROR", false, err.Error()
+		return r
+	}
+	if v.Truncated {
+		r.UnknownReason = v.Unknown
+	}
+	if x := v.Violation; x != nil {
+		c := &CounterexampleRecord{Violation: string(x.Kind), Message: fmt.Sprint(x.Err), Steps: []StepRecord{}}
+		for i, st := range x.Path {
+			actor := fmt.Sprint(st.Actor)
+			if st.Actor >= 0 && st.Actor < len(x.Actor) {
+				actor = x.Actor[st.Actor]
+			}
+			c.Steps = append(c.Steps, StepRecord{Step: i + 1, Actor: actor, Text: st.Text})
+		}
+		r.Counterexample = c
+	}
+	return r
+}

@@ -1,0 +1,932 @@
+package world
+
+import (
+	"errors"
+	"fmt"
+	"iter"
+	"math/rand/v2"
+	"strings"
+
+	"github.com/flushproof/flushproof/model/memory"
+	"github.com/flushproof/flushproof/spec"
+)
+
+// The model world runs protocol code written against spec.Device, spec.Word
+// and spec.Fence (DESIGN.md, "The shared interface") inside the model. Each
+// task is a coroutine (iter.Pull): it runs until it calls into a handle,
+// which is a scheduling point. The scheduler collects every action that is
+// possible then (a task's pending call; a device completing an in-flight
+// write or flush, or failing a flush; under TSO a store buffer draining one
+// store; a task's choice among the values a relaxed load may read) and a
+// Chooser picks one: rapid, a seeded random source or a latency model.
+// Only one task runs at a time, so runs are deterministic given the
+// choices and replay from them.
+//
+// The device is the contract's (spec.Contract) specialised to whole-block
+// writes and tracked per block as versions, without the contract's bound on
+// the number of writes. A write is durable when a flush submitted after it
+// completed succeeds, when a write with REQ_PREFLUSH submitted after it
+// completed succeeds, when it completed with FUA, or at once when the device
+// has no cache. A crash may leave, in each block, the data of any write that
+// had not ended when the latest durable write to that block was submitted
+// (spec.Contract, rule 6: such a write is not ordered before it, so it may
+// land after it), or the initial content while no write to the block is
+// durable. Emulated FUA is treated like native FUA: a write seen without its
+// data-done event promises only itself (spec.Contract, rule 3). Memory is
+// WideMemory: Memory's semantics without its size bounds.
+
+// WorldConfig describes a world.
+type Config struct {
+	Memory        memory.Model
+	NoCache       bool     // the device has no volatile cache: a completed write is durable
+	Tasks         int      // threads of the protocol
+	Words         int      // shared atomic64 words
+	Blocks        int      // device blocks
+	BlockSize     int      // bytes per block (default 8)
+	FlushFailures bool     // a flush may fail with EIO (with a volatile cache only: spec.Contract, rule 4)
+	WaiterSleeps  bool     // returning from a write implies smp_mb (the waiter slept)
+	Crash         int      // the machine crashes before step Crash (0: never)
+	MaxSteps      int      // a run longer than this is an error (default 1,000,000)
+	WordNames     []string // for traces
+}
+
+// ActionKind is what a scheduling choice does.
+type ActionKind uint8
+
+// The actions.
+const (
+	ActLoad      ActionKind = iota + 1 // a task's plain load reads one of the values it may read
+	ActStore                           // a task's plain store
+	ActFence                           // smp_mb
+	ActIncReturn                       // atomic64_inc_return
+	ActCAS                             // atomic64_try_cmpxchg
+	ActWrite                           // a task submits a write
+	ActFlush                           // a task submits a flush
+	ActRead                            // a task reads a block
+	ActWake                            // a task waiting on a condition is woken (a full barrier)
+	ActChoice                          // a task takes one branch of a choice of its own
+	ActWriteDone                       // the device completes a write
+	ActFlushDone                       // the device completes a flush
+	ActFlushFail                       // the device fails a flush (EIO)
+	ActDrain                           // TSO: a thread's oldest buffered store reaches memory
+	ActNote                            // not a choice: a task's annotation in the trace
+	ActMilestone                       // not a choice: a protocol's typed milestone (Task.Reached)
+)
+
+var actNames = [...]string{ActLoad: "load", ActStore: "store", ActFence: "smp_mb",
+	ActIncReturn: "inc_return", ActCAS: "cmpxchg", ActWrite: "write", ActFlush: "flush", ActRead: "read",
+	ActWake: "wake", ActChoice: "choice", ActWriteDone: "write-done", ActFlushDone: "flush-done",
+	ActFlushFail: "flush-fail", ActDrain: "drain", ActNote: "note", ActMilestone: "milestone"}
+
+func (k ActionKind) String() string {
+	if int(k) < len(actNames) && actNames[k] != "" {
+		return actNames[k]
+	}
+	return fmt.Sprintf("ActionKind(%d)", uint8(k))
+}
+
+// Action is one possible next step.
+type Action struct {
+	Kind  ActionKind
+	Task  int    // the task that acts or whose request the device serves
+	Arg   int    // ActLoad: the index among the readable values; ActChoice: the branch
+	Name  string // ActChoice and ActWake: what the task chooses or waits for
+	Block int    // ActWrite, ActRead: the block
+	// Milestone is the typed meaning of an ActChoice or ActWake (the
+	// branch's Milestone), for choosers that pick by it; nil if none.
+	Milestone Milestone
+}
+
+// Chooser picks one of the possible actions.
+type Chooser interface {
+	Choose(acts []Action) int
+}
+
+// Observer, if the Chooser implements it, sees every event as it happens.
+type Observer interface {
+	Observe(ev Event)
+}
+
+// WorldEvent is one entry of a run's trace.
+type Event struct {
+	Step  int
+	Kind  ActionKind
+	Task  int    // -1: the device or memory system
+	Loc   int    // memory events: the word; device events: the block
+	Val   int64  // the value loaded or stored, the sequence, or the branch
+	OK    bool   // cmpxchg succeeded; a flush or write did not fail
+	Of    int    // device events: the task whose request it serves
+	Note  string // free text for people (timelines); no logic reads it
+	Stale bool   // ActLoad: a value older than the newest was read
+	// Milestone is the typed meaning of the event for the protocol that
+	// emitted it: set on ActMilestone (Task.Reached), and on ActChoice and
+	// ActWake from the branch taken. Trace validation and timing read it.
+	Milestone Milestone
+}
+
+// Milestone is a protocol's typed event in a trace: a step of the protocol
+// (an fsync returned 0, a log force joined another task's iclog) that
+// trace validation and timed runs follow by its type and value. Its String
+// is what a timeline shows. Each protocol defines its own milestone type,
+// comparable, so that a validator switches on it.
+type Milestone interface {
+	String() string
+}
+
+// World is one run of protocol code in the model. Create with NewWorld,
+// then Run.
+type World struct {
+	cfg   Config
+	mem   *memory.Wide
+	tasks []*Task
+	step  int
+	trace []Event
+	fail  error
+	ch    Chooser
+	obs   Observer
+
+	blocks []blockVersions
+	writes []*pendingWrite
+	flush  []*pendingFlush
+	clock  int64 // device events so far: submissions and ends are numbered by it
+}
+
+// blockVersions is one block of the world's device. Version v > 0 is the
+// v-th write submitted to the block; version 0 is the initial content.
+type blockVersions struct {
+	data      [][]byte // data[v] is version v's content
+	submitted []int64  // submitted[v]: the clock when version v's write was submitted
+	ended     []int64  // ended[v]: the clock when it ended; notEnded while in flight
+	done      int      // newest completed version: what a read returns
+	// doneSince is the latest submission clock of a completed write to the
+	// block (-1: none): a flush submitted now covers that write and every
+	// older completed one, and making those durable means only that.
+	doneSince int64
+	// durableSince is the latest submission clock of a durable write to the
+	// block (-1: none). Version v may survive a crash iff its write had not
+	// ended by then (rule 6 of spec.Contract).
+	durableSince int64
+	floor        int // versions below floor can never survive a crash again
+}
+
+// notEnded is the end clock of a write in flight: later than any clock.
+const notEnded = int64(1) << 62
+
+type pendingWrite struct {
+	task, block, version int
+	fua                  bool
+	preCover             []int64 // REQ_PREFLUSH: per block, doneSince at submission; nil without
+}
+
+type pendingFlush struct {
+	task  int
+	cover []int64 // per block: doneSince when the flush was submitted
+	tag   int64
+	async bool
+}
+
+// Task is one thread of protocol code. Its methods are scheduling points.
+type Task struct {
+	w     *World
+	id    int
+	next  func() (struct{}, bool)
+	stop  func()
+	yield func(struct{}) bool
+	done  bool
+	req   request
+	resp  response
+
+	flushEnded bool
+	flushErr   error
+}
+
+type request struct {
+	kind        ActionKind
+	loc         int
+	val, old    int64
+	block       int
+	data        []byte
+	fua         bool
+	preflush    bool
+	async       bool
+	tag         int64
+	onSubmit    func()
+	branches    []Branch
+	waitForDone bool
+}
+
+type response struct {
+	val int64
+	ok  bool
+	Err error
+}
+
+// ErrFlushFailed is the EIO of a failed flush in the model world.
+var ErrFlushFailed = errors.New("model world: flush failed (EIO)")
+
+// errCrashed unwinds a task's coroutine when the machine crashes.
+var errCrashed = errors.New("model world: crashed")
+
+// NewWorld checks the configuration.
+func New(cfg Config) (*World, error) {
+	if cfg.Tasks < 1 || cfg.Words < 0 || cfg.Blocks < 0 {
+		return nil, fmt.Errorf("model world: %d tasks, %d words, %d blocks", cfg.Tasks, cfg.Words, cfg.Blocks)
+	}
+	if cfg.Memory < memory.SC || cfg.Memory > memory.Relaxed {
+		return nil, fmt.Errorf("model world: unknown memory model %d", cfg.Memory)
+	}
+	if cfg.BlockSize == 0 {
+		cfg.BlockSize = 8
+	}
+	if cfg.MaxSteps == 0 {
+		cfg.MaxSteps = 1_000_000
+	}
+	w := &World{cfg: cfg, mem: memory.NewWide(cfg.Memory, cfg.Tasks, cfg.Words)}
+	w.blocks = make([]blockVersions, cfg.Blocks)
+	for b := range w.blocks {
+		w.blocks[b] = blockVersions{data: [][]byte{make([]byte, cfg.BlockSize)},
+			submitted: []int64{-1}, ended: []int64{-1}, doneSince: -1, durableSince: -1}
+	}
+	return w, nil
+}
+
+// Config returns the configuration.
+func (w *World) Config() Config { return w.cfg }
+
+// Trace returns the events so far.
+func (w *World) Trace() []Event { return w.trace }
+
+// Fail stops the run with err (a protocol's obligation was broken); Run
+// returns it.
+func (w *World) Fail(err error) {
+	if w.fail == nil {
+		w.fail = err
+	}
+}
+
+// Outcome is how a run ended.
+type Outcome struct {
+	Steps   int
+	Crashed bool // the machine crashed (WorldConfig.Crash) before every task finished
+}
+
+// Run runs body once per task (task ids 0..Tasks-1) to completion, a crash,
+// a failure (Fail) or a deadlock, with ch choosing every step.
+func (w *World) Run(ch Chooser, body func(t *Task)) (Outcome, error) {
+	if w.tasks != nil {
+		return Outcome{}, errors.New("model world: Run called twice")
+	}
+	w.ch = ch
+	w.obs, _ = ch.(Observer)
+	for id := 0; id < w.cfg.Tasks; id++ {
+		t := &Task{w: w, id: id}
+		t.next, t.stop = iter.Pull(func(yield func(struct{}) bool) {
+			t.yield = yield
+			defer func() {
+				if r := recover(); r != nil && r != errCrashed { //nolint:errorlint // sentinel identity
+					panic(r)
+				}
+			}()
+			body(t)
+			t.done = true
+		})
+		w.tasks = append(w.tasks, t)
+	}
+	defer func() {
+		for _, t := range w.tasks {
+			t.stop()
+		}
+	}()
+	for _, t := range w.tasks {
+		t.resume()
+		if w.fail != nil {
+			return Outcome{Steps: w.step}, w.fail
+		}
+	}
+	var acts []Action
+	for {
+		if w.cfg.Crash > 0 && w.step+1 >= w.cfg.Crash {
+			return Outcome{Steps: w.step, Crashed: true}, nil
+		}
+		acts = w.actions(acts[:0])
+		if len(acts) == 0 {
+			var stuck []string
+			for _, t := range w.tasks {
+				if !t.done {
+					stuck = append(stuck, fmt.Sprintf("task %d at %v", t.id, t.req.kind))
+				}
+			}
+			if stuck == nil {
+				return Outcome{Steps: w.step}, nil
+			}
+			return Outcome{Steps: w.step}, fmt.Errorf("model world: deadlock after %d steps: %s", w.step, strings.Join(stuck, ", "))
+		}
+		if w.step >= w.cfg.MaxSteps {
+			return Outcome{Steps: w.step}, fmt.Errorf("model world: more than %d steps", w.cfg.MaxSteps)
+		}
+		i := ch.Choose(acts)
+		if i < 0 || i >= len(acts) {
+			return Outcome{Steps: w.step}, fmt.Errorf("model world: chooser picked %d of %d actions", i, len(acts))
+		}
+		w.step++
+		w.perform(acts[i])
+		if w.fail != nil {
+			return Outcome{Steps: w.step}, w.fail
+		}
+	}
+}
+
+// resume runs the task until its next call or its end.
+func (t *Task) resume() {
+	if _, ok := t.next(); !ok {
+		t.done = true
+	}
+}
+
+func (w *World) record(ev Event) {
+	ev.Step = w.step
+	w.trace = append(w.trace, ev)
+	if w.obs != nil {
+		w.obs.Observe(ev)
+	}
+}
+
+// actions lists what may happen next, in a fixed order.
+func (w *World) actions(acts []Action) []Action {
+	for _, t := range w.tasks {
+		if t.done {
+			continue
+		}
+		r := &t.req
+		switch r.kind {
+		case ActLoad:
+			for i := range w.mem.Readable(t.id, r.loc) {
+				acts = append(acts, Action{Kind: ActLoad, Task: t.id, Arg: i})
+			}
+		case ActChoice:
+			for i, b := range r.branches {
+				if b.When == nil || b.When() {
+					k := ActChoice
+					if b.Wake {
+						k = ActWake
+					}
+					acts = append(acts, Action{Kind: k, Task: t.id, Arg: i, Name: b.Name, Milestone: b.Milestone})
+				}
+			}
+		case ActFlush:
+			if r.waitForDone {
+				if t.flushEnded {
+					acts = append(acts, Action{Kind: ActWake, Task: t.id, Name: "flush ended"})
+				}
+				continue
+			}
+			acts = append(acts, Action{Kind: ActFlush, Task: t.id})
+		case 0: // waiting for the device
+		default:
+			acts = append(acts, Action{Kind: r.kind, Task: t.id, Block: r.block})
+		}
+	}
+	for _, p := range w.writes {
+		acts = append(acts, Action{Kind: ActWriteDone, Task: p.task, Block: p.block})
+	}
+	for _, f := range w.flush {
+		acts = append(acts, Action{Kind: ActFlushDone, Task: f.task})
+		if w.cfg.FlushFailures && !w.cfg.NoCache {
+			// Without a volatile cache the block layer ends an empty
+			// flush at once with success (blk-flush.c, blk_insert_flush).
+			acts = append(acts, Action{Kind: ActFlushFail, Task: f.task})
+		}
+	}
+	if w.cfg.Memory == memory.TSO {
+		for _, th := range w.mem.Buffered() {
+			acts = append(acts, Action{Kind: ActDrain, Task: th})
+		}
+	}
+	return acts
+}
+
+func (w *World) perform(a Action) {
+	switch a.Kind {
+	case ActWriteDone:
+		w.writeDone(a)
+		return
+	case ActFlushDone, ActFlushFail:
+		w.flushDone(a)
+		return
+	case ActDrain:
+		w.mem.Drain(a.Task)
+		w.record(Event{Kind: ActDrain, Task: -1, Of: a.Task})
+		return
+	}
+	t := w.tasks[a.Task]
+	r := t.req
+	t.req = request{}
+	var resp response
+	ev := Event{Kind: a.Kind, Task: t.id, Loc: r.loc}
+	switch a.Kind {
+	case ActLoad:
+		newest := len(w.mem.Readable(t.id, r.loc)) - 1
+		resp.val = w.mem.Load(t.id, r.loc, a.Arg)
+		ev.Val, ev.Stale = resp.val, a.Arg < newest
+	case ActStore:
+		w.mem.Store(t.id, r.loc, r.val)
+		ev.Val = r.val
+	case ActFence:
+		w.mem.Fence(t.id)
+	case ActIncReturn:
+		resp.val = w.mem.IncReturn(t.id, r.loc)
+		ev.Val = resp.val
+	case ActCAS:
+		resp.ok, resp.val = w.mem.CompareAndSwap(t.id, r.loc, r.old, r.val)
+		ev.Val, ev.OK = r.val, resp.ok
+	case ActChoice:
+		resp.val = int64(a.Arg)
+		ev.Val, ev.Note, ev.Milestone = int64(a.Arg), a.Name, a.Milestone
+	case ActWake:
+		ev.Note, ev.Milestone = a.Name, a.Milestone
+		if r.kind == ActChoice {
+			// Sleeping on a wait queue and being woken imply a full
+			// barrier (memory-barriers.txt, "Sleep and wake-up
+			// functions"). The end of a flush, like the end of any
+			// device call, is not assumed to order memory.
+			resp.val = int64(a.Arg)
+			ev.Val = int64(a.Arg)
+			w.mem.Fence(t.id)
+		}
+		if r.kind == ActFlush {
+			resp.Err = t.flushErr
+			ev.OK = t.flushErr == nil
+			t.flushEnded = false
+		}
+	case ActRead:
+		b := &w.blocks[r.block]
+		copy(r.data, b.data[b.done])
+		ev.Loc = r.block
+	case ActWrite:
+		b := &w.blocks[r.block]
+		w.clock++
+		b.data = append(b.data, append([]byte(nil), r.data...))
+		b.submitted = append(b.submitted, w.clock)
+		b.ended = append(b.ended, notEnded)
+		v := len(b.data) - 1
+		p := &pendingWrite{task: t.id, block: r.block, version: v, fua: r.fua}
+		if r.preflush && !w.cfg.NoCache { // stripped without a cache (rule 4)
+			p.preCover = w.doneSince()
+		}
+		w.writes = append(w.writes, p)
+		ev.Loc, ev.Val, ev.OK = r.block, int64(v), r.fua
+		if r.preflush {
+			ev.Note = "PREFLUSH"
+		}
+		w.record(ev)
+		return // the task waits for the device
+	case ActFlush:
+		w.clock++
+		f := &pendingFlush{task: t.id, tag: r.tag, async: r.async, cover: w.doneSince()}
+		w.flush = append(w.flush, f)
+		ev.Val = r.tag
+		if r.onSubmit != nil {
+			r.onSubmit()
+		}
+		if !r.async {
+			w.record(ev)
+			return // the task waits for the device
+		}
+		t.flushEnded, t.flushErr = false, nil
+	}
+	w.record(ev)
+	t.resp = resp
+	t.resume()
+}
+
+func (w *World) writeDone(a Action) {
+	i := 0
+	for i < len(w.writes) && !(w.writes[i].task == a.Task && w.writes[i].block == a.Block) {
+		i++
+	}
+	p := w.writes[i]
+	w.writes = append(w.writes[:i], w.writes[i+1:]...)
+	w.clock++
+	b := &w.blocks[p.block]
+	b.done = max(b.done, p.version)
+	b.ended[p.version] = w.clock
+	b.doneSince = max(b.doneSince, b.submitted[p.version])
+	if p.preCover != nil {
+		w.makeDurable(p.preCover) // rule 7: the preflush ran before the data
+	}
+	if p.fua || w.cfg.NoCache {
+		// Durable at completion. (Emulated FUA is treated like native: its
+		// post-flush also covers other completed writes, but a write seen
+		// without its data-done promises only itself; spec.Contract.)
+		b.durableSince = max(b.durableSince, b.submitted[p.version])
+		b.raiseFloor()
+	}
+	w.record(Event{Kind: ActWriteDone, Task: -1, Loc: p.block, Val: int64(p.version), OK: true, Of: p.task})
+	t := w.tasks[p.task]
+	if w.cfg.WaiterSleeps {
+		w.mem.Fence(t.id)
+	}
+	t.resp = response{}
+	t.resume()
+}
+
+func (w *World) flushDone(a Action) {
+	i := 0
+	for w.flush[i].task != a.Task {
+		i++
+	}
+	f := w.flush[i]
+	w.flush = append(w.flush[:i], w.flush[i+1:]...)
+	w.clock++
+	ok := a.Kind == ActFlushDone
+	if ok {
+		w.makeDurable(f.cover)
+	}
+	w.record(Event{Kind: a.Kind, Task: -1, Val: f.tag, OK: ok, Of: f.task})
+	t := w.tasks[f.task]
+	var err error
+	if !ok {
+		err = ErrFlushFailed
+	}
+	if f.async {
+		t.flushEnded, t.flushErr = true, err
+		return
+	}
+	t.resp = response{Err: err}
+	t.resume()
+}
+
+// FlushInFlight reports whether a flush submitted with tag has not ended.
+func (w *World) FlushInFlight(tag int64) bool {
+	for _, f := range w.flush {
+		if f.tag == tag {
+			return true
+		}
+	}
+	return false
+}
+
+// FlushInFlightBy reports whether task has a flush in flight.
+func (w *World) FlushInFlightBy(task int) bool {
+	for _, f := range w.flush {
+		if f.task == task {
+			return true
+		}
+	}
+	return false
+}
+
+// doneSince returns, per block, the latest submission clock of a completed
+// write: what a flush (or a preflush) submitted now covers.
+func (w *World) doneSince() []int64 {
+	cover := make([]int64, len(w.blocks))
+	for b := range w.blocks {
+		cover[b] = w.blocks[b].doneSince
+	}
+	return cover
+}
+
+// makeDurable makes durable, per block, the completed writes a flush or
+// preflush covered.
+func (w *World) makeDurable(cover []int64) {
+	for b, since := range cover {
+		bv := &w.blocks[b]
+		bv.durableSince = max(bv.durableSince, since)
+		bv.raiseFloor()
+	}
+}
+
+// mayLeave reports whether version v of the block may survive a crash now.
+func (bv *blockVersions) mayLeave(v int) bool {
+	if v == 0 {
+		return bv.durableSince < 0
+	}
+	return bv.ended[v] > bv.durableSince
+}
+
+// raiseFloor skips the versions that can never survive again: durableSince
+// only grows, and an ended write stays ended.
+func (bv *blockVersions) raiseFloor() {
+	for bv.floor < len(bv.data)-1 && !bv.mayLeave(bv.floor) {
+		bv.floor++
+	}
+}
+
+// MayLeave returns the contents a crash now may leave in block b, oldest
+// version first: the data of every write to b that had not ended when the
+// latest durable write to b was submitted (that write included), and the
+// initial content while no write to b is durable. Without a durable write,
+// that is every version.
+func (w *World) MayLeave(b int) [][]byte {
+	bv := &w.blocks[b]
+	var out [][]byte
+	for v := bv.floor; v < len(bv.data); v++ {
+		if bv.mayLeave(v) {
+			out = append(out, bv.data[v])
+		}
+	}
+	return out
+}
+
+// MayLeaveVersions is MayLeave as version numbers: version v > 0 is the v-th
+// write submitted to block b, 0 its initial content.
+func (w *World) MayLeaveVersions(b int) []int {
+	bv := &w.blocks[b]
+	var out []int
+	for v := bv.floor; v < len(bv.data); v++ {
+		if bv.mayLeave(v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// Survives reports whether a crash now keeps data in block b: every content
+// a crash may leave there is the newest version of b holding data or a
+// later version. It is false if b never held data.
+func (w *World) Survives(b int, data []byte) bool {
+	bv := &w.blocks[b]
+	for v := len(bv.data) - 1; v >= 0; v-- {
+		if string(bv.data[v]) == string(data) {
+			for u := bv.floor; u < v; u++ {
+				if bv.mayLeave(u) {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	return false
+}
+
+// Step returns the number of steps taken so far.
+func (w *World) Step() int { return w.step }
+
+// call makes a request and waits for the scheduler to serve it.
+func (t *Task) call(r request) response {
+	t.req = r
+	if !t.yield(struct{}{}) {
+		panic(errCrashed)
+	}
+	return t.resp
+}
+
+// ID returns the task's number.
+func (t *Task) ID() int { return t.id }
+
+// World returns the task's world.
+func (t *Task) World() *World { return t.w }
+
+// Note adds an annotation to the trace; it is not a scheduling point.
+func (t *Task) Note(format string, args ...any) {
+	t.w.record(Event{Kind: ActNote, Task: t.id, Note: fmt.Sprintf(format, args...)})
+}
+
+// Reached records that the task reached milestone m of its protocol; it
+// is not a scheduling point. Unlike Note, it is read by trace validation
+// and by timed runs.
+func (t *Task) Reached(m Milestone) {
+	t.w.record(Event{Kind: ActMilestone, Task: t.id, Note: m.String(), Milestone: m})
+}
+
+// Branch is one way a task may go on in Select.
+type Branch struct {
+	Name string
+	// Milestone, if not nil, is what taking the branch means to the
+	// protocol; the event of the choice or wake-up carries it.
+	Milestone Milestone
+	// When, if not nil, enables the branch; it is evaluated by the
+	// scheduler while no task runs and must read only state the protocol
+	// keeps outside the modelled memory (a wait queue, a scheduler's
+	// decision), never the modelled words.
+	When func() bool
+	// Wake marks a branch taken by being woken from a wait queue: a full
+	// barrier (memory-barriers.txt, "Sleep and wake-up functions").
+	Wake bool
+}
+
+// Select lets the scheduler pick one of the enabled branches and returns
+// its index. The task waits while none is enabled.
+func (t *Task) Select(branches ...Branch) int {
+	return int(t.call(request{kind: ActChoice, branches: branches}).val)
+}
+
+// Choose is Select over branches that are always enabled: nondeterminism
+// of the protocol's environment, such as what a log force finds to do.
+func (t *Task) Choose(names ...string) int {
+	bs := make([]Branch, len(names))
+	for i, n := range names {
+		bs[i].Name = n
+	}
+	return t.Select(bs...)
+}
+
+// WaitUntil sleeps on a wait queue until cond holds (see Branch.When);
+// waking is a full barrier. The wake-up's event carries m (if not nil) and
+// its text.
+func (t *Task) WaitUntil(m Milestone, cond func() bool) {
+	b := Branch{Milestone: m, When: cond, Wake: true}
+	if m != nil {
+		b.Name = m.String()
+	}
+	t.Select(b)
+}
+
+// WaitQueue returns the task's handle on the world's wait queue: Wake runs
+// its change at once (only one task runs at a time, so it is atomic) and is
+// not a scheduling point; Wait is a scheduling point whose wake-up, taken
+// when cond holds, is a full barrier.
+func (t *Task) WaitQueue() spec.WaitQueue { return worldQueue{t} }
+
+type worldQueue struct{ t *Task }
+
+func (q worldQueue) Wake(change func())    { change() }
+func (q worldQueue) Wait(cond func() bool) { q.t.WaitUntil(QueueWoken{}, cond) }
+
+// WaitQueueWoken names the wake-up of a task waiting on its WaitQueue.
+const WaitQueueWoken = "woken from the wait queue"
+
+// QueueWoken is the milestone of a task woken from its WaitQueue (the
+// world's own: the protocol using the queue knows what it waited for).
+type QueueWoken struct{}
+
+func (QueueWoken) String() string { return WaitQueueWoken }
+
+// Word returns the task's handle on shared word i.
+func (t *Task) Word(i int) *Word { return &Word{t: t, loc: i} }
+
+// Fence returns the task's smp_mb.
+func (t *Task) Fence() spec.Fence { return worldFence{t} }
+
+// Device returns the task's handle on the device.
+func (t *Task) Device() *Device { return &Device{t: t} }
+
+// WorldWord is a task's handle on a shared atomic64 word; it implements
+// spec.Word, and Store (atomic64_set) besides.
+type Word struct {
+	t   *Task
+	loc int
+}
+
+var _ spec.Word = (*Word)(nil)
+
+// Load is atomic64_read: the scheduler picks which store it reads.
+func (x *Word) Load() int64 { return x.t.call(request{kind: ActLoad, loc: x.loc}).val }
+
+// IncReturn is atomic64_inc_return.
+func (x *Word) IncReturn() int64 { return x.t.call(request{kind: ActIncReturn, loc: x.loc}).val }
+
+// CompareAndSwap is atomic64_try_cmpxchg.
+func (x *Word) CompareAndSwap(old, new int64) bool {
+	return x.t.call(request{kind: ActCAS, loc: x.loc, old: old, val: new}).ok
+}
+
+// Store is atomic64_set: a plain store.
+func (x *Word) Store(v int64) { x.t.call(request{kind: ActStore, loc: x.loc, val: v}) }
+
+type worldFence struct{ t *Task }
+
+func (f worldFence) Full() { f.t.call(request{kind: ActFence}) }
+
+// WorldDevice is a task's handle on the device; it implements spec.Device.
+type Device struct{ t *Task }
+
+var _ spec.Device = (*Device)(nil)
+
+// BlockSize implements spec.Device.
+func (d *Device) BlockSize() int { return d.t.w.cfg.BlockSize }
+
+func (d *Device) block(p []byte, off int64) (int, error) {
+	bs := int64(d.t.w.cfg.BlockSize)
+	if off < 0 || off%bs != 0 || int64(len(p)) != bs || off/bs >= int64(len(d.t.w.blocks)) {
+		return 0, fmt.Errorf("model world: I/O of %d bytes at %d: one whole block of %d bytes within %d blocks", len(p), off, bs, len(d.t.w.blocks))
+	}
+	return int(off / bs), nil
+}
+
+// WriteAt implements spec.Device: one whole block, returning once the
+// device completed it.
+func (d *Device) WriteAt(p []byte, off int64, fl spec.WriteFlags) error {
+	b, err := d.block(p, off)
+	if err != nil {
+		return err
+	}
+	return d.t.call(request{kind: ActWrite, block: b, data: p, fua: fl&spec.FUA != 0, preflush: fl&spec.Preflush != 0}).Err
+}
+
+// ReadAt implements spec.Device: it reads the newest completed write.
+func (d *Device) ReadAt(p []byte, off int64) error {
+	b, err := d.block(p, off)
+	if err != nil {
+		return err
+	}
+	return d.t.call(request{kind: ActRead, block: b, data: p}).Err
+}
+
+// Flush implements spec.Device.
+func (d *Device) Flush() error { return d.FlushTagged(0, nil) }
+
+// FlushTagged is Flush with a tag for World.FlushInFlight and a hook that
+// runs in the step that submits the flush.
+func (d *Device) FlushTagged(tag int64, onSubmit func()) error {
+	return d.t.call(request{kind: ActFlush, tag: tag, onSubmit: onSubmit}).Err
+}
+
+// SubmitFlush submits a flush and returns at once; WaitFlush waits for it.
+// At most one asynchronous flush per task at a time.
+func (d *Device) SubmitFlush() {
+	d.t.call(request{kind: ActFlush, async: true})
+}
+
+// WaitFlush waits for the flush SubmitFlush submitted.
+func (d *Device) WaitFlush() error {
+	return d.t.call(request{kind: ActFlush, waitForDone: true}).Err
+}
+
+// RandomChooser picks uniformly with a seeded generator.
+type RandomChooser struct{ Rand *rand.Rand }
+
+// NewRandomChooser returns a RandomChooser seeded with seed.
+func NewRandomChooser(seed uint64) *RandomChooser {
+	return &RandomChooser{rand.New(rand.NewPCG(seed, 0x3017d))}
+}
+
+// Choose implements Chooser.
+func (c *RandomChooser) Choose(acts []Action) int { return c.Rand.IntN(len(acts)) }
+
+// Format renders the last n events of the trace (all if n <= 0), one per
+// line: the step, who acted, and what happened.
+func (w *World) Format(n int) string {
+	evs := w.trace
+	if n > 0 && len(evs) > n {
+		evs = evs[len(evs)-n:]
+	}
+	var b strings.Builder
+	if len(evs) < len(w.trace) {
+		fmt.Fprintf(&b, "(%d earlier events not shown)\n", len(w.trace)-len(evs))
+	}
+	for _, ev := range evs {
+		who := "device"
+		if ev.Task >= 0 {
+			who = fmt.Sprintf("task %d", ev.Task)
+		}
+		fmt.Fprintf(&b, "%7d  %-7s  %s\n", ev.Step, who, w.describe(ev))
+	}
+	return b.String()
+}
+
+func (w *World) word(loc int) string {
+	if loc < len(w.cfg.WordNames) {
+		return w.cfg.WordNames[loc]
+	}
+	return fmt.Sprintf("w%d", loc)
+}
+
+func (w *World) describe(ev Event) string {
+	switch ev.Kind {
+	case ActLoad:
+		if ev.Stale {
+			return fmt.Sprintf("load %s -> %d (stale: a newer store exists)", w.word(ev.Loc), ev.Val)
+		}
+		return fmt.Sprintf("load %s -> %d", w.word(ev.Loc), ev.Val)
+	case ActStore:
+		return fmt.Sprintf("store %s = %d", w.word(ev.Loc), ev.Val)
+	case ActFence:
+		return "smp_mb()"
+	case ActIncReturn:
+		return fmt.Sprintf("inc_return(%s) -> %d", w.word(ev.Loc), ev.Val)
+	case ActCAS:
+		if ev.OK {
+			return fmt.Sprintf("cmpxchg(%s) -> %d", w.word(ev.Loc), ev.Val)
+		}
+		return fmt.Sprintf("cmpxchg(%s) fails", w.word(ev.Loc))
+	case ActWrite:
+		var flags []string
+		if ev.Note != "" {
+			flags = append(flags, ev.Note) // PREFLUSH
+		}
+		if ev.OK {
+			flags = append(flags, "FUA")
+		}
+		fl := ""
+		if flags != nil {
+			fl = " (" + strings.Join(flags, ", ") + ")"
+		}
+		return fmt.Sprintf("submit write of b%d, version %d%s", ev.Loc, ev.Val, fl)
+	case ActFlush:
+		return fmt.Sprintf("submit flush (tag %d)", ev.Val)
+	case ActRead:
+		return fmt.Sprintf("read b%d", ev.Loc)
+	case ActWake, ActChoice, ActNote, ActMilestone:
+		return ev.Note
+	case ActWriteDone:
+		return fmt.Sprintf("task %d's write of b%d (version %d) completes", ev.Of, ev.Loc, ev.Val)
+	case ActFlushDone:
+		return fmt.Sprintf("task %d's flush (tag %d) completes", ev.Of, ev.Val)
+	case ActFlushFail:
+		return fmt.Sprintf("task %d's flush (tag %d) fails (EIO)", ev.Of, ev.Val)
+	case ActDrain:
+		return fmt.Sprintf("store buffer of task %d drains one store", ev.Of)
+	}
+	return ev.Kind.String()
+}
