@@ -83,8 +83,13 @@ type Options struct {
 	// same result (the same state numbering, statistics and counterexample):
 	// the parallel search expands a BFS level at a time and numbers the new
 	// states in the order the sequential search finds them. Levels of fewer
-	// than 4096 states (parallelMinLevel) are expanded sequentially anyway.
+	// than ParallelMinLevel states are expanded sequentially anyway.
 	Workers int
+	// ParallelMinLevel is the smallest BFS level that several workers
+	// expand (0 means 4096): below it, handing the level out costs more
+	// than it saves. Tests set it low to run the parallel search on small
+	// systems.
+	ParallelMinLevel int
 }
 
 // Why a search stopped before it had visited every reachable state without
@@ -259,16 +264,14 @@ func (r *Result[S]) ViolationAt(kind ViolationKind, id int, err error) *Violatio
 	return &Violation{Kind: kind, Err: err, Path: path, Actor: r.sys.Actors()}
 }
 
-// parallelMinLevel is the smallest BFS level that several goroutines expand:
-// below it, handing the level out costs more than it saves. (A variable so
-// that tests can run the parallel search on small systems.)
-var parallelMinLevel = 4096
+// defaultParallelMinLevel is Options.ParallelMinLevel's default.
+const defaultParallelMinLevel = 4096
 
 // Explore searches every state of sys reachable from its initial states,
 // breadth first, and stops at the first violation.
 //
 // The search goes one BFS level at a time. A level of at least
-// parallelMinLevel states is expanded by Options.Workers goroutines: each
+// Options.ParallelMinLevel states is expanded by Options.Workers goroutines: each
 // takes parents from the level, computes their successors (Next, Canonical,
 // Check), looks them up in the visited set (read-only while the level is
 // expanded) and puts the new ones in a sharded set of the level's new
@@ -294,6 +297,10 @@ func Explore[S comparable](sys System[S], opt Options) *Result[S] {
 	if e.workers <= 0 {
 		e.workers = runtime.GOMAXPROCS(0)
 	}
+	e.parallelMin = opt.ParallelMinLevel
+	if e.parallelMin <= 0 {
+		e.parallelMin = defaultParallelMinLevel
+	}
 	if _, ok := sys.(sequentialSystem); ok {
 		e.workers = 1
 	}
@@ -307,6 +314,8 @@ type explorer[S comparable] struct {
 	canon   Canonicalizer[S]
 	sym     bool
 	workers int
+	// parallelMin is Options.ParallelMinLevel with its default applied.
+	parallelMin int
 	r       *Result[S]
 	vis     visited[S]
 	edges   [][2]int32 // with Liveness: every transition
@@ -378,7 +387,7 @@ func (e *explorer[S]) run() *Result[S] {
 	for depth := 0; lo < hi; depth++ {
 		r.MaxDepth = depth
 		var stopped bool
-		if e.workers > 1 && hi-lo >= parallelMinLevel {
+		if e.workers > 1 && hi-lo >= e.parallelMin {
 			stopped = e.parallelLevel(int32(lo), int32(hi))
 		} else {
 			stopped = e.sequentialLevel(lo, hi)

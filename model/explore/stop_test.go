@@ -11,7 +11,6 @@ import (
 // A search that a budget or Options.Stop ends early is not exhausted and
 // says why, whatever the number of workers.
 func TestExploreStopReasons(t *testing.T) {
-	parallelFrom(t, 64)
 	big := grid{n: 400, bad: none, noStep: none} // 160,801 states
 	for _, workers := range []int{1, 2} {
 		for _, tc := range []struct {
@@ -25,14 +24,14 @@ func TestExploreStopReasons(t *testing.T) {
 			{"stop later", Options{Stop: stopAfter(3, "interrupted")}, "interrupted"},
 			{"liveness, stop later", Options{Liveness: true, Stop: stopAfter(3, "interrupted")}, "interrupted"},
 		} {
-			tc.opt.Workers = workers
+			tc.opt.Workers, tc.opt.ParallelMinLevel = workers, 64
 			r := Explore[[2]int](big, tc.opt)
 			assert.Nil(t, r.Violation, "%s, %d workers", tc.name, workers)
 			assert.False(t, r.Exhausted, "%s, %d workers: a search cut short proves nothing", tc.name, workers)
 			assert.Equal(t, tc.want, r.Stopped, "%s, %d workers", tc.name, workers)
 			assert.Less(t, r.States, 160801, "%s, %d workers", tc.name, workers)
 		}
-		r := Explore[[2]int](big, Options{Workers: workers, Stop: func() string { return "" }, MaxMemory: 1 << 40})
+		r := Explore[[2]int](big, Options{Workers: workers, ParallelMinLevel: 64, Stop: func() string { return "" }, MaxMemory: 1 << 40})
 		assert.True(t, r.Exhausted, "%d workers: hooks that never fire change nothing", workers)
 		assert.Empty(t, r.Stopped)
 		assert.Equal(t, 160801, r.States)
@@ -56,7 +55,6 @@ func stopAfter(n int, why string) func() string {
 // states of a grid need about 100 MiB; the limit allows 24 MiB more than
 // the test holds before.
 func TestExploreStopsBeforeTheMemoryLimit(t *testing.T) {
-	parallelFrom(t, 4096)
 	for _, workers := range []int{1, 2} {
 		debug.FreeOSMemory()
 		var g memGauge

@@ -1,0 +1,46 @@
+package flushseq
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flushproof/flushproof/model/explore"
+	"github.com/flushproof/flushproof/model/explore/exploretest"
+	"github.com/flushproof/flushproof/model/memory"
+)
+
+// TestParallelExploreFsync: every row of the flush-sequence table (every
+// variant under every memory model, 2 tasks x 2 fsyncs, and the DAX, waiter
+// sleeps and log force rows), and 3 tasks x 1 fsync (more symmetry), with
+// every level expanded in parallel.
+func TestParallelExploreFsync(t *testing.T) {
+	cfgs := Checks()
+	for _, v := range Variants() {
+		if v != MutantDAXSkips {
+			cfgs = append(cfgs, Config{Variant: v, Memory: memory.Relaxed, Tasks: 3, Fsyncs: 1, FlushFailures: true})
+		}
+	}
+	for _, cfg := range cfgs {
+		sys, err := NewSystem(cfg)
+		require.NoError(t, err)
+		what := fmt.Sprintf("%v %v %s", cfg.Variant, cfg.Memory, cfg.Describe())
+		r := exploretest.SameWithWorkers[State](t, sys, explore.Options{}, 1, what)
+		require.Equal(t, cfg.ExpectUnsafe(), r.Violation != nil, "%s", what)
+		if r.Violation != nil {
+			// The counterexample is a real path (symmetry) that replays.
+			s, err := explore.Replay[State](sys, r.Violation.Path)
+			require.NoError(t, err, "%s", what)
+			assert.EqualError(t, sys.Check(s), r.Violation.Err.Error(), "%s", what)
+		}
+	}
+	// With liveness, and a budget cut in the middle of a level.
+	sys, err := NewSystem(StandardConfig(Patched, memory.Relaxed))
+	require.NoError(t, err)
+	exploretest.SameWithWorkers[State](t, sys, explore.Options{Liveness: true}, 1, "patched relaxed, liveness")
+	r := exploretest.SameWithWorkers[State](t, sys, explore.Options{MaxStates: 10001}, 1, "patched relaxed, budget")
+	assert.False(t, r.Exhausted)
+}
+
