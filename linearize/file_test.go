@@ -130,7 +130,7 @@ func TestIOWQCounterexampleNotLinearizable(t *testing.T) {
 			continue
 		}
 		n++
-		t.Run(iowq.RowName(c), func(t *testing.T) {
+		t.Run(c.Row().Name(), func(t *testing.T) {
 			v, err := iowq.Check(c, explore.Options{})
 			require.NoError(t, err)
 			require.NotNil(t, v.Violation)
@@ -157,7 +157,7 @@ func TestIOWQRecordedHistoriesLinearizable(t *testing.T) {
 		if c.ExpectUnsafe() {
 			continue
 		}
-		t.Run(iowq.RowName(c), func(t *testing.T) {
+		t.Run(c.Row().Name(), func(t *testing.T) {
 			sys, err := iowq.NewSystem(c)
 			require.NoError(t, err)
 			rng := rand.New(rand.NewPCG(3, 4))

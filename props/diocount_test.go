@@ -31,8 +31,8 @@ func TestDIOCountVerdicts(t *testing.T) {
 	var table []verdict.Verdict
 	for i, row := range rows {
 		c := checks[i]
-		require.Equal(t, c.Name(), row.Name)
-		t.Run(row.Name, func(t *testing.T) {
+		require.Equal(t, c.Row().Name(), row.Name())
+		t.Run(row.Name(), func(t *testing.T) {
 			v, err := row.Check(explore.Options{Liveness: true})
 			require.NoError(t, err)
 			table = append(table, v)
@@ -172,11 +172,11 @@ func dioCountWalkProp(variants []diocount.Variant, mems []memory.Model, maxWrite
 		c.TruncateAfter = rapid.IntRange(0, len(c.Writers)*c.IOs).Draw(t, "truncate after this many writes")
 		sys, err := diocount.NewSystem(c)
 		if err != nil {
-			t.Fatalf("%s: %v", c.Name(), err)
+			t.Fatalf("%s: %v", c.Row().Name(), err)
 		}
 		path, end := walk(t, sys, 20000)
 		if !sys.Done(end) {
-			t.Fatalf("%s: the walk stopped after %d steps before every task finished (waiting: %b)\n%s", c.Name(), len(path), sys.Waiting(end), describePath(sys, path))
+			t.Fatalf("%s: the walk stopped after %d steps before every task finished (waiting: %b)\n%s", c.Row().Name(), len(path), sys.Waiting(end), describePath(sys, path))
 		}
 		if st == nil {
 			return

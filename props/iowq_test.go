@@ -32,8 +32,8 @@ func TestIOWQVerdicts(t *testing.T) {
 	require.Len(t, rows, len(iowq.Checks()))
 	unsafe := 0
 	for i, c := range iowq.Checks() {
-		require.Equal(t, iowq.RowName(c), rows[i].Name)
-		t.Run(rows[i].Name, func(t *testing.T) {
+		require.Equal(t, c.Row().Name(), rows[i].Name())
+		t.Run(rows[i].Name(), func(t *testing.T) {
 			v, err := rows[i].Check(explore.Options{Liveness: true})
 			require.NoError(t, err)
 			require.False(t, v.Truncated)
@@ -85,12 +85,12 @@ func TestIOWQCounterexamplesShowTheRace(t *testing.T) {
 	} {
 		v, err := iowq.Check(tc.c, explore.Options{})
 		require.NoError(t, err)
-		require.NotNil(t, v.Violation, iowq.RowName(tc.c))
+		require.NotNil(t, v.Violation, tc.c.Row().Name())
 		tl := v.Violation.Timeline()
 		at := 0
 		for _, step := range tc.steps {
 			i := strings.Index(tl[at:], step)
-			require.GreaterOrEqual(t, i, 0, "%s: %q missing or out of order in\n%s", iowq.RowName(tc.c), step, tl)
+			require.GreaterOrEqual(t, i, 0, "%s: %q missing or out of order in\n%s", tc.c.Row().Name(), step, tl)
 			at += i
 		}
 		assert.Contains(t, v.Violation.Err.Error(), tc.err)
@@ -246,7 +246,7 @@ func TestIOWQHistoriesLinearizable(t *testing.T) {
 	cases := map[string]iowq.Config{}
 	for _, c := range iowq.Checks() {
 		if !c.ExpectUnsafe() {
-			cases[iowq.RowName(c)] = c
+			cases[c.Row().Name()] = c
 		}
 	}
 	for _, fs := range []iowq.FS{iowq.XFS, iowq.Ext4} {

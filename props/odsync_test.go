@@ -37,7 +37,7 @@ var (
 func TestODSyncVerdicts(t *testing.T) {
 	var table []verdict.Verdict
 	for _, c := range odsync.Checks() {
-		t.Run(odsync.RowName(c), func(t *testing.T) {
+		t.Run(c.Row().Name(), func(t *testing.T) {
 			v, err := odsync.Check(c, explore.Options{Liveness: true})
 			require.NoError(t, err)
 			table = append(table, v)
@@ -100,13 +100,14 @@ func odsyncHistory(sys *odsync.System, path []explore.Step) []spec.Event {
 
 func TestODSyncRows(t *testing.T) {
 	rows := odsync.Rows()
-	checks := odsync.Checks()
+	checks := append(odsync.Checks(), odsync.ProofChecks()...)
 	require.Len(t, rows, len(checks))
 	names := map[string]bool{}
 	for i, r := range rows {
-		assert.True(t, strings.HasPrefix(r.Name, "odsync "+checks[i].Variant.String()+" "+checks[i].Device.String()+" "), r.Name)
-		assert.False(t, names[r.Name], "duplicate row %q", r.Name)
-		names[r.Name] = true
+		assert.Equal(t, i >= len(odsync.Checks()), r.Proof, "%s: only the proof bound's rows are marked Proof", r.Name())
+		assert.True(t, strings.HasPrefix(r.Name(), "odsync "+checks[i].Variant.String()+" "+checks[i].Device.String()+" "), r.Name())
+		assert.False(t, names[r.Name()], "duplicate row %q", r.Name())
+		names[r.Name()] = true
 	}
 	// The rows compute the verdicts of their own scenarios.
 	for _, i := range []int{0, len(rows) - 1} {

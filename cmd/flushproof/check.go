@@ -135,7 +135,7 @@ func rows(proof bool) []verdict.Row {
 	odsyncRows := odsync.Rows()
 	if proof {
 		for _, c := range odsync.ProofChecks() {
-			odsyncRows = append(odsyncRows, verdict.Row{Name: odsync.RowName(c),
+			odsyncRows = append(odsyncRows, verdict.Row{Name: c.Row().Name(),
 				Check: func(o explore.Options) (verdict.Verdict, error) { return odsync.Check(c, o) }})
 		}
 	}

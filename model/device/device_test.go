@@ -99,8 +99,12 @@ func TestDeviceVerdicts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("explores about 1.6 million states; run without -short")
 	}
-	vs, err := CheckAll(explore.Options{})
-	require.NoError(t, err)
+	var vs []verdict.Verdict
+	for _, r := range Rows() {
+		v, err := r.Check(explore.Options{})
+		require.NoError(t, err, r.Name())
+		vs = append(vs, v)
+	}
 	require.Len(t, vs, 6)
 	want := map[string]string{
 		"bug-flush-covers-in-flight":    "incomplete device: after this history the contract allows b0 = initial",

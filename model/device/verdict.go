@@ -42,7 +42,8 @@ func (w Workload) Describe() string {
 // product of device, contract monitor and tasks, every state) and then
 // completeness (the subset construction over visible histories).
 func Check(w Workload, opt explore.Options) (verdict.Verdict, error) {
-	v := verdict.Verdict{Model: w.Bug.String(), Config: w.Config.String(), Bound: w.Describe(), Negative: w.Bug != Correct}
+	row := w.Row()
+	v := verdict.Verdict{Model: row.Model, Config: row.Config, Bound: row.Bound, Negative: row.Negative}
 	sound, err := CheckSound(w, opt)
 	if err != nil {
 		return v, err
@@ -82,37 +83,39 @@ func addStats(a, b explore.Stats) explore.Stats {
 	}
 }
 
-// DeviceCheck names one row of the device checks.
+// CheckCase names one row of the device checks.
 type CheckCase struct {
 	Config spec.Config
 	Bug    Bug
 }
 
-// DeviceChecks lists the rows: the correct device in every configuration,
+// Checks lists the rows: the correct device in every configuration,
 // then each negative control in the configuration where its bug shows.
 func Checks() []CheckCase {
-	cacheFUA := spec.Config{VolatileCache: true, NativeFUA: true}
-	cacheEmu := spec.Config{VolatileCache: true}
 	var out []CheckCase
 	for _, cfg := range spec.Configs() {
 		out = append(out, CheckCase{cfg, Correct})
 	}
 	return append(out,
-		CheckCase{cacheFUA, FlushCoversInFlight},
-		CheckCase{cacheEmu, EmulatedFUANoPostFlush},
-		CheckCase{cacheFUA, CrashRevertsDurable},
+		CheckCase{spec.CacheFUA, FlushCoversInFlight},
+		CheckCase{spec.CacheEmulatedFUA, EmulatedFUANoPostFlush},
+		CheckCase{spec.CacheFUA, CrashRevertsDurable},
 	)
 }
 
-// DeviceVerdicts checks every row of DeviceChecks at the standard bound.
-func CheckAll(opt explore.Options) ([]verdict.Verdict, error) {
-	var out []verdict.Verdict
+// Row is the workload's row of the verdict table: the device (or its bug),
+// the configuration, the bound.
+func (w Workload) Row() verdict.Row {
+	return verdict.Row{Model: w.Bug.String(), Config: w.Config.String(), Bound: w.Describe(), Negative: w.Bug != Correct,
+		Check: func(o explore.Options) (verdict.Verdict, error) { return Check(w, o) }}
+}
+
+// Rows are the device's rows of the verdict table: every Checks case at the
+// standard bound.
+func Rows() []verdict.Row {
+	var out []verdict.Row
 	for _, c := range Checks() {
-		v, err := Check(StandardWorkload(c.Config, c.Bug), opt)
-		if err != nil {
-			return out, fmt.Errorf("check %v on %v: %w", c.Bug, c.Config, err)
-		}
-		out = append(out, v)
+		out = append(out, StandardWorkload(c.Config, c.Bug).Row())
 	}
-	return out, nil
+	return out
 }

@@ -155,7 +155,7 @@ func TestDIOCountRelaxedBound(t *testing.T) {
 							continue
 						}
 						accepted++
-						require.NotPanics(t, func() { explore.Explore[State](sys, explore.Options{Workers: 1}) }, c.Name())
+						require.NotPanics(t, func() { explore.Explore[State](sys, explore.Options{Workers: 1}) }, c.Row().Name())
 					}
 				}
 			}

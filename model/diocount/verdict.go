@@ -2,10 +2,11 @@ package diocount
 
 import (
 	"fmt"
+	"strings"
+
 	"github.com/flushproof/flushproof/model/explore"
 	"github.com/flushproof/flushproof/model/memory"
 	"github.com/flushproof/flushproof/model/verdict"
-	"strings"
 )
 
 // ExpectUnsafe says whether the checker must find a counterexample for this
@@ -67,11 +68,6 @@ func plural(n int, word string) string {
 	return word + "s"
 }
 
-// Name is the configuration's row name in the verdict table:
-// "diocount <variant> <kinds>/<memory> <bound>".
-func (c Config) Name() string {
-	return fmt.Sprintf("diocount %s %s/%s %s", c.Variant, c.Kinds(), c.Memory, c.Describe())
-}
 
 // StandardDIOCountConfig is the bound of the verdict table: two writers of
 // the given kinds, one direct write each, the overwrite path (i_mutex
@@ -132,22 +128,27 @@ func Checks() []Config {
 	return out
 }
 
-// DIOCountVerdict explores one configuration exhaustively.
+// Check explores one configuration exhaustively.
 func Check(c Config, opt explore.Options) (verdict.Verdict, error) {
 	sys, err := NewSystem(c)
 	if err != nil {
 		return verdict.Verdict{}, err
 	}
-	r := explore.Explore[State](sys, opt)
-	return verdict.FromResult("diocount "+c.Variant.String(), c.Kinds()+"/"+c.Memory.String(), c.Describe(), c.ExpectUnsafe(), r), nil
+	return verdict.FromResult(c.Row(), explore.Explore[State](sys, opt)), nil
 }
 
-// DIOCountRows are the rows of `flushproof check` for this protocol, one per
-// configuration of DIOCountChecks, in the same order.
+// Row is the configuration's row of the verdict table:
+// "diocount <variant>", "<kinds>/<memory>", the bound.
+func (c Config) Row() verdict.Row {
+	return verdict.Row{Model: "diocount " + c.Variant.String(), Config: c.Kinds() + "/" + c.Memory.String(), Bound: c.Describe(),
+		Negative: c.ExpectUnsafe(), Check: func(o explore.Options) (verdict.Verdict, error) { return Check(c, o) }}
+}
+
+// Rows are the protocol's rows of the verdict table, one per Checks entry.
 func Rows() []verdict.Row {
 	var out []verdict.Row
 	for _, c := range Checks() {
-		out = append(out, verdict.Row{Name: c.Name(), Check: func(o explore.Options) (verdict.Verdict, error) { return Check(c, o) }})
+		out = append(out, c.Row())
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package flushseq
 
 import (
 	"fmt"
+
 	"github.com/flushproof/flushproof/model/explore"
 	"github.com/flushproof/flushproof/model/memory"
 	"github.com/flushproof/flushproof/model/verdict"
@@ -80,15 +81,34 @@ func Checks() []Config {
 	return out
 }
 
-// FsyncVerdict explores one configuration exhaustively.
+// Check explores one configuration exhaustively.
 func Check(c Config, opt explore.Options) (verdict.Verdict, error) {
 	sys, err := NewSystem(c)
 	if err != nil {
 		return verdict.Verdict{}, err
 	}
-	r := explore.Explore[State](sys, opt)
-	v := verdict.FromResult("xfs-flushseq "+c.Variant.String(), c.Memory.String(), c.Describe(), c.ExpectUnsafe(), r)
-	return v, nil
+	return verdict.FromResult(c.Row(), explore.Explore[State](sys, opt)), nil
+}
+
+// Row is the configuration's row of the verdict table.
+func (c Config) Row() verdict.Row {
+	return verdict.Row{Model: "xfs-flushseq " + c.Variant.String(), Config: c.Memory.String(), Bound: c.Describe(),
+		Negative: c.ExpectUnsafe(), Check: func(o explore.Options) (verdict.Verdict, error) { return Check(c, o) }}
+}
+
+// Rows are the protocol's rows of the verdict table: Checks, then
+// ProofChecks marked Proof.
+func Rows() []verdict.Row {
+	var out []verdict.Row
+	for _, c := range Checks() {
+		out = append(out, c.Row())
+	}
+	for _, c := range ProofChecks() {
+		r := c.Row()
+		r.Proof = true
+		out = append(out, r)
+	}
+	return out
 }
 
 // FsyncProofChecks are the rows of the bound that counts as a proof for

@@ -151,7 +151,7 @@ func Simulate(cfg Config, lat Latency, runs int, seed uint64) (Contention, error
 	rng := rand.New(rand.NewPCG(seed, 0x10_3a_11))
 	for r := 0; r < runs; r++ {
 		if err := sys.timedRun(lat, rng, &out); err != nil {
-			return out, fmt.Errorf("timed run %d of %s: %w", r+1, RowName(cfg), err)
+			return out, fmt.Errorf("timed run %d of %s: %w", r+1, cfg.Row().Name(), err)
 		}
 		out.Runs++
 	}

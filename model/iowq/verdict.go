@@ -1,7 +1,6 @@
 package iowq
 
 import (
-	"fmt"
 	"github.com/flushproof/flushproof/model/explore"
 	"github.com/flushproof/flushproof/model/verdict"
 )
@@ -103,26 +102,27 @@ func Checks() []Config {
 	return out
 }
 
-// IOWQVerdict explores one configuration exhaustively.
+// Check explores one configuration exhaustively.
 func Check(c Config, opt explore.Options) (verdict.Verdict, error) {
 	sys, err := NewSystem(c)
 	if err != nil {
 		return verdict.Verdict{}, err
 	}
-	r := explore.Explore[State](sys, opt)
-	return verdict.FromResult("iowq "+c.Submit.String(), c.FS.String()+", "+c.Completion(), c.Describe(), c.ExpectUnsafe(), r), nil
+	return verdict.FromResult(c.Row(), explore.Explore[State](sys, opt)), nil
 }
 
-// IOWQRowName names a row of the verdict table: "iowq <submit> <fs> <completion>: <bound>".
-func RowName(c Config) string {
-	return fmt.Sprintf("iowq %s %s %s: %s", c.Submit, c.FS, c.Completion(), c.Describe())
+// Row is the configuration's row of the verdict table: "iowq <submit>", then
+// "<fs> <completion>", then the bound.
+func (c Config) Row() verdict.Row {
+	return verdict.Row{Model: "iowq " + c.Submit.String(), Config: c.FS.String() + " " + c.Completion(), Bound: c.Describe(),
+		Negative: c.ExpectUnsafe(), Check: func(o explore.Options) (verdict.Verdict, error) { return Check(c, o) }}
 }
 
-// IOWQRows are the rows of IOWQChecks for `flushproof check`.
+// Rows are the protocol's rows of the verdict table, one per Checks entry.
 func Rows() []verdict.Row {
 	var out []verdict.Row
 	for _, c := range Checks() {
-		out = append(out, verdict.Row{Name: RowName(c), Check: func(o explore.Options) (verdict.Verdict, error) { return Check(c, o) }})
+		out = append(out, c.Row())
 	}
 	return out
 }

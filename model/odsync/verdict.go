@@ -102,26 +102,32 @@ func ProofChecks() []Config {
 	return out
 }
 
-// ODSyncVerdict explores one scenario exhaustively.
+// Check explores one scenario exhaustively.
 func Check(c Config, opt explore.Options) (verdict.Verdict, error) {
 	sys, err := NewSystem(c)
 	if err != nil {
 		return verdict.Verdict{}, err
 	}
-	r := explore.Explore[State](sys, opt)
-	return verdict.FromResult("odsync "+c.Variant.String(), c.Device.String(), c.Describe(), c.ExpectUnsafe(), r), nil
+	return verdict.FromResult(c.Row(), explore.Explore[State](sys, opt)), nil
 }
 
-// ODSyncRowName is the name of a scenario's row in `flushproof check`.
-func RowName(c Config) string {
-	return fmt.Sprintf("odsync %s %s %s", c.Variant, c.Device, c.Describe())
+// Row is the scenario's row of the verdict table.
+func (c Config) Row() verdict.Row {
+	return verdict.Row{Model: "odsync " + c.Variant.String(), Config: c.Device.String(), Bound: c.Describe(),
+		Negative: c.ExpectUnsafe(), Check: func(o explore.Options) (verdict.Verdict, error) { return Check(c, o) }}
 }
 
-// ODSyncRows returns the rows of ODSyncChecks for the verdict table.
+// Rows are the protocol's rows of the verdict table: Checks, then
+// ProofChecks marked Proof.
 func Rows() []verdict.Row {
 	var out []verdict.Row
 	for _, c := range Checks() {
-		out = append(out, verdict.Row{Name: RowName(c), Check: func(o explore.Options) (verdict.Verdict, error) { return Check(c, o) }})
+		out = append(out, c.Row())
+	}
+	for _, c := range ProofChecks() {
+		r := c.Row()
+		r.Proof = true
+		out = append(out, r)
 	}
 	return out
 }

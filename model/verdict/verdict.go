@@ -2,10 +2,11 @@ package verdict
 
 import (
 	"fmt"
-	"github.com/flushproof/flushproof/model/explore"
 	"io"
 	"text/tabwriter"
 	"time"
+
+	"github.com/flushproof/flushproof/model/explore"
 )
 
 // Verdict is one row of `flushproof check`: a model, the bound that was
@@ -63,22 +64,43 @@ func (v Verdict) Result() string {
 	return "UNKNOWN (" + why + ")"
 }
 
-// Row is one row of the verdict table (`flushproof check`): its name, which
-// -run matches, and how to compute its verdict.
+// Row is one row of the verdict table (`flushproof check`): what is checked
+// (model, device or memory configuration, bound), what is expected, and how
+// to compute the verdict. A protocol package builds its rows; the catalog
+// lists every protocol's rows in the order of the table.
 type Row struct {
-	Name  string
+	Model  string // the protocol and variant, e.g. "xfs-flushseq patched"
+	Config string // the device or memory configuration, e.g. "Relaxed"
+	Bound  string // what the search explores exhaustively
+	// Negative marks a negative control: the check must find it UNSAFE.
+	Negative bool
+	// Proof marks a row explored only on request (`check -proof`): a larger
+	// bound that takes tens of seconds and gigabytes.
+	Proof bool
+	// Check runs the search. Its Verdict carries the row's Model, Config,
+	// Bound and Negative (FromResult copies them).
 	Check func(explore.Options) (Verdict, error)
 }
 
-// newVerdict is the verdict of a search: SAFE only if the bounded space was
-// exhausted without a violation, UNKNOWN if a budget or Options.Stop
-// stopped it first.
-func FromResult[S comparable](model, config, bound string, negative bool, r *explore.Result[S]) Verdict {
+// Name is the row's name, which `flushproof check -run` matches: model,
+// configuration and bound, separated by spaces. Every row name is built
+// here.
+func (r Row) Name() string { return joinName(r.Model, r.Config, r.Bound) }
+
+// Name is the name of the row the verdict is for (Row.Name).
+func (v Verdict) Name() string { return joinName(v.Model, v.Config, v.Bound) }
+
+func joinName(model, config, bound string) string { return model + " " + config + " " + bound }
+
+// FromResult is the verdict of row's search: SAFE only if the bounded space
+// was exhausted without a violation, UNKNOWN if a budget or Options.Stop
+// stopped it first, UNSAFE with the violation otherwise.
+func FromResult[S comparable](row Row, r *explore.Result[S]) Verdict {
 	v := Verdict{
-		Model:     model,
-		Config:    config,
-		Bound:     bound,
-		Negative:  negative,
+		Model:     row.Model,
+		Config:    row.Config,
+		Bound:     row.Bound,
+		Negative:  row.Negative,
 		Stats:     r.Stats,
 		Violation: r.Violation,
 		Safe:      r.Violation == nil && r.Exhausted,
@@ -222,4 +244,21 @@ func NewRecord(name string, v Verdict, err error) Record {
 		r.Counterexample = c
 	}
 	return r
+}
+
+// Protocol is one entry of the catalog: a protocol (or the device itself),
+// the rows it contributes to the verdict table and its cost table.
+type Protocol struct {
+	// Name is what `flushproof cost -protocol` takes, and the first word of
+	// the protocol's row names ("device" rows are named after the device's
+	// bug, "bug-..." for its negative controls).
+	Name string
+	// Summary says in one line what is checked.
+	Summary string
+	// Doc is the user documentation page, relative to the repository root.
+	Doc string
+	// Rows lists the protocol's rows in table order, proof rows marked.
+	Rows func() []Row
+	// Cost is the protocol's cost table; nil if it has none.
+	Cost *Cost
 }

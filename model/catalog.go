@@ -1,0 +1,45 @@
+package model
+
+import (
+	"github.com/flushproof/flushproof/model/device"
+	"github.com/flushproof/flushproof/model/diocount"
+	"github.com/flushproof/flushproof/model/iowq"
+	"github.com/flushproof/flushproof/model/odsync"
+	"github.com/flushproof/flushproof/model/verdict"
+)
+
+// Protocols is the catalog: every protocol the commands know, in the order
+// of the verdict table. Adding a protocol is one line here.
+func Protocols() []verdict.Protocol {
+	return []verdict.Protocol{
+		device.Protocol(),
+		// flushseq: its entry comes with its cost table
+		odsync.Protocol(),
+		iowq.Protocol(),
+		diocount.Protocol(),
+	}
+}
+
+// Rows lists the verdict table's rows, protocol after protocol; the rows
+// marked Proof only when proof is set.
+func Rows(proof bool) []verdict.Row {
+	var out []verdict.Row
+	for _, p := range Protocols() {
+		for _, r := range p.Rows() {
+			if proof || !r.Proof {
+				out = append(out, r)
+			}
+		}
+	}
+	return out
+}
+
+// Protocol returns the catalog entry called name, and whether there is one.
+func Protocol(name string) (verdict.Protocol, bool) {
+	for _, p := range Protocols() {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return verdict.Protocol{}, false
+}
