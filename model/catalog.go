@@ -3,6 +3,7 @@ package model
 import (
 	"github.com/flushproof/flushproof/model/device"
 	"github.com/flushproof/flushproof/model/diocount"
+	"github.com/flushproof/flushproof/model/flushseq"
 	"github.com/flushproof/flushproof/model/iowq"
 	"github.com/flushproof/flushproof/model/odsync"
 	"github.com/flushproof/flushproof/model/verdict"
@@ -13,7 +14,7 @@ import (
 func Protocols() []verdict.Protocol {
 	return []verdict.Protocol{
 		device.Protocol(),
-		// flushseq: its entry comes with its cost table
+		flushseq.Protocol(),
 		odsync.Protocol(),
 		iowq.Protocol(),
 		diocount.Protocol(),

@@ -11,12 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/flushproof/flushproof/model/device"
-	"github.com/flushproof/flushproof/model/diocount"
+	"github.com/flushproof/flushproof/model"
 	"github.com/flushproof/flushproof/model/explore"
-	"github.com/flushproof/flushproof/model/flushseq"
-	"github.com/flushproof/flushproof/model/iowq"
-	"github.com/flushproof/flushproof/model/odsync"
 	"github.com/flushproof/flushproof/model/verdict"
 )
 
@@ -62,8 +58,8 @@ flags:
 		}
 	}
 	var selected []verdict.Row
-	for _, r := range rows(*proof) {
-		if filter == nil || filter.MatchString(r.Name) {
+	for _, r := range model.Rows(*proof) {
+		if filter == nil || filter.MatchString(r.Name()) {
 			selected = append(selected, r)
 		}
 	}
@@ -114,36 +110,6 @@ flags:
 	return c.run(selected, stdout, stderr)
 }
 
-// rows lists every registered model in the catalog order, which is the
-// order of the table. A row's name is "model config bound": what -run
-// matches.
-func rows(proof bool) []verdict.Row {
-	var out []verdict.Row
-	for _, pair := range device.Checks() {
-		w := device.StandardWorkload(pair.Config, pair.Bug)
-		out = append(out, verdict.Row{Name: w.Bug.String() + " " + w.Config.String() + " " + w.Describe(),
-			Check: func(o explore.Options) (verdict.Verdict, error) { return device.Check(w, o) }})
-	}
-	fsync := flushseq.Checks()
-	if proof {
-		fsync = append(fsync, flushseq.ProofChecks()...)
-	}
-	for _, c := range fsync {
-		out = append(out, verdict.Row{Name: fmt.Sprintf("xfs-flushseq %s %s %s", c.Variant, c.Memory, c.Describe()),
-			Check: func(o explore.Options) (verdict.Verdict, error) { return flushseq.Check(c, o) }})
-	}
-	odsyncRows := odsync.Rows()
-	if proof {
-		for _, c := range odsync.ProofChecks() {
-			odsyncRows = append(odsyncRows, verdict.Row{Name: c.Row().Name(),
-				Check: func(o explore.Options) (verdict.Verdict, error) { return odsync.Check(c, o) }})
-		}
-	}
-	out = append(out, odsyncRows...)
-	out = append(out, iowq.Rows()...)
-	return append(out, diocount.Rows()...)
-}
-
 // checkRun is one run of `flushproof check`.
 type checkRun struct {
 	opt      explore.Options
@@ -178,7 +144,7 @@ func (c *checkRun) run(rows []verdict.Row, stdout, stderr io.Writer) int {
 	start := time.Now()
 	names := make([]string, len(rows))
 	for i, r := range rows {
-		names[i] = r.Name
+		names[i] = r.Name()
 	}
 	table := verdict.NewTable(stdout, names)
 	enc := jsonLines(stdout)
@@ -195,16 +161,16 @@ func (c *checkRun) run(rows []verdict.Row, stdout, stderr io.Writer) int {
 		}
 		opt := c.opt
 		if c.progress != nil {
-			opt.Progress = c.progress.report(r.Name)
+			opt.Progress = c.progress.report(r.Name())
 		}
 		v, err := checkRow(r, opt, stderr)
 		c.progress.clear()
-		done = append(done, finished{r.Name, v, err})
+		done = append(done, finished{r.Name(), v, err})
 		t.add(v, err)
 		if c.json {
-			enc.Encode(verdict.NewRecord(r.Name, v, err))
+			enc.Encode(verdict.NewRecord(r.Name(), v, err))
 		} else {
-			table.WriteRow(r.Name, v, err)
+			table.WriteRow(r.Name(), v, err)
 		}
 		// Give a large search's memory back before the next one grows its
 		// own. A small one's is left to be reused: returning it after
@@ -231,7 +197,7 @@ func (c *checkRun) run(rows []verdict.Row, stdout, stderr io.Writer) int {
 	}
 	for _, f := range done {
 		if v := f.v; f.err == nil && v.Violation != nil {
-			fmt.Fprintf(stdout, "\n%s on %s (%s): %s, shortest counterexample (%d steps; model.Replay follows it again):\n",
+			fmt.Fprintf(stdout, "\n%s on %s (%s): %s, shortest counterexample (%d steps; explore.Replay follows it again):\n",
 				v.Model, v.Config, v.Bound, v.Result(), len(v.Violation.Path))
 			fmt.Fprint(stdout, indent(v.Violation.Timeline()))
 		}
@@ -250,7 +216,7 @@ func (c *checkRun) run(rows []verdict.Row, stdout, stderr io.Writer) int {
 func checkRow(r verdict.Row, opt explore.Options, stderr io.Writer) (v verdict.Verdict, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			fmt.Fprintf(stderr, "flushproof check: %s: panic: %v\n%s", r.Name, p, debug.Stack())
+			fmt.Fprintf(stderr, "flushproof check: %s: panic: %v\n%s", r.Name(), p, debug.Stack())
 			v, err = verdict.Verdict{}, fmt.Errorf("panic: %v", p)
 		}
 	}()

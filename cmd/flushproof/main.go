@@ -2,8 +2,8 @@
 // semantics of block devices with volatile write caches.
 //
 //	flushproof check [flags]       print the verdict table of every model
-//	flushproof skipshare [flags]   fsyncs that skip their flush, under a latency model
-//	flushproof cost [flags]        what each variant of the seed protocols costs
+//	flushproof cost [flags]        what each variant of each protocol costs
+//	flushproof skipshare [flags]   cost -protocol xfs-flushseq: fsyncs that share a flush
 //	flushproof crashlab [flags]    record fsync writers on a real file system, replay crash states
 //
 // See README.md and docs/ for what each verdict means.
@@ -20,10 +20,10 @@ const usage = `usage: flushproof <command> [flags]
 commands:
   check      explore every model exhaustively at its bound and print the verdict table
              (SAFE with the bound and statistics, UNSAFE with the shortest counterexample)
-  skipshare  run the xfs flush-sequence model under a latency model and count the
-             fsyncs that skip their flush
-  cost       the cost tables of the seed protocols, counted from the models: device
-             commands per O_DSYNC write(), counter updates per direct I/O, io-wq lock waits
+  cost       the cost tables of the protocols, computed from the models: fsyncs that
+             share a flush (xfs flush sequence), device commands per O_DSYNC write(),
+             io-wq lock waits, counter updates per direct I/O
+  skipshare  cost -protocol xfs-flushseq: the flush-sequence code under a latency model
   crashlab   record fsync writers on ext4 or xfs through a FUSE + loop recorder and check
              every acknowledged record in the crash states the log allows (root)
 
@@ -45,9 +45,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "check":
 		return runCheck(args[1:], stdout, stderr)
 	case "skipshare":
-		return runSkipShare(args[1:], stdout, stderr)
+		return runCost("skipshare", "xfs-flushseq", args[1:], stdout, stderr)
 	case "cost":
-		return runCost(args[1:], stdout, stderr)
+		return runCost("cost", "", args[1:], stdout, stderr)
 	case "crashlab":
 		return runCrashlab(args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/flushproof/flushproof/model"
 	"github.com/flushproof/flushproof/model/explore"
 	"github.com/flushproof/flushproof/model/odsync"
 	"github.com/flushproof/flushproof/model/verdict"
@@ -179,17 +181,17 @@ func TestEveryFamilyStopsAsUnknown(t *testing.T) {
 		{"memory", explore.Options{MaxMemory: 1, Liveness: true}, explore.StopMemory},
 		{"interrupted", explore.Options{Liveness: true, Stop: func() string { return interruptReason }}, interruptReason},
 	} {
-		for _, r := range rows(true) {
+		for _, r := range model.Rows(true) {
 			v, err := r.Check(tc.opt)
-			require.NoError(t, err, r.Name)
+			require.NoError(t, err, r.Name())
 			if v.Violation != nil {
-				assert.True(t, v.Negative, "%s, %s: a real model UNSAFE", tc.name, r.Name)
+				assert.True(t, v.Negative, "%s, %s: a real model UNSAFE", tc.name, r.Name())
 				continue
 			}
-			assert.False(t, v.Safe, "%s, %s", tc.name, r.Name)
-			assert.True(t, v.Truncated, "%s, %s", tc.name, r.Name)
-			assert.Equal(t, tc.want, v.Unknown, "%s, %s", tc.name, r.Name)
-			assert.Equal(t, "UNKNOWN ("+tc.want+")", v.Result(), "%s, %s", tc.name, r.Name)
+			assert.False(t, v.Safe, "%s, %s", tc.name, r.Name())
+			assert.True(t, v.Truncated, "%s, %s", tc.name, r.Name())
+			assert.Equal(t, tc.want, v.Unknown, "%s, %s", tc.name, r.Name())
+			assert.Equal(t, "UNKNOWN ("+tc.want+")", v.Result(), "%s, %s", tc.name, r.Name())
 		}
 	}
 }
@@ -218,12 +220,12 @@ func TestCheckErrorRow(t *testing.T) {
 		return verdict.Verdict{Model: "m", Config: "c", Bound: "b", Safe: true}, nil
 	}
 	rs := []verdict.Row{
-		{Name: "first", Check: ok},
-		{Name: "panics", Check: func(explore.Options) (verdict.Verdict, error) { panic("index out of range [3]") }},
-		{Name: "fails", Check: func(explore.Options) (verdict.Verdict, error) {
+		{Model: "first", Check: ok},
+		{Model: "panics", Check: func(explore.Options) (verdict.Verdict, error) { panic("index out of range [3]") }},
+		{Model: "fails", Check: func(explore.Options) (verdict.Verdict, error) {
 			return verdict.Verdict{}, errors.New("new fsync system: 9 tasks")
 		}},
-		{Name: "last", Check: ok},
+		{Model: "last", Check: ok},
 	}
 	for _, asJSON := range []bool{false, true} {
 		in := &interrupts{done: make(chan struct{})}
@@ -336,15 +338,18 @@ func TestSkipShareAndCostInterrupted(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"skipshare", "-runs", "100000"}, "INTERRUPTED by SIGINT: 0 of 10 variants"},
-		{[]string{"cost", "-runs", "100000", "-json"}, `"interrupted":true,"signal":"SIGINT"`},
+		{[]string{"skipshare", "-runs", "100000"}, "INTERRUPTED by SIGINT: 0 of 1 tables printed"},
+		{[]string{"cost", "-xfs-flushseq.runs", "100000", "-json"}, `"interrupted":true`},
 	} {
 		cmd := exec.Command(os.Args[0], tc.args...)
 		cmd.Env = append(os.Environ(), "FLUSHPROOF_TEST_MAIN=1")
 		var out, errb bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &errb
 		require.NoError(t, cmd.Start())
-		time.Sleep(200 * time.Millisecond)
+		// The signal goes once the child has run for 50ms of CPU time: by
+		// then it has parsed its flags and caught signals, and is computing
+		// (a fixed sleep was too short on a loaded machine).
+		waitCPU(t, cmd.Process.Pid, 50*time.Millisecond)
 		sent := time.Now()
 		require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
 		err := cmd.Wait()
@@ -354,6 +359,27 @@ func TestSkipShareAndCostInterrupted(t *testing.T) {
 		assert.Less(t, time.Since(sent), 2*time.Second, "%q", tc.args)
 		assert.Contains(t, out.String(), tc.want, "%q", tc.args)
 	}
+}
+
+// waitCPU waits until process pid has used d of CPU time in user mode
+// (/proc/PID/stat, utime in clock ticks of 10ms), for at most 30 seconds.
+func waitCPU(t *testing.T, pid int, d time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		require.NoError(t, err)
+		// The fields after the command name, which is in parentheses:
+		// state is field 3, utime field 14.
+		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+		ticks, err := strconv.Atoi(f[11])
+		require.NoError(t, err)
+		if time.Duration(ticks)*10*time.Millisecond >= d {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("process %d did not use %v of CPU time in 30s", pid, d)
 }
 
 func TestHelpExitsZero(t *testing.T) {
@@ -392,13 +418,16 @@ func TestBadFlagValues(t *testing.T) {
 		{[]string{"check", "-max-memory", "NaN"}, "-max-memory: want a size"},
 		{[]string{"check", "-max-memory", "Inf"}, "-max-memory: want a size"},
 		{[]string{"check", "-max-memory", "2EiB"}, "-max-memory: want a size"},
-		{[]string{"cost", "-write", "-50us"}, "-write must be a duration in (0s, 1h0m0s]"},
+		{[]string{"cost", "-odsync.write", "-50us"}, "-odsync.write must be a duration in (0s, 1h0m0s]"},
+		{[]string{"cost", "-protocol", "odsync", "-write", "-50us"}, "-write must be a duration in (0s, 1h0m0s]"},
+		{[]string{"cost", "-write", "1ms"}, "flag provided but not defined: -write"},
 		{[]string{"cost", "-fua-write", "0"}, "-fua-write must be a duration in (0s, 1h0m0s]"},
 		{[]string{"cost", "-media-write", "2h"}, "-media-write must be a duration in (0s, 1h0m0s]"},
-		{[]string{"cost", "-flush", "0s"}, "-flush must be a duration in (0s, 1h0m0s]"},
-		{[]string{"cost", "-runs", "0"}, "-runs must be an integer from 1 to 100000"},
+		{[]string{"cost", "-odsync.flush", "0s"}, "-odsync.flush must be a duration in (0s, 1h0m0s]"},
+		{[]string{"cost", "-iowq.runs", "0"}, "-iowq.runs must be an integer from 1 to 100000"},
+		{[]string{"cost", "-protocol", "iowq", "-runs", "0"}, "-runs must be an integer from 1 to 100000"},
 		{[]string{"cost", "-seed", "-1"}, "-seed"},
-		{[]string{"cost", "-protocol", "nope"}, "-protocol must be odsync, diocount or iowq"},
+		{[]string{"cost", "-protocol", "nope"}, "-protocol must be one of xfs-flushseq, odsync, iowq, diocount"},
 		{[]string{"cost", "extra"}, "unexpected arguments"},
 		{[]string{"skipshare", "-flush", "-1ms"}, "-flush must be a duration in (0s, 1h0m0s]"},
 		{[]string{"skipshare", "-flush", "0"}, "-flush must be a duration in (0s, 1h0m0s]"},
@@ -461,41 +490,68 @@ func TestSkipShare(t *testing.T) {
 	assert.Equal(t, exitOK, code, "stderr: %s", errb.String())
 	for _, want := range []string{"VARIANT", "baseline", "patched", "improved", "group-commit", "mutant-read-before-writeback",
 		"impl.Syncer always", "impl.Syncer skip-if-flushed-since", "impl.Syncer join", "impl.Syncer group-commit",
-		"NOT DURABLE AT RETURN", "done: 10 of 10 variants"} {
+		"NOT DURABLE AT RETURN", "10 of 10 variants"} {
 		assert.Contains(t, out.String(), want)
 	}
 
+	// The same table as `cost -protocol xfs-flushseq`, in JSON.
 	out.Reset()
-	code = run([]string{"skipshare", "-runs", "2", "-fsyncs", "5", "-json"}, &out, &errb)
+	code = run([]string{"cost", "-protocol", "xfs-flushseq", "-runs", "2", "-fsyncs", "5", "-json"}, &out, &errb)
 	assert.Equal(t, exitOK, code)
 	lines := strings.Split(strings.TrimRight(out.String(), "\n"), "\n")
-	require.Len(t, lines, len(skipShareCases)+1)
-	for i, c := range skipShareCases {
-		var r skipShareRow
-		dec := json.NewDecoder(strings.NewReader(lines[i]))
-		dec.DisallowUnknownFields()
-		require.NoError(t, dec.Decode(&r), lines[i])
-		assert.Equal(t, "skipshare.variant", r.Kind)
-		assert.Equal(t, c.name, r.Variant)
-		assert.Equal(t, c.mutant, r.Mutant)
-		assert.Equal(t, 2*8*5, r.Fsyncs, "runs x tasks x fsyncs")
-		assert.InDelta(t, float64(r.Skipped)/float64(r.Fsyncs), r.SkipShare, 1e-9)
-		assert.Equal(t, 528, r.Crashes)
-		assert.Positive(t, r.MeanRunNS)
+	require.Len(t, lines, 11)
+	for _, l := range lines[:10] {
+		r := decodeRecord(t, l, "skipshare.variant")
+		assert.Equal(t, float64(2*8*5), r["fsyncs"], "runs x tasks x fsyncs")
+		assert.InDelta(t, r["skipped"].(float64)/r["fsyncs"].(float64), r["skip_share"], 1e-9)
+		assert.Equal(t, float64(528), r["crashes"])
+		assert.Positive(t, r["mean_run_time_ns"])
 	}
-	var sum skipShareSummary
-	dec := json.NewDecoder(strings.NewReader(lines[len(lines)-1]))
-	dec.DisallowUnknownFields()
-	require.NoError(t, dec.Decode(&sum))
-	assert.Equal(t, skipShareSummary{Kind: "skipshare.summary", Schema: 1, Tasks: 8, FsyncsPerTask: 5, Runs: 2,
-		WriteNS: 50e3, FlushNS: 2e6, ThinkNS: 1e6, Jitter: 0.5, Crashes: 528, Variants: 10, ElapsedNS: sum.ElapsedNS}, sum)
+	sum := decodeRecord(t, lines[10], "cost.summary")
+	assert.Equal(t, []any{"xfs-flushseq"}, sum["tables"])
+	assert.Equal(t, float64(8), sum["flushseq_tasks"])
+	assert.Equal(t, float64(5), sum["flushseq_fsyncs_per_task"])
+	assert.Equal(t, float64(2), sum["flushseq_runs"])
+	assert.Equal(t, float64(2e6), sum["flushseq_flush_ns"])
+}
+
+// recordFields are the fields of each JSON kind that docs/cli.md documents:
+// a record has exactly these.
+var recordFields = map[string][]string{
+	"skipshare.variant": {"kind", "variant", "mutant", "fsyncs", "skipped", "skip_share", "flushes", "not_durable_at_return",
+		"crashes_losing_a_block", "crashes", "mean_run_time_ns"},
+	"cost.odsync": {"kind", "variant", "config", "path", "fua_writes", "plain_writes", "flushes", "post_flushes",
+		"stripped_flushes", "round_trips", "latency_ns", "iops"},
+	"cost.diocount": {"kind", "variant", "io", "begins", "ends", "rmws_per_io", "vs_baseline", "schedules"},
+	"cost.iowq": {"kind", "workload", "submit", "fs", "runs", "writes", "lock_waits_per_write", "hash_waits_per_write",
+		"dio_waits_per_write", "eagain_per_write", "waited_per_write_ns", "latency_ns", "writes_per_second"},
+	"cost.summary": {"kind", "schema", "tables", "interrupted", "signal", "elapsed_ns", "exit_code"},
+}
+
+// decodeRecord decodes a JSON Lines object of the given kind and checks
+// that it has the documented fields (a summary may have the settings of
+// the tables it printed besides).
+func decodeRecord(t *testing.T, line, kind string) map[string]any {
+	t.Helper()
+	var r map[string]any
+	require.NoError(t, json.Unmarshal([]byte(line), &r), line)
+	require.Equal(t, kind, r["kind"], line)
+	want := recordFields[kind]
+	require.NotNil(t, want, "kind %q is not documented", kind)
+	for _, f := range want {
+		assert.Contains(t, r, f, "%s: field %s", kind, f)
+	}
+	if kind != "cost.summary" {
+		assert.Len(t, r, len(want), "%s: only the documented fields: %s", kind, line)
+	}
+	return r
 }
 
 func TestCost(t *testing.T) {
 	var out, errb bytes.Buffer
-	code := run([]string{"cost", "-runs", "2"}, &out, &errb)
+	code := run([]string{"cost", "-iowq.runs", "2", "-xfs-flushseq.runs", "2"}, &out, &errb)
 	assert.Equal(t, exitOK, code, "stderr: %s", errb.String())
-	for _, want := range []string{"O_DSYNC", "cache+emulated-fua", "inode_dio_begin", "io-wq", "HASH WAITS/W"} {
+	for _, want := range []string{"O_DSYNC", "cache+emulated-fua", "inode_dio_begin", "io-wq", "HASH WAITS/W", "impl.Syncer group-commit"} {
 		assert.Contains(t, out.String(), want)
 	}
 	out.Reset()
@@ -506,7 +562,7 @@ func TestCost(t *testing.T) {
 
 func TestCostJSON(t *testing.T) {
 	var out, errb bytes.Buffer
-	code := run([]string{"cost", "-runs", "2", "-json"}, &out, &errb)
+	code := run([]string{"cost", "-iowq.runs", "2", "-xfs-flushseq.runs", "2", "-json"}, &out, &errb)
 	assert.Equal(t, exitOK, code, "stderr: %s", errb.String())
 	kinds := map[string]int{}
 	lines := strings.Split(strings.TrimRight(out.String(), "\n"), "\n")
@@ -514,48 +570,35 @@ func TestCostJSON(t *testing.T) {
 		var k struct{ Kind string }
 		require.NoError(t, json.Unmarshal([]byte(l), &k), l)
 		kinds[k.Kind]++
-		var dst any
+		r := decodeRecord(t, l, k.Kind)
 		switch k.Kind {
 		case "cost.odsync":
-			dst = &odsyncCostRow{}
+			if r["round_trips"].(float64) > 0 {
+				require.NotNil(t, r["iops"], l)
+				assert.InDelta(t, 1e9/r["latency_ns"].(float64), r["iops"], 1e-6, l)
+			}
+			if r["variant"] == "patched" && r["config"] == "cache+fua" && r["path"] == "direct" {
+				assert.Equal(t, float64(1), r["fua_writes"])
+				assert.Equal(t, float64(0), r["flushes"], "the patched pure direct path sends no flush")
+			}
 		case "cost.diocount":
-			dst = &diocountCostRow{}
+			assert.Equal(t, r["begins"].(float64)+r["ends"].(float64), r["rmws_per_io"], l)
 		case "cost.iowq":
-			dst = &iowqCostRow{}
+			assert.Equal(t, float64(2), r["runs"])
+			assert.Positive(t, r["writes"])
+			assert.Positive(t, r["writes_per_second"])
 		case "cost.summary":
 			require.Equal(t, len(lines)-1, i, "the summary is last")
-			dst = &costSummary{}
-		default:
-			t.Fatalf("unknown kind %q", k.Kind)
-		}
-		dec := json.NewDecoder(strings.NewReader(l))
-		dec.DisallowUnknownFields()
-		require.NoError(t, dec.Decode(dst), l)
-		switch r := dst.(type) {
-		case *odsyncCostRow:
-			if r.RoundTrips > 0 {
-				require.NotNil(t, r.IOPS, l)
-				assert.InDelta(t, 1e9/float64(r.LatencyNS), *r.IOPS, 1e-6, l)
-			}
-			if r.Variant == "patched" && r.Config == "cache+fua" && r.Path == "direct" {
-				assert.Equal(t, 1, r.FUAWrites)
-				assert.Equal(t, 0, r.Flushes, "the patched pure direct path sends no flush")
-			}
-		case *diocountCostRow:
-			assert.Equal(t, r.Begins+r.Ends, r.RMWsPerIO, l)
-		case *iowqCostRow:
-			assert.Equal(t, 2, r.Runs)
-			assert.Positive(t, r.Writes)
-			assert.Positive(t, r.WritesPerSecond)
-		case *costSummary:
-			assert.Equal(t, 1, r.Schema)
-			assert.Equal(t, []string{"odsync", "diocount", "iowq"}, r.Tables)
-			assert.Equal(t, int64(odsync.DefaultLatency.Flush), r.FlushNS)
+			assert.Equal(t, float64(1), r["schema"])
+			assert.Equal(t, []any{"xfs-flushseq", "odsync", "iowq", "diocount"}, r["tables"])
+			assert.Equal(t, float64(odsync.DefaultLatency.Flush), r["odsync_flush_ns"])
+			assert.Equal(t, float64(2), r["iowq_runs"])
 		}
 	}
 	costs, err := odsync.Costs()
 	require.NoError(t, err)
 	assert.Equal(t, len(costs), kinds["cost.odsync"], "one object per row of the table")
+	assert.Equal(t, 10, kinds["skipshare.variant"])
 	assert.Positive(t, kinds["cost.diocount"])
 	assert.Positive(t, kinds["cost.iowq"])
 	assert.Equal(t, 1, kinds["cost.summary"])

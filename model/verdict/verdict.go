@@ -3,6 +3,7 @@ package verdict
 import (
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -90,7 +91,16 @@ func (r Row) Name() string { return joinName(r.Model, r.Config, r.Bound) }
 // Name is the name of the row the verdict is for (Row.Name).
 func (v Verdict) Name() string { return joinName(v.Model, v.Config, v.Bound) }
 
-func joinName(model, config, bound string) string { return model + " " + config + " " + bound }
+// joinName joins the parts of a row's name that are not empty.
+func joinName(parts ...string) string {
+	var out []string
+	for _, p := range parts {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return strings.Join(out, " ")
+}
 
 // FromResult is the verdict of row's search: SAFE only if the bounded space
 // was exhausted without a violation, UNKNOWN if a budget or Options.Stop

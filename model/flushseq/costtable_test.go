@@ -1,4 +1,4 @@
-package main
+package flushseq
 
 import (
 	"testing"
@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flushproof/flushproof/impl"
-	"github.com/flushproof/flushproof/model/flushseq"
 	"github.com/flushproof/flushproof/model/memory"
 	"github.com/flushproof/flushproof/model/world"
 )
@@ -19,8 +18,8 @@ import (
 // machine of the policy's variant, milestones included, so that the shares
 // the rows print are those of the proven protocol.
 func TestSkipShareSyncerValidated(t *testing.T) {
-	variants := map[impl.Policy]flushseq.Variant{impl.SkipIfFlushedSince: flushseq.Patched, impl.Join: flushseq.Improved,
-		impl.GroupCommit: flushseq.GroupCommit}
+	variants := map[impl.Policy]Variant{impl.SkipIfFlushedSince: Patched, impl.Join: Improved,
+		impl.GroupCommit: GroupCommit}
 	for p, v := range variants {
 		t.Run(p.String(), func(t *testing.T) {
 			returned := 0
@@ -34,8 +33,8 @@ func TestSkipShareSyncerValidated(t *testing.T) {
 				require.NoError(t, err)
 				_, err = code.Run(w, world.NewRandomChooser(seed))
 				require.NoError(t, err)
-				cfg := flushseq.Config{Variant: v, Memory: m, Tasks: tasks, Fsyncs: 2, FlushFailures: wc.FlushFailures}
-				res, err := flushseq.ValidateTrace(cfg, w.Trace())
+				cfg := Config{Variant: v, Memory: m, Tasks: tasks, Fsyncs: 2, FlushFailures: wc.FlushFailures}
+				res, err := ValidateTrace(cfg, w.Trace())
 				require.NoError(t, err, "seed %d\n%s", seed, w.Format(0))
 				assert.False(t, res.Lost, "seed %d", seed)
 				n := code.Counts()
@@ -54,7 +53,7 @@ func TestSkipShareSyncerValidated(t *testing.T) {
 // sequence sampled before the write) must be caught by the same counting,
 // or a zero in NOT DURABLE AT RETURN would prove nothing.
 func TestSkipShareSyncerRows(t *testing.T) {
-	lat := flushseq.Latency{Write: 50 * time.Microsecond, Flush: 2 * time.Millisecond, Think: time.Millisecond, Jitter: 0.5}
+	lat := Latency{Write: 50 * time.Microsecond, Flush: 2 * time.Millisecond, Think: time.Millisecond, Jitter: 0.5}
 	rows := map[string]skipShareRow{}
 	for _, c := range skipShareCases {
 		if _, ok := c.code(1).(*syncerCode); !ok {
@@ -75,10 +74,10 @@ func TestSkipShareSyncerRows(t *testing.T) {
 
 	// Writes slower than flushes: a flush numbered after an early sample
 	// but submitted before the write completed is likely.
-	slow := flushseq.Latency{Write: 3 * time.Millisecond, Flush: time.Millisecond, Think: time.Millisecond, Jitter: 0.5}
+	slow := Latency{Write: 3 * time.Millisecond, Flush: time.Millisecond, Think: time.Millisecond, Jitter: 0.5}
 	unsafe, exposed := 0, 0
 	for seed := uint64(0); seed < 5; seed++ {
-		r, err := flushseq.SimulateCode(&syncerCode{policy: impl.SkipIfFlushedSince, fsyncs: 30, sampleBeforeWrite: true}, 4, memory.SC, slow, seed)
+		r, err := SimulateCode(&syncerCode{policy: impl.SkipIfFlushedSince, fsyncs: 30, sampleBeforeWrite: true}, 4, memory.SC, slow, seed)
 		require.NoError(t, err)
 		unsafe += r.Unsafe
 		exposed += len(r.Exposed)

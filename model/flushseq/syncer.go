@@ -1,11 +1,10 @@
-package main
+package flushseq
 
 import (
 	"encoding/binary"
 	"fmt"
 
 	"github.com/flushproof/flushproof/impl"
-	"github.com/flushproof/flushproof/model/flushseq"
 	"github.com/flushproof/flushproof/model/memory"
 	"github.com/flushproof/flushproof/model/world"
 )
@@ -14,9 +13,9 @@ import (
 // the model world: each task writes its own block, waits for the write to
 // complete and calls Sync, as an S2 writer's tight loop does, fsyncs times.
 // Every call the Syncer makes goes through the world's handles (device,
-// counters, smp_mb, wait queue), so a timed run of it (model.SimulateFsyncCode)
+// counters, smp_mb, wait queue), so a timed run of it (SimulateCode)
 // counts the skips of the very code that is benchmarked. It implements
-// model.FsyncCode: fresh for each run.
+// Code: fresh for each run.
 type syncerCode struct {
 	policy impl.Policy
 	fsyncs int
@@ -32,15 +31,15 @@ type syncerCode struct {
 	stats    impl.SyncStats
 }
 
-var _ flushseq.Code = (*syncerCode)(nil)
+var _ Code = (*syncerCode)(nil)
 
-// WorldConfig implements model.FsyncCode: the two words of the flush
+// WorldConfig implements Code: the two words of the flush
 // sequence and a block per task.
 func (c *syncerCode) WorldConfig(tasks int, m memory.Model) world.Config {
-	return world.Config{Memory: m, Tasks: tasks, Words: 2, Blocks: tasks, WordNames: flushseq.WordNames}
+	return world.Config{Memory: m, Tasks: tasks, Words: 2, Blocks: tasks, WordNames: WordNames}
 }
 
-// Run implements model.FsyncCode. A Sync that returns nil with its write
+// Run implements Code. A Sync that returns nil with its write
 // not durable is counted in Counts().Unsafe; the run goes on.
 func (c *syncerCode) Run(w *world.World, ch world.Chooser) (world.Outcome, error) {
 	c.acked = make([][]byte, w.Config().Tasks)
@@ -48,7 +47,7 @@ func (c *syncerCode) Run(w *world.World, ch world.Chooser) (world.Outcome, error
 	out, err := w.Run(ch, func(t *world.Task) {
 		dev := t.Device()
 		h := impl.Handles{Dev: dev, Queue: t.WaitQueue(),
-			Seq: impl.FlushSeq{Submitted: t.Word(flushseq.WordSubmitted), Completed: t.Word(flushseq.WordCompleted), MB: t.Fence()}}
+			Seq: impl.FlushSeq{Submitted: t.Word(WordSubmitted), Completed: t.Word(WordCompleted), MB: t.Fence()}}
 		if base == nil { // task 0 runs first, up to its first call
 			var err error
 			if base, err = impl.NewSyncer(h, c.policy); err != nil {
@@ -77,7 +76,7 @@ func (c *syncerCode) Run(w *world.World, ch world.Chooser) (world.Outcome, error
 			}
 			if err := sync(); err != nil {
 				c.failed++
-				t.Reached(flushseq.Milestone{Step: flushseq.Failed})
+				t.Reached(Milestone{Step: Failed})
 				continue
 			}
 			c.acked[t.ID()] = data
@@ -85,7 +84,7 @@ func (c *syncerCode) Run(w *world.World, ch world.Chooser) (world.Outcome, error
 			if !w.Survives(t.ID(), data) {
 				c.unsafe++
 			}
-			t.Reached(flushseq.Milestone{Step: flushseq.Returned})
+			t.Reached(Milestone{Step: Returned})
 		}
 	})
 	if base != nil {
@@ -94,10 +93,10 @@ func (c *syncerCode) Run(w *world.World, ch world.Chooser) (world.Outcome, error
 	return out, err
 }
 
-// Acked implements model.FsyncCode.
+// Acked implements Code.
 func (c *syncerCode) Acked(task int) []byte { return c.acked[task] }
 
-// Counts implements model.FsyncCode; the skips are the Syncer's own count.
-func (c *syncerCode) Counts() flushseq.Counts {
-	return flushseq.Counts{Returned: c.returned, Skipped: int(c.stats.Skipped), Failed: c.failed, Unsafe: c.unsafe}
+// Counts implements Code; the skips are the Syncer's own count.
+func (c *syncerCode) Counts() Counts {
+	return Counts{Returned: c.returned, Skipped: int(c.stats.Skipped), Failed: c.failed, Unsafe: c.unsafe}
 }
