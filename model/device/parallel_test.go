@@ -44,4 +44,3 @@ func TestParallelExploreDevice(t *testing.T) {
 	assert.Equal(t, seq.Stats.States, par.States)
 	assert.Equal(t, seq.Transitions, par.Transitions)
 }
-

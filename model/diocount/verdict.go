@@ -68,7 +68,6 @@ func plural(n int, word string) string {
 	return word + "s"
 }
 
-
 // StandardDIOCountConfig is the bound of the verdict table: two writers of
 // the given kinds, one direct write each, the overwrite path (i_mutex
 // dropped during the I/O), and a truncate.

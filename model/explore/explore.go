@@ -316,9 +316,9 @@ type explorer[S comparable] struct {
 	workers int
 	// parallelMin is Options.ParallelMinLevel with its default applied.
 	parallelMin int
-	r       *Result[S]
-	vis     visited[S]
-	edges   [][2]int32 // with Liveness: every transition
+	r           *Result[S]
+	vis         visited[S]
+	edges       [][2]int32 // with Liveness: every transition
 
 	start, lastProgress time.Time
 	nextPoll            int // poll when this many states were found

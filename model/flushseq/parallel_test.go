@@ -43,4 +43,3 @@ func TestParallelExploreFsync(t *testing.T) {
 	r := exploretest.SameWithWorkers[State](t, sys, explore.Options{MaxStates: 10001}, 1, "patched relaxed, budget")
 	assert.False(t, r.Exhausted)
 }
-
