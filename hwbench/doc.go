@@ -29,7 +29,7 @@
 // short slices with the others of its comparison:
 //   - S1 (seed 000): one thread of 4 KiB O_DIRECT writes, sequential and
 //     random: plain, O_DSYNC (RWF_DSYNC) and write + fdatasync, with the
-//     model's prediction (model.ODSyncCallCost) in the notes.
+//     model's prediction (odsync.CallCost) in the notes.
 //   - S2 (seed 002): N writers, write + impl.Syncer.Sync, policies always,
 //     skip-if-flushed-since and join, against the device limit.
 //   - S3 (seed 003): 8 writers to one file, impl.Submitter serialised or

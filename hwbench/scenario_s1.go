@@ -13,7 +13,7 @@
 // write into a write, the FUA post-flush and generic_write_sync's flush;
 // the seed removes the last one, leaving a write and one flush, which is
 // what write + fdatasync costs. So write + fdatasync is what the patched
-// kernel would do there, and the model (model.ODSyncCallCost) says how
+// kernel would do there, and the model (odsync.CallCost) says how
 // many flushes each costs on each device configuration: the notes print
 // its prediction next to the device's own flush count.
 
@@ -132,7 +132,7 @@ func (e *scenarioEnv) runS1(ctx context.Context) (outcome, error) {
 // beyond it.
 func (e *scenarioEnv) s1ModelNote(group string, plain, dsync, wsync Result) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "S1 %s, the model's prediction (model.ODSyncCallCost, pure direct path) side by side: ", group)
+	fmt.Fprintf(&b, "S1 %s, the model's prediction (odsync.CallCost, pure direct path) side by side: ", group)
 	cfg, known := e.t.Queue.Config()
 	if !e.t.IsBlockDevice() {
 		fmt.Fprintf(&b, "the model describes a raw block device, and %s is a file, whose file system decides what O_DSYNC costs; for reference, ", e.t.Path)

@@ -20,7 +20,7 @@
 //   - [DIOCounter]: in-flight direct I/O for truncate to wait on (seed 004).
 //
 // The Syncer is checked in the model world by the tests of this package:
-// each call on a model.Task's handles is a scheduling point, and at small
+// each call on a world.Task's handles is a scheduling point, and at small
 // bounds every run's trace must be a run of the explorer's state machine
-// (model.ValidateFsyncTrace). docs/impl.md says how.
+// (flushseq.ValidateTrace). docs/impl.md says how.
 package impl

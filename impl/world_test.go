@@ -1,8 +1,9 @@
-package impl
+package impl_test
 
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/flushproof/flushproof/impl"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -15,7 +16,7 @@ import (
 	"github.com/flushproof/flushproof/model/world"
 )
 
-// The Syncer of this package, unchanged, inside the model world: its
+// The impl.Syncer of this package, unchanged, inside the model world: its
 // device, counters, fence and wait queue are the world's handles, so every
 // call it makes is a scheduling point chosen by rapid, under SC, TSO or
 // Relaxed memory, with flush failures and crashes. Each task writes its own
@@ -23,10 +24,10 @@ import (
 // must survive a crash at that moment, and at the machine's crash every
 // acknowledged block must survive. At small bounds the trace of every run
 // must also be a run of the explorer's state machine of the protocol
-// (model.ValidateFsyncTrace), so the code that is benchmarked and the
+// (flushseq.ValidateTrace), so the code that is benchmarked and the
 // model that is proven cannot drift apart.
 
-// mutation is a test-only wrong use or version of the Syncer.
+// mutation is a test-only wrong use or version of the impl.Syncer.
 type mutation uint8
 
 const (
@@ -36,7 +37,7 @@ const (
 )
 
 type worldRun struct {
-	policy     Policy
+	policy     impl.Policy
 	mut        mutation
 	tasks      int
 	syncs      int
@@ -46,7 +47,7 @@ type worldRun struct {
 	returned   int
 	skipped    int
 	acked      [][]byte
-	syncerUsed *Syncer
+	syncerUsed *impl.Syncer
 }
 
 // run runs the tasks in a new world and returns it with the run's error:
@@ -58,18 +59,18 @@ func (r *worldRun) run(ch world.Chooser) (*world.World, error) {
 		return nil, err
 	}
 	r.acked = make([][]byte, r.tasks)
-	var base *Syncer
+	var base *impl.Syncer
 	out, err := w.Run(ch, func(t *world.Task) {
 		dev := t.Device()
-		h := Handles{Dev: dev, Queue: t.WaitQueue(),
-			Seq: FlushSeq{Submitted: t.Word(flushseq.WordSubmitted), Completed: t.Word(flushseq.WordCompleted), MB: t.Fence()}}
+		h := impl.Handles{Dev: dev, Queue: t.WaitQueue(),
+			Seq: impl.FlushSeq{Submitted: t.Word(flushseq.WordSubmitted), Completed: t.Word(flushseq.WordCompleted), MB: t.Fence()}}
 		if base == nil { // task 0 runs first
 			var err error
-			if base, err = NewSyncer(h, r.policy); err != nil {
+			if base, err = impl.NewSyncer(h, r.policy); err != nil {
 				w.Fail(err)
 				return
 			}
-			base.mutGreaterEqual = r.mut == greaterEqual
+			impl.SetMutGreaterEqual(base, r.mut == greaterEqual)
 			r.syncerUsed = base
 		}
 		s := base.Bind(h)
@@ -114,7 +115,7 @@ func (r *worldRun) run(ch world.Chooser) (*world.World, error) {
 	return w, err
 }
 
-func (r *worldRun) draw(t *rapid.T, policies []Policy, mems []memory.Model, maxTasks, syncs int) {
+func (r *worldRun) draw(t *rapid.T, policies []impl.Policy, mems []memory.Model, maxTasks, syncs int) {
 	r.policy = rapid.SampledFrom(policies).Draw(t, "policy")
 	r.memory = rapid.SampledFrom(mems).Draw(t, "memory")
 	r.tasks = rapid.IntRange(1, maxTasks).Draw(t, "tasks")
@@ -125,13 +126,13 @@ func (r *worldRun) draw(t *rapid.T, policies []Policy, mems []memory.Model, maxT
 	}
 }
 
-func variantOf(p Policy, m mutation) flushseq.Variant {
+func variantOf(p impl.Policy, m mutation) flushseq.Variant {
 	switch {
 	case m == greaterEqual:
 		return flushseq.MutantGreaterEqual
-	case p == Join:
+	case p == impl.Join:
 		return flushseq.Improved
-	case p == GroupCommit:
+	case p == impl.GroupCommit:
 		return flushseq.GroupCommit
 	}
 	return flushseq.Patched
@@ -144,7 +145,7 @@ func TestSyncerInModelWorldValidated(t *testing.T) {
 	runs, skips, joins := 0, 0, 0
 	rapidctl.Check(t, 1000, func(t *rapid.T) {
 		r := &worldRun{}
-		r.draw(t, []Policy{SkipIfFlushedSince, Join, GroupCommit}, memory.Models(), 3, 2)
+		r.draw(t, []impl.Policy{impl.SkipIfFlushedSince, impl.Join, impl.GroupCommit}, memory.Models(), 3, 2)
 		w, err := r.run(rapidctl.Chooser(t))
 		if err != nil {
 			t.Fatalf("%v %v %d tasks: %v\n%s", r.policy, r.memory, r.tasks, err, w.Format(60))
@@ -152,7 +153,7 @@ func TestSyncerInModelWorldValidated(t *testing.T) {
 		cfg := flushseq.Config{Variant: variantOf(r.policy, r.mut), Memory: r.memory, Tasks: r.tasks, Fsyncs: r.syncs, FlushFailures: r.failures}
 		res, err := flushseq.ValidateTrace(cfg, w.Trace())
 		if err != nil {
-			t.Fatalf("%v: the Syncer took a step the state machine cannot: %v\n%s", r.policy, err, w.Format(0))
+			t.Fatalf("%v: the impl.Syncer took a step the state machine cannot: %v\n%s", r.policy, err, w.Format(0))
 		}
 		if res.Lost {
 			t.Fatalf("the state machine lost a write the run did not report\n%s", w.Format(0))
@@ -170,12 +171,12 @@ func TestSyncerInModelWorldValidated(t *testing.T) {
 // TestSyncerInModelWorldLarge: 16 tasks x 50 syncs under every policy and
 // memory model, with flush failures and crashes.
 func TestSyncerInModelWorldLarge(t *testing.T) {
-	for _, p := range Policies() {
+	for _, p := range impl.Policies() {
 		t.Run(p.String(), func(t *testing.T) {
 			var syncs, skipped int64
 			rapidctl.Check(t, 300, func(t *rapid.T) {
 				r := &worldRun{}
-				r.draw(t, []Policy{p}, memory.Models(), 16, 50)
+				r.draw(t, []impl.Policy{p}, memory.Models(), 16, 50)
 				r.tasks = 16
 				w, err := r.run(rapidctl.Chooser(t))
 				if err != nil {
@@ -187,7 +188,7 @@ func TestSyncerInModelWorldLarge(t *testing.T) {
 			})
 			t.Logf("%v: %d syncs, %d skipped their flush", p, syncs, skipped)
 			assert.Positive(t, syncs)
-			if p != Always {
+			if p != impl.Always {
 				assert.Positive(t, skipped)
 			} else {
 				assert.Zero(t, skipped)
@@ -207,12 +208,12 @@ func TestSyncerMutantsInModelWorld(t *testing.T) {
 		t.Run(fmt.Sprint(map[mutation]string{sampleEarly: "sample-before-write", greaterEqual: ">="}[m]), func(t *testing.T) {
 			f := rapidctl.Expect(t, 2000, func(t *rapid.T) {
 				r := &worldRun{mut: m}
-				r.draw(t, []Policy{SkipIfFlushedSince, Join, GroupCommit}, memory.Models(), 3, 2)
+				r.draw(t, []impl.Policy{impl.SkipIfFlushedSince, impl.Join, impl.GroupCommit}, memory.Models(), 3, 2)
 				w, err := r.run(rapidctl.Chooser(t))
 				if err == nil {
 					return
 				}
-				if m == greaterEqual && r.policy == SkipIfFlushedSince {
+				if m == greaterEqual && r.policy == impl.SkipIfFlushedSince {
 					cfg := flushseq.Config{Variant: flushseq.MutantGreaterEqual, Memory: r.memory, Tasks: r.tasks, Fsyncs: r.syncs, FlushFailures: r.failures}
 					res, verr := flushseq.ValidateTrace(cfg, w.Trace())
 					if verr != nil || (!res.Lost && r.crash == 0) {
@@ -226,11 +227,11 @@ func TestSyncerMutantsInModelWorld(t *testing.T) {
 	}
 }
 
-// TestSyncerTraceMilestonesTyped: the validator follows the Syncer's trace
+// TestSyncerTraceMilestonesTyped: the validator follows the impl.Syncer's trace
 // by its typed milestones. The same trace with a return's milestone
 // changed is rejected; with every note rewritten it is accepted.
 func TestSyncerTraceMilestonesTyped(t *testing.T) {
-	r := &worldRun{policy: GroupCommit, tasks: 3, syncs: 2, memory: memory.SC}
+	r := &worldRun{policy: impl.GroupCommit, tasks: 3, syncs: 2, memory: memory.SC}
 	w, err := r.run(world.NewRandomChooser(3))
 	require.NoError(t, err)
 	cfg := flushseq.Config{Variant: flushseq.GroupCommit, Memory: memory.SC, Tasks: 3, Fsyncs: 2}

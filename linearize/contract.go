@@ -13,7 +13,7 @@ import (
 
 // ContractModel is the device contract (DESIGN.md, "Device semantics";
 // spec.Contract's rules 1-6) as a porcupine model of one block, written
-// directly from the rules: it does not use model.Device, so that checking
+// directly from the rules: it does not use device.Device, so that checking
 // the device's histories against it means something.
 //
 // The linearization point of a write's land operation is the moment its data

@@ -12,14 +12,14 @@ import (
 	"github.com/flushproof/flushproof/spec"
 )
 
-// DeviceModel is model.Device (or one of its wrong variants) lifted to a
+// DeviceModel is device.Device (or one of its wrong variants) lifted to a
 // porcupine model: a history is linearizable with respect to it when some
 // landing order, and after the crash some choice among what the device may
-// leave, lets model.Device produce exactly what the OS saw. Checking the
+// leave, lets device.Device produce exactly what the OS saw. Checking the
 // contract's own histories against it is the completeness direction: every
 // outcome the contract allows must be one the device can produce.
 //
-// Each operation applies model.Device events at its linearization point:
+// Each operation applies device.Device events at its linearization point:
 //
 //	land W    one operation per block of W: the first to be linearized
 //	on b      submits W (WriteSubmit), each lands W on its block
@@ -41,7 +41,7 @@ import (
 // is the order of their first landing, so the state maps the history's write
 // numbers to the device's. A write that never landed anywhere is left out of
 // the device: submitted, never landed, then failed changes nothing in
-// model.Device, and one in flight at the crash is remembered per block as
+// device.Device, and one in flight at the crash is remembered per block as
 // such, since the device's CrashSet includes it (it may land as power fails). That keeps the numbering, and
 // porcupine's cache, independent of where porcupine places such a point.
 // After the crash a block's content is chosen at its first read; since
@@ -50,7 +50,7 @@ import (
 //
 // The model is partitioned (see partitionByWrites): per block without
 // emulated FUA, by groups of blocks that writes and post-flushes connect
-// with it. This is exact, not an approximation: model.Device's behaviour on
+// with it. This is exact, not an approximation: device.Device's behaviour on
 // a block depends only on the landings on that block (what landed on it
 // before each write, which writes are durable, which are in flight) and on
 // what makes writes durable: completions and flushes, whose order is fixed
@@ -73,7 +73,7 @@ func DeviceModel(cfg spec.Config, bug device.Bug) porcupine.NondeterministicMode
 
 // partitionByWrites splits a history for DeviceModel.
 //
-// Without emulated FUA, one partition per block. model.Device lands a write
+// Without emulated FUA, one partition per block. device.Device lands a write
 // block by block, and what it does on block b depends only on the landings
 // on b, on which writes completed (fixed by the zero-width end operations)
 // and on flushes (in every partition). So in block b's partition each write
@@ -129,7 +129,7 @@ func partitionByWrites(cfg spec.Config) func([]porcupine.Operation) [][]porcupin
 	}
 }
 
-// deviceState is model.Device plus the bookkeeping of the lifting. It is
+// deviceState is device.Device plus the bookkeeping of the lifting. It is
 // comparable.
 type deviceState struct {
 	dev       device.Device

@@ -13,14 +13,14 @@
 //     logical clock ([NewRecorder]) or a real one ([NewRecorderWithClock],
 //     [Monotonic]).
 //   - Models: [ContractModel], the device contract written from its rules and
-//     partitioned per block; [DeviceModel], model.Device (or one of its
-//     wrong variants, model.Bug) lifted, partitioned only by groups of
+//     partitioned per block; [DeviceModel], device.Device (or one of its
+//     wrong variants, device.Bug) lifted, partitioned only by groups of
 //     blocks that no write connects, which is exact.
 //   - [Check]: runs porcupine (through a power-set construction that merges
 //     states by hash); on failure returns a [NotLinearizable] with the
 //     history's timeline and the path of porcupine's HTML visualisation
 //     ([VisualizationPath], in [VisualizationDir]).
-//   - Generators for rapid: [DrawModelHistory] (model.Device under a drawn
+//   - Generators for rapid: [DrawModelHistory] (device.Device under a drawn
 //     schedule: what the device does) and [DrawReferenceHistory] (the same
 //     schedules, crash outcomes drawn from spec.Contract: what the contract
 //     allows), bounded by [GenOptions].

@@ -195,7 +195,7 @@ func filePartitionPerSector(ops []porcupine.Operation) [][]porcupine.Operation {
 	return parts
 }
 
-// fileValueName names a value: 0 is the initial content, model.IOWQStale
+// fileValueName names a value: 0 is the initial content, iowq.Stale
 // another file's data, anything else the write that wrote it.
 func fileValueName(v int) string {
 	switch v {

@@ -7,7 +7,7 @@ import (
 	"github.com/flushproof/flushproof/model/iowq"
 )
 
-// Histories recorded from runs of the io-wq model (model.IOWQSystem): the
+// Histories recorded from runs of the io-wq model (iowq.System): the
 // schedule is chosen step by step, and the client-visible events become a
 // FileHistory whose times are the step numbers. A write is called when its
 // worker takes it from io-wq and returns at its end_io; a read is called
@@ -15,12 +15,12 @@ import (
 // step is left, every sector is read once more, at the end: the file's
 // final content, which is where a write wiped long before any read shows.
 
-// IOWQRun is one recorded run of a model.IOWQSystem.
+// IOWQRun is one recorded run of a iowq.System.
 type IOWQRun struct {
-	Path    []explore.Step // the steps taken (model.Replay follows them again)
+	Path    []explore.Step // the steps taken (explore.Replay follows them again)
 	Final   iowq.State     // the state the run ended in
 	History FileHistory
-	// Violation is the first error IOWQSystem.Check reported along the run
+	// Violation is the first error iowq.System.Check reported along the run
 	// (nil if none); the run goes on to the end regardless, so that the
 	// final reads show what became of the file.
 	Violation error
@@ -70,7 +70,7 @@ func RecordIOWQ(sys *iowq.System, choose func(enabled []explore.Label) int, maxS
 }
 
 // IOWQHistory builds the file history of a path of sys that ended in final:
-// the events of the path (model.IOWQSystem.Events) with their step numbers
+// the events of the path (iowq.System.Events) with their step numbers
 // as times, writes still in flight marked pending, and a final read of every
 // sector after the last step, by a client of its own ("end").
 func IOWQHistory(sys *iowq.System, path []explore.Step, final iowq.State) FileHistory {

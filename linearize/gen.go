@@ -15,7 +15,7 @@ import (
 // defaults below.
 type GenOptions struct {
 	Config spec.Config
-	// Bug is the device DrawModelHistory runs (model.Correct by default).
+	// Bug is the device DrawModelHistory runs (device.Correct by default).
 	// DrawReferenceHistory always schedules with the correct device.
 	Bug        device.Bug
 	Blocks     int // blocks written and read; 0: 2 or 3, drawn
@@ -27,7 +27,7 @@ type GenOptions struct {
 	// MultiBlock lets a write cover several blocks (by default each writes
 	// one). The blocks of overlapping multi-block writes may then end up
 	// with different writes' data (torn), which the contract allows and
-	// model.Device does by landing a write block by block.
+	// device.Device does by landing a write block by block.
 	MultiBlock bool
 	NoFailures bool // writes and flushes never fail with EIO
 	_          struct{}
@@ -49,7 +49,7 @@ func (o GenOptions) withDefaults() GenOptions {
 	return o
 }
 
-// DrawModelHistory runs model.Device (opt.Bug) under a schedule drawn by
+// DrawModelHistory runs device.Device (opt.Bug) under a schedule drawn by
 // rapid and returns what the OS saw: tasks submit writes and flushes and read
 // blocks, the device takes its own steps (landing, data done, completing,
 // failing) in a drawn order, then the device crashes, leaving on each block

@@ -16,7 +16,7 @@ import (
 // The operating system sees a write only twice: when it is submitted and
 // when it ends (completes or fails). What matters for the device contract
 // happens in between and is invisible: the moment the device applies the
-// data to its cache (the write "lands"; model.Device's WriteLand). So each
+// data to its cache (the write "lands"; device.Device's WriteLand). So each
 // command is split into operations whose linearization points are those
 // moments:
 //
@@ -297,7 +297,7 @@ func (h History) Operations() ([]porcupine.Operation, error) {
 		if w.result == InFlight {
 			end = stop
 		}
-		// The device applies a write block by block (model.Device), so
+		// The device applies a write block by block (device.Device), so
 		// each block has its own landing moment.
 		for m := w.blocks; m != 0; m &= m - 1 {
 			ops = append(ops, porcupine.Operation{
@@ -332,7 +332,7 @@ func TaskName(i int) string {
 }
 
 // String renders the history as a timeline, one column per task and one for
-// the device (the crash), in the style of model.Timeline. A read whose return
+// the device (the crash), in the style of explore.Timeline. A read whose return
 // follows its call directly is one step.
 func (h History) String() string {
 	tasks := h.Tasks()

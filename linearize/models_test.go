@@ -217,7 +217,7 @@ func TestModelsHandWritten(t *testing.T) {
 			s.read(0, 0, 0)
 		}, false, false},
 		// Seen from above the block layer an emulated FUA write promises only
-		// itself (spec.Contract without WriteDataDone). model.Device always
+		// itself (spec.Contract without WriteDataDone). device.Device always
 		// has the post-flush cover W1 here: W1 completed before W2 was
 		// submitted, so before W2's data completed and its post-flush was
 		// sent.
@@ -229,7 +229,7 @@ func TestModelsHandWritten(t *testing.T) {
 		}, true, false},
 		// The contract treats blocks independently (rule 6): W1 and W2 are
 		// both durable and neither is ordered before the other, so each block
-		// may hold either. model.Device lands a write block by block, so the
+		// may hold either. device.Device lands a write block by block, so the
 		// two writes may land in different orders on b0 and b1 (torn).
 		{"multi-block writes may tear", cacheFUA, func(s script) {
 			w1 := s.write(0, 3, false)

@@ -9,10 +9,10 @@
 //     deadlock and blocked-forever check, shortest counterexamples, a state
 //     budget and statistics.
 //   - [Timeline]: a counterexample path rendered with one column per actor.
-//   - [DeviceSystem]: the device driven by writer and flusher tasks, checked
-//     against spec.Contract after every crash ([CheckDeviceSound]);
+//   - [device.System]: the device driven by writer and flusher tasks, checked
+//     against spec.Contract after every crash ([device.CheckSound]);
 //     [CompletenessSystem] checks the other direction, every outcome the
-//     contract allows is reachable ([CheckDeviceComplete]); [DeviceVerdict]
+//     contract allows is reachable ([device.CheckComplete]); [device.Check]
 //     runs both and gives a row of `flushproof check`.
 //   - [Explain]: the crash outcomes the device can produce for one given
 //     history, over every landing order (used by rapid and porcupine checks).

@@ -30,12 +30,12 @@ const (
 var writeBlocks = []uint8{1, 2, 4, 3, 5, 6}
 
 // deviceMachine runs random submit/land/complete/fail/flush/read/crash
-// sequences on model.Device and, after every crash, checks both directions
+// sequences on device.Device and, after every crash, checks both directions
 // against spec.Contract:
 //   - soundness: every content the device may leave is one the contract
 //     allows, so every obligation met before the crash holds;
 //   - completeness: every content the contract allows is left by the device
-//     for the same visible history under some landing order (model.Explain).
+//     for the same visible history under some landing order (device.Explain).
 type deviceMachine struct {
 	cfg     spec.Config
 	bug     device.Bug

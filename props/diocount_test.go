@@ -17,7 +17,7 @@ import (
 )
 
 // TestDIOCountVerdicts is the verdict table of DIO counting with DAX (seed
-// 004): every row of model.DIOCountRows, explored exhaustively with the
+// 004): every row of diocount.Rows, explored exhaustively with the
 // liveness check. The real variants and the benign skip for synchronous
 // block DIO must be SAFE (false-positive controls); the mutants must be
 // UNSAFE wherever their bug can show (skipping the callee's count for AIO

@@ -292,7 +292,7 @@ func TestIOWQHistoriesMutantNotLinearizable(t *testing.T) {
 }
 
 // TestIOWQLockWaits: the efficiency side of the seed, from timed runs
-// (model.SimulateIOWQ). Hashed, io-wq workers of one file never contend on
+// (iowq.Simulate). Hashed, io-wq workers of one file never contend on
 // i_rwsem (one work item of the file at a time) but wait for the hash;
 // unhashed on xfs or ext4, the seed's aligned overwrites all take i_rwsem
 // shared and nobody waits; unhashed on a file system without the flag every

@@ -32,7 +32,7 @@ var (
 // acknowledged data and SAFE where it cannot (the false-positive
 // controls: no volatile cache). Each counterexample must replay, must
 // name the mechanism that lost the data, and must be a crash outcome the
-// operational device (model.Device, over every landing order) can really
+// operational device (device.Device, over every landing order) can really
 // produce for the same history.
 func TestODSyncVerdicts(t *testing.T) {
 	var table []verdict.Verdict
@@ -258,7 +258,7 @@ func TestODSyncWalkMutants(t *testing.T) {
 // TestODSyncDeviceAgreesWithOperationalDevice: the model's device is
 // spec.Contract. On the histories this protocol produces (random schedules
 // of the real variants, with EIO and the flusher), the operational device
-// model.Device, over every landing order, explains each history and may
+// device.Device, over every landing order, explains each history and may
 // leave after a crash exactly what the contract allows, block by block.
 func TestODSyncDeviceAgreesWithOperationalDevice(t *testing.T) {
 	rapidctl.Check(t, 400, func(rt *rapid.T) {

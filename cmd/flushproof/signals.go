@@ -22,7 +22,7 @@ const (
 )
 
 // interruptReason is the reason an interrupted search gives
-// (model.Options.Stop): its row reads "UNKNOWN (interrupted)".
+// (explore.Options.Stop): its row reads "UNKNOWN (interrupted)".
 const interruptReason = "interrupted"
 
 // interrupts catches SIGINT and SIGTERM while a command runs, so that it can
@@ -112,7 +112,7 @@ func (in *interrupts) signal() os.Signal {
 	return in.sig
 }
 
-// stop is a model.Options.Stop hook: "interrupted" once a signal came.
+// stop is an explore.Options.Stop hook: "interrupted" once a signal came.
 func (in *interrupts) stop() string {
 	select {
 	case <-in.done:

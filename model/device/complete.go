@@ -144,7 +144,7 @@ func (c *CompletenessSystem) Check(s HistoryClass) error {
 	return nil
 }
 
-// CheckDeviceComplete runs the completeness search for a workload.
+// CheckComplete runs the completeness search for a workload.
 func CheckComplete(w Workload, opt explore.Options) (*explore.Result[HistoryClass], error) {
 	c, err := NewCompletenessSystem(w)
 	if err != nil {

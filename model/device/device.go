@@ -109,7 +109,7 @@ func (b Bug) String() string {
 	return fmt.Sprintf("Bug(%d)", uint8(b))
 }
 
-// NewDevice returns a fresh device: every block holds its initial content.
+// New returns a fresh device: every block holds its initial content.
 func New(cfg spec.Config, bug Bug) Device { return Device{cfg: cfg, bug: bug} }
 
 // Config returns the device configuration.

@@ -22,7 +22,7 @@ import (
 // that writes overlap often and a flush or preflush covers other blocks.
 const diffBlocks = 2
 
-// TestDeviceMatchesContract drives model.Device. The device is
+// TestDeviceMatchesContract drives Device. The device is
 // nondeterministic (landing order), so it is run as Explain does: the set of
 // every state the visible history leads to. Each state's crash set must be
 // allowed by the contract (soundness), and together they must leave every
@@ -110,7 +110,7 @@ func deviceEventsEnabled(devs []Device) []spec.Event {
 }
 
 // TestDevicePreflushExhaustive: the explorer's soundness and completeness
-// checks of model.Device against spec.Contract over a small workload with
+// checks of Device against spec.Contract over a small workload with
 // REQ_PREFLUSH writes, in every config.
 func TestDevicePreflushExhaustive(t *testing.T) {
 	for _, cfg := range spec.Configs() {

@@ -26,7 +26,7 @@ func TestParallelExploreDevice(t *testing.T) {
 			assert.True(t, r.Exhausted)
 		}
 		if bug == Correct {
-			// CheckDeviceSound with the default number of workers.
+			// CheckSound with the default number of workers.
 			d, err := CheckSound(w, explore.Options{Liveness: true})
 			require.NoError(t, err)
 			exploretest.Same(t, r, d, what+", CheckSound")

@@ -15,7 +15,7 @@ type WriteOp struct {
 	Preflush bool
 }
 
-// DeviceWorkload drives a Device for the explorer: writer tasks that each
+// Workload drives a Device for the explorer: writer tasks that each
 // submit their writes one after the other (each waits for the previous to
 // complete or fail), a flusher task that submits Flushes flushes one after the
 // other, device events in any order, and at any point, once, a crash.
@@ -29,7 +29,7 @@ type Workload struct {
 
 const maxTasks = 8
 
-// DeviceState is a state of a DeviceSystem: the device, the contract monitor
+// State is a state of a System: the device, the contract monitor
 // fed with the same events, and each task's progress. It is comparable.
 type State struct {
 	dev     Device
@@ -39,7 +39,7 @@ type State struct {
 	illegal spec.Event      // an event the contract calls impossible (Kind 0 = none)
 }
 
-// DeviceSystem is the explorer's view of a DeviceWorkload. After a crash the
+// System is the explorer's view of a Workload. After a crash the
 // invariant asks, block by block, that everything the device may leave is
 // allowed by spec.Contract.
 type System struct {
@@ -48,7 +48,7 @@ type System struct {
 	blocks int
 }
 
-// NewDeviceSystem checks the workload and returns its transition system.
+// NewSystem checks the workload and returns its transition system.
 func NewSystem(w Workload) (*System, error) {
 	tasks := len(w.Writers)
 	if w.Flushes > 0 {
@@ -199,7 +199,7 @@ func (s *System) Check(st State) error {
 	return nil
 }
 
-// CheckDeviceSound explores every state of the workload and checks, after
+// CheckSound explores every state of the workload and checks, after
 // every crash, that the device leaves only what the contract allows.
 func CheckSound(w Workload, opt explore.Options) (*explore.Result[State], error) {
 	s, err := NewSystem(w)

@@ -8,7 +8,7 @@ import (
 	"github.com/flushproof/flushproof/spec"
 )
 
-// StandardDeviceWorkload is the bound the device is checked at: two writers
+// StandardWorkload is the bound the device is checked at: two writers
 // that each write both blocks, the second write FUA (A: b0 then b1 FUA; B:
 // b1 then b0 FUA), a flusher with one flush, EIO failures of any write or
 // flush, and a crash at any point.
@@ -38,7 +38,7 @@ func (w Workload) Describe() string {
 	return s + ", crash"
 }
 
-// DeviceVerdict checks a device workload in both directions: soundness (the
+// Check checks a device workload in both directions: soundness (the
 // product of device, contract monitor and tasks, every state) and then
 // completeness (the subset construction over visible histories).
 func Check(w Workload, opt explore.Options) (verdict.Verdict, error) {

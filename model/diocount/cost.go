@@ -8,7 +8,7 @@ import (
 	"text/tabwriter"
 )
 
-// DIOCountCost is what one direct write costs on i_dio_count, the cache line
+// Cost is what one direct write costs on i_dio_count, the cache line
 // that every direct I/O to the inode shares (the seed measured the
 // difference with 38 threads on two files on NVDIMM: +17.1 % read-only
 // bandwidth).
@@ -23,13 +23,13 @@ type Cost struct {
 // RMWs is the number of read-modify-writes of the counter.
 func (c Cost) RMWs() int { return c.Begins + c.Ends }
 
-// DIOCountCostOf counts the counter's read-modify-writes for one direct
+// CostOf counts the counter's read-modify-writes for one direct
 // write of kind k under variant v. It follows every schedule of a single
 // writer doing one write (the device's steps interleave with the writer's
 // for AIO), without truncate, and counts the steps that change the
 // counter's newest value by +1 and by -1. Every schedule must give the same
 // counts, end with the counter at 0, and agree with the steps' own
-// DIOCountOp.CounterRMW.
+// Op.CounterRMW.
 func CostOf(v Variant, k Kind) (Cost, error) {
 	cost := Cost{Variant: v, Kind: k}
 	sys, err := NewSystem(Config{Variant: v, Memory: memory.SC, Writers: []Kind{k}, IOs: 1, NoTruncate: true})
@@ -86,7 +86,7 @@ func CostOf(v Variant, k Kind) (Cost, error) {
 	return cost, nil
 }
 
-// DIOCountCosts is DIOCountCostOf for every variant and kind.
+// Costs is CostOf for every variant and kind.
 func Costs() ([]Cost, error) {
 	var out []Cost
 	for _, v := range Variants() {
@@ -101,7 +101,7 @@ func Costs() ([]Cost, error) {
 	return out, nil
 }
 
-// WriteDIOCountCosts writes the cost table: per variant and kind, the
+// WriteCosts writes the cost table: per variant and kind, the
 // read-modify-writes of i_dio_count per direct write, and the difference
 // from the baseline.
 func WriteCosts(w io.Writer) error {

@@ -63,24 +63,24 @@ import (
 // counter, every other lock operation, get_block and landing is a step of
 // its own.
 
-// DIOCountKind is how a writer's direct writes reach the disk.
+// Kind is how a writer's direct writes reach the disk.
 type Kind uint8
 
 // The kinds of direct write.
 const (
-	// DIOCountDAX: dax_do_io; the CPU stores the data before it returns.
+	// DAX: dax_do_io; the CPU stores the data before it returns.
 	DAX Kind = iota + 1
-	// DIOCountSyncDIO: __blockdev_direct_IO for a synchronous kiocb; it
+	// SyncDIO: __blockdev_direct_IO for a synchronous kiocb; it
 	// waits for the bio (dio_await_completion) and runs dio_complete
 	// before it returns.
 	SyncDIO
-	// DIOCountAIO: __blockdev_direct_IO for an asynchronous kiocb; it
+	// AIO: __blockdev_direct_IO for an asynchronous kiocb; it
 	// returns -EIOCBQUEUED with the bio in flight, and dio_complete runs
 	// when the bio completes.
 	AIO
 )
 
-// DIOCountKinds lists the kinds.
+// Kinds lists the kinds.
 func Kinds() []Kind { return []Kind{DAX, SyncDIO, AIO} }
 
 func (k Kind) String() string {
@@ -95,24 +95,24 @@ func (k Kind) String() string {
 	return fmt.Sprintf("DIOCountKind(%d)", uint8(k))
 }
 
-// DIOCountVariant is one version of the counting code: which I/O kinds the
+// Variant is one version of the counting code: which I/O kinds the
 // callee (dax_do_io, __blockdev_direct_IO) is told not to count.
 type Variant uint8
 
 // The variants.
 const (
-	// DIOCountBaseline: before the patch, caller and callee both count.
+	// Baseline: before the patch, caller and callee both count.
 	Baseline Variant = iota + 1
-	// DIOCountPatched: the seed, DIO_SKIP_DIO_COUNT for dax_do_io.
+	// Patched: the seed, DIO_SKIP_DIO_COUNT for dax_do_io.
 	Patched
-	// DIOCountBenignSkipSync: also DIO_SKIP_DIO_COUNT for synchronous
+	// BenignSkipSync: also DIO_SKIP_DIO_COUNT for synchronous
 	// block DIO, which completes before the caller's inode_dio_end just as
 	// DAX does: safe, the false-positive control.
 	BenignSkipSync
-	// DIOCountMutantSkipAsync: DIO_SKIP_DIO_COUNT for DAX and for
+	// MutantSkipAsync: DIO_SKIP_DIO_COUNT for DAX and for
 	// asynchronous block DIO, whose bio outlives the caller's count.
 	MutantSkipAsync
-	// DIOCountMutantBeginAfterUnlock: patched, but the caller's
+	// MutantBeginAfterUnlock: patched, but the caller's
 	// inode_dio_begin comes after the overwrite path dropped i_mutex (the
 	// comment in ext4_ext_direct_IO asks for the increment under i_mutex).
 	MutantBeginAfterUnlock
@@ -132,7 +132,7 @@ func (v Variant) String() string {
 	return fmt.Sprintf("DIOCountVariant(%d)", uint8(v))
 }
 
-// DIOCountVariants lists every variant, real ones first.
+// Variants lists every variant, real ones first.
 func Variants() []Variant {
 	return []Variant{Baseline, Patched, BenignSkipSync,
 		MutantSkipAsync, MutantBeginAfterUnlock}
@@ -157,7 +157,7 @@ func (v Variant) CalleeSkips(k Kind) bool {
 	return false
 }
 
-// DIOCountConfig is one bounded scenario.
+// Config is one bounded scenario.
 type Config struct {
 	Variant Variant
 	Memory  memory.Model
@@ -180,7 +180,7 @@ type Config struct {
 	_          struct{}
 }
 
-// DIOCountOp is what a step of DIOCountSystem does; it is the Label's Kind.
+// Op is what a step of System does; it is the Label's Kind.
 type Op uint8
 
 // The steps. Writer steps are named after the code of ext4_ext_direct_IO

@@ -137,7 +137,7 @@ func TestDIOCountEveryStepReachable(t *testing.T) {
 	assert.True(t, hole, "get_block never found a hole")
 }
 
-// TestDIOCountRelaxedBound: NewDIOCountSystem refuses Relaxed
+// TestDIOCountRelaxedBound: NewSystem refuses Relaxed
 // configurations that may keep more live stores than Memory holds, and every
 // one it accepts explores without running out of room (a panic).
 func TestDIOCountRelaxedBound(t *testing.T) {

@@ -31,7 +31,7 @@ type dcWriter struct {
 	landed uint8 // AIO bios landed whose counted dio_complete has not run
 }
 
-// DIOCountState is a state of DIOCountSystem; comparable.
+// State is a state of System; comparable.
 type State struct {
 	mem    memory.Memory
 	w      [dcMaxWriters]dcWriter
@@ -41,7 +41,7 @@ type State struct {
 	bad    uint8 // writer+1 whose write landed in a freed block
 }
 
-// DIOCountSystem is the protocol for the explorer.
+// System is the protocol for the explorer.
 type System struct {
 	cfg    Config
 	n      int // writers
@@ -54,7 +54,7 @@ type System struct {
 	unorderedLock bool
 }
 
-// NewDIOCountSystem checks the configuration.
+// NewSystem checks the configuration.
 func NewSystem(cfg Config) (*System, error) {
 	if len(cfg.Writers) < 1 || len(cfg.Writers) > dcMaxWriters {
 		return nil, fmt.Errorf("diocount model: %d writers, want 1 to %d", len(cfg.Writers), dcMaxWriters)
@@ -90,7 +90,7 @@ func NewSystem(cfg Config) (*System, error) {
 }
 
 // beginsAfterUnlock reports whether the caller's inode_dio_begin comes after
-// the overwrite path dropped i_mutex (mutant DIOCountMutantBeginAfterUnlock).
+// the overwrite path dropped i_mutex (mutant MutantBeginAfterUnlock).
 func (v Variant) beginsAfterUnlock() bool { return v == MutantBeginAfterUnlock }
 
 // program is a writer's direct write, in program order. The variants differ
@@ -103,7 +103,7 @@ func (s *System) program(k Kind) []Op {
 	case c.HoldLock:
 		p = append(p, OpCallerBegin)
 	case c.Variant.beginsAfterUnlock():
-		// mutant DIOCountMutantBeginAfterUnlock: the count is taken without
+		// mutant MutantBeginAfterUnlock: the count is taken without
 		// i_mutex; ext4_ext_direct_IO increments it before inode_unlock, as
 		// its comment asks.
 		p = append(p, OpUnlock, OpCallerBegin)
@@ -111,7 +111,7 @@ func (s *System) program(k Kind) []Op {
 		p = append(p, OpCallerBegin, OpUnlock)
 	}
 	// The callee's count, unless DIO_SKIP_DIO_COUNT. mutant
-	// DIOCountMutantSkipAsync skips it for AIO too, whose bio outlives the
+	// MutantSkipAsync skips it for AIO too, whose bio outlives the
 	// caller's count; the patch passes the flag for dax_do_io only (see
 	// CalleeSkips).
 	counts := !c.Variant.CalleeSkips(k)
@@ -445,7 +445,7 @@ func (s *System) deviceSteps(st State, yield func(explore.Label, State)) {
 			}
 			if !s.cfg.Variant.CalleeSkips(AIO) {
 				// dio_complete's inode_dio_end is still to come (mutant
-				// DIOCountMutantSkipAsync: no callee count, none to end).
+				// MutantSkipAsync: no callee count, none to end).
 				n.w[w].landed++
 			}
 			yield(dcLabel(d, OpBioLands, w, 1), n)

@@ -68,21 +68,21 @@ func plural(n int, word string) string {
 	return word + "s"
 }
 
-// StandardDIOCountConfig is the bound of the verdict table: two writers of
+// StandardConfig is the bound of the verdict table: two writers of
 // the given kinds, one direct write each, the overwrite path (i_mutex
 // dropped during the I/O), and a truncate.
 func StandardConfig(v Variant, m memory.Model, kinds ...Kind) Config {
 	return Config{Variant: v, Memory: m, Writers: kinds, IOs: 1}
 }
 
-// DIOCountChecks lists the rows of the DIO-count table: every variant under
+// Checks lists the rows of the DIO-count table: every variant under
 // every memory model with two writers of one kind (DAX, synchronous block
 // DIO, AIO), with a DAX and an AIO writer side by side, with i_mutex held
 // across an AIO (not an overwrite: the bio still outlives the lock), with
 // one writer doing two AIOs in a row, and at the larger bound of three
 // writers (DAX, synchronous block DIO, AIO) x 2 direct writes each under SC
 // and TSO (Relaxed keeps too many stores there for Memory's bound). Relaxed rows whose stores to
-// i_dio_count do not fit Memory's bound (NewDIOCountSystem refuses them)
+// i_dio_count do not fit Memory's bound (NewSystem refuses them)
 // are left out: mutant-begin-after-unlock with block DIO, whose counting
 // after the unlock leaves every store since the last unlock readable.
 func Checks() []Config {

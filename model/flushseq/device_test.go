@@ -12,7 +12,7 @@ import (
 	"github.com/flushproof/flushproof/spec"
 )
 
-// fsyncDeviceEvent maps a FsyncSystem step to the device event it causes.
+// fsyncDeviceEvent maps a System step to the device event it causes.
 func fsyncDeviceEvent(sys *System, l explore.Label, wid *[maxFsTasks]int, fid *[maxFsTasks]int, nw, nf *int) (spec.Event, bool) {
 	switch {
 	case l.Kind == kWrite && int(l.Actor) < sys.cfg.Tasks:
@@ -33,9 +33,9 @@ func fsyncDeviceEvent(sys *System, l explore.Label, wid *[maxFsTasks]int, fid *[
 	return spec.Event{}, false
 }
 
-// TestFsyncDeviceMatchesContract walks FsyncSystem at random (every variant
+// TestFsyncDeviceMatchesContract walks System at random (every variant
 // but the DAX one, whose tasks' data is CPU stores, not device writes) and
-// checks after every device event that FsyncState's dur bit of each task
+// checks after every device event that State's dur bit of each task
 // holds exactly when the contract allows nothing but the task's current
 // write on its block.
 func TestFsyncDeviceMatchesContract(t *testing.T) {

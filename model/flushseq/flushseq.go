@@ -32,7 +32,7 @@ import (
 // The obligation: when fsync returns 0, the task's write is durable; a crash
 // at that moment would otherwise lose it. It is checked at every return.
 
-// FsyncVariant is one version of the fsync code.
+// Variant is one version of the fsync code.
 type Variant uint8
 
 // The variants: the real ones, the mutants the checker must catch, and the
@@ -66,7 +66,7 @@ func (v Variant) String() string {
 	return fmt.Sprintf("FsyncVariant(%d)", uint8(v))
 }
 
-// FsyncVariants lists every variant.
+// Variants lists every variant.
 func Variants() []Variant {
 	return []Variant{Baseline, Patched, Improved, GroupCommit, BenignPlainStore,
 		MutantReadBeforeWriteback, MutantNoMB, MutantGreaterEqual, MutantAdvanceOnFailure, MutantNumberAfterSubmit, MutantDAXSkips}
@@ -77,7 +77,7 @@ func (v Variant) Mutant() bool {
 	return v != Baseline && v != Patched && v != Improved && v != GroupCommit && v != BenignPlainStore
 }
 
-// FsyncConfig is one bounded scenario.
+// Config is one bounded scenario.
 type Config struct {
 	Variant       Variant
 	Memory        memory.Model
@@ -139,7 +139,7 @@ type fsFlush struct {
 	seq   int8
 }
 
-// FsyncState is a state of FsyncSystem; comparable.
+// State is a state of System; comparable.
 type State struct {
 	mem   memory.Memory
 	task  [maxFsTasks]fsTask
@@ -149,13 +149,13 @@ type State struct {
 	lost  int8 // task+1 whose fsync returned 0 with its write not durable
 }
 
-// FsyncSystem is the protocol for the explorer.
+// System is the protocol for the explorer.
 type System struct {
 	cfg    Config
 	actors []string
 }
 
-// NewFsyncSystem checks the configuration.
+// NewSystem checks the configuration.
 func NewSystem(cfg Config) (*System, error) {
 	if cfg.Tasks < 1 || cfg.Tasks > maxFsTasks {
 		return nil, fmt.Errorf("fsync model: %d tasks, want 1 to %d", cfg.Tasks, maxFsTasks)
@@ -374,23 +374,23 @@ func lab(t int, kind uint8, id int, arg int) explore.Label {
 // What each variant changes, asked by the phase it changes. The mutants are
 // marked again at the step they change.
 
-// readsSFirst: mutant ReadBeforeWriteback samples S before the data write.
+// readsSFirst: mutant MutantReadBeforeWriteback samples S before the data write.
 func (v Variant) readsSFirst() bool { return v == MutantReadBeforeWriteback }
 
-// fencesBeforeS: every variant but mutant NoMB has smp_mb before sampling S.
+// fencesBeforeS: every variant but mutant MutantNoMB has smp_mb before sampling S.
 func (v Variant) fencesBeforeS() bool { return v != MutantNoMB }
 
 // numbersFlushes: every variant but Baseline numbers its flushes and may
 // skip on the counters.
 func (v Variant) numbersFlushes() bool { return v != Baseline }
 
-// daxSkips: mutant DAXSkips lets a DAX task skip on the counters too.
+// daxSkips: mutant MutantDAXSkips lets a DAX task skip on the counters too.
 func (v Variant) daxSkips() bool { return v == MutantDAXSkips }
 
-// skipsOnEqual: mutant GreaterEqual skips when completed == S.
+// skipsOnEqual: mutant MutantGreaterEqual skips when completed == S.
 func (v Variant) skipsOnEqual() bool { return v == MutantGreaterEqual }
 
-// numbersAfterSubmit: mutant NumberAfterSubmit submits the flush, then
+// numbersAfterSubmit: mutant MutantNumberAfterSubmit submits the flush, then
 // numbers it.
 func (v Variant) numbersAfterSubmit() bool { return v == MutantNumberAfterSubmit }
 
@@ -402,11 +402,11 @@ func (v Variant) joinsInFlight() bool { return v == Improved || v == GroupCommit
 // numbered up to S end.
 func (v Variant) drainsFirst() bool { return v == GroupCommit }
 
-// storesCompleted: the benign PlainStoreCompleted stores seq into completed
+// storesCompleted: the benign BenignPlainStore stores seq into completed
 // instead of raising it with a cmpxchg loop.
 func (v Variant) storesCompleted() bool { return v == BenignPlainStore }
 
-// advancesOnFailure: mutant AdvanceOnFailure runs flush_done after a failed
+// advancesOnFailure: mutant MutantAdvanceOnFailure runs flush_done after a failed
 // flush.
 func (v Variant) advancesOnFailure() bool { return v == MutantAdvanceOnFailure }
 
@@ -500,7 +500,7 @@ func (s *System) seeWrite(st State, t int, yield func(explore.Label, State)) {
 	}
 	n := withPC(st, t, pcMB)
 	if s.cfg.Variant.readsSFirst() {
-		// mutant ReadBeforeWriteback: S was read before the write
+		// mutant MutantReadBeforeWriteback: S was read before the write
 		// (readSEarly); the patch reads it only after the write completed.
 		n.task[t].pc = s.afterS()
 	}
@@ -512,7 +512,7 @@ func (s *System) seeWrite(st State, t int, yield func(explore.Label, State)) {
 
 // readSEarly samples S at the start of the round, before the data write.
 func (s *System) readSEarly(st State, t int, yield func(explore.Label, State)) {
-	// mutant ReadBeforeWriteback: the patch samples S after
+	// mutant MutantReadBeforeWriteback: the patch samples S after
 	// file_write_and_wait_range, so that a flush numbered above S was
 	// submitted after the write completed.
 	newest := int(st.mem.Newest(locSubmitted))
@@ -530,7 +530,7 @@ func (s *System) barrier(st State, t int, yield func(explore.Label, State)) {
 	if fences {
 		n.mem = st.mem.Fence(t)
 	}
-	// mutant NoMB: no barrier here; the patch has smp_mb() between seeing
+	// mutant MutantNoMB: no barrier here; the patch has smp_mb() between seeing
 	// the write complete and reading bt_flush_submitted.
 	if !fences || s.cfg.Memory == memory.SC {
 		// No barrier, or one that is a no-op under SC: go straight to
@@ -599,7 +599,7 @@ func (s *System) logWait(st State, t int, yield func(explore.Label, State)) {
 func (s *System) decideSkip(st State, t int, yield func(explore.Label, State)) {
 	tk := st.task[t]
 	v := s.cfg.Variant
-	// mutant DAXSkips: a DAX task reads the counters like any other; the
+	// mutant MutantDAXSkips: a DAX task reads the counters like any other; the
 	// patch never lets a DAX file skip, since another task's PREFLUSH does
 	// not cover CPU stores.
 	if !v.numbersFlushes() || (s.dax(t) && !v.daxSkips()) {
@@ -614,7 +614,7 @@ func (s *System) decideSkip(st State, t int, yield func(explore.Label, State)) {
 		c := int8(r.Val)
 		skip := c > tk.s
 		if v.skipsOnEqual() {
-			// mutant GreaterEqual: skips on completed >= S; the patch
+			// mutant MutantGreaterEqual: skips on completed >= S; the patch
 			// needs completed > S, a flush numbered after S.
 			skip = c >= tk.s
 		}
@@ -717,7 +717,7 @@ func (s *System) numberFlush(st State, t int, yield func(explore.Label, State)) 
 	n := withPC(st, t, pcSubmit)
 	n.mem, n.task[t].seq = m, int8(seq)
 	if s.cfg.Variant.numbersAfterSubmit() {
-		// mutant NumberAfterSubmit: the flush was submitted before it was
+		// mutant MutantNumberAfterSubmit: the flush was submitted before it was
 		// numbered, so it may have ended already; the patch numbers it in
 		// xfs_buftarg_flush_start, before submitting it.
 		n.task[t].pc = pcWaitF
@@ -759,7 +759,7 @@ func (s *System) submitFlush(st State, t int, yield func(explore.Label, State)) 
 func (s *System) doneLoad(st State, t int, yield func(explore.Label, State)) {
 	tk := st.task[t]
 	if s.cfg.Variant.storesCompleted() {
-		// PlainStoreCompleted (benign): completed = seq may lower it,
+		// BenignPlainStore (benign): completed = seq may lower it,
 		// which only costs skips.
 		m, err := st.mem.Store(t, locCompleted, int64(tk.seq))
 		if err != nil {
@@ -871,7 +871,7 @@ func (s *System) flushEnded(n *State, t int, ok bool) {
 	case ok:
 		n.task[t].pc = pcDoneLoad
 	case v.advancesOnFailure():
-		// mutant AdvanceOnFailure: flush_done runs although the flush
+		// mutant MutantAdvanceOnFailure: flush_done runs although the flush
 		// failed, so completed advances past a flush that made nothing
 		// durable; the patch calls xfs_buftarg_flush_done on success only.
 		// This fsync still returns the error; another task's may then

@@ -2,16 +2,16 @@ package flushseq
 
 import "fmt"
 
-// FsyncStep is a milestone of the flush-sequence protocol in a model-world
-// trace. The code that runs the protocol in the world (FsyncProgram, or a
+// Step is a milestone of the flush-sequence protocol in a model-world
+// trace. The code that runs the protocol in the world (Program, or a
 // workload driving impl.Syncer) emits them, with Task.Reached or as the
-// Milestone of a Select branch; ValidateFsyncTrace and the timed runs
-// (SimulateFsyncCode) follow them by type and value, never by text.
+// Milestone of a Select branch; ValidateTrace and the timed runs
+// (SimulateCode) follow them by type and value, never by text.
 type Step uint8
 
 // The milestones.
 const (
-	// FsyncReturned: fsync returned 0; from now on the task's last write
+	// Returned: fsync returned 0; from now on the task's last write
 	// must survive a crash (the obligation).
 	Returned   Step = iota + 1
 	Failed          // fsync returned -EIO
@@ -24,14 +24,14 @@ const (
 	DrainWoken      // group commit, woken: no flush numbered <= S (Seq) is in flight
 )
 
-// FsyncMilestone is a milestone of the flush-sequence protocol: a step and,
+// Milestone is a milestone of the flush-sequence protocol: a step and,
 // for the wake-ups, the flush number it concerns.
 type Milestone struct {
 	Step Step
 	Seq  int64 // FsyncJoinWoken: the flush joined; FsyncDrainWoken: S
 }
 
-// fsyncLogSteps are the log force's branches in the order FsyncSystem's
+// fsyncLogSteps are the log force's branches in the order System's
 // labels number them (kLogNothing, kLogOwn, kLogJoin, kLogEscape).
 var fsyncLogSteps = [...]Step{LogNothing, LogOwn, LogJoin, LogEscape}
 

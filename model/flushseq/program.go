@@ -7,25 +7,25 @@ import (
 	"github.com/flushproof/flushproof/model/world"
 )
 
-// FsyncProgram is the xfs fsync flush-sequence protocol (seed
+// Program is the xfs fsync flush-sequence protocol (seed
 // 002_457adfd816453544.txt) in straight-line form, as the kernel writes it,
 // over the model world's handles: the device (spec.Device), the two
-// atomic64 counters (spec.Word) and smp_mb (spec.Fence). Where FsyncSystem
-// is the protocol as a state machine for exhaustive search, FsyncProgram is
+// atomic64 counters (spec.Word) and smp_mb (spec.Fence). Where System
+// is the protocol as a state machine for exhaustive search, Program is
 // the same protocol for runs far beyond the explorer's bounds (any number of
 // tasks and fsyncs), with every call a scheduling point of the world.
 //
-// Variants: every FsyncVariant but DAXSkips (the world has no DAX files),
+// Variants: every Variant but MutantDAXSkips (the world has no DAX files),
 // group commit included: it waits for the flushes numbered <= S to end as
 // impl.Syncer's GroupCommit policy does, and is validated against
-// FsyncSystem's GroupCommit like the other variants.
+// System's GroupCommit like the other variants.
 //
 // Each task writes its own block Fsyncs times, each time followed by fsync.
 // When fsync returns 0 the program checks the obligation at once: a crash
 // at that moment must keep the data (World.Survives); a run that also
-// crashes (WorldConfig.Crash) checks again at the crash, for every task's
+// crashes (world.Config.Crash) checks again at the crash, for every task's
 // last acknowledged write. Each fsync's return is marked in the trace with
-// an FsyncMilestone (FsyncReturned or FsyncFailed).
+// an Milestone (Returned or Failed).
 type Program struct {
 	Variant  Variant
 	Fsyncs   int
@@ -49,10 +49,10 @@ const (
 	WordCompleted = 1 // bt_flush_completed
 )
 
-// FsyncWordNames names the words for traces.
+// WordNames names the words for traces.
 var WordNames = []string{"submitted", "completed"}
 
-// WorldConfig returns a world for the program: two words, one block per
+// world.Config returns a world for the program: two words, one block per
 // task.
 func (p *Program) WorldConfig(tasks int, m memory.Model) world.Config {
 	return world.Config{Memory: m, Tasks: tasks, Words: 2, Blocks: tasks, WordNames: WordNames}
@@ -283,10 +283,10 @@ func (p *Program) armIclogWaiters(id int) {
 }
 
 // Acked returns the data of task's last fsync that returned 0 (nil if
-// none); it implements FsyncCode.
+// none); it implements Code.
 func (p *Program) Acked(task int) []byte { return p.acked[task] }
 
-// Counts implements FsyncCode.
+// Counts implements Code.
 func (p *Program) Counts() Counts {
 	return Counts{Returned: p.Returned, Skipped: p.Skipped, Failed: p.Failed, Unsafe: p.Unsafe}
 }

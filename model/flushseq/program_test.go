@@ -42,7 +42,7 @@ func TestFsyncProgramRandomRuns(t *testing.T) {
 }
 
 // TestFsyncProgramValidated: runs of the straight-line program, every
-// variant the world has (group commit included), are runs of FsyncSystem's
+// variant the world has (group commit included), are runs of System's
 // same variant, and the program reports a lost write exactly when the state
 // machine reaches its violation. Group commit must have let flushes drain
 // and joined one in flight at least once, or its own steps went unchecked.

@@ -33,7 +33,7 @@ type syncerCode struct {
 
 var _ Code = (*syncerCode)(nil)
 
-// WorldConfig implements Code: the two words of the flush
+// world.Config implements Code: the two words of the flush
 // sequence and a block per task.
 func (c *syncerCode) WorldConfig(tasks int, m memory.Model) world.Config {
 	return world.Config{Memory: m, Tasks: tasks, Words: 2, Blocks: tasks, WordNames: WordNames}

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// FsyncLatency is a latency model for the flush-sequence protocol: how long
+// Latency is a latency model for the flush-sequence protocol: how long
 // a data write and a cache flush take from submission to completion (each
 // drawn uniformly within +-Jitter of the mean), and how long a task works
 // between an fsync's return and its next write (uniform in [0, Think]). CPU
@@ -33,7 +33,7 @@ func (l Latency) draw(rng *rand.Rand, mean time.Duration) time.Duration {
 	return time.Duration(float64(mean) * f)
 }
 
-// FsyncTiming is what one timed run of flush-sequence code did.
+// Timing is what one timed run of flush-sequence code did.
 type Timing struct {
 	Fsyncs  int           // fsyncs that returned 0
 	Skipped int           // of those, the ones that returned without a flush of their own
@@ -78,15 +78,15 @@ func (f Timing) SkipShare() float64 {
 	return float64(f.Skipped) / float64(f.Fsyncs)
 }
 
-// FsyncCode is flush-sequence code that runs in the model world and that
-// a latency model can time: the straight-line program (FsyncProgram), or a
+// Code is flush-sequence code that runs in the model world and that
+// a latency model can time: the straight-line program (Program), or a
 // workload driving impl.Syncer, the code hwbench measures. Each task
 // writes block task id and fsyncs it, round after round; at each fsync's
-// return it marks FsyncReturned or FsyncFailed (Task.Reached) after
+// return it marks Returned or Failed (Task.Reached) after
 // updating Acked. A run that returns with a write not durable is counted
 // in Counts().Unsafe and goes on (it does not fail the run).
 type Code interface {
-	// WorldConfig returns the world the code needs for tasks tasks.
+	// world.Config returns the world the code needs for tasks tasks.
 	WorldConfig(tasks int, m memory.Model) world.Config
 	// Run runs every task in w, with ch choosing each step.
 	Run(w *world.World, ch world.Chooser) (world.Outcome, error)
@@ -97,7 +97,7 @@ type Code interface {
 	Counts() Counts
 }
 
-// FsyncCounts counts the fsyncs of a run.
+// Counts counts the fsyncs of a run.
 type Counts struct {
 	Returned int // fsyncs that returned 0
 	Skipped  int // of those, the ones without a flush of their own
@@ -105,18 +105,18 @@ type Counts struct {
 	Unsafe   int // fsyncs that returned 0 with their write not durable
 }
 
-// SimulateFsync runs the flush-sequence program (FsyncProgram, with the log
+// Simulate runs the flush-sequence program (Program, with the log
 // force of an append workload) once under a latency model; see
-// SimulateFsyncCode.
+// SimulateCode.
 func Simulate(v Variant, tasks, fsyncs int, m memory.Model, lat Latency, seed uint64) (Timing, error) {
 	return SimulateCode(&Program{Variant: v, Fsyncs: fsyncs, LogForce: true, Continue: true}, tasks, m, lat, seed)
 }
 
-// SimulateFsyncCode runs code once in the model world under a latency
+// SimulateCode runs code once in the model world under a latency
 // model: the same code that the rapid runs check, scheduled by time instead
 // of at random. Device steps happen when their latency has passed; tasks
 // take no time between device calls except their think time after an
-// fsync (from its FsyncReturned or FsyncFailed milestone); among the steps
+// fsync (from its Returned or Failed milestone); among the steps
 // possible at one moment the choice is random (seeded). An fsync that
 // returns with its write not durable is counted in Unsafe; the windows in
 // which an acknowledged write is not durable are kept for crash replays.
@@ -227,7 +227,7 @@ func (c *timedChooser) Choose(acts []world.Action) int {
 // logForce picks what task a's log force does: nothing if this fsync has no
 // metadata to log (the Overwrite share); otherwise, as for an append
 // workload, its transaction joins the iclog that another task writes next
-// (if none does soon, it writes the iclog itself: FsyncLogEscape).
+// (if none does soon, it writes the iclog itself: LogEscape).
 func (c *timedChooser) logForce(acts []world.Action, a int) int {
 	want := LogJoin
 	if c.rng.Float64() < c.lat.Overwrite {

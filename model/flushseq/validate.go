@@ -9,7 +9,7 @@ import (
 )
 
 // Trace validation (DESIGN.md, "The shared interface"): every step that
-// FsyncProgram takes in the model world must be a step that FsyncSystem,
+// Program takes in the model world must be a step that System,
 // the state machine the explorer proves things about, can take. The two
 // are written differently (straight-line code with blocking calls; program
 // counters and successor enumeration), so a drift between them, in either
@@ -21,10 +21,10 @@ import (
 // the value read), read-modify-writes, stores, fences, write and flush
 // submissions, log-force branches, wake-ups and fsync returns; the device's
 // completions and failures; store buffers draining. What only one side has
-// as a step of its own is invisible: FsyncSystem's "sees its write
+// as a step of its own is invisible: System's "sees its write
 // complete" (the world resumes the task at completion), the world's smp_mb
-// under SC (FsyncSystem omits the no-op) and the world's wake-up at the end
-// of an asynchronous flush (FsyncSystem wakes the task with the flush).
+// under SC (System omits the no-op) and the world's wake-up at the end
+// of an asynchronous flush (System wakes the task with the flush).
 
 type obsKind uint8
 
@@ -55,7 +55,7 @@ type obs struct {
 }
 
 // projectWorld projects a world event; false means invisible. Protocol
-// steps are recognised by their typed milestone (FsyncMilestone, and the
+// steps are recognised by their typed milestone (Milestone, and the
 // world's QueueWoken for code waiting on a spec.WaitQueue), never by the
 // text of a note. An error is a milestone this validator does not know: a
 // trace of some other protocol, or a step added without its projection.
@@ -88,7 +88,7 @@ func projectWorld(ev world.Event, m memory.Model) (obs, bool, error) {
 	switch ms := ev.Milestone.(type) {
 	case nil:
 		// A note, or a choice or wake-up that means nothing to the
-		// protocol (the end of an asynchronous flush: FsyncSystem wakes
+		// protocol (the end of an asynchronous flush: System wakes
 		// the task with the flush).
 		return obs{}, false, nil
 	case world.QueueWoken:
@@ -116,7 +116,7 @@ func projectWorld(ev world.Event, m memory.Model) (obs, bool, error) {
 	return obs{}, false, fmt.Errorf("milestone %T %v is not one of the flush-sequence protocol", ev.Milestone, ev.Milestone)
 }
 
-// projectLabel projects a step of FsyncSystem; false means invisible.
+// projectLabel projects a step of System; false means invisible.
 func projectLabel(l explore.Label) (obs, bool) {
 	t, id, arg := int(l.Actor), int(l.ID), int64(int16(l.Arg))
 	switch l.Kind {
@@ -161,18 +161,18 @@ func projectLabel(l explore.Label) (obs, bool) {
 	return obs{}, false // kSeeWrite
 }
 
-// TraceValidation is what ValidateFsyncTrace found.
+// TraceValidation is what ValidateTrace found.
 type TraceValidation struct {
 	Events int  // observations matched
 	Lost   bool // FsyncSystem reached a state where an fsync returned 0 with its write not durable
 	States int  // the most states FsyncSystem could be in at once
 }
 
-// ValidateFsyncTrace follows a model-world trace of FsyncProgram (variant,
+// ValidateTrace follows a model-world trace of Program (variant,
 // memory model, tasks, fsyncs, flush failures, log force and waiter sleeps
-// as in cfg) in FsyncSystem and reports an error at the first observation
-// that no state FsyncSystem can be in allows. cfg must be within
-// FsyncSystem's bounds.
+// as in cfg) in System and reports an error at the first observation
+// that no state System can be in allows. cfg must be within
+// System's bounds.
 func ValidateTrace(cfg Config, trace []world.Event) (TraceValidation, error) {
 	sys, err := NewSystem(cfg)
 	if err != nil {

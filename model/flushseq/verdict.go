@@ -40,7 +40,7 @@ func (c Config) Describe() string {
 	return s
 }
 
-// StandardFsyncConfig is the bound the verdict table uses for a variant and
+// StandardConfig is the bound the verdict table uses for a variant and
 // memory model: 2 tasks x 2 fsyncs with flush failures; the DAX mutant runs
 // with task A on a DAX file (the only configuration where it differs).
 func StandardConfig(v Variant, m memory.Model) Config {
@@ -51,7 +51,7 @@ func StandardConfig(v Variant, m memory.Model) Config {
 	return c
 }
 
-// FsyncChecks lists the rows of the flush-sequence table: every variant under
+// Checks lists the rows of the flush-sequence table: every variant under
 // every memory model, the patched code with a DAX task, and the missing
 // smp_mb with a sleeping waiter (both memory-model outcomes are reported,
 // DESIGN.md, "Memory models"), and every variant with the log force.
@@ -111,7 +111,7 @@ func Rows() []verdict.Row {
 	return out
 }
 
-// FsyncProofChecks are the rows of the bound that counts as a proof for
+// ProofChecks are the rows of the bound that counts as a proof for
 // small systems (issue: 3 tasks x 2 fsyncs, one block per task, device
 // events interleaved freely, under each memory model, without flush
 // failures and log force): the real variants, which must be SAFE.

@@ -6,13 +6,13 @@ import "fmt"
 // through i_rwsem, inode_dio_wait and IOMAP_DIO_FORCE_WAIT, decided when it
 // takes the lock, from the write, i_size and the block's mapping.
 
-// IOWQFS is a file system's direct-write locking.
+// FS is a file system's direct-write locking.
 type FS uint8
 
 // The file systems: three correct ones and two mutants that the checker
 // must catch (each differs from a correct one by one rule).
 const (
-	// IOWQXFS is fs/xfs/xfs_file.c. Aligned writes
+	// XFS is fs/xfs/xfs_file.c. Aligned writes
 	// (xfs_file_dio_write_aligned): i_rwsem shared; a write starting past
 	// i_size takes it exclusive and drains in-flight direct I/O
 	// (xfs_file_write_checks: inode_dio_wait), then demotes it to shared
@@ -23,20 +23,20 @@ const (
 	// allocation or zeroing, and the write retries exclusive. Sets
 	// FMODE_DIO_PARALLEL_WRITE.
 	XFS FS = iota + 1
-	// IOWQExt4 is fs/ext4/file.c ext4_dio_write_checks: shared only for a
+	// Ext4 is fs/ext4/file.c ext4_dio_write_checks: shared only for a
 	// write that does not extend i_size, covers allocated blocks only and is
 	// not an unaligned write into an unwritten block; otherwise exclusive.
 	// Exclusive and unaligned or extending: IOMAP_DIO_FORCE_WAIT, and
 	// inode_dio_wait if it is unaligned and not a pure overwrite of written
 	// blocks. Sets FMODE_DIO_PARALLEL_WRITE.
 	Ext4
-	// IOWQNoFlag is a file system without FMODE_DIO_PARALLEL_WRITE: i_rwsem
+	// NoFlag is a file system without FMODE_DIO_PARALLEL_WRITE: i_rwsem
 	// exclusive for every direct write (as generic_file_write_iter in
 	// mm/filemap.c takes inode_lock for every write), with ext4's
 	// drain-and-wait rules for unaligned or extending writes. Safe, but
 	// io-wq workers writing one file queue on i_rwsem.
 	NoFlag
-	// IOWQExt4Unwritten2011 is a mutant of IOWQExt4 without the rule that an
+	// MutantExt4Unwritten2011 is a mutant of Ext4 without the rule that an
 	// unaligned write into an unwritten block takes i_rwsem exclusive: two
 	// such writes into one block run in parallel under the shared lock, and
 	// each zeroes the rest of the block, which may wipe the other's sector.
@@ -46,7 +46,7 @@ const (
 	// fs/ext4/file.c); ext4_dio_write_checks keeps the rule today ("unaligned
 	// I/O to unwritten extents ... partial block zeroing").
 	MutantExt4Unwritten2011
-	// IOWQXFSNoDIOWait is a mutant of IOWQXFS whose exclusive paths skip
+	// MutantXFSNoDIOWait is a mutant of XFS whose exclusive paths skip
 	// inode_dio_wait: an unaligned write may zero part of a block while an
 	// aligned write into it is still in flight ("Otherwise we risk data
 	// corruption due to unwritten extent conversions from the AIO end_io
@@ -66,7 +66,7 @@ func (f FS) String() string {
 	return fmt.Sprintf("IOWQFS(%d)", uint8(f))
 }
 
-// IOWQFileSystems lists every file system, the correct ones first.
+// FileSystems lists every file system, the correct ones first.
 func FileSystems() []FS {
 	return []FS{XFS, Ext4, NoFlag, MutantExt4Unwritten2011, MutantXFSNoDIOWait}
 }

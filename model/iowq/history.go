@@ -5,11 +5,11 @@ import (
 	"github.com/flushproof/flushproof/model/explore"
 )
 
-// What a client of the file sees of an IOWQSystem run: when each write and
+// What a client of the file sees of an System run: when each write and
 // read began and ended, and what each read returned. linearize turns these
 // events into porcupine operations.
 
-// IOWQEventKind says what a step of a path means to a client of the file.
+// EventKind says what a step of a path means to a client of the file.
 type EventKind uint8
 
 // The events.
@@ -34,7 +34,7 @@ func (k EventKind) String() string {
 	return fmt.Sprintf("IOWQEventKind(%d)", uint8(k))
 }
 
-// IOWQEvent is one client-visible event of a run.
+// Event is one client-visible event of a run.
 type Event struct {
 	Step    int // position of the step in the path, from 1
 	Client  int // the worker that owns the write, or the reader's actor number

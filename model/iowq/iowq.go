@@ -54,7 +54,7 @@ import (
 // initial content, 0), zeros for an unwritten block or a hole (also 0),
 // otherwise what the disk holds: the initial content (0), zeros from
 // sub-block zeroing (0), a write's data (its number) or another file's stale
-// data (IOWQStale).
+// data (Stale).
 //
 // The obligation is that every sector is a linearizable register. The
 // explorer checks it on the content a read would return, in every state:
@@ -66,7 +66,7 @@ import (
 // data. Reads during the run and porcupine on recorded histories check the
 // whole history (linearize/file.go).
 
-// IOWQStale is the content of a sector that still holds another file's data.
+// Stale is the content of a sector that still holds another file's data.
 const Stale = 0xff
 
 const (
@@ -79,16 +79,16 @@ const (
 	iowqReaderSlot      = iowqMaxWorkers // the reader's index in pc, op and the lock masks
 )
 
-// IOWQSubmit is how io_uring hands a file's direct writes to io-wq.
+// Submit is how io_uring hands a file's direct writes to io-wq.
 type Submit uint8
 
 // The two ways.
 const (
-	// IOWQHashed: io_wq_hash_work on the inode, one work item of the file
+	// Hashed: io_wq_hash_work on the inode, one work item of the file
 	// at a time (before the seed; after it, on a file system without
 	// FMODE_DIO_PARALLEL_WRITE).
 	Hashed Submit = iota + 1
-	// IOWQUnhashed: the seed on a file system with the flag; workers
+	// Unhashed: the seed on a file system with the flag; workers
 	// issue the file's writes in parallel.
 	Unhashed
 )
@@ -103,7 +103,7 @@ func (s Submit) String() string {
 	return fmt.Sprintf("IOWQSubmit(%d)", uint8(s))
 }
 
-// IOWQWrite is one direct write: a whole block (Aligned) or one sector of it.
+// Write is one direct write: a whole block (Aligned) or one sector of it.
 type Write struct {
 	Block   int
 	Sector  int // 0 or 1, the sector within the block; unused when Aligned
@@ -126,7 +126,7 @@ func (w Write) String() string {
 	return fmt.Sprintf("s%d", iowqSectorsPerBlock*w.Block+w.Sector)
 }
 
-// IOWQConfig is one bounded scenario.
+// Config is one bounded scenario.
 type Config struct {
 	Submit Submit
 	FS     FS
@@ -246,7 +246,7 @@ const (
 	iowqPCReadDone
 )
 
-// IOWQState is a state of IOWQSystem; comparable.
+// State is a state of System; comparable.
 type State struct {
 	disk    [iowqMaxSectors]uint8 // what the disk holds
 	alloc   uint8                 // blocks allocated (not holes)
@@ -278,7 +278,7 @@ type iowqWriteInfo struct {
 	overlap uint16 // writes (bit k-1) sharing a sector with it, itself included
 }
 
-// IOWQSystem is the protocol for the explorer.
+// System is the protocol for the explorer.
 type System struct {
 	cfg    Config
 	writes []iowqWriteInfo // index k-1 for write k
@@ -288,7 +288,7 @@ type System struct {
 	disk   int // actor number of the disk
 }
 
-// NewIOWQSystem checks the configuration.
+// NewSystem checks the configuration.
 func NewSystem(cfg Config) (*System, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
@@ -354,7 +354,7 @@ func (s *System) Init() []State {
 }
 
 // Content returns what a read of sector sec returns in st: 0 for the
-// initial content or zeros, k for write k's data, IOWQStale for stale data.
+// initial content or zeros, k for write k's data, Stale for stale data.
 func (s *System) Content(st State, sec int) int {
 	b := sec / iowqSectorsPerBlock
 	if sec >= int(st.size) || st.written&(1<<b) == 0 {
@@ -555,9 +555,9 @@ func (s *System) pickStep(st State, w, k int, yield func(explore.Label, State)) 
 
 // lockStep takes i_rwsem as the file system's path says, and goes to
 // inode_dio_wait if the path drains. The mutant file systems differ from
-// the real ones only in that path (IOWQConfig.path): IOWQExt4Unwritten2011
+// the real ones only in that path (Config.path): MutantExt4Unwritten2011
 // takes the lock shared for an unaligned write into an unwritten block,
-// IOWQXFSNoDIOWait drops the drain.
+// MutantXFSNoDIOWait drops the drain.
 func (s *System) lockStep(st State, w, k int, yield func(explore.Label, State)) {
 	n := st
 	p := s.lockPath(st, w)

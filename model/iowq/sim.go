@@ -10,12 +10,12 @@ import (
 )
 
 // Lock waits: the seed is about efficiency, not correctness. A timed run of
-// IOWQSystem counts how often a worker had to wait for the inode's hash,
+// System counts how often a worker had to wait for the inode's hash,
 // for i_rwsem or in inode_dio_wait, and for how long.
 //
 // The timing is a discrete-event semantics laid over the same transitions
 // the explorer checks: every enabled transition fires a fixed delay after
-// it became enabled (IOWQLatency says how long, per kind of step), the
+// it became enabled (Latency says how long, per kind of step), the
 // earliest first, ties in a random order; a transition that is disabled
 // before it fires (a worker about to take i_rwsem finds it taken) starts
 // over when it is enabled again. Workers are io-wq threads, each bio is
@@ -23,7 +23,7 @@ import (
 // parallel. All writes are queued at time 0, as if the application had
 // submitted its whole batch at once.
 
-// IOWQLatency is the latency model of SimulateIOWQ.
+// Latency is the latency model of Simulate.
 type Latency struct {
 	Dispatch time.Duration // io-wq hands a work item to a worker
 	Lock     time.Duration // take or release i_rwsem; wake from a wait
@@ -35,7 +35,7 @@ type Latency struct {
 	_        struct{}
 }
 
-// DefaultIOWQLatency is a fast NVMe device: about 10 µs per 4 KiB bio, and
+// DefaultLatency is a fast NVMe device: about 10 µs per 4 KiB bio, and
 // a submission path of well under a microsecond.
 func DefaultLatency() Latency {
 	return Latency{
@@ -85,7 +85,7 @@ func (l Latency) delay(rng *rand.Rand, lb explore.Label) time.Duration {
 	return l.Lock
 }
 
-// IOWQContention is what timed runs of one configuration did.
+// Contention is what timed runs of one configuration did.
 type Contention struct {
 	Config     Config
 	Runs       int
@@ -135,9 +135,9 @@ func (s *System) timer(l explore.Label) iowqTimer {
 	return iowqTimer{actor: l.Actor, kind: l.Kind, id: l.ID, arg: l.Arg}
 }
 
-// SimulateIOWQ runs cfg runs times under the latency model, with
+// Simulate runs cfg runs times under the latency model, with
 // schedules drawn from seed, and adds up the waits. Every state of every run
-// is checked (IOWQSystem.Check): a timed run is one schedule among those the
+// is checked (System.Check): a timed run is one schedule among those the
 // explorer covers, so a violation is an error here too.
 func Simulate(cfg Config, lat Latency, runs int, seed uint64) (Contention, error) {
 	out := Contention{Config: cfg}
@@ -270,13 +270,13 @@ func (s *System) timedRun(lat Latency, rng *rand.Rand, c *Contention) error {
 	return nil
 }
 
-// IOWQContentionCase is one line of the lock-wait report.
+// ContentionCase is one line of the lock-wait report.
 type ContentionCase struct {
 	Workload string
 	Config   Config
 }
 
-// IOWQSeedWorkload is the seed's benchmark in small: 8 workers, each
+// SeedWorkload is the seed's benchmark in small: 8 workers, each
 // writing 2 aligned blocks over a written file of 4 blocks (the seed: 8
 // threads writing 4 KiB each to one file on XFS).
 func SeedWorkload(submit Submit, fs FS) Config {
@@ -287,7 +287,7 @@ func SeedWorkload(submit Submit, fs FS) Config {
 	return c
 }
 
-// IOWQMixedWorkload is the same 8 workers on a preallocated (unwritten)
+// MixedWorkload is the same 8 workers on a preallocated (unwritten)
 // file of 4 blocks: each first writes one sector (unaligned, sub-block
 // zeroing), then a whole block.
 func MixedWorkload(submit Submit, fs FS) Config {
@@ -298,7 +298,7 @@ func MixedWorkload(submit Submit, fs FS) Config {
 	return c
 }
 
-// IOWQContentionCases lists the report's lines: the correct file systems,
+// ContentionCases lists the report's lines: the correct file systems,
 // hashed and unhashed, on the seed's workload and on the mixed one.
 func ContentionCases() []ContentionCase {
 	var out []ContentionCase
@@ -318,7 +318,7 @@ func ContentionCases() []ContentionCase {
 	return out
 }
 
-// IOWQContentionReport simulates every case of IOWQContentionCases.
+// ContentionReport simulates every case of ContentionCases.
 func ContentionReport(lat Latency, runs int, seed uint64) ([]Contention, error) {
 	var out []Contention
 	for i, c := range ContentionCases() {
@@ -331,7 +331,7 @@ func ContentionReport(lat Latency, runs int, seed uint64) ([]Contention, error) 
 	return out, nil
 }
 
-// WriteIOWQContention prints the lock-wait report as a table: per workload,
+// WriteContention prints the lock-wait report as a table: per workload,
 // io-wq submission and file system, waits per write for i_rwsem, the hash
 // and inode_dio_wait, -EAGAIN retries per write, the mean time a write's
 // worker spent waiting, the mean write latency and the simulated throughput.

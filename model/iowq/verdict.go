@@ -5,7 +5,7 @@ import (
 	"github.com/flushproof/flushproof/model/verdict"
 )
 
-// StandardIOWQConfig is the bound of the io-wq verdict table: a file of two
+// StandardConfig is the bound of the io-wq verdict table: a file of two
 // blocks, b0 unwritten (preallocated) and b1 a hole past i_size (2 sectors).
 // Worker A writes s0 (unaligned, into the unwritten block), then b1
 // (aligned, extending i_size); worker B writes b0 (aligned), then s1
@@ -30,7 +30,7 @@ func StandardConfig(submit Submit, fs FS, sync bool) Config {
 	}
 }
 
-// Race2011IOWQConfig is the shape of the 2011 ext4 corruption on its own:
+// Race2011Config is the shape of the 2011 ext4 corruption on its own:
 // one unwritten block, worker A writes s0 and worker B writes s1, both
 // unaligned, no reader.
 func Race2011Config(submit Submit, fs FS, sync bool) Config {
@@ -45,7 +45,7 @@ func Race2011Config(submit Submit, fs FS, sync bool) Config {
 }
 
 // ExpectUnsafe says whether the checker must find a lost write at the
-// standard bound (and, for the ext4-2011 mutant, at Race2011IOWQConfig). The correct file systems are safe however io-wq submits.
+// standard bound (and, for the ext4-2011 mutant, at Race2011Config). The correct file systems are safe however io-wq submits.
 // The ext4-2011 race needs two unaligned writes into one unwritten block in
 // flight together: hashing hides it only if each write completes before the
 // next is issued (SyncDIO); io-wq's asynchronous writes leave the first in
@@ -70,7 +70,7 @@ func (c Config) Completion() string {
 	return "async DIO"
 }
 
-// IOWQChecks lists the rows of the io-wq table: at the standard bound, every
+// Checks lists the rows of the io-wq table: at the standard bound, every
 // file system hashed and unhashed with io-wq's asynchronous completion, and
 // the mutants with synchronous completion too, where serialisation hides
 // their bugs (the false-positive controls); then the 2011 race on its own,
@@ -112,9 +112,9 @@ func Check(c Config, opt explore.Options) (verdict.Verdict, error) {
 }
 
 // Row is the configuration's row of the verdict table: "iowq <submit>", then
-// "<fs> <completion>", then the bound.
+// "<fs>, <completion>", then the bound.
 func (c Config) Row() verdict.Row {
-	return verdict.Row{Model: "iowq " + c.Submit.String(), Config: c.FS.String() + " " + c.Completion(), Bound: c.Describe(),
+	return verdict.Row{Model: "iowq " + c.Submit.String(), Config: c.FS.String() + ", " + c.Completion(), Bound: c.Describe(),
 		Negative: c.ExpectUnsafe(), Check: func(o explore.Options) (verdict.Verdict, error) { return Check(c, o) }}
 }
 

@@ -2,7 +2,7 @@ package memory
 
 import "fmt"
 
-// MemoryModel says how loads may see stores (DESIGN.md, "Memory models").
+// Model says how loads may see stores (DESIGN.md, "Memory models").
 type Model uint8
 
 // The memory models.
@@ -26,7 +26,7 @@ const (
 	Relaxed
 )
 
-// MemoryModels lists the models, weakest last.
+// Models lists the models, weakest last.
 func Models() []Model { return []Model{SC, TSO, Relaxed} }
 
 func (m Model) String() string {
@@ -51,7 +51,7 @@ const (
 
 // Memory is the state of a few atomic64 words under one memory model. Values
 // are small integers (sequence numbers). The zero value is not ready: use
-// NewMemory.
+// New.
 //
 // Relaxed keeps, per location, the stores that some reader may still read,
 // oldest first; stores older than every reader's view are dropped, so equal
@@ -69,7 +69,7 @@ type Memory struct {
 
 type bufEntry struct{ loc, val int8 }
 
-// NewMemory returns memory where every location holds 0. readers[l] is the
+// New returns memory where every location holds 0. readers[l] is the
 // set of threads (bit t) that may ever load location l: the views of other
 // threads do not keep old stores alive.
 func New(m Model, readers [MaxLocations]uint8) Memory {

@@ -1,10 +1,10 @@
 package memory
 
-// WideMemory is Memory without its size bounds: any number of threads and
+// Wide is Memory without its size bounds: any number of threads and
 // locations, int64 values, unbounded store buffers and store histories. It
 // is mutable (one execution at a time) and serves the model world, where a
 // scheduler walks one path of a large system instead of enumerating states.
-// Its semantics are Memory's, operation for operation (see MemoryModel); a
+// Its semantics are Memory's, operation for operation (see Model); a
 // differential test in the suite holds the two together.
 type Wide struct {
 	model Model
@@ -18,7 +18,7 @@ type bufOp struct {
 	val int64
 }
 
-// NewWideMemory returns memory for threads threads and locs locations, each
+// NewWide returns memory for threads threads and locs locations, each
 // holding 0.
 func NewWide(m Model, threads, locs int) *Wide {
 	w := &Wide{model: m, vals: make([][]int64, locs), view: make([][]int, threads),

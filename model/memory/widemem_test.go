@@ -46,7 +46,7 @@ func wideAgree(t *rapid.T, m Memory, w *Wide, threads, locs int, step string) {
 }
 
 // TestWideMemoryMatchesMemory runs random operation sequences on a Memory and
-// a WideMemory side by side: the two must agree on every result and on what
+// a Wide side by side: the two must agree on every result and on what
 // every thread may read after every step. Operations that would take Memory
 // past its bounds are skipped on both.
 func TestWideMemoryMatchesMemory(t *testing.T) {
@@ -67,7 +67,7 @@ func TestWideMemoryMatchesMemory(t *testing.T) {
 
 // TestWideMemoryMatchesMemoryLong is the same under Relaxed with runs long
 // enough (and loads and fences frequent enough to keep Memory within its
-// bounds) that WideMemory drops dead stores, which it does in batches.
+// bounds) that Wide drops dead stores, which it does in batches.
 func TestWideMemoryMatchesMemoryLong(t *testing.T) {
 	ops := rapid.SampledFrom([]int{
 		wideOpStore, wideOpStore, wideOpStore, wideOpLoad, wideOpLoad,
@@ -83,9 +83,9 @@ func TestWideMemoryMatchesMemoryLong(t *testing.T) {
 	assert.Positive(t, compacted, "no run compacted WideMemory's history")
 }
 
-// wideRun applies n operations drawn from ops to a Memory and a WideMemory
+// wideRun applies n operations drawn from ops to a Memory and a Wide
 // of threads threads and locs locations under model, asserting after each
-// that they agree. It returns the WideMemory and the number of stores made.
+// that they agree. It returns the Wide and the number of stores made.
 func wideRun(t *rapid.T, model Model, threads, locs, n int, ops *rapid.Generator[int]) (*Wide, int) {
 	var readers [MaxLocations]uint8
 	for l := range readers {
@@ -187,7 +187,7 @@ func wideRun(t *rapid.T, model Model, threads, locs, n int, ops *rapid.Generator
 	return w, stores
 }
 
-// TestWideMemoryBeyondMemoryBounds: WideMemory takes more threads, more
+// TestWideMemoryBeyondMemoryBounds: Wide takes more threads, more
 // locations, more live stores and larger values than Memory, and a fence
 // makes the latest value visible.
 func TestWideMemoryBeyondMemoryBounds(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 
 // The cost of one O_DIRECT|O_DSYNC write() to a block device, per variant
 // and device configuration, derived from the same model that is checked:
-// ODSyncCallCost runs ODSyncSystem for a single write() along one path
+// CallCost runs System for a single write() along one path
 // (every device command succeeds, the direct part is chosen), records the
 // device commands the path submits, and prices them. Nothing is typed in
 // per variant: a variant that issued another command would cost more here
@@ -34,19 +34,19 @@ import (
 // sum of its commands' latencies and IOPS is its inverse (queue depth 1, as
 // in the seed's pwrite() loop).
 
-// ODSyncPath is the way one write() goes through blkdev_write_iter.
+// Path is the way one write() goes through blkdev_write_iter.
 type Path uint8
 
 // The paths.
 const (
-	// ODSyncPureDirect: the whole write went direct (one 4 KiB block),
+	// PureDirect: the whole write went direct (one 4 KiB block),
 	// the seed's benchmark.
 	PureDirect Path = iota + 1
-	// ODSyncFallbackAll: blkdev_direct_write returned 0 (the page cache
+	// FallbackAll: blkdev_direct_write returned 0 (the page cache
 	// could not be invalidated, -EBUSY); the block went through the page
 	// cache.
 	FallbackAll
-	// ODSyncShortDirect: a two-block write whose direct part was short by
+	// ShortDirect: a two-block write whose direct part was short by
 	// one block; the second block went through the page cache.
 	ShortDirect
 )
@@ -63,7 +63,7 @@ func (p Path) String() string {
 	return fmt.Sprintf("ODSyncPath(%d)", uint8(p))
 }
 
-// ODSyncPaths lists the paths.
+// Paths lists the paths.
 func Paths() []Path {
 	return []Path{PureDirect, FallbackAll, ShortDirect}
 }
@@ -79,7 +79,7 @@ func (p Path) shape() (blocks, direct int) {
 	return 1, 1
 }
 
-// ODSyncCost is what one write() costs the device.
+// Cost is what one write() costs the device.
 type Cost struct {
 	Variant Variant
 	Device  spec.Config
@@ -101,7 +101,7 @@ type Cost struct {
 // PlainWrites is the number of writes without (honoured) FUA.
 func (c Cost) PlainWrites() int { return c.CachedWrites + c.MediaWrites }
 
-// ODSyncLatency prices the device commands of one write().
+// Latency prices the device commands of one write().
 type Latency struct {
 	Name        string        // where the figures come from
 	CachedWrite time.Duration // a 4 KiB write into the volatile write cache
@@ -111,7 +111,7 @@ type Latency struct {
 	_           struct{}
 }
 
-// DefaultODSyncLatency is a 7200 rpm HDD with its write cache on and native
+// DefaultLatency is a 7200 rpm HDD with its write cache on and native
 // FUA, calibrated on the seed (000_955de9d2156cca48.txt: Seagate
 // ST20000NM007D, sequential 4 KiB O_DIRECT|O_DSYNC pwrite() at queue depth
 // 1): the patched kernel's mean latency, 133 us, is one FUA write; the
@@ -127,7 +127,7 @@ var DefaultLatency = Latency{
 	Flush:       8224 * time.Microsecond,
 }
 
-// SeedRandomODSyncLatency is the same drive calibrated on the seed's random
+// SeedRandomLatency is the same drive calibrated on the seed's random
 // 4 KiB writes over 100 GiB: a FUA write is the patched mean, 1500 us (it
 // now includes a seek), a flush the baseline's mean minus that, 4905 us.
 var SeedRandomLatency = Latency{
@@ -154,7 +154,7 @@ func (c Cost) IOPS(l Latency) float64 {
 	return float64(time.Second) / float64(d)
 }
 
-// ODSyncCallCost runs one write() of the variant along the path on the
+// CallCost runs one write() of the variant along the path on the
 // device and counts the commands it issues.
 func CallCost(v Variant, dev spec.Config, p Path) (Cost, error) {
 	blocks, direct := p.shape()
@@ -249,7 +249,7 @@ func (c *Cost) count(e spec.Event) {
 	}
 }
 
-// ODSyncCosts returns the cost of every variant on every device
+// Costs returns the cost of every variant on every device
 // configuration along every path.
 func Costs() ([]Cost, error) {
 	var out []Cost
@@ -267,7 +267,7 @@ func Costs() ([]Cost, error) {
 	return out, nil
 }
 
-// WriteODSyncCostTable prints the cost of one write() for every variant,
+// WriteCostTable prints the cost of one write() for every variant,
 // device configuration and path, priced with lat, and then the pure direct
 // path of the baseline against the patched kernel.
 func WriteCostTable(w io.Writer, lat Latency) error {

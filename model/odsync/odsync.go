@@ -68,24 +68,24 @@ import (
 // It is checked in every state, against what spec.Contract allows a crash
 // to leave right then: a crash may happen at any point.
 
-// ODSyncVariant is one version of blkdev_write_iter's dsync handling.
+// Variant is one version of blkdev_write_iter's dsync handling.
 type Variant uint8
 
 // The variants: the real ones and the mutants the checker must catch.
 const (
-	// ODSyncBaseline is the code before the patch: generic_write_sync after
+	// Baseline is the code before the patch: generic_write_sync after
 	// every write that returned ret > 0.
 	Baseline Variant = iota + 1
-	// ODSyncPatched is the seed: skip generic_write_sync when the whole
+	// Patched is the seed: skip generic_write_sync when the whole
 	// write went direct (FUA bios); the fallback path still syncs.
 	Patched
-	// ODSyncSkipSyncOnFallback (mutant) skips generic_write_sync after the
+	// MutantSkipSyncOnFallback (mutant) skips generic_write_sync after the
 	// buffered fallback too.
 	MutantSkipSyncOnFallback
-	// ODSyncDropFUA (mutant): the direct bios lose REQ_FUA, and the sync is
+	// MutantDropFUA (mutant): the direct bios lose REQ_FUA, and the sync is
 	// still skipped on the pure direct path.
 	MutantDropFUA
-	// ODSyncFallbackDirty (mutant): direct_write_fallback leaves the pages
+	// MutantFallbackDirty (mutant): direct_write_fallback leaves the pages
 	// dirty (no filemap_write_and_wait_range) and no path syncs, so
 	// acknowledged data may exist only in the page cache.
 	MutantFallbackDirty
@@ -109,17 +109,17 @@ func (v Variant) String() string {
 // Mutant reports whether the variant is a deliberately wrong version.
 func (v Variant) Mutant() bool { return v != Baseline && v != Patched }
 
-// ODSyncVariants lists every variant, the real ones first.
+// Variants lists every variant, the real ones first.
 func Variants() []Variant {
 	return []Variant{Baseline, Patched, MutantSkipSyncOnFallback, MutantDropFUA, MutantFallbackDirty}
 }
 
 // directFUA reports whether the variant's direct bios carry REQ_FUA
-// (mutant ODSyncDropFUA: they do not).
+// (mutant MutantDropFUA: they do not).
 func (v Variant) directFUA() bool { return v != MutantDropFUA }
 
 // leavesFallbackDirty reports whether direct_write_fallback leaves the
-// buffered pages dirty (mutant ODSyncFallbackDirty).
+// buffered pages dirty (mutant MutantFallbackDirty).
 func (v Variant) leavesFallbackDirty() bool { return v == MutantFallbackDirty }
 
 // syncs reports whether the variant calls generic_write_sync after a
@@ -132,13 +132,13 @@ func (v Variant) syncs(fallback bool) bool {
 	case Patched, MutantDropFUA:
 		return fallback
 	}
-	// mutant ODSyncSkipSyncOnFallback: no sync after the fallback either;
+	// mutant MutantSkipSyncOnFallback: no sync after the fallback either;
 	// the patch skips it only when every block went direct with REQ_FUA.
-	// (mutant ODSyncFallbackDirty syncs on no path: its pages stay dirty.)
+	// (mutant MutantFallbackDirty syncs on no path: its pages stay dirty.)
 	return false
 }
 
-// ODSyncConfig is one bounded scenario.
+// Config is one bounded scenario.
 type Config struct {
 	Variant   Variant
 	Device    spec.Config
@@ -202,7 +202,7 @@ type odPage struct {
 	wid uint8 // the write carrying it (under write-back)
 }
 
-// ODSyncState is a state of ODSyncSystem; comparable.
+// State is a state of System; comparable.
 type State struct {
 	dev    spec.Contract
 	ver    [spec.MaxWrites]uint8 // write i+1 carries version ver[i] of its blocks
@@ -232,7 +232,7 @@ func (st State) Acked(b int) int { return int(st.acked[b]) }
 // Version returns the version of its blocks that write w (1-based) carries.
 func (st State) Version(w int) int { return int(st.ver[w-1]) }
 
-// ODSyncSystem is the protocol for the explorer.
+// System is the protocol for the explorer.
 type System struct {
 	cfg     Config
 	actors  []string
@@ -240,7 +240,7 @@ type System struct {
 	device  int
 }
 
-// NewODSyncSystem checks the configuration. A run submits at most Blocks
+// NewSystem checks the configuration. A run submits at most Blocks
 // device writes per write() call in all (a direct bio only when at least
 // one block goes direct, and each dirtied page is written back once, by
 // whoever gets to it first) and at most one flush per call, so the bounds
@@ -455,7 +455,7 @@ func (st *State) pagesIn(mask uint8, state uint8) uint8 {
 
 // decide is blkdev_write_iter after the direct part (and the fallback):
 // generic_write_sync or not, per variant. The patch's skip and mutant
-// ODSyncSkipSyncOnFallback's are here (see syncs).
+// MutantSkipSyncOnFallback's are here (see syncs).
 func (s *System) decide(n *State, t int, fallback bool) {
 	tk := &n.task[t]
 	if s.cfg.Variant.syncs(fallback) {
@@ -524,7 +524,7 @@ func (s *System) directPart(st State, t int, yield func(explore.Label, State)) {
 			yield(s.label(t, odkDirect, 0, 0), n)
 			continue
 		}
-		// mutant ODSyncDropFUA: the bio is a plain write; dio_bio_write_op
+		// mutant MutantDropFUA: the bio is a plain write; dio_bio_write_op
 		// (block/fops.c) adds REQ_FUA for a dsync iocb.
 		id := s.submit(&n, s.prefix(t, k), s.cfg.Variant.directFUA(), tk.round)
 		nt.pc, nt.wait = odDirectWait, uint8(id)
@@ -548,7 +548,7 @@ func (s *System) bufferedFallback(st State, t int, yield func(explore.Label, Sta
 		n.page[b] = odPage{st: odPageDirty, ver: tk.round}
 	}
 	if s.cfg.Variant.leavesFallbackDirty() {
-		// mutant ODSyncFallbackDirty: no filemap_write_and_wait_range; the
+		// mutant MutantFallbackDirty: no filemap_write_and_wait_range; the
 		// pages are left dirty and the whole count is returned.
 		// direct_write_fallback (fs/libfs.c) writes the range back and
 		// waits for it before returning.
@@ -777,7 +777,7 @@ func (s *System) writeEnded(n *State, id int, ok bool) {
 	}
 }
 
-// ODSyncLoss is the violation: a write() returned a block as written, and
+// Loss is the violation: a write() returned a block as written, and
 // a crash now may leave on it something older than what it returned.
 type Loss struct {
 	Task    string

@@ -52,7 +52,7 @@ func plural(n int, word string) string {
 	return word + "s"
 }
 
-// StandardODSyncConfig is the first bound of the verdict table: two
+// StandardConfig is the first bound of the verdict table: two
 // writers, one write() of two blocks each (so the direct part can be all,
 // a prefix or nothing), EIO on any write or flush, a crash at any point.
 // The writers share the device, its flushes and the mapping's AS_EIO bit.
@@ -60,7 +60,7 @@ func StandardConfig(v Variant, dev spec.Config) Config {
 	return Config{Variant: v, Device: dev, Tasks: 2, Writes: 1, Blocks: 2, Failures: true}
 }
 
-// OverwriteODSyncConfig is the second bound: one writer overwriting its two
+// OverwriteConfig is the second bound: one writer overwriting its two
 // blocks with three write()s in a row, EIO, and the flusher thread writing
 // back dirty pages whenever it likes. A crash must never bring back an
 // older write()'s data.
@@ -68,7 +68,7 @@ func OverwriteConfig(v Variant, dev spec.Config) Config {
 	return Config{Variant: v, Device: dev, Tasks: 1, Writes: 3, Blocks: 2, Failures: true, Writeback: true}
 }
 
-// ODSyncChecks lists the rows of the O_DSYNC table: every variant on every
+// Checks lists the rows of the O_DSYNC table: every variant on every
 // device configuration at both bounds, and the skip-sync-on-fallback
 // mutant without a cache and without EIO, where it is SAFE: the
 // false-positive control showing that its no-cache verdict at the first
@@ -87,8 +87,8 @@ func Checks() []Config {
 	return append(out, c)
 }
 
-// ODSyncProofChecks is a larger bound for the real variants: both writers
-// as in StandardODSyncConfig, plus the flusher thread. A row is 0.7 to 1
+// ProofChecks is a larger bound for the real variants: both writers
+// as in StandardConfig, plus the flusher thread. A row is 0.7 to 1
 // million states, about a second and 0.6 to 0.8 GB of memory.
 func ProofChecks() []Config {
 	var out []Config

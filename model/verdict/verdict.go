@@ -139,7 +139,7 @@ func (v Verdict) Expectation() string {
 	return s
 }
 
-// WriteVerdictTable writes one line per verdict: model, config, bound,
+// WriteTable writes one line per verdict: model, config, bound,
 // verdict, whether it is the expected one, and the search's statistics.
 func WriteTable(w io.Writer, vs []Verdict) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -151,7 +151,7 @@ func WriteTable(w io.Writer, vs []Verdict) error {
 	return tw.Flush()
 }
 
-// VerdictTable writes the verdict table a row at a time, each row as soon
+// Table writes the verdict table a row at a time, each row as soon
 // as its search has ended. Its first column is the row's name (model,
 // config and bound: what `flushproof check -run` matches), as wide as the
 // longest of the names given up front; the other columns have fixed
@@ -163,7 +163,7 @@ type Table struct {
 
 const verdictRowFormat = "%-*s  %-22s  %-22s  %10s  %11s  %5s  %10s  %9s\n"
 
-// NewVerdictTable returns a table for rows with these names.
+// NewTable returns a table for rows with these names.
 func NewTable(w io.Writer, names []string) *Table {
 	t := &Table{w: w, nameWidth: len("MODEL CONFIG BOUND")}
 	for _, n := range names {
@@ -193,7 +193,7 @@ func (t *Table) WriteRow(name string, v Verdict, err error) error {
 	return werr
 }
 
-// VerdictRecord is a row of the verdict table as a JSON object of kind
+// Record is a row of the verdict table as a JSON object of kind
 // "check.row"; docs/cli.md describes every field.
 type Record struct {
 	Kind           string                `json:"kind"`
@@ -213,7 +213,7 @@ type Record struct {
 	Counterexample *CounterexampleRecord `json:"counterexample"` // null unless UNSAFE
 }
 
-// CounterexampleRecord is a violation in a VerdictRecord: its kind, what
+// CounterexampleRecord is a violation in a Record: its kind, what
 // broke, and the path, one step per object.
 type CounterexampleRecord struct {
 	Violation string       `json:"violation"` // safety, deadlock or blocked forever
@@ -229,7 +229,7 @@ type StepRecord struct {
 	Text  string `json:"text"`
 }
 
-// NewVerdictRecord renders the row called name: its verdict, or err, the
+// NewRecord renders the row called name: its verdict, or err, the
 // error or panic that ended its search instead.
 func NewRecord(name string, v Verdict, err error) Record {
 	r := Record{Kind: "check.row", Row: name, Model: v.Model, Config: v.Config, Bound: v.Bound,

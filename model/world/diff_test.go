@@ -253,7 +253,7 @@ func TestWorldMatchesContract(t *testing.T) {
 	})
 }
 
-// FsyncSystem's device: one block per task, a write per round, flushes that
+// flushseq.System's device: one block per task, a write per round, flushes that
 // cover the tasks whose current write had completed at submission. Its
 // crash-relevant state is one bit per task, dur: the task's current write is
 // durable. The contract's equivalent: the block may hold nothing but that

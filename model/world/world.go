@@ -33,9 +33,9 @@ import (
 // land after it), or the initial content while no write to the block is
 // durable. Emulated FUA is treated like native FUA: a write seen without its
 // data-done event promises only itself (spec.Contract, rule 3). Memory is
-// WideMemory: Memory's semantics without its size bounds.
+// memory.Wide: Memory's semantics without its size bounds.
 
-// WorldConfig describes a world.
+// Config describes a world.
 type Config struct {
 	Memory        memory.Model
 	NoCache       bool     // the device has no volatile cache: a completed write is durable
@@ -107,7 +107,7 @@ type Observer interface {
 	Observe(ev Event)
 }
 
-// WorldEvent is one entry of a run's trace.
+// Event is one entry of a run's trace.
 type Event struct {
 	Step  int
 	Kind  ActionKind
@@ -133,7 +133,7 @@ type Milestone interface {
 	String() string
 }
 
-// World is one run of protocol code in the model. Create with NewWorld,
+// World is one run of protocol code in the model. Create with New,
 // then Run.
 type World struct {
 	cfg   Config
@@ -227,7 +227,7 @@ var ErrFlushFailed = errors.New("model world: flush failed (EIO)")
 // errCrashed unwinds a task's coroutine when the machine crashes.
 var errCrashed = errors.New("model world: crashed")
 
-// NewWorld checks the configuration.
+// New checks the configuration.
 func New(cfg Config) (*World, error) {
 	if cfg.Tasks < 1 || cfg.Words < 0 || cfg.Blocks < 0 {
 		return nil, fmt.Errorf("model world: %d tasks, %d words, %d blocks", cfg.Tasks, cfg.Words, cfg.Blocks)
@@ -761,7 +761,7 @@ func (t *Task) Fence() spec.Fence { return worldFence{t} }
 // Device returns the task's handle on the device.
 func (t *Task) Device() *Device { return &Device{t: t} }
 
-// WorldWord is a task's handle on a shared atomic64 word; it implements
+// Word is a task's handle on a shared atomic64 word; it implements
 // spec.Word, and Store (atomic64_set) besides.
 type Word struct {
 	t   *Task
@@ -788,7 +788,7 @@ type worldFence struct{ t *Task }
 
 func (f worldFence) Full() { f.t.call(request{kind: ActFence}) }
 
-// WorldDevice is a task's handle on the device; it implements spec.Device.
+// Device is a task's handle on the device; it implements spec.Device.
 type Device struct{ t *Task }
 
 var _ spec.Device = (*Device)(nil)
