@@ -1,19 +1,29 @@
-// Package model is a world where everything the spec allows can happen:
-// explicit-state, hashable transition systems and a generic exhaustive
-// explorer over them.
+// Package model is the catalog: the one list of protocols that every
+// command reads. Everything else of the model lives in the packages below
+// it; model itself only names them.
 //
-//   - [Device]: a block device with a volatile write cache as an operational
-//     state machine (submit, land, complete, fail, flush, crash), plus test-only
-//     wrong variants ([Bug]) that the checks must catch.
-//   - [Explore]: breadth-first search with a visited set, an invariant, a
-//     deadlock and blocked-forever check, shortest counterexamples, a state
-//     budget and statistics.
-//   - [Timeline]: a counterexample path rendered with one column per actor.
-//   - [device.System]: the device driven by writer and flusher tasks, checked
-//     against spec.Contract after every crash ([device.CheckSound]);
-//     [CompletenessSystem] checks the other direction, every outcome the
-//     contract allows is reachable ([device.CheckComplete]); [device.Check]
-//     runs both and gives a row of `flushproof check`.
-//   - [Explain]: the crash outcomes the device can produce for one given
-//     history, over every landing order (used by rapid and porcupine checks).
+//   - [Protocols]: every protocol in the order of the verdict table, each a
+//     verdict.Protocol with its rows and cost table.
+//   - [Rows]: the verdict table's rows, proof rows on request.
+//   - [Protocol]: one entry by name (`flushproof cost -protocol`).
+//
+// The packages, bottom up (imports flow one way: spec, then the engine,
+// memory, device and world, then the protocols, then this catalog, then
+// cmd):
+//
+//   - explore: the search engine. A System is a hashable transition
+//     system; Explore searches it breadth first (in parallel), keeps every
+//     state once and returns SAFE at a bound, a shortest counterexample,
+//     or UNKNOWN when a budget stopped it. Timeline renders a path.
+//   - memory: SC, x86-TSO and Relaxed as values (Memory, for explicit-state
+//     search) and as a mutable store (Wide, for the model world); Litmus.
+//   - device: the block device as a transition system, checked against
+//     spec.Contract in both directions (the "device" rows).
+//   - world: Go code over the spec interfaces run as coroutines, every call
+//     a scheduling point; its device is differential-tested against
+//     spec.Contract.
+//   - verdict: Verdict, Row, Protocol, Cost, and the table and JSON writers.
+//   - flushseq, odsync, iowq, diocount: one package per protocol: its
+//     variants, system, rows and cost table. A new protocol is a new
+//     package and one line in [Protocols] (docs/architecture.md).
 package model

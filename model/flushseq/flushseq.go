@@ -7,8 +7,7 @@ import (
 	"math/bits"
 )
 
-// The xfs fsync flush-sequence protocol (seed 002_457adfd816453544.txt;
-// DESIGN.md, "The four protocols" (2)) as an explicit-state system.
+// The xfs fsync flush-sequence protocol as an explicit-state system.
 //
 // Each task repeatedly writes its own block, waits for the write to complete
 // and fsyncs it. The patched fsync:

@@ -7,8 +7,7 @@ import (
 	"strings"
 )
 
-// io-wq hashing of O_DIRECT writes (seed 003_37274e66d717bc90.txt;
-// DESIGN.md, "The four protocols" (3)) as an explicit-state system.
+// io-wq hashing of O_DIRECT writes as an explicit-state system.
 //
 // io_uring punts a write it cannot issue without blocking to io-wq. Before
 // the seed, io_prep_async_work (io_uring/io_uring.c) hashed every write to

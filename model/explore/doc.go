@@ -1,0 +1,27 @@
+// Package explore is the search engine: exhaustive, breadth-first search
+// of explicit-state transition systems, with shortest counterexamples.
+//
+// A protocol describes itself as a [System]: initial states, the
+// successors of a state (each with a [Label] that names the step), an
+// invariant (Check), and who is waiting (Waiting, for deadlocks). States
+// are comparable Go values, hashed whole.
+//
+//   - [Explore]: search every reachable state, breadth first, until the
+//     first violation or the end; [Options] bound it (states, memory, a stop
+//     hook), add liveness (actors blocked forever) and set the number of
+//     workers (the result does not depend on it).
+//   - [Result]: Exhausted (SAFE at this bound), Violation (with the
+//     shortest Path), or Stopped (UNKNOWN: why the search was cut short);
+//     [Stats] counts states, transitions and depth. [Result.Diff] compares
+//     two searches of one system.
+//   - [Replay]: follow a counterexample path again from the initial
+//     states; [Timeline] renders a path with one column per actor.
+//   - [Canonicalizer]: an optional symmetry reduction (one representative
+//     per class of equivalent states); counterexamples are rebuilt as real
+//     paths.
+//   - [LabelsDetermine]: check the rule every System must keep: a label
+//     leads to one state.
+//
+// Package exploretest has the helpers a protocol's tests use to check a
+// system against the engine's promises.
+package explore

@@ -1,0 +1,16 @@
+// Package memory models how CPU loads may see stores: sequential
+// consistency, x86-TSO and Relaxed (a view-based model of the Linux kernel
+// memory model), for a few atomic64 words.
+//
+//   - [Model]: SC, TSO or Relaxed; [Models] lists them.
+//   - [Memory]: memory as a comparable value, for explicit-state search: a
+//     load has one result per store it may read ([Memory.Load]); stores,
+//     fences and fully ordered read-modify-writes return the next memory.
+//     The seams a protocol's symmetry reduction needs are methods:
+//     [Memory.Permuted], [Memory.Forget], [Memory.View], [Memory.Live],
+//     [Memory.JoinView], [Memory.SetReaders].
+//   - [Wide]: the same rules as a mutable store without fixed bounds, for
+//     the model world, where the scheduler picks which store a load reads.
+//   - [Litmus]: a two-thread litmus test run to every outcome under each
+//     model.
+package memory
