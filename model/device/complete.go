@@ -153,7 +153,9 @@ func CheckComplete(w Workload, opt explore.Options) (*explore.Result[HistoryClas
 	return explore.Explore[HistoryClass](c, opt), nil
 }
 
-// sequentialOnly: the completeness system interns device states while it
+// SequentialOnly implements explore.Sequential: the completeness system interns device states while it
 // computes successors (c.intern, c.devs), which is not safe for concurrent
 // use, so it is searched by one worker.
 func (c *CompletenessSystem) SequentialOnly() {}
+
+var _ explore.Sequential = (*CompletenessSystem)(nil)

@@ -25,8 +25,8 @@ type Label struct {
 // Explore may call Next, Check, Waiting (and Canonical) from several
 // goroutines at once (Options.Workers), so they must not modify shared
 // data. A system that does (one that interns values while it computes
-// successors, say) must be searched with Options.Workers = 1; in this
-// package, such a system implements sequentialSystem instead.
+// successors, say) implements Sequential, and Explore then searches it
+// with one worker.
 type System[S comparable] interface {
 	// Actors names the columns of a counterexample timeline (tasks, device...).
 	Actors() []string
@@ -105,10 +105,10 @@ const (
 // rarely enough to cost nothing measurable.
 const pollStates = 4096
 
-// sequentialSystem is implemented by systems whose methods must not be
-// called from several goroutines at once; Explore then ignores
-// Options.Workers.
-type sequentialSystem interface{ SequentialOnly() }
+// Sequential is implemented by systems whose methods must not be called
+// from several goroutines at once; Explore then ignores Options.Workers
+// and searches with one worker (with the same result).
+type Sequential interface{ SequentialOnly() }
 
 // Stats describe a search.
 type Stats struct {
@@ -301,7 +301,7 @@ func Explore[S comparable](sys System[S], opt Options) *Result[S] {
 	if e.parallelMin <= 0 {
 		e.parallelMin = defaultParallelMinLevel
 	}
-	if _, ok := sys.(sequentialSystem); ok {
+	if _, ok := sys.(Sequential); ok {
 		e.workers = 1
 	}
 	return e.run()
