@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flushproof/flushproof/internal/flagcheck"
+
 	"github.com/flushproof/flushproof/model"
 	"github.com/flushproof/flushproof/model/explore"
 	"github.com/flushproof/flushproof/model/verdict"
@@ -46,7 +48,7 @@ flags:
 	if code := parseFlags(fs, args, stderr); code >= 0 {
 		return code
 	}
-	if code := usageError(stderr, "check", intIn("max-states", *maxStates, 0, math.MaxInt32)); code >= 0 {
+	if code := usageError(stderr, "check", flagcheck.IntIn("max-states", *maxStates, 0, math.MaxInt32)); code >= 0 {
 		return code
 	}
 	var filter *regexp.Regexp

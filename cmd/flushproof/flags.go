@@ -6,8 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
-	"time"
 )
 
 // parseFlags parses args into fs and checks that nothing is left over. It
@@ -25,35 +23,6 @@ func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) int {
 		return exitUsage
 	}
 	return -1
-}
-
-// intIn checks that -name is an integer from lo to hi.
-func intIn(name string, v, lo, hi int) error {
-	if v < lo || v > hi {
-		return fmt.Errorf("-%s must be an integer from %d to %d, got %d", name, lo, hi, v)
-	}
-	return nil
-}
-
-// durationIn checks that -name is a duration in (lo, hi], or [lo, hi]
-// when closed.
-func durationIn(name string, v, lo, hi time.Duration, closed bool) error {
-	if v < lo || v > hi || !closed && v == lo {
-		open := "("
-		if closed {
-			open = "["
-		}
-		return fmt.Errorf("-%s must be a duration in %s%v, %v], got %v", name, open, lo, hi, v)
-	}
-	return nil
-}
-
-// fractionIn checks that -name is a finite number from 0 to 1.
-func fractionIn(name string, v float64) error {
-	if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || v > 1 {
-		return fmt.Errorf("-%s must be a number from 0 to 1, got %v", name, v)
-	}
-	return nil
 }
 
 // usageError prints the first of errs as a usage error of command cmd and

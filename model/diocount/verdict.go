@@ -130,10 +130,7 @@ func Checks() []Config {
 // Check explores one configuration exhaustively.
 func Check(c Config, opt explore.Options) (verdict.Verdict, error) {
 	sys, err := NewSystem(c)
-	if err != nil {
-		return verdict.Verdict{}, err
-	}
-	return verdict.FromResult(c.Row(), explore.Explore[State](sys, opt)), nil
+	return verdict.Explore[State](c.Row(), sys, err, opt)
 }
 
 // Row is the configuration's row of the verdict table:
@@ -144,10 +141,4 @@ func (c Config) Row() verdict.Row {
 }
 
 // Rows are the protocol's rows of the verdict table, one per Checks entry.
-func Rows() []verdict.Row {
-	var out []verdict.Row
-	for _, c := range Checks() {
-		out = append(out, c.Row())
-	}
-	return out
-}
+func Rows() []verdict.Row { return verdict.Rows(Checks(), nil) }

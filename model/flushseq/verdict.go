@@ -84,10 +84,7 @@ func Checks() []Config {
 // Check explores one configuration exhaustively.
 func Check(c Config, opt explore.Options) (verdict.Verdict, error) {
 	sys, err := NewSystem(c)
-	if err != nil {
-		return verdict.Verdict{}, err
-	}
-	return verdict.FromResult(c.Row(), explore.Explore[State](sys, opt)), nil
+	return verdict.Explore[State](c.Row(), sys, err, opt)
 }
 
 // Row is the configuration's row of the verdict table.
@@ -98,18 +95,7 @@ func (c Config) Row() verdict.Row {
 
 // Rows are the protocol's rows of the verdict table: Checks, then
 // ProofChecks marked Proof.
-func Rows() []verdict.Row {
-	var out []verdict.Row
-	for _, c := range Checks() {
-		out = append(out, c.Row())
-	}
-	for _, c := range ProofChecks() {
-		r := c.Row()
-		r.Proof = true
-		out = append(out, r)
-	}
-	return out
-}
+func Rows() []verdict.Row { return verdict.Rows(Checks(), ProofChecks()) }
 
 // ProofChecks are the rows of the bound that counts as a proof for
 // small systems (issue: 3 tasks x 2 fsyncs, one block per task, device

@@ -105,10 +105,7 @@ func ProofChecks() []Config {
 // Check explores one scenario exhaustively.
 func Check(c Config, opt explore.Options) (verdict.Verdict, error) {
 	sys, err := NewSystem(c)
-	if err != nil {
-		return verdict.Verdict{}, err
-	}
-	return verdict.FromResult(c.Row(), explore.Explore[State](sys, opt)), nil
+	return verdict.Explore[State](c.Row(), sys, err, opt)
 }
 
 // Row is the scenario's row of the verdict table.
@@ -119,15 +116,4 @@ func (c Config) Row() verdict.Row {
 
 // Rows are the protocol's rows of the verdict table: Checks, then
 // ProofChecks marked Proof.
-func Rows() []verdict.Row {
-	var out []verdict.Row
-	for _, c := range Checks() {
-		out = append(out, c.Row())
-	}
-	for _, c := range ProofChecks() {
-		r := c.Row()
-		r.Proof = true
-		out = append(out, r)
-	}
-	return out
-}
+func Rows() []verdict.Row { return verdict.Rows(Checks(), ProofChecks()) }

@@ -272,3 +272,28 @@ type Protocol struct {
 	// Cost is the protocol's cost table; nil if it has none.
 	Cost *Cost
 }
+
+// Explore is the verdict of a row that one exhaustive search decides: the
+// search of sys (built by the protocol's constructor, which returned err)
+// with opt.
+func Explore[S comparable](row Row, sys explore.System[S], err error, opt explore.Options) (Verdict, error) {
+	if err != nil {
+		return Verdict{}, err
+	}
+	return FromResult(row, explore.Explore(sys, opt)), nil
+}
+
+// Rows lists the rows of a protocol's configurations: those of checks,
+// then those of proof marked Proof.
+func Rows[C interface{ Row() Row }](checks, proof []C) []Row {
+	var out []Row
+	for _, c := range checks {
+		out = append(out, c.Row())
+	}
+	for _, c := range proof {
+		r := c.Row()
+		r.Proof = true
+		out = append(out, r)
+	}
+	return out
+}
