@@ -52,7 +52,7 @@ func CostOf(v Variant, k Kind) (Cost, error) {
 			if stepErr != nil {
 				return
 			}
-			delta := int(t.mem.Newest(dcLocCount)) - int(s.mem.Newest(dcLocCount))
+			delta := int(t.mem.Newest(locCount)) - int(s.mem.Newest(locCount))
 			if want := Op(l.Kind).CounterRMW(); delta != want {
 				stepErr = fmt.Errorf("step %q changes i_dio_count by %d, its op says %d", sys.Describe(l), delta, want)
 				return
@@ -69,7 +69,7 @@ func CostOf(v Variant, k Kind) (Cost, error) {
 		if stepErr != nil || steps > 0 {
 			return stepErr
 		}
-		if !sys.Done(s) || s.mem.Newest(dcLocCount) != 0 {
+		if !sys.Done(s) || s.mem.Newest(locCount) != 0 {
 			return fmt.Errorf("a schedule stops before the direct write is done")
 		}
 		cost.Paths++

@@ -10,9 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// dcExplore explores a configuration to the end and calls visit for every
+// exploreAll explores a configuration to the end and calls visit for every
 // reachable state and each of its transitions.
-func dcExplore(t *testing.T, c Config, visit func(s State, l explore.Label, next State)) *explore.Result[State] {
+func exploreAll(t *testing.T, c Config, visit func(s State, l explore.Label, next State)) *explore.Result[State] {
 	t.Helper()
 	sys, err := NewSystem(c)
 	require.NoError(t, err)
@@ -47,7 +47,7 @@ func TestDIOCountStaleReadsNeverZero(t *testing.T) {
 	} {
 		c := StandardConfig(tc.V, tc.m, DAX, AIO)
 		var stale, staleZero bool
-		dcExplore(t, c, func(_ State, l explore.Label, _ State) {
+		exploreAll(t, c, func(_ State, l explore.Label, _ State) {
 			if Op(l.Kind) == OpWaitRead && int(l.ID) != int(int16(l.Arg)) {
 				stale = true
 				staleZero = staleZero || l.Arg == 0
@@ -69,14 +69,14 @@ func TestDIOCountSafeRowsRace(t *testing.T) {
 		sys, err := NewSystem(c)
 		require.NoError(t, err)
 		found := false
-		dcExplore(t, c, func(s State, _ explore.Label, _ State) {
-			found = found || (s.trunc == dcTSleep && pred(sys, s))
+		exploreAll(t, c, func(s State, _ explore.Label, _ State) {
+			found = found || (s.trunc == truncSleep && pred(sys, s))
 		})
 		return found
 	}
 	syncBioOnCallerCount := func(sys *System, s State) bool {
 		for w := 0; w < sys.n; w++ {
-			if sys.op(s, w) == opWaitBio && s.mem.Newest(dcLocCount) == 1 {
+			if sys.op(s, w) == opWaitBio && s.mem.Newest(locCount) == 1 {
 				return true
 			}
 		}
@@ -122,7 +122,7 @@ func TestDIOCountEveryStepReachable(t *testing.T) {
 	for _, c := range Checks() {
 		sys, err := NewSystem(c)
 		require.NoError(t, err)
-		dcExplore(t, c, func(_ State, l explore.Label, _ State) {
+		exploreAll(t, c, func(_ State, l explore.Label, _ State) {
 			op := Op(l.Kind)
 			if !seen[op] {
 				seen[op] = true
@@ -189,12 +189,12 @@ func TestDIOCountCheckCatchesLeaks(t *testing.T) {
 	require.NoError(t, err)
 	s := sys.Init()[0]
 	require.NoError(t, sys.Check(s))
-	s.trunc, s.w[0].pc = dcTDone, uint8(len(sys.prog[0]))
+	s.trunc, s.w[0].pc = truncDone, uint8(len(sys.prog[0]))
 	require.NoError(t, sys.Check(s))
-	_, leaked := dcRMW(s.mem, 0, 1)
+	_, leaked := counterRMW(s.mem, 0, 1)
 	s.mem = leaked
 	assert.ErrorContains(t, sys.Check(s), "without its inode_dio_end")
-	_, s.mem = dcRMW(sys.Init()[0].mem, 0, -1)
+	_, s.mem = counterRMW(sys.Init()[0].mem, 0, -1)
 	assert.ErrorContains(t, sys.Check(s), "without its inode_dio_begin")
 }
 

@@ -14,14 +14,14 @@ import (
 // lock) and then truncate's keep old stores alive.
 
 const (
-	dcLocCount    = 0                     // i_dio_count
-	dcMutexThread = memory.MaxThreads - 1 // i_mutex
+	locCount    = 0                     // i_dio_count
+	mutexThread = memory.MaxThreads - 1 // i_mutex
 )
 
-// dcRMW is inode_dio_begin (delta +1: atomic_inc, unordered) or
+// counterRMW is inode_dio_begin (delta +1: atomic_inc, unordered) or
 // inode_dio_end (delta -1: atomic_dec_and_test, fully ordered) by thread t.
 // Under TSO both are locked instructions, which drain the store buffer.
-func dcRMW(m memory.Memory, t int, delta int64) (int64, memory.Memory) {
+func counterRMW(m memory.Memory, t int, delta int64) (int64, memory.Memory) {
 	ordered := delta < 0
 	if ordered {
 		m = m.Fence(t)
@@ -29,8 +29,8 @@ func dcRMW(m memory.Memory, t int, delta int64) (int64, memory.Memory) {
 	if m.Model() == memory.TSO {
 		m = m.Drain(t)
 	}
-	v := int64(m.Newest(dcLocCount)) + delta
-	m, err := m.StoreVisible(t, dcLocCount, v) // Relaxed: appended, and t's view moves to it
+	v := int64(m.Newest(locCount)) + delta
+	m, err := m.StoreVisible(t, locCount, v) // Relaxed: appended, and t's view moves to it
 	if err != nil {
 		panic(fmt.Sprintf("diocount model: %v (raise the memory bounds)", err))
 	}
@@ -46,19 +46,19 @@ func (s *System) release(m memory.Memory, t int) memory.Memory {
 	if s.unorderedLock {
 		return m
 	}
-	m.JoinView(dcMutexThread, t, dcLocCount)
+	m.JoinView(mutexThread, t, locCount)
 	return m
 }
 
-// dcAcquire is inode_lock by thread t: t's view of the counter rises to
+// acquire is inode_lock by thread t: t's view of the counter rises to
 // i_mutex's.
-func dcAcquire(m memory.Memory, t int) memory.Memory {
-	m.JoinView(t, dcMutexThread, dcLocCount)
+func acquire(m memory.Memory, t int) memory.Memory {
+	m.JoinView(t, mutexThread, locCount)
 	return m
 }
 
-// dcReaders sets who may still read the counter with a plain load.
-func dcReaders(m memory.Memory, threads uint8) memory.Memory {
-	m.SetReaders(dcLocCount, threads)
+// withReaders sets who may still read the counter with a plain load.
+func withReaders(m memory.Memory, threads uint8) memory.Memory {
+	m.SetReaders(locCount, threads)
 	return m
 }

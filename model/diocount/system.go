@@ -12,19 +12,19 @@ import (
 
 // Truncate's program counter.
 const (
-	dcTLock uint8 = iota
-	dcTRead
-	dcTPrepare
-	dcTSleep
-	dcTFree
-	dcTDone
+	truncLock uint8 = iota
+	truncRead
+	truncPrepare
+	truncSleep
+	truncFree
+	truncDone
 )
 
-// dcMaxWriters: writers, truncate, the device and i_mutex share Memory's
+// maxWriters: writers, truncate, the device and i_mutex share Memory's
 // threads.
-const dcMaxWriters = 5
+const maxWriters = 5
 
-type dcWriter struct {
+type writer struct {
 	pc     uint8 // index into the writer's program; len(program): finished
 	io     uint8 // direct writes started
 	queued uint8 // AIO bios submitted that have not landed
@@ -34,7 +34,7 @@ type dcWriter struct {
 // State is a state of System; comparable.
 type State struct {
 	mem    memory.Memory
-	w      [dcMaxWriters]dcWriter
+	w      [maxWriters]writer
 	trunc  uint8 // truncate's program counter
 	holder uint8 // i_mutex: 0 free, else actor+1
 	freed  bool  // truncate freed the writers' disk blocks
@@ -45,7 +45,7 @@ type State struct {
 type System struct {
 	cfg    Config
 	n      int // writers
-	prog   [dcMaxWriters][]Op
+	prog   [maxWriters][]Op
 	actors []string
 
 	// unorderedLock (tests only) makes inode_unlock publish nothing under
@@ -56,8 +56,8 @@ type System struct {
 
 // NewSystem checks the configuration.
 func NewSystem(cfg Config) (*System, error) {
-	if len(cfg.Writers) < 1 || len(cfg.Writers) > dcMaxWriters {
-		return nil, fmt.Errorf("diocount model: %d writers, want 1 to %d", len(cfg.Writers), dcMaxWriters)
+	if len(cfg.Writers) < 1 || len(cfg.Writers) > maxWriters {
+		return nil, fmt.Errorf("diocount model: %d writers, want 1 to %d", len(cfg.Writers), maxWriters)
 	}
 	if cfg.IOs < 1 || cfg.IOs > 100 {
 		return nil, fmt.Errorf("diocount model: %d direct writes per writer, want 1 to 100", cfg.IOs)
@@ -197,11 +197,11 @@ func (s *System) Actors() []string { return s.actors }
 // Init implements System.
 func (s *System) Init() []State {
 	var readers [memory.MaxLocations]uint8
-	st := State{trunc: dcTLock}
+	st := State{trunc: truncLock}
 	if s.cfg.NoTruncate {
-		st.trunc = dcTDone
+		st.trunc = truncDone
 	} else {
-		readers[dcLocCount] = 1 << dcMutexThread // until truncate takes i_mutex
+		readers[locCount] = 1 << mutexThread // until truncate takes i_mutex
 	}
 	st.mem = memory.New(s.cfg.Memory, readers)
 	return []State{st}
@@ -221,7 +221,7 @@ func (s *System) Waiting(st State) uint64 {
 			wait |= 1 << w
 		}
 	}
-	if (st.trunc == dcTLock && (st.holder != 0 || s.started(st) < s.cfg.TruncateAfter)) || st.trunc == dcTSleep {
+	if (st.trunc == truncLock && (st.holder != 0 || s.started(st) < s.cfg.TruncateAfter)) || st.trunc == truncSleep {
 		wait |= 1 << s.truncActor()
 	}
 	return wait
@@ -233,7 +233,7 @@ func (s *System) Check(st State) error {
 		w := int(st.bad - 1)
 		return fmt.Errorf("%s's %v write landed in d%d after truncate freed d%d", s.actors[w], s.cfg.Writers[w], w, w)
 	}
-	count := st.mem.Newest(dcLocCount)
+	count := st.mem.Newest(locCount)
 	if count < 0 {
 		return fmt.Errorf("i_dio_count is %d: an inode_dio_end without its inode_dio_begin", count)
 	}
@@ -254,7 +254,7 @@ func (s *System) started(st State) int {
 
 // Done reports whether every task finished and no bio is in flight.
 func (s *System) Done(st State) bool {
-	if st.trunc != dcTDone {
+	if st.trunc != truncDone {
 		return false
 	}
 	for w := 0; w < s.n; w++ {
@@ -285,7 +285,7 @@ func (s *System) Next(st State, yield func(explore.Label, State)) {
 	s.deviceSteps(st, yield)
 }
 
-func dcLabel(actor int, op Op, id, arg int) explore.Label {
+func label(actor int, op Op, id, arg int) explore.Label {
 	return explore.Label{Actor: uint8(actor), Kind: uint8(op), ID: uint16(id), Arg: uint16(int16(arg))}
 }
 
@@ -325,23 +325,23 @@ func (s *System) writerSteps(st State, w int, yield func(explore.Label, State)) 
 			return
 		}
 		n.w[w].io++
-		n.mem = dcAcquire(n.mem, w)
+		n.mem = acquire(n.mem, w)
 		if st.freed {
 			n.mem = s.release(n.mem, w)
 			s.endIO(&n, w)
-			yield(dcLabel(w, OpBeyondEOF, int(n.w[w].io), 0), n)
+			yield(label(w, OpBeyondEOF, int(n.w[w].io), 0), n)
 			return
 		}
 		n.holder = uint8(w + 1)
-		yield(dcLabel(w, OpLock, int(n.w[w].io), 0), n)
+		yield(label(w, OpLock, int(n.w[w].io), 0), n)
 	case OpCallerBegin, OpCalleeBegin, OpCalleeEnd, OpCallerEnd:
 		var v int64
-		v, n.mem = dcRMW(st.mem, w, int64(op.CounterRMW()))
-		yield(dcLabel(w, op, 0, int(v)), n)
+		v, n.mem = counterRMW(st.mem, w, int64(op.CounterRMW()))
+		yield(label(w, op, 0, int(v)), n)
 	case OpUnlock:
 		n.holder = 0
 		n.mem = s.release(n.mem, w)
-		yield(dcLabel(w, op, 0, 0), n)
+		yield(label(w, op, 0, 0), n)
 	case OpMap:
 		if st.freed {
 			// The block is a hole now: nothing is written (the direct
@@ -349,33 +349,33 @@ func (s *System) writerSteps(st State, w int, yield func(explore.Label, State)) 
 			// dio_complete runs in the submitter.
 			n.w[w].pc = st.w[w].pc
 			s.jump(&n, w, OpCalleeEnd, OpCallerEnd)
-			yield(dcLabel(w, op, 0, 1), n)
+			yield(label(w, op, 0, 1), n)
 			return
 		}
-		yield(dcLabel(w, op, 0, 0), n)
+		yield(label(w, op, 0, 0), n)
 	case OpDAXStore:
 		if st.freed {
 			n.bad = uint8(w + 1)
 		}
-		yield(dcLabel(w, op, 0, 0), n)
+		yield(label(w, op, 0, 0), n)
 	case OpSubmit:
 		if s.cfg.Writers[w] == AIO {
 			n.w[w].queued++
 			s.jump(&n, w, OpCallerEnd) // -EIOCBQUEUED: dio_complete ends the callee's count later
 		}
-		yield(dcLabel(w, op, 0, 0), n)
+		yield(label(w, op, 0, 0), n)
 	case OpRelock:
 		if st.holder != 0 {
 			return
 		}
-		n.mem = s.release(dcAcquire(n.mem, w), w)
+		n.mem = s.release(acquire(n.mem, w), w)
 		s.endIO(&n, w)
-		yield(dcLabel(w, op, 0, 0), n)
+		yield(label(w, op, 0, 0), n)
 	case OpUnlockEnd:
 		n.holder = 0
 		n.mem = s.release(n.mem, w)
 		s.endIO(&n, w)
-		yield(dcLabel(w, op, 0, 0), n)
+		yield(label(w, op, 0, 0), n)
 	default:
 		panic(fmt.Sprintf("diocount model: writer %d at unknown op %d", w, op))
 	}
@@ -385,43 +385,43 @@ func (s *System) truncateSteps(st State, yield func(explore.Label, State)) {
 	t := s.truncActor()
 	n := st
 	switch st.trunc {
-	case dcTLock:
+	case truncLock:
 		if st.holder != 0 || s.started(st) < s.cfg.TruncateAfter {
 			return
 		}
 		n.holder = uint8(t + 1)
-		n.mem = dcReaders(dcAcquire(st.mem, t), 1<<t)
-		n.trunc = dcTRead
-		yield(dcLabel(t, OpTruncLock, 0, 0), n)
-	case dcTRead:
-		newest := int(st.mem.Newest(dcLocCount))
-		for _, r := range st.mem.Load(t, dcLocCount) {
-			n.mem, n.trunc = r.Mem, dcTPrepare
+		n.mem = withReaders(acquire(st.mem, t), 1<<t)
+		n.trunc = truncRead
+		yield(label(t, OpTruncLock, 0, 0), n)
+	case truncRead:
+		newest := int(st.mem.Newest(locCount))
+		for _, r := range st.mem.Load(t, locCount) {
+			n.mem, n.trunc = r.Mem, truncPrepare
 			if r.Val == 0 {
-				n.trunc = dcTFree
+				n.trunc = truncFree
 			}
-			yield(dcLabel(t, OpWaitRead, newest, int(r.Val)), n)
+			yield(label(t, OpWaitRead, newest, int(r.Val)), n)
 		}
-	case dcTPrepare:
-		v, m := st.mem.Fence(t).LoadNewest(t, dcLocCount)
-		n.mem, n.trunc = m, dcTSleep
+	case truncPrepare:
+		v, m := st.mem.Fence(t).LoadNewest(t, locCount)
+		n.mem, n.trunc = m, truncSleep
 		if v == 0 {
-			n.trunc = dcTFree
+			n.trunc = truncFree
 		}
-		yield(dcLabel(t, OpWaitPrepare, 0, int(v)), n)
-	case dcTSleep:
-		if st.mem.Newest(dcLocCount) != 0 {
+		yield(label(t, OpWaitPrepare, 0, int(v)), n)
+	case truncSleep:
+		if st.mem.Newest(locCount) != 0 {
 			return // asleep until the inode_dio_end that reaches 0 wakes it
 		}
-		_, n.mem = st.mem.Fence(t).LoadNewest(t, dcLocCount)
-		n.trunc = dcTFree
-		yield(dcLabel(t, OpWaitWoken, 0, 0), n)
-	case dcTFree:
+		_, n.mem = st.mem.Fence(t).LoadNewest(t, locCount)
+		n.trunc = truncFree
+		yield(label(t, OpWaitWoken, 0, 0), n)
+	case truncFree:
 		n.freed = true
 		n.holder = 0
-		n.mem = dcReaders(s.release(st.mem, t), 0) // nobody reads the counter any more
-		n.trunc = dcTDone
-		yield(dcLabel(t, OpTruncFree, 0, 0), n)
+		n.mem = withReaders(s.release(st.mem, t), 0) // nobody reads the counter any more
+		n.trunc = truncDone
+		yield(label(t, OpTruncFree, 0, 0), n)
 	}
 }
 
@@ -435,7 +435,7 @@ func (s *System) deviceSteps(st State, yield func(explore.Label, State)) {
 			if st.freed {
 				n.bad = uint8(w + 1)
 			}
-			yield(dcLabel(d, OpBioLands, w, 0), n)
+			yield(label(d, OpBioLands, w, 0), n)
 		}
 		if wr.queued > 0 {
 			n := st
@@ -448,14 +448,14 @@ func (s *System) deviceSteps(st State, yield func(explore.Label, State)) {
 				// MutantSkipAsync: no callee count, none to end).
 				n.w[w].landed++
 			}
-			yield(dcLabel(d, OpBioLands, w, 1), n)
+			yield(label(d, OpBioLands, w, 1), n)
 		}
 		if wr.landed > 0 {
 			n := st
 			n.w[w].landed--
 			var v int64
-			v, n.mem = dcRMW(st.mem, d, -1)
-			yield(dcLabel(d, OpAIOComplete, w, int(v)), n)
+			v, n.mem = counterRMW(st.mem, d, -1)
+			yield(label(d, OpAIOComplete, w, int(v)), n)
 		}
 	}
 }

@@ -124,7 +124,7 @@ const (
 	pcDrain       // group commit: wait until no flush numbered <= S is in flight
 )
 
-type fsTask struct {
+type task struct {
 	pc, round       uint8 // round: fsyncs started
 	s, seq, C, wait int8
 	logWait         int8 // task+1 whose flush writes the iclog this task waits for (0: not yet submitted)
@@ -132,7 +132,7 @@ type fsTask struct {
 	drained         bool // group commit: waited for the earlier flushes this round
 }
 
-type fsFlush struct {
+type flushState struct {
 	st    uint8 // 0 none, 1 in flight, 2 completed, 3 failed
 	cover uint8 // tasks whose current write it covers
 	seq   int8
@@ -141,10 +141,10 @@ type fsFlush struct {
 // State is a state of System; comparable.
 type State struct {
 	mem   memory.Memory
-	task  [maxFsTasks]fsTask
+	task  [maxFsTasks]task
 	wst   [maxFsTasks]uint8 // current write: 0 none, 1 in flight, 2 completed
 	dur   uint8             // tasks whose current write is durable
-	flush [maxFsTasks]fsFlush
+	flush [maxFsTasks]flushState
 	lost  int8 // task+1 whose fsync returned 0 with its write not durable
 }
 
@@ -742,7 +742,7 @@ func (s *System) submitFlush(st State, t int, yield func(explore.Label, State)) 
 			completed |= 1 << u
 		}
 	}
-	n.flush[t] = fsFlush{st: 1, cover: completed, seq: tk.seq}
+	n.flush[t] = flushState{st: 1, cover: completed, seq: tk.seq}
 	for j := 0; j < s.cfg.Tasks; j++ {
 		if j != t && n.task[j].pc == pcLogWait && n.task[j].logWait == 0 {
 			n.task[j].logWait = int8(t + 1) // this flush writes the iclog j waits for

@@ -54,13 +54,13 @@ const (
 	MutantXFSNoDIOWait
 )
 
-var iowqFSNames = map[FS]string{
+var fsNames = map[FS]string{
 	XFS: "xfs", Ext4: "ext4", NoFlag: "noflag",
 	MutantExt4Unwritten2011: "mutant-ext4-2011-shared-unwritten", MutantXFSNoDIOWait: "mutant-xfs-no-dio-wait",
 }
 
 func (f FS) String() string {
-	if s, ok := iowqFSNames[f]; ok {
+	if s, ok := fsNames[f]; ok {
 		return s
 	}
 	return fmt.Sprintf("IOWQFS(%d)", uint8(f))
@@ -80,23 +80,23 @@ func (f FS) Mutant() bool { return f == MutantExt4Unwritten2011 || f == MutantXF
 // workers.
 func (f FS) ParallelDIO() bool { return f != NoFlag }
 
-// iowqPath is the locking path of one write (a bit set).
-type iowqPath uint8
+// lockPath is the locking path of one write (a bit set).
+type lockPath uint8
 
 const (
-	iowqPathExcl          iowqPath = 1 << iota // i_rwsem exclusive
-	iowqPathDrain                              // inode_dio_wait after taking it
-	iowqPathWait                               // wait for its own completion before unlocking
-	iowqPathOverwriteOnly                      // IOMAP_DIO_OVERWRITE_ONLY: -EAGAIN if the block is not written
-	iowqPathDemote                             // exclusive for the checks only, demoted to shared before the I/O
-	iowqPathRetry                              // retrying exclusive after -EAGAIN
+	pathExcl          lockPath = 1 << iota // i_rwsem exclusive
+	pathDrain                              // inode_dio_wait after taking it
+	pathWait                               // wait for its own completion before unlocking
+	pathOverwriteOnly                      // IOMAP_DIO_OVERWRITE_ONLY: -EAGAIN if the block is not written
+	pathDemote                             // exclusive for the checks only, demoted to shared before the I/O
+	pathRetry                              // retrying exclusive after -EAGAIN
 )
 
 // path decides how write wr locks when it takes i_rwsem in st. retry is set
 // after an -EAGAIN from IOMAP_DIO_OVERWRITE_ONLY.
-func (c Config) path(wr Write, st State, retry bool) iowqPath {
-	pos := iowqSectorsPerBlock * wr.Block
-	end := pos + iowqSectorsPerBlock
+func (c Config) path(wr Write, st State, retry bool) lockPath {
+	pos := sectorsPerBlock * wr.Block
+	end := pos + sectorsPerBlock
 	if !wr.Aligned {
 		pos += wr.Sector
 		end = pos + 1
@@ -105,21 +105,21 @@ func (c Config) path(wr Write, st State, retry bool) iowqPath {
 	bb := uint8(1) << wr.Block
 	written, allocated := st.written&bb != 0, st.alloc&bb != 0
 
-	var p iowqPath
+	var p lockPath
 	switch c.FS {
 	case XFS, MutantXFSNoDIOWait:
 		switch {
 		case wr.Aligned && pos > isize:
-			p = iowqPathExcl | iowqPathDrain | iowqPathDemote
+			p = pathExcl | pathDrain | pathDemote
 		case wr.Aligned:
 			p = 0
 		case retry || pos > isize || end >= isize:
-			p = iowqPathExcl | iowqPathDrain | iowqPathWait
+			p = pathExcl | pathDrain | pathWait
 		default:
-			p = iowqPathOverwriteOnly
+			p = pathOverwriteOnly
 		}
 		if c.FS == MutantXFSNoDIOWait {
-			p &^= iowqPathDrain
+			p &^= pathDrain
 		}
 	case Ext4, MutantExt4Unwritten2011, NoFlag:
 		extend := end > isize
@@ -133,17 +133,17 @@ func (c Config) path(wr Write, st State, retry bool) iowqPath {
 			shared = false
 		}
 		if !shared {
-			p = iowqPathExcl
+			p = pathExcl
 			if !wr.Aligned || extend {
-				p |= iowqPathWait
+				p |= pathWait
 			}
 			if !wr.Aligned && (!overwrite || !written) {
-				p |= iowqPathDrain
+				p |= pathDrain
 			}
 		}
 	}
 	if c.SyncDIO {
-		p |= iowqPathWait
+		p |= pathWait
 	}
 	return p
 }

@@ -51,15 +51,15 @@ func (s *System) Events(path []explore.Label) []Event {
 	for i, l := range path {
 		step := i + 1
 		switch l.Kind {
-		case iowqKPick:
+		case kPick:
 			w := s.info(int(l.ID))
 			out = append(out, Event{Step: step, Client: w.worker, Kind: WriteCall, ID: int(l.ID), Sectors: w.sectors, Value: int(l.ID)})
-		case iowqKEndIO:
+		case kEndIO:
 			w := s.info(int(l.ID))
 			out = append(out, Event{Step: step, Client: w.worker, Kind: WriteReturn, ID: int(l.ID), Sectors: w.sectors, Value: int(l.ID)})
-		case iowqKReadLock:
+		case kReadLock:
 			out = append(out, Event{Step: step, Client: s.reader, Kind: ReadCall, ID: int(l.ID) + 1, Sectors: 1 << (l.Arg & 0xff)})
-		case iowqKRead:
+		case kRead:
 			out = append(out, Event{Step: step, Client: s.reader, Kind: ReadReturn, ID: int(l.ID) + 1, Sectors: 1 << (l.Arg & 0xff), Value: int(l.Arg >> 8)})
 		}
 	}

@@ -69,13 +69,13 @@ import (
 const Stale = 0xff
 
 const (
-	iowqSectorsPerBlock = 2
-	iowqMaxBlocks       = 4
-	iowqMaxSectors      = iowqMaxBlocks * iowqSectorsPerBlock
-	iowqMaxWorkers      = 8
-	iowqMaxWrites       = 16
-	iowqMaxReads        = 8
-	iowqReaderSlot      = iowqMaxWorkers // the reader's index in pc, op and the lock masks
+	sectorsPerBlock = 2
+	maxBlocks       = 4
+	maxSectors      = maxBlocks * sectorsPerBlock
+	maxWorkers      = 8
+	maxWrites       = 16
+	maxReads        = 8
+	readerSlot      = maxWorkers // the reader's index in pc, op and the lock masks
 )
 
 // Submit is how io_uring hands a file's direct writes to io-wq.
@@ -113,16 +113,16 @@ type Write struct {
 // sectors returns the file sectors the write covers (bit s = sector s).
 func (w Write) sectors() uint8 {
 	if w.Aligned {
-		return 3 << (iowqSectorsPerBlock * w.Block)
+		return 3 << (sectorsPerBlock * w.Block)
 	}
-	return 1 << (iowqSectorsPerBlock*w.Block + w.Sector)
+	return 1 << (sectorsPerBlock*w.Block + w.Sector)
 }
 
 func (w Write) String() string {
 	if w.Aligned {
 		return fmt.Sprintf("b%d", w.Block)
 	}
-	return fmt.Sprintf("s%d", iowqSectorsPerBlock*w.Block+w.Sector)
+	return fmt.Sprintf("s%d", sectorsPerBlock*w.Block+w.Sector)
 }
 
 // Config is one bounded scenario.
@@ -156,42 +156,42 @@ func (c Config) validate() error {
 	if c.Submit != Hashed && c.Submit != Unhashed {
 		return fmt.Errorf("iowq model: unknown submission %d", c.Submit)
 	}
-	if _, ok := iowqFSNames[c.FS]; !ok {
+	if _, ok := fsNames[c.FS]; !ok {
 		return fmt.Errorf("iowq model: unknown file system %d", c.FS)
 	}
 	nb := len(c.Layout)
-	if nb < 1 || nb > iowqMaxBlocks {
-		return fmt.Errorf("iowq model: layout %q: want 1 to %d blocks", c.Layout, iowqMaxBlocks)
+	if nb < 1 || nb > maxBlocks {
+		return fmt.Errorf("iowq model: layout %q: want 1 to %d blocks", c.Layout, maxBlocks)
 	}
-	if c.Size < 0 || c.Size > nb*iowqSectorsPerBlock || c.Size%iowqSectorsPerBlock != 0 {
+	if c.Size < 0 || c.Size > nb*sectorsPerBlock || c.Size%sectorsPerBlock != 0 {
 		return fmt.Errorf("iowq model: i_size %d sectors: want a whole number of blocks within the layout %q", c.Size, c.Layout)
 	}
 	for b, l := range c.Layout {
 		switch {
 		case l != 'W' && l != 'U' && l != 'H':
 			return fmt.Errorf("iowq model: layout %q: block %d is %q, want W, U or H", c.Layout, b, l)
-		case l == 'W' && b*iowqSectorsPerBlock >= c.Size:
+		case l == 'W' && b*sectorsPerBlock >= c.Size:
 			return fmt.Errorf("iowq model: layout %q: written block %d lies past i_size %d", c.Layout, b, c.Size)
 		}
 	}
-	if len(c.Workers) < 1 || len(c.Workers) > iowqMaxWorkers {
-		return fmt.Errorf("iowq model: %d workers, want 1 to %d", len(c.Workers), iowqMaxWorkers)
+	if len(c.Workers) < 1 || len(c.Workers) > maxWorkers {
+		return fmt.Errorf("iowq model: %d workers, want 1 to %d", len(c.Workers), maxWorkers)
 	}
-	if n := c.nWrites(); n < 1 || n > iowqMaxWrites {
-		return fmt.Errorf("iowq model: %d writes, want 1 to %d", n, iowqMaxWrites)
+	if n := c.nWrites(); n < 1 || n > maxWrites {
+		return fmt.Errorf("iowq model: %d writes, want 1 to %d", n, maxWrites)
 	}
 	for w, ws := range c.Workers {
 		for i, wr := range ws {
-			if wr.Block < 0 || wr.Block >= nb || (!wr.Aligned && (wr.Sector < 0 || wr.Sector >= iowqSectorsPerBlock)) {
+			if wr.Block < 0 || wr.Block >= nb || (!wr.Aligned && (wr.Sector < 0 || wr.Sector >= sectorsPerBlock)) {
 				return fmt.Errorf("iowq model: worker %d write %d (%+v) is outside the file", w, i, wr)
 			}
 		}
 	}
-	if len(c.Reads) > iowqMaxReads {
-		return fmt.Errorf("iowq model: %d reads, want at most %d", len(c.Reads), iowqMaxReads)
+	if len(c.Reads) > maxReads {
+		return fmt.Errorf("iowq model: %d reads, want at most %d", len(c.Reads), maxReads)
 	}
 	for i, s := range c.Reads {
-		if s < 0 || s >= nb*iowqSectorsPerBlock {
+		if s < 0 || s >= nb*sectorsPerBlock {
 			return fmt.Errorf("iowq model: read %d of sector %d is outside the file", i, s)
 		}
 	}
@@ -206,7 +206,7 @@ func (c Config) Describe() string {
 		if w > 0 {
 			b.WriteString("; ")
 		}
-		b.WriteString(iowqWorkerName(w) + ":")
+		b.WriteString(workerName(w) + ":")
 		for i, wr := range ws {
 			if i > 0 {
 				b.WriteString(",")
@@ -225,52 +225,52 @@ func (c Config) Describe() string {
 	return b.String()
 }
 
-func iowqWorkerName(w int) string { return string(rune('A' + w)) }
+func workerName(w int) string { return string(rune('A' + w)) }
 
 // Worker program counters.
 const (
-	iowqPCPick   uint8 = iota // take the next write from io-wq
-	iowqPCLock                // decide the path, take i_rwsem
-	iowqPCDrain               // inode_dio_wait
-	iowqPCMap                 // iomap_begin + submit, or -EAGAIN
-	iowqPCWait                // wait for its own write to complete, then unlock
-	iowqPCUnlock              // unlock: the work item ends
-	iowqPCDone
+	pcPick   uint8 = iota // take the next write from io-wq
+	pcLock                // decide the path, take i_rwsem
+	pcDrain               // inode_dio_wait
+	pcMap                 // iomap_begin + submit, or -EAGAIN
+	pcWait                // wait for its own write to complete, then unlock
+	pcUnlock              // unlock: the work item ends
+	pcDone
 )
 
 // Reader program counters.
 const (
-	iowqPCReadLock uint8 = iota // take i_rwsem shared
-	iowqPCRead                  // read one sector, unlock
-	iowqPCReadDone
+	pcReadLock uint8 = iota // take i_rwsem shared
+	pcRead                  // read one sector, unlock
+	pcReadDone
 )
 
 // State is a state of System; comparable.
 type State struct {
-	disk    [iowqMaxSectors]uint8 // what the disk holds
-	alloc   uint8                 // blocks allocated (not holes)
-	written uint8                 // blocks whose extent is written
-	size    uint8                 // i_size in sectors
-	dio     uint8                 // i_dio_count: writes submitted, end_io not run
-	lockX   uint8                 // i_rwsem exclusive holder: worker+1 (0: none)
-	lockS   uint16                // i_rwsem shared holders (bit = worker, iowqReaderSlot = reader)
-	hash    uint8                 // worker+1 running the inode's hashed work (0: none)
+	disk    [maxSectors]uint8 // what the disk holds
+	alloc   uint8             // blocks allocated (not holes)
+	written uint8             // blocks whose extent is written
+	size    uint8             // i_size in sectors
+	dio     uint8             // i_dio_count: writes submitted, end_io not run
+	lockX   uint8             // i_rwsem exclusive holder: worker+1 (0: none)
+	lockS   uint16            // i_rwsem shared holders (bit = worker, readerSlot = reader)
+	hash    uint8             // worker+1 running the inode's hashed work (0: none)
 
-	pc   [iowqMaxWorkers + 1]uint8 // workers, then the reader
-	op   [iowqMaxWorkers + 1]uint8 // the current write or read, index in the program
-	path [iowqMaxWorkers]uint8     // the current write's locking path (iowqPath bits)
+	pc   [maxWorkers + 1]uint8 // workers, then the reader
+	op   [maxWorkers + 1]uint8 // the current write or read, index in the program
+	path [maxWorkers]uint8     // the current write's locking path (lockPath bits)
 
-	zero, data [iowqMaxWrites]uint8 // bios in flight per write: sub-block zeroing, data (sector masks)
-	started    uint16               // writes picked (their interval has begun)
-	submitted  uint16               // writes submitted (mapped)
-	done       uint16               // writes completed (end_io ran)
+	zero, data [maxWrites]uint8 // bios in flight per write: sub-block zeroing, data (sector masks)
+	started    uint16           // writes picked (their interval has begun)
+	submitted  uint16           // writes submitted (mapped)
+	done       uint16           // writes completed (end_io ran)
 	// before[k]: the completed writes overlapping write k when k started;
 	// once k completes they are superseded on the sectors they share.
-	before [iowqMaxWrites]uint16
+	before [maxWrites]uint16
 }
 
-// iowqWriteInfo is a write of the configuration, numbered from 1 in worker order.
-type iowqWriteInfo struct {
+// writeInfo is a write of the configuration, numbered from 1 in worker order.
+type writeInfo struct {
 	Write
 	worker  int
 	sectors uint8
@@ -280,8 +280,8 @@ type iowqWriteInfo struct {
 // System is the protocol for the explorer.
 type System struct {
 	cfg    Config
-	writes []iowqWriteInfo // index k-1 for write k
-	first  []int           // first write number of each worker
+	writes []writeInfo // index k-1 for write k
+	first  []int       // first write number of each worker
 	actors []string
 	reader int // actor number of the reader (-1: none)
 	disk   int // actor number of the disk
@@ -296,9 +296,9 @@ func NewSystem(cfg Config) (*System, error) {
 	for w, ws := range cfg.Workers {
 		s.first = append(s.first, len(s.writes)+1)
 		for _, wr := range ws {
-			s.writes = append(s.writes, iowqWriteInfo{Write: wr, worker: w, sectors: wr.sectors()})
+			s.writes = append(s.writes, writeInfo{Write: wr, worker: w, sectors: wr.sectors()})
 		}
-		s.actors = append(s.actors, iowqWorkerName(w))
+		s.actors = append(s.actors, workerName(w))
 	}
 	for i := range s.writes {
 		for j := range s.writes {
@@ -322,7 +322,7 @@ func (s *System) Config() Config { return s.cfg }
 // Actors implements System: the workers, the reader if any, the disk.
 func (s *System) Actors() []string { return s.actors }
 
-func (s *System) sectors() int { return len(s.cfg.Layout) * iowqSectorsPerBlock }
+func (s *System) sectors() int { return len(s.cfg.Layout) * sectorsPerBlock }
 
 // Init implements System.
 func (s *System) Init() []State {
@@ -336,18 +336,18 @@ func (s *System) Init() []State {
 			st.alloc |= 1 << b
 			fallthrough
 		case 'H':
-			for i := 0; i < iowqSectorsPerBlock; i++ {
-				st.disk[b*iowqSectorsPerBlock+i] = Stale
+			for i := 0; i < sectorsPerBlock; i++ {
+				st.disk[b*sectorsPerBlock+i] = Stale
 			}
 		}
 	}
 	for w := range s.cfg.Workers {
 		if len(s.cfg.Workers[w]) == 0 {
-			st.pc[w] = iowqPCDone
+			st.pc[w] = pcDone
 		}
 	}
 	if s.reader < 0 {
-		st.pc[iowqReaderSlot] = iowqPCReadDone
+		st.pc[readerSlot] = pcReadDone
 	}
 	return []State{st}
 }
@@ -355,7 +355,7 @@ func (s *System) Init() []State {
 // Content returns what a read of sector sec returns in st: 0 for the
 // initial content or zeros, k for write k's data, Stale for stale data.
 func (s *System) Content(st State, sec int) int {
-	b := sec / iowqSectorsPerBlock
+	b := sec / sectorsPerBlock
 	if sec >= int(st.size) || st.written&(1<<b) == 0 {
 		return 0
 	}
@@ -365,7 +365,7 @@ func (s *System) Content(st State, sec int) int {
 // curWrite is the number of worker w's current write.
 func (s *System) curWrite(st State, w int) int { return s.first[w] + int(st.op[w]) }
 
-func (s *System) info(k int) iowqWriteInfo { return s.writes[k-1] }
+func (s *System) info(k int) writeInfo { return s.writes[k-1] }
 
 // Check implements System: every sector's content is admissible for a
 // linearizable register (see the comment at the top of the file).
@@ -384,7 +384,7 @@ func (s *System) Check(st State) error {
 				return fmt.Errorf("lost write: %s completed, but s%d reads zeros/initial content", s.writeName(k), sec)
 			}
 			if st.before[j]&(1<<(v-1)) != 0 {
-				return fmt.Errorf("lost write: %s completed after %s had completed, but s%d holds %s's data", s.writeName(k), s.writeName(v), sec, iowqValueName(v))
+				return fmt.Errorf("lost write: %s completed after %s had completed, but s%d holds %s's data", s.writeName(k), s.writeName(v), sec, valueName(v))
 			}
 		}
 	}
@@ -393,11 +393,11 @@ func (s *System) Check(st State) error {
 
 func (s *System) writeName(k int) string {
 	w := s.info(k)
-	return fmt.Sprintf("W%d (%s: %s)", k, iowqWorkerName(w.worker), w.Write)
+	return fmt.Sprintf("W%d (%s: %s)", k, workerName(w.worker), w.Write)
 }
 
-// iowqValueName names a sector's content.
-func iowqValueName(v int) string {
+// valueName names a sector's content.
+func valueName(v int) string {
 	switch v {
 	case 0:
 		return "0"
@@ -412,51 +412,51 @@ func iowqValueName(v int) string {
 func (s *System) Waiting(st State) uint64 {
 	var m uint64
 	for w := range s.cfg.Workers {
-		if s.blocked(st, w) != iowqNotBlocked {
+		if s.blocked(st, w) != notBlocked {
 			m |= 1 << w
 		}
 	}
-	if s.reader >= 0 && st.pc[iowqReaderSlot] == iowqPCReadLock && st.lockX != 0 {
+	if s.reader >= 0 && st.pc[readerSlot] == pcReadLock && st.lockX != 0 {
 		m |= 1 << s.reader
 	}
 	return m
 }
 
-// iowqBlock says what a worker waits for.
-type iowqBlock uint8
+// blockReason says what a worker waits for.
+type blockReason uint8
 
 const (
-	iowqNotBlocked iowqBlock = iota
-	iowqBlockedHash
-	iowqBlockedLock
-	iowqBlockedDrain
-	iowqBlockedOwnIO
+	notBlocked blockReason = iota
+	blockedHash
+	blockedLock
+	blockedDrain
+	blockedOwnIO
 )
 
 // blocked says whether worker w cannot move in st, and why.
-func (s *System) blocked(st State, w int) iowqBlock {
+func (s *System) blocked(st State, w int) blockReason {
 	switch st.pc[w] {
-	case iowqPCPick:
+	case pcPick:
 		if s.cfg.Submit.hashed() && st.hash != 0 {
-			return iowqBlockedHash
+			return blockedHash
 		}
-	case iowqPCLock:
-		if !iowqLockFree(st, s.lockPath(st, w)&iowqPathExcl != 0) {
-			return iowqBlockedLock
+	case pcLock:
+		if !lockFree(st, s.lockPath(st, w)&pathExcl != 0) {
+			return blockedLock
 		}
-	case iowqPCDrain:
+	case pcDrain:
 		if st.dio != 0 {
-			return iowqBlockedDrain
+			return blockedDrain
 		}
-	case iowqPCWait:
+	case pcWait:
 		if st.done&(1<<(s.curWrite(st, w)-1)) == 0 {
-			return iowqBlockedOwnIO
+			return blockedOwnIO
 		}
 	}
-	return iowqNotBlocked
+	return notBlocked
 }
 
-func iowqLockFree(st State, excl bool) bool {
+func lockFree(st State, excl bool) bool {
 	if excl {
 		return st.lockX == 0 && st.lockS == 0
 	}
@@ -464,28 +464,28 @@ func iowqLockFree(st State, excl bool) bool {
 }
 
 // lockPath is the path worker w's current write takes if it locks in st.
-func (s *System) lockPath(st State, w int) iowqPath {
+func (s *System) lockPath(st State, w int) lockPath {
 	k := s.curWrite(st, w)
-	return s.cfg.path(s.info(k).Write, st, iowqPath(st.path[w])&iowqPathRetry != 0)
+	return s.cfg.path(s.info(k).Write, st, lockPath(st.path[w])&pathRetry != 0)
 }
 
 // Step kinds, for labels.
 const (
-	iowqKPick uint8 = iota + 1
-	iowqKLock
-	iowqKDrain
-	iowqKMap
-	iowqKEAGAIN
-	iowqKWaitUnlock
-	iowqKUnlock
-	iowqKZero
-	iowqKLand
-	iowqKEndIO
-	iowqKReadLock
-	iowqKRead
+	kPick uint8 = iota + 1
+	kLock
+	kDrain
+	kMap
+	kEAGAIN
+	kWaitUnlock
+	kUnlock
+	kZero
+	kLand
+	kEndIO
+	kReadLock
+	kRead
 )
 
-func iowqLabel(actor int, kind uint8, id, arg int) explore.Label {
+func label(actor int, kind uint8, id, arg int) explore.Label {
 	return explore.Label{Actor: uint8(actor), Kind: kind, ID: uint16(id), Arg: uint16(arg)}
 }
 
@@ -504,33 +504,33 @@ func (s *System) Next(st State, yield func(explore.Label, State)) {
 // item (the comment at the top of the file): pick, lock (with
 // inode_dio_wait), map and submit, wait, unlock.
 func (s *System) workerStep(st State, w int, yield func(explore.Label, State)) {
-	if st.pc[w] == iowqPCDone || s.blocked(st, w) != iowqNotBlocked {
+	if st.pc[w] == pcDone || s.blocked(st, w) != notBlocked {
 		return
 	}
 	k := s.curWrite(st, w)
 	n := st
 	switch st.pc[w] {
-	case iowqPCPick:
+	case pcPick:
 		s.pickStep(st, w, k, yield)
-	case iowqPCLock:
+	case pcLock:
 		s.lockStep(st, w, k, yield)
-	case iowqPCDrain:
-		n.pc[w] = iowqPCMap
-		yield(iowqLabel(w, iowqKDrain, k, 0), n)
-	case iowqPCMap:
+	case pcDrain:
+		n.pc[w] = pcMap
+		yield(label(w, kDrain, k, 0), n)
+	case pcMap:
 		s.mapStep(st, w, k, yield)
-	case iowqPCWait:
+	case pcWait:
 		// Woken by the completion (fused with the unlock: the wake-up
 		// touches only the worker's own state).
 		s.unlock(&n, w)
-		yield(iowqLabel(w, iowqKWaitUnlock, k, 0), n)
-	case iowqPCUnlock:
+		yield(label(w, kWaitUnlock, k, 0), n)
+	case pcUnlock:
 		s.unlock(&n, w)
 		arg := 0
 		if s.cfg.Submit.hashed() {
 			arg = 1
 		}
-		yield(iowqLabel(w, iowqKUnlock, k, arg), n)
+		yield(label(w, kUnlock, k, arg), n)
 	}
 }
 
@@ -548,8 +548,8 @@ func (s *System) pickStep(st State, w, k int, yield func(explore.Label, State)) 
 	n.started |= bit
 	n.before[k-1] = st.done & s.info(k).overlap
 	n.path[w] = 0
-	n.pc[w] = iowqPCLock
-	yield(iowqLabel(w, iowqKPick, k, 0), n)
+	n.pc[w] = pcLock
+	yield(label(w, kPick, k, 0), n)
 }
 
 // lockStep takes i_rwsem as the file system's path says, and goes to
@@ -560,80 +560,80 @@ func (s *System) pickStep(st State, w, k int, yield func(explore.Label, State)) 
 func (s *System) lockStep(st State, w, k int, yield func(explore.Label, State)) {
 	n := st
 	p := s.lockPath(st, w)
-	if p&iowqPathExcl != 0 {
+	if p&pathExcl != 0 {
 		n.lockX = uint8(w + 1)
 	} else {
 		n.lockS |= 1 << w
 	}
 	n.path[w] = uint8(p)
-	n.pc[w] = iowqPCMap
+	n.pc[w] = pcMap
 	arg := int(p)
-	if p&iowqPathDrain != 0 {
+	if p&pathDrain != 0 {
 		if st.dio != 0 {
-			n.pc[w] = iowqPCDrain
+			n.pc[w] = pcDrain
 		} else {
 			// inode_dio_wait returns at once: with the lock held
 			// exclusive no direct I/O can start, so nothing is lost
 			// by not making this a step of its own.
-			arg |= iowqArgDrained
+			arg |= argDrained
 		}
 	}
-	yield(iowqLabel(w, iowqKLock, k, arg), n)
+	yield(label(w, kLock, k, arg), n)
 }
 
 // Map step argument bits.
 const (
-	iowqArgDrained = 1 << 8 // lock: inode_dio_wait found nothing in flight
+	argDrained = 1 << 8 // lock: inode_dio_wait found nothing in flight
 
-	iowqMapUnwritten = 1 << 0 // the block was unwritten
-	iowqMapHole      = 1 << 1 // the block was a hole (allocated now, as unwritten)
-	iowqMapDemote    = 1 << 2 // exclusive demoted to shared
-	iowqMapZeroShift = 8      // bits 8-15: the sectors zeroed, relative to the block
+	mapUnwritten = 1 << 0 // the block was unwritten
+	mapHole      = 1 << 1 // the block was a hole (allocated now, as unwritten)
+	mapDemote    = 1 << 2 // exclusive demoted to shared
+	mapZeroShift = 8      // bits 8-15: the sectors zeroed, relative to the block
 )
 
 // mapStep is iomap_begin and the submission of worker w's write k.
 func (s *System) mapStep(st State, w, k int, yield func(explore.Label, State)) {
 	wr := s.info(k)
-	p := iowqPath(st.path[w])
+	p := lockPath(st.path[w])
 	bb := uint8(1) << wr.Block
 	unwritten := st.written&bb == 0
 	n := st
 	arg := 0
 	if unwritten {
-		arg |= iowqMapUnwritten
+		arg |= mapUnwritten
 		if st.alloc&bb == 0 {
-			arg |= iowqMapHole
+			arg |= mapHole
 		}
 	}
-	if p&iowqPathOverwriteOnly != 0 && unwritten {
+	if p&pathOverwriteOnly != 0 && unwritten {
 		// IOMAP_DIO_OVERWRITE_ONLY: zeroing or allocation needed, so
 		// iomap_begin says -EAGAIN; the write drops its shared lock and
 		// retries exclusive (xfs_file_dio_write_unaligned, retry_exclusive).
 		n.lockS &^= 1 << w
-		n.path[w] = uint8(iowqPathRetry)
-		n.pc[w] = iowqPCLock
-		yield(iowqLabel(w, iowqKEAGAIN, k, arg), n)
+		n.path[w] = uint8(pathRetry)
+		n.pc[w] = pcLock
+		yield(label(w, kEAGAIN, k, arg), n)
 		return
 	}
 	n.alloc |= bb
 	n.data[k-1] = wr.sectors
 	if !wr.Aligned && unwritten {
-		blockMask := uint8(3) << (iowqSectorsPerBlock * wr.Block)
+		blockMask := uint8(3) << (sectorsPerBlock * wr.Block)
 		n.zero[k-1] = blockMask &^ wr.sectors
-		arg |= int(n.zero[k-1]>>(iowqSectorsPerBlock*wr.Block)) << iowqMapZeroShift
+		arg |= int(n.zero[k-1]>>(sectorsPerBlock*wr.Block)) << mapZeroShift
 	}
 	n.dio++
 	n.submitted |= 1 << (k - 1)
-	if p&iowqPathDemote != 0 {
+	if p&pathDemote != 0 {
 		n.lockX = 0
 		n.lockS |= 1 << w
-		arg |= iowqMapDemote
+		arg |= mapDemote
 	}
-	n.pc[w] = iowqPCUnlock
-	if p&iowqPathWait != 0 {
-		n.pc[w] = iowqPCWait
+	n.pc[w] = pcUnlock
+	if p&pathWait != 0 {
+		n.pc[w] = pcWait
 	}
-	yield(iowqLabel(w, iowqKMap, k, arg), n)
+	yield(label(w, kMap, k, arg), n)
 }
 
 // unlock releases worker w's lock and hash and moves it to its next write.
@@ -647,34 +647,34 @@ func (s *System) unlock(n *State, w int) {
 	}
 	n.path[w] = 0
 	n.op[w]++
-	n.pc[w] = iowqPCPick
+	n.pc[w] = pcPick
 	if int(n.op[w]) == len(s.cfg.Workers[w]) {
-		n.pc[w] = iowqPCDone
+		n.pc[w] = pcDone
 	}
 }
 
 func (s *System) readerStep(st State, yield func(explore.Label, State)) {
-	r := iowqReaderSlot
+	r := readerSlot
 	i := int(st.op[r])
 	n := st
 	switch st.pc[r] {
-	case iowqPCReadLock:
+	case pcReadLock:
 		if st.lockX != 0 {
 			return
 		}
 		n.lockS |= 1 << r
-		n.pc[r] = iowqPCRead
-		yield(iowqLabel(s.reader, iowqKReadLock, i, s.cfg.Reads[i]), n)
-	case iowqPCRead:
+		n.pc[r] = pcRead
+		yield(label(s.reader, kReadLock, i, s.cfg.Reads[i]), n)
+	case pcRead:
 		sec := s.cfg.Reads[i]
 		v := s.Content(st, sec)
 		n.lockS &^= 1 << r
 		n.op[r]++
-		n.pc[r] = iowqPCReadLock
+		n.pc[r] = pcReadLock
 		if int(n.op[r]) == len(s.cfg.Reads) {
-			n.pc[r] = iowqPCReadDone
+			n.pc[r] = pcReadDone
 		}
-		yield(iowqLabel(s.reader, iowqKRead, i, sec|v<<8), n)
+		yield(label(s.reader, kRead, i, sec|v<<8), n)
 	}
 }
 
@@ -689,14 +689,14 @@ func (s *System) diskSteps(st State, yield func(explore.Label, State)) {
 			wr := s.writes[j]
 			n.written |= 1 << wr.Block
 			n.alloc |= 1 << wr.Block
-			end := uint8(iowqSectorsPerBlock*wr.Block + iowqSectorsPerBlock)
+			end := uint8(sectorsPerBlock*wr.Block + sectorsPerBlock)
 			if !wr.Aligned {
-				end = uint8(iowqSectorsPerBlock*wr.Block + wr.Sector + 1)
+				end = uint8(sectorsPerBlock*wr.Block + wr.Sector + 1)
 			}
 			n.size = max(n.size, end)
 			n.dio--
 			n.done |= 1 << j
-			yield(iowqLabel(s.disk, iowqKEndIO, k, int(n.size)<<8|int(n.dio)), n)
+			yield(label(s.disk, kEndIO, k, int(n.size)<<8|int(n.dio)), n)
 			continue
 		}
 		for m := st.zero[j]; m != 0; m &= m - 1 {
@@ -704,14 +704,14 @@ func (s *System) diskSteps(st State, yield func(explore.Label, State)) {
 			n := st
 			n.disk[sec] = 0
 			n.zero[j] &^= 1 << sec
-			yield(iowqLabel(s.disk, iowqKZero, k, sec), n)
+			yield(label(s.disk, kZero, k, sec), n)
 		}
 		for m := st.data[j]; m != 0; m &= m - 1 {
 			sec := bits.TrailingZeros8(m)
 			n := st
 			n.disk[sec] = uint8(k)
 			n.data[j] &^= 1 << sec
-			yield(iowqLabel(s.disk, iowqKLand, k, sec), n)
+			yield(label(s.disk, kLand, k, sec), n)
 		}
 	}
 }
@@ -720,70 +720,70 @@ func (s *System) diskSteps(st State, yield func(explore.Label, State)) {
 func (s *System) Describe(l explore.Label) string {
 	k, a := int(l.ID), int(l.Arg)
 	switch l.Kind {
-	case iowqKPick:
+	case kPick:
 		if s.cfg.Submit == Hashed {
 			return fmt.Sprintf("W%d %s: takes it (holds the inode's hash)", k, s.info(k).Write)
 		}
 		return fmt.Sprintf("W%d %s: takes it", k, s.info(k).Write)
-	case iowqKLock:
-		p := iowqPath(a & 0xff)
+	case kLock:
+		p := lockPath(a & 0xff)
 		mode := "shared"
-		if p&iowqPathExcl != 0 {
+		if p&pathExcl != 0 {
 			mode = "exclusive"
 		}
 		txt := "i_rwsem " + mode
 		switch {
-		case a&iowqArgDrained != 0:
+		case a&argDrained != 0:
 			txt += ", inode_dio_wait: none in flight"
-		case p&iowqPathDrain != 0:
+		case p&pathDrain != 0:
 			txt += ", inode_dio_wait ..."
-		case p&iowqPathExcl != 0:
+		case p&pathExcl != 0:
 			txt += " (no inode_dio_wait)"
 		}
 		return txt
-	case iowqKDrain:
+	case kDrain:
 		return "... inode_dio_wait returns"
-	case iowqKEAGAIN:
-		return fmt.Sprintf("iomap: b%d %s: -EAGAIN, unlock, retry", s.info(k).Block, iowqMapState(a))
-	case iowqKMap:
+	case kEAGAIN:
+		return fmt.Sprintf("iomap: b%d %s: -EAGAIN, unlock, retry", s.info(k).Block, mapState(a))
+	case kMap:
 		wr := s.info(k)
-		txt := fmt.Sprintf("iomap: b%d %s", wr.Block, iowqMapState(a))
-		if z := uint8(a >> iowqMapZeroShift); z != 0 {
+		txt := fmt.Sprintf("iomap: b%d %s", wr.Block, mapState(a))
+		if z := uint8(a >> mapZeroShift); z != 0 {
 			for m := z; m != 0; m &= m - 1 {
-				txt += fmt.Sprintf(", zero s%d", iowqSectorsPerBlock*wr.Block+bits.TrailingZeros8(m))
+				txt += fmt.Sprintf(", zero s%d", sectorsPerBlock*wr.Block+bits.TrailingZeros8(m))
 			}
 		}
 		txt += ", submit W" + fmt.Sprint(k)
-		if a&iowqMapDemote != 0 {
+		if a&mapDemote != 0 {
 			txt += ", demote to shared"
 		}
 		return txt
-	case iowqKWaitUnlock:
+	case kWaitUnlock:
 		return fmt.Sprintf("W%d done (waited), unlock", k)
-	case iowqKUnlock:
+	case kUnlock:
 		if a == 1 {
 			return "unlock, release hash"
 		}
 		return "unlock"
-	case iowqKZero:
+	case kZero:
 		return fmt.Sprintf("s%d zeroed (W%d's sub-block zeroing)", a, k)
-	case iowqKLand:
+	case kLand:
 		return fmt.Sprintf("W%d lands on s%d", k, a)
-	case iowqKEndIO:
+	case kEndIO:
 		return fmt.Sprintf("W%d end_io: b%d written, i_size %d, dio %d; completes", k, s.info(k).Block, a>>8, a&0xff)
-	case iowqKReadLock:
+	case kReadLock:
 		return fmt.Sprintf("read s%d: i_rwsem shared", a)
-	case iowqKRead:
-		return fmt.Sprintf("read s%d = %s, unlock", a&0xff, iowqValueName(a>>8))
+	case kRead:
+		return fmt.Sprintf("read s%d = %s, unlock", a&0xff, valueName(a>>8))
 	}
 	return fmt.Sprintf("step %d", l.Kind)
 }
 
-func iowqMapState(arg int) string {
+func mapState(arg int) string {
 	switch {
-	case arg&iowqMapHole != 0:
+	case arg&mapHole != 0:
 		return "hole"
-	case arg&iowqMapUnwritten != 0:
+	case arg&mapUnwritten != 0:
 		return "unwritten"
 	}
 	return "written"

@@ -60,13 +60,13 @@ func TestIOWQPaths(t *testing.T) {
 	s := func(b, sec int) Write { return Write{Block: b, Sector: sec} }
 	a := func(b int) Write { return Write{Block: b, Aligned: true} }
 	const (
-		X, D, W, O, M = iowqPathExcl, iowqPathDrain, iowqPathWait, iowqPathOverwriteOnly, iowqPathDemote
+		X, D, W, O, M = pathExcl, pathDrain, pathWait, pathOverwriteOnly, pathDemote
 	)
 	for _, tc := range []struct {
 		fs    FS
 		wr    Write
 		retry bool
-		want  iowqPath
+		want  lockPath
 		why   string
 	}{
 		{XFS, a(1), false, 0, "aligned overwrite: shared"},

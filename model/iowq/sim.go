@@ -71,15 +71,15 @@ func (l Latency) jitter(rng *rand.Rand, d time.Duration) time.Duration {
 // delay is how long transition lb takes once enabled.
 func (l Latency) delay(rng *rand.Rand, lb explore.Label) time.Duration {
 	switch lb.Kind {
-	case iowqKPick:
+	case kPick:
 		return l.Dispatch
-	case iowqKMap, iowqKEAGAIN:
+	case kMap, kEAGAIN:
 		return l.Submit
-	case iowqKZero, iowqKLand:
+	case kZero, kLand:
 		return l.jitter(rng, l.Device)
-	case iowqKEndIO:
+	case kEndIO:
 		return l.Complete
-	case iowqKRead:
+	case kRead:
 		return l.jitter(rng, l.Read)
 	}
 	return l.Lock
@@ -118,21 +118,21 @@ func (c Contention) perWrite(n int) float64 {
 	return float64(n) / float64(c.Writes)
 }
 
-// iowqTimer names an enabled transition for the timing: a worker or the
+// timer names an enabled transition for the timing: a worker or the
 // reader has one at a time; the disk one per bio and one end_io per write.
-type iowqTimer struct {
+type timer struct {
 	actor, kind uint8
 	id, arg     uint16
 }
 
-func (s *System) timer(l explore.Label) iowqTimer {
+func (s *System) timer(l explore.Label) timer {
 	switch {
 	case int(l.Actor) != s.disk:
-		return iowqTimer{actor: l.Actor}
-	case l.Kind == iowqKEndIO:
-		return iowqTimer{actor: l.Actor, kind: l.Kind, id: l.ID}
+		return timer{actor: l.Actor}
+	case l.Kind == kEndIO:
+		return timer{actor: l.Actor, kind: l.Kind, id: l.ID}
 	}
-	return iowqTimer{actor: l.Actor, kind: l.Kind, id: l.ID, arg: l.Arg}
+	return timer{actor: l.Actor, kind: l.Kind, id: l.ID, arg: l.Arg}
 }
 
 // Simulate runs cfg runs times under the latency model, with
@@ -167,13 +167,13 @@ func (s *System) timedRun(lat Latency, rng *rand.Rand, c *Contention) error {
 	var (
 		now     time.Duration
 		st      = s.Init()[0]
-		timers  = map[iowqTimer]time.Duration{}
+		timers  = map[timer]time.Duration{}
 		next    []succ
-		why     [iowqMaxWorkers]iowqBlock     // what each worker is blocked on now
-		since   [iowqMaxWorkers]time.Duration // since when
-		episode [iowqMaxWorkers]bool          // it has waited since its last step
-		queued  [iowqMaxWrites]time.Duration  // when each write's worker became free for it
-		enabled = map[iowqTimer]bool{}
+		why     [maxWorkers]blockReason   // what each worker is blocked on now
+		since   [maxWorkers]time.Duration // since when
+		episode [maxWorkers]bool          // it has waited since its last step
+		queued  [maxWrites]time.Duration  // when each write's worker became free for it
+		enabled = map[timer]bool{}
 	)
 	// observe updates the waits after a step (or at the start). A wait is
 	// counted once per step a worker is trying to take, however often the
@@ -187,24 +187,24 @@ func (s *System) timedRun(lat Latency, rng *rand.Rand, c *Contention) error {
 			}
 			d := now - since[w]
 			switch why[w] {
-			case iowqBlockedLock:
+			case blockedLock:
 				c.LockWait += d
-			case iowqBlockedHash:
+			case blockedHash:
 				c.HashWait += d
-			case iowqBlockedDrain:
+			case blockedDrain:
 				c.DrainWait += d
 			}
 			if !episode[w] {
 				switch b {
-				case iowqBlockedLock:
+				case blockedLock:
 					c.LockWaits++
-				case iowqBlockedHash:
+				case blockedHash:
 					c.HashWaits++
-				case iowqBlockedDrain:
+				case blockedDrain:
 					c.DrainWaits++
 				}
 			}
-			episode[w] = episode[w] || (b != iowqNotBlocked && b != iowqBlockedOwnIO)
+			episode[w] = episode[w] || (b != notBlocked && b != blockedOwnIO)
 			why[w], since[w] = b, now
 		}
 	}
@@ -250,12 +250,12 @@ func (s *System) timedRun(lat Latency, rng *rand.Rand, c *Contention) error {
 		now = timers[s.timer(l)]
 		delete(timers, s.timer(l))
 		switch l.Kind {
-		case iowqKEAGAIN:
+		case kEAGAIN:
 			c.Retries++
-		case iowqKEndIO:
+		case kEndIO:
 			c.Writes++
 			c.Latency += now - queued[l.ID-1]
-		case iowqKWaitUnlock, iowqKUnlock:
+		case kWaitUnlock, kUnlock:
 			if w := int(l.Actor); int(next[best].s.op[w]) < len(s.cfg.Workers[w]) {
 				queued[s.curWrite(next[best].s, w)-1] = now
 			}

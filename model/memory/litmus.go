@@ -35,28 +35,28 @@ const (
 	LitCmpxchg                         // atomic64_try_cmpxchg(Val-1 -> Val); the register gets 1 on success
 )
 
-type litState struct {
+type litmusState struct {
 	mem  Memory
 	pc   [2]uint8
 	regs [4]int8
 }
 
-type litSystem struct{ Litmus }
+type litmusSystem struct{ Litmus }
 
-func (l litSystem) Actors() []string { return []string{"T0", "T1", "memory"} }
-func (l litSystem) Init() []litState {
+func (l litmusSystem) Actors() []string { return []string{"T0", "T1", "memory"} }
+func (l litmusSystem) Init() []litmusState {
 	var readers [MaxLocations]uint8
 	for t, ops := range l.Threads {
 		for _, op := range ops {
 			readers[op.Loc] |= 1 << t
 		}
 	}
-	return []litState{{mem: New(l.Model, readers)}}
+	return []litmusState{{mem: New(l.Model, readers)}}
 }
-func (l litSystem) Describe(lb explore.Label) string { return fmt.Sprintf("op %d", lb.ID) }
-func (l litSystem) Check(litState) error             { return nil }
-func (l litSystem) Waiting(litState) uint64          { return 0 }
-func (l litSystem) Next(s litState, yield func(explore.Label, litState)) {
+func (l litmusSystem) Describe(lb explore.Label) string { return fmt.Sprintf("op %d", lb.ID) }
+func (l litmusSystem) Check(litmusState) error          { return nil }
+func (l litmusSystem) Waiting(litmusState) uint64       { return 0 }
+func (l litmusSystem) Next(s litmusState, yield func(explore.Label, litmusState)) {
 	s.mem.Steps(func(t int, m Memory) {
 		n := s
 		n.mem = m
@@ -121,7 +121,7 @@ func (l Litmus) Outcomes(regs int) ([]string, error) {
 			}
 		}
 	}
-	r := explore.Explore[litState](litSystem{l}, explore.Options{Workers: 1})
+	r := explore.Explore[litmusState](litmusSystem{l}, explore.Options{Workers: 1})
 	if !r.Exhausted {
 		return nil, fmt.Errorf("litmus: search did not finish")
 	}

@@ -154,34 +154,34 @@ const maxODTasks = 4
 
 // Program counters of a task.
 const (
-	odStart      uint8 = iota // next write() call: kiocb_invalidate_pages, then the direct part
-	odDirect                  // choose the direct part (after a write-back in kiocb_invalidate_pages)
-	odDirectWait              // wait for the direct bio
-	odBuffered                // copy the rest into the page cache
-	odWBWrite                 // write-and-wait: submit the dirty pages of wbMask
-	odWBWait                  // write-and-wait: wait for every page of wbMask, then check errors
-	odSync                    // generic_write_sync: write back the range, errseq check, flush
-	odFlushWait               // wait for the flush
-	odReturn                  // write() returns
-	odDone                    // no more calls
+	pcStart      uint8 = iota // next write() call: kiocb_invalidate_pages, then the direct part
+	pcDirect                  // choose the direct part (after a write-back in kiocb_invalidate_pages)
+	pcDirectWait              // wait for the direct bio
+	pcBuffered                // copy the rest into the page cache
+	pcWBWrite                 // write-and-wait: submit the dirty pages of wbMask
+	pcWBWait                  // write-and-wait: wait for every page of wbMask, then check errors
+	pcSync                    // generic_write_sync: write back the range, errseq check, flush
+	pcFlushWait               // wait for the flush
+	pcReturn                  // write() returns
+	pcDone                    // no more calls
 )
 
 // Who called a write-and-wait (filemap_write_and_wait_range or
 // file_write_and_wait_range): it decides which error check follows.
 const (
-	odInvalidate uint8 = iota + 1 // kiocb_invalidate_pages
-	odFallback                    // direct_write_fallback
-	odSyncRange                   // blkdev_fsync's file_write_and_wait_range
+	callerInvalidate uint8 = iota + 1 // kiocb_invalidate_pages
+	callerFallback                    // direct_write_fallback
+	callerSyncRange                   // blkdev_fsync's file_write_and_wait_range
 )
 
-var odCallerNames = [...]string{odInvalidate: "kiocb_invalidate_pages", odFallback: "direct_write_fallback", odSyncRange: "generic_write_sync"}
+var callerNames = [...]string{callerInvalidate: "kiocb_invalidate_pages", callerFallback: "direct_write_fallback", callerSyncRange: "generic_write_sync"}
 
-type odTask struct {
+type task struct {
 	pc      uint8
 	round   uint8 // write() calls started; the running call is number round
 	k       uint8 // blocks of the running call that went direct
 	n       uint8 // blocks write() returns unless it fails
-	wait    uint8 // the write (odDirectWait) or flush (odFlushWait) waited for
+	wait    uint8 // the write (pcDirectWait) or flush (pcFlushWait) waited for
 	wbMask  uint8 // blocks of the running write-and-wait
 	wbFor   uint8 // its caller
 	unseen  bool  // errseq: a write-back error this task's file has not reported yet
@@ -191,12 +191,12 @@ type odTask struct {
 
 // Page states.
 const (
-	odPageClean     uint8 = iota // not cached, or clean: the device has it
-	odPageDirty                  // newer than the device: lost if power fails
-	odPageWriteback              // being written by write wid
+	pageClean     uint8 = iota // not cached, or clean: the device has it
+	pageDirty                  // newer than the device: lost if power fails
+	pageWriteback              // being written by write wid
 )
 
-type odPage struct {
+type page struct {
 	st  uint8
 	ver uint8 // the version it holds (dirty or under write-back)
 	wid uint8 // the write carrying it (under write-back)
@@ -214,8 +214,8 @@ type State struct {
 	flive  uint16                // flushes in flight
 	nf     uint8                 // flushes submitted
 	asEIO  bool                  // AS_EIO in the block device mapping's flags
-	task   [maxODTasks]odTask
-	page   [spec.MaxBlocks]odPage
+	task   [maxODTasks]task
+	page   [spec.MaxBlocks]page
 	// acked[b]: the version of block b that the newest successful write()
 	// covering b returned; a crash must leave it or a newer one (0: none).
 	acked [spec.MaxBlocks]uint8
@@ -317,11 +317,11 @@ func (s *System) Describe(l explore.Label) string {
 		return fmt.Sprintf("blkdev_buffered_write: %s dirty in the page cache", spec.BlockList(uint8(l.Arg)))
 	case odkWBSubmit:
 		e, _ := s.DeviceEvent(l)
-		return fmt.Sprintf("%s: write-back %v", odCallerNames[l.Arg>>8], e)
+		return fmt.Sprintf("%s: write-back %v", callerNames[l.Arg>>8], e)
 	case odkWBDone:
-		caller := odCallerNames[uint8(l.Arg)]
+		caller := callerNames[uint8(l.Arg)]
 		switch {
-		case uint8(l.Arg) == odSyncRange:
+		case uint8(l.Arg) == callerSyncRange:
 			return caller + ": write-back done"
 		case l.Arg>>8 != 0:
 			return caller + ": pages written, filemap_check_errors -> -EIO"
@@ -383,7 +383,7 @@ func (s *System) DeviceEvent(l explore.Label) (spec.Event, bool) {
 func (s *System) Waiting(st State) uint64 {
 	var w uint64
 	for t := 0; t < s.cfg.Tasks; t++ {
-		if st.task[t].pc == odDone {
+		if st.task[t].pc == pcDone {
 			continue
 		}
 		steps := 0
@@ -436,7 +436,7 @@ func (s *System) apply(n *State, e spec.Event) {
 func (st *State) busy(mask uint8) uint8 {
 	var m uint8
 	for bm := mask; bm != 0; bm &= bm - 1 {
-		if b := bits.TrailingZeros8(bm); st.page[b].st != odPageClean {
+		if b := bits.TrailingZeros8(bm); st.page[b].st != pageClean {
 			m |= 1 << b
 		}
 	}
@@ -459,10 +459,10 @@ func (st *State) pagesIn(mask uint8, state uint8) uint8 {
 func (s *System) decide(n *State, t int, fallback bool) {
 	tk := &n.task[t]
 	if s.cfg.Variant.syncs(fallback) {
-		tk.pc = odSync
+		tk.pc = pcSync
 		return
 	}
-	tk.pc, tk.skipped = odReturn, true
+	tk.pc, tk.skipped = pcReturn, true
 }
 
 // taskSteps yields task t's next steps, one function per phase of
@@ -479,19 +479,19 @@ func (s *System) decide(n *State, t int, fallback bool) {
 // A phase with nothing to do goes on to the next in the same step.
 func (s *System) taskSteps(st State, t int, yield func(explore.Label, State)) {
 	switch st.task[t].pc {
-	case odStart:
+	case pcStart:
 		s.startCall(st, t, yield)
-	case odDirect:
+	case pcDirect:
 		s.directPart(st, t, yield)
-	case odBuffered:
+	case pcBuffered:
 		s.bufferedFallback(st, t, yield)
-	case odWBWrite:
+	case pcWBWrite:
 		s.writeAndWaitSubmit(st, t, yield)
-	case odWBWait:
+	case pcWBWait:
 		s.writeAndWaitDone(st, t, yield)
-	case odSync:
+	case pcSync:
 		s.genericWriteSync(st, t, yield)
-	case odReturn:
+	case pcReturn:
 		s.writeReturn(st, t, yield)
 	}
 }
@@ -501,11 +501,11 @@ func (s *System) taskSteps(st State, t int, yield func(explore.Label, State)) {
 func (s *System) startCall(st State, t int, yield func(explore.Label, State)) {
 	tk := st.task[t]
 	n := st
-	n.task[t] = odTask{pc: odDirect, round: tk.round + 1, unseen: tk.unseen}
+	n.task[t] = task{pc: pcDirect, round: tk.round + 1, unseen: tk.unseen}
 	if n.busy(s.rangeOf(t)) != 0 {
 		// kiocb_invalidate_pages: filemap_write_and_wait_range first.
 		// (Only the fallback-dirty mutant leaves dirty pages behind.)
-		n.task[t].pc, n.task[t].wbMask, n.task[t].wbFor = odWBWrite, s.rangeOf(t), odInvalidate
+		n.task[t].pc, n.task[t].wbMask, n.task[t].wbFor = pcWBWrite, s.rangeOf(t), callerInvalidate
 	}
 	s.taskSteps(n, t, yield)
 }
@@ -520,14 +520,14 @@ func (s *System) directPart(st State, t int, yield func(explore.Label, State)) {
 		nt.k = uint8(k)
 		if k == 0 {
 			// kiocb_invalidate_pages -EBUSY: blkdev_direct_write returns 0.
-			nt.pc = odBuffered
+			nt.pc = pcBuffered
 			yield(s.label(t, odkDirect, 0, 0), n)
 			continue
 		}
 		// mutant MutantDropFUA: the bio is a plain write; dio_bio_write_op
 		// (block/fops.c) adds REQ_FUA for a dsync iocb.
 		id := s.submit(&n, s.prefix(t, k), s.cfg.Variant.directFUA(), tk.round)
-		nt.pc, nt.wait = odDirectWait, uint8(id)
+		nt.pc, nt.wait = pcDirectWait, uint8(id)
 		yield(s.label(t, odkDirect, id, k), n)
 	}
 }
@@ -542,10 +542,10 @@ func (s *System) bufferedFallback(st State, t int, yield func(explore.Label, Sta
 	rest := s.rangeOf(t) &^ s.prefix(t, int(tk.k))
 	for bm := rest; bm != 0; bm &= bm - 1 {
 		b := bits.TrailingZeros8(bm)
-		if n.page[b].st != odPageClean {
+		if n.page[b].st != pageClean {
 			panic(fmt.Sprintf("odsync model: buffered write into b%d, whose page is busy", b))
 		}
-		n.page[b] = odPage{st: odPageDirty, ver: tk.round}
+		n.page[b] = page{st: pageDirty, ver: tk.round}
 	}
 	if s.cfg.Variant.leavesFallbackDirty() {
 		// mutant MutantFallbackDirty: no filemap_write_and_wait_range; the
@@ -555,7 +555,7 @@ func (s *System) bufferedFallback(st State, t int, yield func(explore.Label, Sta
 		nt.n = uint8(s.cfg.Blocks)
 		s.decide(&n, t, true)
 	} else {
-		nt.pc, nt.wbMask, nt.wbFor = odWBWrite, rest, odFallback
+		nt.pc, nt.wbMask, nt.wbFor = pcWBWrite, rest, callerFallback
 	}
 	yield(s.label(t, odkBuffered, 0, int(rest)), n)
 }
@@ -565,8 +565,8 @@ func (s *System) bufferedFallback(st State, t int, yield func(explore.Label, Sta
 func (s *System) writeAndWaitSubmit(st State, t int, yield func(explore.Label, State)) {
 	tk := st.task[t]
 	n := st
-	dirty := st.pagesIn(tk.wbMask, odPageDirty)
-	n.task[t].pc = odWBWait
+	dirty := st.pagesIn(tk.wbMask, pageDirty)
+	n.task[t].pc = pcWBWait
 	if dirty == 0 {
 		// Nothing to submit: only pages the flusher is writing.
 		s.taskSteps(n, t, yield)
@@ -580,7 +580,7 @@ func (s *System) writeAndWaitSubmit(st State, t int, yield func(explore.Label, S
 	}
 	id := s.submit(&n, dirty, false, ver)
 	for bm := dirty; bm != 0; bm &= bm - 1 {
-		n.page[bits.TrailingZeros8(bm)] = odPage{st: odPageWriteback, ver: ver, wid: uint8(id)}
+		n.page[bits.TrailingZeros8(bm)] = page{st: pageWriteback, ver: ver, wid: uint8(id)}
 	}
 	yield(s.label(t, odkWBSubmit, id, int(dirty)|int(tk.wbFor)<<8), n)
 }
@@ -596,23 +596,23 @@ func (s *System) writeAndWaitDone(st State, t int, yield func(explore.Label, Sta
 	nt := &n.task[t]
 	failed := false
 	switch tk.wbFor {
-	case odInvalidate, odFallback:
+	case callerInvalidate, callerFallback:
 		failed = n.asEIO // filemap_check_errors: test_and_clear_bit(AS_EIO)
 		n.asEIO = false
 	}
 	switch {
-	case tk.wbFor == odSyncRange:
-		nt.pc = odSync // the range is clean now: the errseq check and the flush
-	case tk.wbFor == odInvalidate && failed:
-		nt.pc, nt.failed = odReturn, true
-	case tk.wbFor == odInvalidate:
-		nt.pc = odDirect
+	case tk.wbFor == callerSyncRange:
+		nt.pc = pcSync // the range is clean now: the errseq check and the flush
+	case tk.wbFor == callerInvalidate && failed:
+		nt.pc, nt.failed = pcReturn, true
+	case tk.wbFor == callerInvalidate:
+		nt.pc = pcDirect
 	case failed && tk.k > 0:
 		// direct_write_fallback: only the direct bytes are reported.
 		nt.n = tk.k
 		s.decide(&n, t, true)
 	case failed:
-		nt.pc, nt.failed = odReturn, true
+		nt.pc, nt.failed = pcReturn, true
 	default:
 		nt.n = uint8(s.cfg.Blocks)
 		s.decide(&n, t, true)
@@ -634,7 +634,7 @@ func (s *System) genericWriteSync(st State, t int, yield func(explore.Label, Sta
 	if mask := s.prefix(t, int(tk.n)); st.busy(mask) != 0 {
 		// file_write_and_wait_range. Not reached by the variants here
 		// (the fallback leaves its range clean), kept for fidelity.
-		nt.pc, nt.wbMask, nt.wbFor = odWBWrite, mask, odSyncRange
+		nt.pc, nt.wbMask, nt.wbFor = pcWBWrite, mask, callerSyncRange
 		s.taskSteps(n, t, yield)
 		return
 	}
@@ -642,7 +642,7 @@ func (s *System) genericWriteSync(st State, t int, yield func(explore.Label, Sta
 	// file has not seen; clear AS_EIO in any case.
 	n.asEIO = false
 	if tk.unseen {
-		nt.unseen, nt.failed, nt.pc = false, true, odReturn
+		nt.unseen, nt.failed, nt.pc = false, true, pcReturn
 		yield(s.label(t, odkFlush, 0, 0), n)
 		return
 	}
@@ -650,7 +650,7 @@ func (s *System) genericWriteSync(st State, t int, yield func(explore.Label, Sta
 	id := int(n.nf)
 	s.apply(&n, spec.Event{Kind: spec.FlushSubmit, ID: id})
 	n.flive |= 1 << (id - 1)
-	nt.pc, nt.wait = odFlushWait, uint8(id)
+	nt.pc, nt.wait = pcFlushWait, uint8(id)
 	yield(s.label(t, odkFlush, id, 0), n)
 }
 
@@ -670,9 +670,9 @@ func (s *System) writeReturn(st State, t int, yield func(explore.Label, State)) 
 	if tk.skipped {
 		arg |= 1 << 8
 	}
-	n.task[t] = odTask{pc: odStart, round: tk.round, unseen: tk.unseen}
+	n.task[t] = task{pc: pcStart, round: tk.round, unseen: tk.unseen}
 	if int(tk.round) == s.cfg.Writes {
-		n.task[t].pc = odDone
+		n.task[t].pc = pcDone
 	}
 	yield(s.label(t, odkReturn, int(tk.round), arg), n)
 }
@@ -680,12 +680,12 @@ func (s *System) writeReturn(st State, t int, yield func(explore.Label, State)) 
 // flusherSteps: wb_workfn may write back any dirty page (WB_SYNC_NONE).
 func (s *System) flusherSteps(st State, yield func(explore.Label, State)) {
 	for b := 0; b < s.cfg.Tasks*s.cfg.Blocks; b++ {
-		if st.page[b].st != odPageDirty {
+		if st.page[b].st != pageDirty {
 			continue
 		}
 		n := st
 		id := s.submit(&n, 1<<b, false, st.page[b].ver)
-		n.page[b] = odPage{st: odPageWriteback, ver: st.page[b].ver, wid: uint8(id)}
+		n.page[b] = page{st: pageWriteback, ver: st.page[b].ver, wid: uint8(id)}
 		yield(s.label(s.flusher, odkBackground, id, 1<<b), n)
 	}
 }
@@ -733,8 +733,8 @@ func (s *System) deviceStep(st State, e spec.Event, yield func(explore.Label, St
 	case spec.FlushComplete, spec.FlushFail:
 		n.flive &^= 1 << (e.ID - 1)
 		for t := 0; t < s.cfg.Tasks; t++ {
-			if tk := &n.task[t]; tk.pc == odFlushWait && int(tk.wait) == e.ID {
-				tk.pc, tk.wait = odReturn, 0
+			if tk := &n.task[t]; tk.pc == pcFlushWait && int(tk.wait) == e.ID {
+				tk.pc, tk.wait = pcReturn, 0
 				tk.failed = e.Kind == spec.FlushFail
 			}
 		}
@@ -745,10 +745,10 @@ func (s *System) deviceStep(st State, e spec.Event, yield func(explore.Label, St
 func (s *System) writeEnded(n *State, id int, ok bool) {
 	wrote := false
 	for b := range n.page {
-		if p := &n.page[b]; p.st == odPageWriteback && int(p.wid) == id {
+		if p := &n.page[b]; p.st == pageWriteback && int(p.wid) == id {
 			// end of page write-back; invalidate_mapping_pages then drops
 			// the clean page (and a failed one is not redirtied).
-			*p = odPage{}
+			*p = page{}
 			wrote = true
 		}
 	}
@@ -761,18 +761,18 @@ func (s *System) writeEnded(n *State, id int, ok bool) {
 	}
 	for t := 0; t < s.cfg.Tasks; t++ {
 		tk := &n.task[t]
-		if tk.pc != odDirectWait || int(tk.wait) != id {
+		if tk.pc != pcDirectWait || int(tk.wait) != id {
 			continue
 		}
 		tk.wait = 0
 		switch {
 		case !ok: // blkdev_direct_write returns the error: no fallback, no sync
-			tk.pc, tk.failed = odReturn, true
+			tk.pc, tk.failed = pcReturn, true
 		case int(tk.k) == s.cfg.Blocks:
 			tk.n = tk.k
 			s.decide(n, t, false)
 		default:
-			tk.pc = odBuffered
+			tk.pc = pcBuffered
 		}
 	}
 }
@@ -826,7 +826,7 @@ func (s *System) Check(st State) error {
 
 // why says where the acknowledged version of block b is.
 func (s *System) why(st *State, b int, ver uint8) string {
-	if p := st.page[b]; p.st == odPageDirty && p.ver == ver {
+	if p := st.page[b]; p.st == pageDirty && p.ver == ver {
 		return "it is only in the page cache, as a dirty page"
 	}
 	w := int(st.last[b])

@@ -80,7 +80,7 @@ func TestODSyncSafeIsNotVacuous(t *testing.T) {
 							newer = newer || (w > 0 && st.Version(w) > a)
 						}
 					}
-					if tk := st.task[0]; tk.pc == odFlushWait && b < int(tk.n) {
+					if tk := st.task[0]; tk.pc == pcFlushWait && b < int(tk.n) {
 						atRisk = atRisk || set.Initial || hasOlder(st, set, tk.round)
 					}
 				}
