@@ -1,4 +1,4 @@
-// The four scenarios of DESIGN.md, "hwbench", one per seed, and Run,
+// The four scenarios (docs/hwbench.md), one per kernel patch, and Run,
 // which measures them on one device in one run.
 //
 // Where the scenarios write, all inside [0, Config.Region()):

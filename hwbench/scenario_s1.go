@@ -1,5 +1,5 @@
-// S1 (seed 000_955de9d2156cca48.txt): one thread, 4 KiB O_DIRECT writes,
-// sequential and random, three ways:
+// S1 (the patch "block: skip redundant flush for O_DSYNC direct writes"):
+// one thread, 4 KiB O_DIRECT writes, sequential and random, three ways:
 //
 //	plain                 pwrite(2): not durable, the ceiling
 //	O_DSYNC (RWF_DSYNC)   pwritev2(2) with RWF_DSYNC (impl.DSyncWriter FUA):

@@ -1,6 +1,6 @@
-// S2 (seed 002_457adfd816453544.txt): N writers (default 16), each in a
-// loop: a 4 KiB O_DIRECT write to its own block, then Syncer.Sync, under
-// the policies
+// S2 (the patch "xfs: skip the fsync flush when a later flush has
+// completed"): N writers (default 16), each in a loop: a 4 KiB O_DIRECT
+// write to its own block, then Syncer.Sync, under the policies
 //
 //	always                  a flush per Sync (fdatasync each): baseline
 //	skip-if-flushed-since   skip when a flush submitted after the write

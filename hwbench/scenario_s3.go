@@ -1,6 +1,7 @@
-// S3 (seed 003_37274e66d717bc90.txt): 8 writers (Config.S3Writers), each
-// writing 4 KiB O_DIRECT blocks sequentially through its own part of one
-// file or device, submitted through an impl.Submitter:
+// S3 (the patch "io_uring: avoid hashing O_DIRECT writes if the filesystem
+// doesn't need it"): 8 writers (Config.S3Writers), each writing 4 KiB
+// O_DIRECT blocks sequentially through its own part of one file or device,
+// submitted through an impl.Submitter:
 //
 //	serialised   one write at a time, as io-wq runs work hashed to one
 //	             inode: baseline

@@ -20,12 +20,13 @@ import (
 )
 
 // TestIOWQVerdicts is the verdict table of io-wq hashing of O_DIRECT writes
-// (seed 003): every file system hashed and unhashed, explored exhaustively.
-// The correct file systems must be SAFE however io-wq submits; the mutants
-// must be UNSAFE with a lost write whose counterexample replays, except
-// where serialisation really hides their bug (the false-positive controls:
-// hashed with synchronous completion for both, unhashed with synchronous
-// completion for the missing inode_dio_wait). With -v it prints the table.
+// ("io_uring: avoid hashing O_DIRECT writes if the filesystem doesn't need
+// it"): every file system hashed and unhashed, explored exhaustively. The
+// correct file systems must be SAFE however io-wq submits; the mutants must
+// be UNSAFE with a lost write whose counterexample replays, except where
+// serialisation really hides their bug (the false-positive controls: hashed
+// with synchronous completion for both, unhashed with synchronous completion
+// for the missing inode_dio_wait). With -v it prints the table.
 func TestIOWQVerdicts(t *testing.T) {
 	var table []verdict.Verdict
 	rows := iowq.Rows()

@@ -5,8 +5,8 @@ import (
 	"github.com/flushproof/flushproof/model/memory"
 )
 
-// DIO counting with DAX (seed 004_1155a3b779453eb7.txt; DESIGN.md, "The
-// four protocols" (4)) as an explicit-state system.
+// DIO counting with DAX (the patch "ext4: Add DIO_SKIP_DIO_COUNT flag to
+// dax_do_io()"; docs/diocount.md) as an explicit-state system.
 //
 // i_dio_count counts the direct I/O in flight on an inode. inode_dio_begin
 // is atomic_inc (unordered); inode_dio_end is atomic_dec_and_test (fully

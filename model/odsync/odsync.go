@@ -8,8 +8,8 @@ import (
 	"github.com/flushproof/flushproof/spec"
 )
 
-// O_DIRECT|O_DSYNC write() to a raw block device (seed
-// 000_955de9d2156cca48.txt; DESIGN.md, "The four protocols" (1)) as an
+// O_DIRECT|O_DSYNC write() to a raw block device (the patch "block: skip
+// redundant flush for O_DSYNC direct writes"; docs/odsync.md) as an
 // explicit-state system.
 //
 // block/fops.c, blkdev_write_iter, for an iocb with IOCB_DIRECT and

@@ -146,8 +146,9 @@ func commandList(es []spec.Event) string {
 	return strings.Join(parts, "; ")
 }
 
-// With emulated FUA, DESIGN.md's figures: the baseline costs a write and
-// two flushes per write(), the patched kernel a write and one flush.
+// With emulated FUA (docs/odsync.md, "Cost per write()"): the baseline
+// costs a write and two flushes per write(), the patched kernel a write and
+// one flush.
 func ExampleCallCost() {
 	emulated := spec.Config{VolatileCache: true}
 	for _, v := range []Variant{Baseline, Patched} {
