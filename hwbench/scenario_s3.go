@@ -6,7 +6,7 @@
 //	serialised   one write at a time, as io-wq runs work hashed to one
 //	             inode: baseline
 //	parallel     the writes go to the device together, as io_uring does
-//	             after the seed for a file system that sets
+//	             after the patch for a file system that sets
 //	             FMODE_DIO_PARALLEL_WRITE: optimised
 //
 // The latency recorded is the Submit call's: waiting for the writes ahead

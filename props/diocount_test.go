@@ -268,7 +268,7 @@ func TestDIOCountWalkMutants(t *testing.T) {
 }
 
 // TestDIOCountCostTable: the read-modify-writes of i_dio_count per direct
-// write, as the model's steps give them. The seed halves them for DAX
+// write, as the model's steps give them. The patch halves them for DAX
 // (2 atomic_inc + 2 atomic_dec_and_test before, 1 + 1 after) and leaves
 // block DIO alone; the benign skip would halve synchronous block DIO too;
 // the AIO skip halves AIO, which is exactly what is unsafe.

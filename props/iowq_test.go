@@ -292,10 +292,10 @@ func TestIOWQHistoriesMutantNotLinearizable(t *testing.T) {
 	}
 }
 
-// TestIOWQLockWaits: the efficiency side of the seed, from timed runs
+// TestIOWQLockWaits: the efficiency side of the patch, from timed runs
 // (iowq.Simulate). Hashed, io-wq workers of one file never contend on
 // i_rwsem (one work item of the file at a time) but wait for the hash;
-// unhashed on xfs or ext4, the seed's aligned overwrites all take i_rwsem
+// unhashed on xfs or ext4, the patch's aligned overwrites all take i_rwsem
 // shared and nobody waits; unhashed on a file system without the flag every
 // write takes it exclusive and workers queue on it. With -v it prints the
 // report.
@@ -323,11 +323,11 @@ func TestIOWQLockWaits(t *testing.T) {
 		}
 	}
 	for _, fs := range []iowq.FS{iowq.XFS, iowq.Ext4} {
-		u := get("seed", iowq.Unhashed, fs)
+		u := get("patch", iowq.Unhashed, fs)
 		assert.Zero(t, u.LockWaits+u.DrainWaits, "unhashed %v: aligned overwrites must not wait", fs)
-		assert.Greater(t, u.PerSecond(), get("seed", iowq.Hashed, fs).PerSecond(), "unhashed %v is not faster than hashed", fs)
+		assert.Greater(t, u.PerSecond(), get("patch", iowq.Hashed, fs).PerSecond(), "unhashed %v is not faster than hashed", fs)
 	}
-	noflag := get("seed", iowq.Unhashed, iowq.NoFlag)
+	noflag := get("patch", iowq.Unhashed, iowq.NoFlag)
 	assert.Greater(t, noflag.LockWaits, noflag.Writes/2, "unhashed without the flag: workers must queue on i_rwsem")
 	assert.Positive(t, get("mixed", iowq.Unhashed, iowq.XFS).Retries, "xfs's optimistic unaligned path never retried")
 

@@ -58,7 +58,7 @@ func TestSimulateFsync(t *testing.T) {
 	assert.Zero(t, safe.CrashReplays(500, 1))
 	_, err = Simulate(Patched, 0, 1, memory.SC, seedLatency, 1)
 	assert.Error(t, err)
-	// Eight writers, as the seed ran, under every memory model.
+	// Eight writers, as the patch ran, under every memory model.
 	for _, m := range memory.Models() {
 		r, err := Simulate(Patched, 8, 20, m, seedLatency, 2)
 		require.NoError(t, err)

@@ -36,7 +36,7 @@ import (
 //	                               blkdev_issue_flush (an empty REQ_PREFLUSH)
 //	return ret, or the first error
 //
-// The seed skips generic_write_sync when the whole write went direct (the
+// The patch skips generic_write_sync when the whole write went direct (the
 // bios carried REQ_FUA). The model chooses how many blocks of each write()
 // go direct (all, none, or a prefix), so both the pure direct path and the
 // fallback are explored in every interleaving.
@@ -76,7 +76,7 @@ const (
 	// Baseline is the code before the patch: generic_write_sync after
 	// every write that returned ret > 0.
 	Baseline Variant = iota + 1
-	// Patched is the seed: skip generic_write_sync when the whole
+	// Patched is the patched kernel: skip generic_write_sync when the whole
 	// write went direct (FUA bios); the fallback path still syncs.
 	Patched
 	// MutantSkipSyncOnFallback (mutant) skips generic_write_sync after the
