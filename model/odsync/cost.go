@@ -120,7 +120,7 @@ type Latency struct {
 // cache is taken as 130 us. The patch measured no drive without a write
 // cache; MediaWrite assumes it costs what a FUA write costs.
 var DefaultLatency = Latency{
-	Name:        "7200 rpm HDD, sequential 4 KiB writes (the patch's measurements)",
+	Name:        "7200 rpm HDD as the patch measured it, sequential 4 KiB writes",
 	CachedWrite: 130 * time.Microsecond,
 	FUAWrite:    133 * time.Microsecond,
 	MediaWrite:  133 * time.Microsecond,
@@ -131,7 +131,7 @@ var DefaultLatency = Latency{
 // 4 KiB writes over 100 GiB: a FUA write is the patched mean, 1500 us (it
 // now includes a seek), a flush the baseline's mean minus that, 4905 us.
 var SeedRandomLatency = Latency{
-	Name:        "7200 rpm HDD, random 4 KiB writes over 100 GiB (the patch's measurements)",
+	Name:        "7200 rpm HDD as the patch measured it, random 4 KiB writes over 100 GiB",
 	CachedWrite: 130 * time.Microsecond,
 	FUAWrite:    1500 * time.Microsecond,
 	MediaWrite:  1500 * time.Microsecond,
