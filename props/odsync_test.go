@@ -330,10 +330,10 @@ func TestODSyncCostTable(t *testing.T) {
 	assert.Equal(t, none[0].Latency(odsync.DefaultLatency), none[1].Latency(odsync.DefaultLatency))
 
 	seq, rnd := odsync.DefaultLatency, odsync.SeedRandomLatency
-	assert.InEpsilon(t, 119.7, fua[0].IOPS(seq), 0.01, "seed: sequential baseline")
-	assert.InEpsilon(t, 7497.0, fua[1].IOPS(seq), 0.01, "seed: sequential patched")
-	assert.InEpsilon(t, 156.1, fua[0].IOPS(rnd), 0.01, "seed: random baseline")
-	assert.InEpsilon(t, 666.4, fua[1].IOPS(rnd), 0.01, "seed: random patched")
+	assert.InEpsilon(t, 119.7, fua[0].IOPS(seq), 0.01, "the patch: sequential baseline")
+	assert.InEpsilon(t, 7497.0, fua[1].IOPS(seq), 0.01, "the patch: sequential patched")
+	assert.InEpsilon(t, 156.1, fua[0].IOPS(rnd), 0.01, "the patch: random baseline")
+	assert.InEpsilon(t, 666.4, fua[1].IOPS(rnd), 0.01, "the patch: random patched")
 	assert.Greater(t, fua[1].IOPS(seq)/fua[0].IOPS(seq), 50.0, "one flush fewer, where a flush costs milliseconds")
 	assert.InEpsilon(t, 2.0, emu[1].IOPS(seq)/emu[0].IOPS(seq), 0.02, "emulated FUA: one flush of two")
 	assert.True(t, math.IsInf(cost(odsync.MutantFallbackDirty, odCacheFUA, odsync.FallbackAll).IOPS(seq), 1),
