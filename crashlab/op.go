@@ -1,5 +1,5 @@
 // Package crashlab records the block I/O a real kernel sends to a device
-// and replays the states a crash may leave (DESIGN.md, "Crash lab"): a FUSE
+// and replays the states a crash may leave (docs/crashlab.md): a FUSE
 // server exposes one image file, a loop device with direct I/O sits on it,
 // and every write, flush and discard the server sees is logged in an order
 // that is safe to replay.

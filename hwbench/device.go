@@ -244,7 +244,7 @@ func OpenTarget(opt TargetOptions) (_ *Target, err error) {
 // openSlowFlush serves a zeroed image through crashlab's FUSE recorder
 // (without logging) under a loop device of its own, every flush taking the
 // given duration: a disk whose cache flush costs milliseconds, the regime of
-// the seeds' HDD figures. Root only; everything is removed at Close.
+// the HDD the O_DSYNC patch measured. Root only; everything is removed at Close.
 func (t *Target) openSlowFlush(opt TargetOptions, delay string) error {
 	d, err := time.ParseDuration(delay)
 	if err != nil || d < 0 {

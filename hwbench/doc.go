@@ -1,7 +1,7 @@
 // Package hwbench runs the impl protocols on real devices, baseline
 // against optimised in the same run, and prints what each optimisation
-// buys the way the seeds' tables do (DESIGN.md, "hwbench";
-// docs/hwbench.md says how to run it and how to read the output):
+// buys the way the kernel patches' descriptions do (docs/hwbench.md says
+// how to run it and how to read the output):
 //
 //	go test ./hwbench -v                      # a temporary file (and, as root, a loop device)
 //	go test ./hwbench -v -device=loop         # a loop device over a sparse temporary file (root)
@@ -25,16 +25,20 @@
 //   - [Target.DiskStats] reads the flush requests the block layer sent the
 //     driver, so that a table can show device flushes per operation.
 //
-// The scenarios ([Run], [Config]), one per seed, each case alternated in
-// short slices with the others of its comparison:
-//   - S1 (seed 000): one thread of 4 KiB O_DIRECT writes, sequential and
-//     random: plain, O_DSYNC (RWF_DSYNC) and write + fdatasync, with the
-//     model's prediction (odsync.CallCost) in the notes.
-//   - S2 (seed 002): N writers, write + impl.Syncer.Sync, policies always,
+// The scenarios ([Run], [Config]), one per kernel patch, each case
+// alternated in short slices with the others of its comparison:
+//   - S1 ("block: skip redundant flush for O_DSYNC direct writes"): one
+//     thread of 4 KiB O_DIRECT writes, sequential and random: plain,
+//     O_DSYNC (RWF_DSYNC) and write + fdatasync, with the model's
+//     prediction (odsync.CallCost) in the notes.
+//   - S2 ("xfs: skip the fsync flush when a later flush has completed"): N
+//     writers, write + impl.Syncer.Sync, policies always,
 //     skip-if-flushed-since and join, against the device limit.
-//   - S3 (seed 003): 8 writers to one file, impl.Submitter serialised or
+//   - S3 ("io_uring: avoid hashing O_DIRECT writes if the filesystem doesn't
+//     need it"): 8 writers to one file, impl.Submitter serialised or
 //     parallel.
-//   - S4 (seed 004): an impl.DIOCounter updated twice or once per op.
+//   - S4 ("ext4: Add DIO_SKIP_DIO_COUNT flag to dax_do_io()"): an
+//     impl.DIOCounter updated twice or once per op.
 //
 // Output: a [Report] (result.go) of [Result]s and [Comparison]s, printed
 // as text by [WriteTables], as Markdown and latency CDF plots by

@@ -3,7 +3,7 @@ package hwbench
 // fio is the reference harness: where it is installed, the S1 and S2
 // baselines also run as the equivalent fio job in the same run, and the
 // report prints hwbench IOPS / fio IOPS, so that a reader can tell whether
-// the Go harness is the bottleneck (issue 6, item 5).
+// the Go harness is the bottleneck.
 //
 // How each FIOJob.Sync mode maps to fio options (fio 3.33, `man fio`):
 //

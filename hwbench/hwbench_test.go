@@ -355,7 +355,7 @@ func checkReport(t *testing.T, tg *Target, cfg Config, rep Report) {
 		assert.Equal(t, "optimised", c.Optimised.Role, c.Name)
 		assert.False(t, math.IsNaN(c.Change()), c.Name)
 		if c.Scenario == "S2" {
-			// The claim of the seed that holds everywhere: sharing never
+			// The claim of the patch that holds everywhere: sharing never
 			// flushes more per sync than flushing every time.
 			assert.LessOrEqual(t, c.Optimised.FlushesPerOp(), c.Baseline.FlushesPerOp(), "%s: flushes per sync", c.Name)
 		}

@@ -14,7 +14,7 @@
 // wait for the scheduler: with 16 S2 writers and GOMAXPROCS=2 that alone
 // cut syncs/s to a third of fio's on the same job. Workers that only
 // compute (S4's copy case) keep GOMAXPROCS as it is, so that they compete
-// for the CPUs as the seed's threads do.
+// for the CPUs as the patch's benchmark threads do.
 
 package hwbench
 

@@ -1,11 +1,10 @@
 package hwbench
 
-// The written report (`-report=DIR`, issue 6, item 4): report.md with the
-// device, the time, one section per scenario holding the seeds' kind of
-// table (baseline | optimised | change per comparison) and every case's
-// figures, the hwbench/fio ratios and the notes; and per scenario a
-// latency CDF plot, <scenario>.png and <scenario>.svg, linked from
-// report.md.
+// The written report (`-report=DIR`): report.md with the device, the time,
+// one section per scenario holding the kind of table the kernel patches
+// print (baseline | optimised | change per comparison) and every case's
+// figures, the hwbench/fio ratios and the notes; and per scenario a latency
+// CDF plot, <scenario>.png and <scenario>.svg, linked from report.md.
 
 import (
 	"errors"
@@ -244,8 +243,8 @@ func flushLabel(flushFigures string) string {
 	return "flushes/op (" + flushFigures + ")"
 }
 
-// writeComparison writes the seeds' table: one row per figure, baseline |
-// optimised | change.
+// writeComparison writes the table the way the kernel patches print theirs:
+// one row per figure, baseline | optimised | change.
 func writeComparison(md *strings.Builder, c Comparison, flushFigures string) {
 	name := c.Name
 	if name == "" {

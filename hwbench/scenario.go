@@ -1,4 +1,4 @@
-// The four scenarios of DESIGN.md, "hwbench", one per seed, and Run,
+// The four scenarios (docs/hwbench.md), one per kernel patch, and Run,
 // which measures them on one device in one run.
 //
 // Where the scenarios write, all inside [0, Config.Region()):
@@ -38,7 +38,7 @@ type Config struct {
 	// Writers is S2's writers: 1 to 1024 (default 16).
 	Writers int
 	// S3Writers is S3's writers to one file: 1 to 1024 (default 8, as in
-	// the seed).
+	// the patch).
 	S3Writers int
 	// S4Goroutines is S4's goroutines on the hot path: 1 to 1024 (default
 	// 4 * GOMAXPROCS, at most 1024).
@@ -49,7 +49,7 @@ type Config struct {
 	// goroutine, and S3's writers a block each.
 	Span int64
 	// Think is S2's pause between a write's completion and the flush
-	// check, standing for the log force of xfs_file_fsync in the seed's
+	// check, standing for the log force of xfs_file_fsync in the patch's
 	// workload: 0 (the default) runs the tight loop only; a duration up to
 	// 1s also runs the policies with that pause; ThinkOneFlush pauses for
 	// the median flush time measured in the same run. Other negative
@@ -76,7 +76,7 @@ type Config struct {
 // ThinkOneFlush is Config.Think's value for "as long as one flush takes".
 const ThinkOneFlush = time.Duration(-1)
 
-// IOSize is the size of every write and read: 4 KiB, as in the seeds.
+// IOSize is the size of every write and read: 4 KiB, as in the patches.
 const IOSize = 4096
 
 // Bounds of the Config fields, for Validate and its messages.

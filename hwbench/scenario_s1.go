@@ -1,5 +1,5 @@
-// S1 (seed 000_955de9d2156cca48.txt): one thread, 4 KiB O_DIRECT writes,
-// sequential and random, three ways:
+// S1 (the patch "block: skip redundant flush for O_DSYNC direct writes"):
+// one thread, 4 KiB O_DIRECT writes, sequential and random, three ways:
 //
 //	plain                 pwrite(2): not durable, the ceiling
 //	O_DSYNC (RWF_DSYNC)   pwritev2(2) with RWF_DSYNC (impl.DSyncWriter FUA):
@@ -11,7 +11,7 @@
 // (optimised). On a block device with a volatile cache and emulated FUA
 // (a loop device: queue/fua is 0) an unpatched kernel turns an O_DSYNC
 // write into a write, the FUA post-flush and generic_write_sync's flush;
-// the seed removes the last one, leaving a write and one flush, which is
+// the patch removes the last one, leaving a write and one flush, which is
 // what write + fdatasync costs. So write + fdatasync is what the patched
 // kernel would do there, and the model (odsync.CallCost) says how
 // many flushes each costs on each device configuration: the notes print

@@ -1,10 +1,10 @@
-// S2 (seed 002_457adfd816453544.txt): N writers (default 16), each in a
-// loop: a 4 KiB O_DIRECT write to its own block, then Syncer.Sync, under
-// the policies
+// S2 (the patch "xfs: skip the fsync flush when a later flush has
+// completed"): N writers (default 16), each in a loop: a 4 KiB O_DIRECT
+// write to its own block, then Syncer.Sync, under the policies
 //
 //	always                  a flush per Sync (fdatasync each): baseline
 //	skip-if-flushed-since   skip when a flush submitted after the write
-//	                        completed has completed (the seed's xfs fsync)
+//	                        completed has completed (the patched xfs fsync)
 //	join                    also wait for such a flush in flight
 //	group-commit            join, or first wait for the flushes in flight
 //	                        to end so that the next one serves many
@@ -18,7 +18,7 @@
 //
 // A writer that syncs immediately after its write rarely finds a flush
 // to share (docs/impl.md, "A finding"): every flush in flight then was
-// numbered before its sample. In the seed's workload (xfs fsync), the log
+// numbered before its sample. In the patch's workload (xfs fsync), the log
 // force between the data write and the flush check is where other
 // fsyncs' flushes complete. Config.Think models that: the writer samples
 // the flush sequence when its write completes (Syncer.Sample), pauses,
@@ -81,7 +81,7 @@ func (e *scenarioEnv) runS2(ctx context.Context) (outcome, error) {
 				Baseline: trs[0], Optimised: opt,
 			})
 		}
-		out.notes = append(out.notes, fmt.Sprintf("S2 %q: each writer pauses %v (nanosleep; the pause actually taken, on average, is the \"pause taken\" row) between its write's completion (Syncer.Sample) and the flush check (Syncer.SyncSince), standing for the log force in the seed's xfs fsync; the pause is counted in the sync latency and limits every policy alike.", tg, think.Round(time.Microsecond)))
+		out.notes = append(out.notes, fmt.Sprintf("S2 %q: each writer pauses %v (nanosleep; the pause actually taken, on average, is the \"pause taken\" row) between its write's completion (Syncer.Sample) and the flush check (Syncer.SyncSince), standing for the log force in the patched xfs fsync; the pause is counted in the sync latency and limits every policy alike.", tg, think.Round(time.Microsecond)))
 	}
 	out.notes = append(out.notes, fmt.Sprintf("S2: efficiency is syncs/s divided by the device limit, %d x the single writer's write + flush rate measured in the same run (%.0f/s x %d = %.0f syncs/s).",
 		n, limit.IOPS(), n, limit.IOPS()*float64(n)))

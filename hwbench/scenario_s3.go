@@ -1,11 +1,12 @@
-// S3 (seed 003_37274e66d717bc90.txt): 8 writers (Config.S3Writers), each
-// writing 4 KiB O_DIRECT blocks sequentially through its own part of one
-// file or device, submitted through an impl.Submitter:
+// S3 (the patch "io_uring: avoid hashing O_DIRECT writes if the filesystem
+// doesn't need it"): 8 writers (Config.S3Writers), each writing 4 KiB
+// O_DIRECT blocks sequentially through its own part of one file or device,
+// submitted through an impl.Submitter:
 //
 //	serialised   one write at a time, as io-wq runs work hashed to one
 //	             inode: baseline
 //	parallel     the writes go to the device together, as io_uring does
-//	             after the seed for a file system that sets
+//	             after the patch for a file system that sets
 //	             FMODE_DIO_PARALLEL_WRITE: optimised
 //
 // The latency recorded is the Submit call's: waiting for the writes ahead

@@ -1,17 +1,18 @@
-// S4 (seed 004_1155a3b779453eb7.txt): many goroutines (Config.S4Goroutines,
-// default 4 x GOMAXPROCS) on a hot I/O path that keeps an in-flight count
-// for truncate to wait on (impl.DIOCounter, i.e. inode_dio_begin /
-// inode_dio_end), counted
+// S4 (the patch "ext4: Add DIO_SKIP_DIO_COUNT flag to dax_do_io()"): many
+// goroutines (Config.S4Goroutines, default 4 x GOMAXPROCS) on a hot I/O
+// path that keeps an in-flight count for truncate to wait on
+// (impl.DIOCounter, i.e. inode_dio_begin / inode_dio_end), counted
 //
 //	twice per op   an outer Begin/End around an inner pair, as ext4 did
-//	               around dax_do_io before the seed: baseline
+//	               around dax_do_io before the patch: baseline
 //	once per op    the inner pair skipped (DIO_SKIP_DIO_COUNT): optimised
 //
 // with two kinds of I/O op:
 //
 //	4 KiB copy         a memory copy from a shared 4 KiB page, standing for
-//	                   DAX on NVDIMM as in the seed, where the I/O is a
-//	                   memcpy and the counter's cache line is a real cost
+//	                   DAX on NVDIMM as the patch measured it, where the
+//	                   I/O is a memcpy and the counter's cache line is a
+//	                   real cost
 //	4 KiB O_DIRECT read  a pread(2) of the goroutine's own block
 //
 // All goroutines share one counter, so every Begin and End is an atomic

@@ -1,6 +1,7 @@
-// The text tables: one per comparison group, laid out like the seeds'
-// (a row per figure; baseline | optimised | change), with the group's
-// ceiling or device limit as extra columns, then the fio references.
+// The text tables: one per comparison group, laid out like the kernel
+// patches' tables (a row per figure; baseline | optimised | change), with
+// the group's ceiling or device limit as extra columns, then the fio
+// references.
 
 package hwbench
 

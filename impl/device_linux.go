@@ -340,12 +340,12 @@ func (f *File) Size() (int64, error) {
 // dio_bio_write_op() marks the bio REQ_FUA (which the block layer,
 // block/blk-flush.c, turns into write + flush if the device has no FUA),
 // and blkdev_write_iter() then still calls generic_write_sync(), which for a
-// dsync write issues a full cache flush (blkdev_fsync). Seed
-// 000_955de9d2156cca48 removes that redundant flush; until then a FUA write
-// here costs a FUA write plus a flush. On a regular file the file system
-// decides: iomap direct I/O (ext4, XFS) may use REQ_FUA and skip the flush
-// for a pure overwrite of allocated blocks, and otherwise ends with
-// generic_write_sync (a flush, and a journal commit if metadata changed).
+// dsync write issues a full cache flush (blkdev_fsync). The patch "block:
+// skip redundant flush for O_DSYNC direct writes" removes that redundant
+// flush; until then a FUA write here costs a FUA write plus a flush. On a
+// regular file the file system decides: iomap direct I/O (ext4, XFS) may
+// use REQ_FUA and skip the flush for a pure overwrite of allocated blocks,
+// and otherwise ends with generic_write_sync (a flush, and a journal commit if metadata changed).
 // When Buffered, RWF_DSYNC writes back the range and flushes like
 // fdatasync(2).
 //

@@ -9,7 +9,8 @@ import (
 // DIOCounter counts direct I/O in flight on a file, as inode_dio_begin /
 // inode_dio_end do on i_dio_count, so that truncate can wait for it to
 // drain (inode_dio_wait) before it frees blocks. docs/diocount.md checks
-// when a caller may skip the inner count (seed 004_1155a3b779453eb7.txt).
+// when a caller may skip the inner count (the patch "ext4: Add
+// DIO_SKIP_DIO_COUNT flag to dax_do_io()").
 type DIOCounter struct {
 	count   spec.Word
 	queue   spec.WaitQueue

@@ -1,6 +1,6 @@
 // Package impl is the real code behind the interfaces of spec, and the
 // protocol library that runs over them both on Linux devices and, unchanged,
-// inside the model world (DESIGN.md, "The shared interface").
+// inside the model world (docs/impl.md).
 //
 // Devices and atomics:
 //   - [Open] opens a regular file or a block device with O_DIRECT (block
@@ -12,12 +12,16 @@
 //   - [Counting] counts the commands a device was sent.
 //
 // Protocols:
-//   - [FlushSeq]: the flush-sequence counters of seed 002.
+//   - [FlushSeq]: the flush-sequence counters of the patch "xfs: skip the
+//     fsync flush when a later flush has completed".
 //   - [Syncer]: write-then-Sync for many writers that share flushes, with
 //     the policies [Always], [SkipIfFlushedSince] and [Join].
-//   - [DSyncWriter]: durable writes by FUA or by write + flush (seed 000).
-//   - [Submitter]: I/O to one file serialised or in parallel (seed 003).
-//   - [DIOCounter]: in-flight direct I/O for truncate to wait on (seed 004).
+//   - [DSyncWriter]: durable writes by FUA or by write + flush ("block:
+//     skip redundant flush for O_DSYNC direct writes").
+//   - [Submitter]: I/O to one file serialised or in parallel ("io_uring:
+//     avoid hashing O_DIRECT writes if the filesystem doesn't need it").
+//   - [DIOCounter]: in-flight direct I/O for truncate to wait on ("ext4:
+//     Add DIO_SKIP_DIO_COUNT flag to dax_do_io()").
 //
 // The Syncer is checked in the model world by the tests of this package:
 // each call on a world.Task's handles is a scheduling point, and at small

@@ -31,8 +31,8 @@ func (m DSyncMode) String() string {
 }
 
 // DSyncWriter makes every write durable before it returns, as an O_DSYNC
-// write() does (seed 000_955de9d2156cca48.txt compares the two ways for
-// O_DIRECT writes to a block device). Its device must be safe for
+// write() does (the patch "block: skip redundant flush for O_DSYNC direct
+// writes" compares the two ways for O_DIRECT writes to a block device). Its device must be safe for
 // concurrent use if the writer is.
 type DSyncWriter struct {
 	Dev  spec.Device

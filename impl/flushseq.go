@@ -2,11 +2,12 @@ package impl
 
 import "github.com/flushproof/flushproof/spec"
 
-// FlushSeq is the flush-sequence protocol of seed 002_457adfd816453544.txt
-// (xfs_buftarg_flush_start / xfs_buftarg_flush_done), for any code that
-// shares cache flushes between writers: two atomic64 counters, numbering
-// each flush before it is submitted and recording the highest number of a
-// flush that completed successfully.
+// FlushSeq is the flush-sequence protocol of the patch "xfs: skip the fsync
+// flush when a later flush has completed" (xfs_buftarg_flush_start /
+// xfs_buftarg_flush_done), for any code that shares cache flushes between
+// writers: two atomic64 counters, numbering each flush before it is
+// submitted and recording the highest number of a flush that completed
+// successfully.
 //
 // The rule a writer may rely on: once its data write has completed, it
 // calls Sample (a full barrier, then a read of Submitted) and gets S; if

@@ -4,7 +4,8 @@ import "sync"
 
 // Submitter runs I/O for one file either serialised (one at a time, as
 // io-wq does for work hashed to the same inode) or in parallel (io_uring
-// after seed 003_37274e66d717bc90.txt, for file systems that set
+// after the patch "io_uring: avoid hashing O_DIRECT writes if the
+// filesystem doesn't need it", for file systems that set
 // FMODE_DIO_PARALLEL_WRITE). Whether parallel submission is safe is the
 // file system's business: docs/iowq.md checks the locking that makes it so.
 // The zero value submits in parallel.

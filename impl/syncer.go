@@ -15,8 +15,8 @@ const (
 	// Always flushes on every Sync: the baseline, fdatasync per write.
 	Always Policy = iota + 1
 	// SkipIfFlushedSince skips the flush when a flush numbered after the
-	// write completed has already completed (the patched xfs fsync of seed
-	// 002_457adfd816453544.txt).
+	// write completed has already completed (the patched xfs fsync of "xfs:
+	// skip the fsync flush when a later flush has completed").
 	SkipIfFlushedSince
 	// Join also waits for a flush numbered after the write completed that
 	// is already in flight, instead of issuing another; if that flush

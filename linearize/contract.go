@@ -11,7 +11,7 @@ import (
 	"github.com/flushproof/flushproof/spec"
 )
 
-// ContractModel is the device contract (DESIGN.md, "Device semantics";
+// ContractModel is the device contract (docs/semantics.md;
 // spec.Contract's rules 1-6) as a porcupine model of one block, written
 // directly from the rules: it does not use device.Device, so that checking
 // the device's histories against it means something.

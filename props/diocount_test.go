@@ -16,15 +16,15 @@ import (
 	"github.com/flushproof/flushproof/model/verdict"
 )
 
-// TestDIOCountVerdicts is the verdict table of DIO counting with DAX (seed
-// 004): every row of diocount.Rows, explored exhaustively with the
-// liveness check. The real variants and the benign skip for synchronous
-// block DIO must be SAFE (false-positive controls); the mutants must be
-// UNSAFE wherever their bug can show (skipping the callee's count for AIO
-// with an AIO writer; counting after dropping i_mutex on the overwrite
-// path), each with a counterexample that replays and ends with a direct
-// write landing in a block that truncate freed earlier on the same path.
-// With -v it prints the table.
+// TestDIOCountVerdicts is the verdict table of DIO counting with DAX ("ext4:
+// Add DIO_SKIP_DIO_COUNT flag to dax_do_io()"): every row of diocount.Rows,
+// explored exhaustively with the liveness check. The real variants and the
+// benign skip for synchronous block DIO must be SAFE (false-positive
+// controls); the mutants must be UNSAFE wherever their bug can show
+// (skipping the callee's count for AIO with an AIO writer; counting after
+// dropping i_mutex on the overwrite path), each with a counterexample that
+// replays and ends with a direct write landing in a block that truncate
+// freed earlier on the same path. With -v it prints the table.
 func TestDIOCountVerdicts(t *testing.T) {
 	checks, rows := diocount.Checks(), diocount.Rows()
 	require.Len(t, rows, len(checks))
@@ -268,7 +268,7 @@ func TestDIOCountWalkMutants(t *testing.T) {
 }
 
 // TestDIOCountCostTable: the read-modify-writes of i_dio_count per direct
-// write, as the model's steps give them. The seed halves them for DAX
+// write, as the model's steps give them. The patch halves them for DAX
 // (2 atomic_inc + 2 atomic_dec_and_test before, 1 + 1 after) and leaves
 // block DIO alone; the benign skip would halve synchronous block DIO too;
 // the AIO skip halves AIO, which is exactly what is unsafe.

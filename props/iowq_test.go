@@ -20,12 +20,13 @@ import (
 )
 
 // TestIOWQVerdicts is the verdict table of io-wq hashing of O_DIRECT writes
-// (seed 003): every file system hashed and unhashed, explored exhaustively.
-// The correct file systems must be SAFE however io-wq submits; the mutants
-// must be UNSAFE with a lost write whose counterexample replays, except
-// where serialisation really hides their bug (the false-positive controls:
-// hashed with synchronous completion for both, unhashed with synchronous
-// completion for the missing inode_dio_wait). With -v it prints the table.
+// ("io_uring: avoid hashing O_DIRECT writes if the filesystem doesn't need
+// it"): every file system hashed and unhashed, explored exhaustively. The
+// correct file systems must be SAFE however io-wq submits; the mutants must
+// be UNSAFE with a lost write whose counterexample replays, except where
+// serialisation really hides their bug (the false-positive controls: hashed
+// with synchronous completion for both, unhashed with synchronous completion
+// for the missing inode_dio_wait). With -v it prints the table.
 func TestIOWQVerdicts(t *testing.T) {
 	var table []verdict.Verdict
 	rows := iowq.Rows()
@@ -291,10 +292,10 @@ func TestIOWQHistoriesMutantNotLinearizable(t *testing.T) {
 	}
 }
 
-// TestIOWQLockWaits: the efficiency side of the seed, from timed runs
+// TestIOWQLockWaits: the efficiency side of the patch, from timed runs
 // (iowq.Simulate). Hashed, io-wq workers of one file never contend on
 // i_rwsem (one work item of the file at a time) but wait for the hash;
-// unhashed on xfs or ext4, the seed's aligned overwrites all take i_rwsem
+// unhashed on xfs or ext4, the patch's aligned overwrites all take i_rwsem
 // shared and nobody waits; unhashed on a file system without the flag every
 // write takes it exclusive and workers queue on it. With -v it prints the
 // report.
@@ -322,11 +323,11 @@ func TestIOWQLockWaits(t *testing.T) {
 		}
 	}
 	for _, fs := range []iowq.FS{iowq.XFS, iowq.Ext4} {
-		u := get("seed", iowq.Unhashed, fs)
+		u := get("patch", iowq.Unhashed, fs)
 		assert.Zero(t, u.LockWaits+u.DrainWaits, "unhashed %v: aligned overwrites must not wait", fs)
-		assert.Greater(t, u.PerSecond(), get("seed", iowq.Hashed, fs).PerSecond(), "unhashed %v is not faster than hashed", fs)
+		assert.Greater(t, u.PerSecond(), get("patch", iowq.Hashed, fs).PerSecond(), "unhashed %v is not faster than hashed", fs)
 	}
-	noflag := get("seed", iowq.Unhashed, iowq.NoFlag)
+	noflag := get("patch", iowq.Unhashed, iowq.NoFlag)
 	assert.Greater(t, noflag.LockWaits, noflag.Writes/2, "unhashed without the flag: workers must queue on i_rwsem")
 	assert.Positive(t, get("mixed", iowq.Unhashed, iowq.XFS).Retries, "xfs's optimistic unaligned path never retried")
 

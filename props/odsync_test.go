@@ -26,14 +26,14 @@ var (
 )
 
 // TestODSyncVerdicts is the verdict table of O_DIRECT|O_DSYNC writes to a
-// block device (seed 000): every variant on every device configuration,
-// explored exhaustively with a crash at any point. The baseline and the
-// patched kernel must be SAFE; each mutant UNSAFE where its bug loses
-// acknowledged data and SAFE where it cannot (the false-positive
-// controls: no volatile cache). Each counterexample must replay, must
-// name the mechanism that lost the data, and must be a crash outcome the
-// operational device (device.Device, over every landing order) can really
-// produce for the same history.
+// block device ("block: skip redundant flush for O_DSYNC direct writes"):
+// every variant on every device configuration, explored exhaustively with a
+// crash at any point. The baseline and the patched kernel must be SAFE; each
+// mutant UNSAFE where its bug loses acknowledged data and SAFE where it
+// cannot (the false-positive controls: no volatile cache). Each
+// counterexample must replay, must name the mechanism that lost the data,
+// and must be a crash outcome the operational device (device.Device, over
+// every landing order) can really produce for the same history.
 func TestODSyncVerdicts(t *testing.T) {
 	var table []verdict.Verdict
 	for _, c := range odsync.Checks() {
@@ -287,12 +287,12 @@ func TestODSyncDeviceAgreesWithOperationalDevice(t *testing.T) {
 	})
 }
 
-// TestODSyncCostTable checks the cost model against DESIGN.md and the seed:
-// the patch removes exactly one PREFLUSH from the pure direct path and
-// nothing else; with emulated FUA the baseline is a write and two flushes,
-// the patched kernel a write and one flush; without a cache nothing
-// changes; and with the seed's latencies the predicted IOPS move from
-// about 120 to about 7,500.
+// TestODSyncCostTable checks the cost model against the patch's description
+// and measurements: the patch removes exactly one PREFLUSH from the pure
+// direct path and nothing else; with emulated FUA the baseline is a write
+// and two flushes, the patched kernel a write and one flush; without a cache
+// nothing changes; and with the patch's latencies the predicted IOPS move
+// from about 120 to about 7,500.
 func TestODSyncCostTable(t *testing.T) {
 	cost := func(v odsync.Variant, dev spec.Config, p odsync.Path) odsync.Cost {
 		t.Helper()
@@ -310,7 +310,7 @@ func TestODSyncCostTable(t *testing.T) {
 		for _, p := range []odsync.Path{odsync.FallbackAll, odsync.ShortDirect} {
 			b, q := cost(odsync.Baseline, dev, p), cost(odsync.Patched, dev, p)
 			b.Variant, q.Variant = 0, 0
-			assert.Equal(t, b, q, "%v %v: the fallback path is unchanged by the seed", dev, p)
+			assert.Equal(t, b, q, "%v %v: the fallback path is unchanged by the patch", dev, p)
 		}
 	}
 
@@ -321,7 +321,7 @@ func TestODSyncCostTable(t *testing.T) {
 
 	emu := [2]odsync.Cost{cost(odsync.Baseline, odCacheEmu, odsync.PureDirect), cost(odsync.Patched, odCacheEmu, odsync.PureDirect)}
 	assert.Equal(t, [2]int{1, 1}, [2]int{emu[0].PlainWrites(), emu[1].PlainWrites()}, "emulated FUA: the data is a plain write")
-	assert.Equal(t, [2]int{2, 1}, [2]int{emu[0].Flushes, emu[1].Flushes}, "DESIGN.md: write + 2 flushes vs write + 1 flush")
+	assert.Equal(t, [2]int{2, 1}, [2]int{emu[0].Flushes, emu[1].Flushes}, "emulated FUA: write + 2 flushes vs write + 1 flush")
 	assert.Equal(t, [2]int{1, 1}, [2]int{emu[0].PostFlushes, emu[1].PostFlushes})
 
 	none := [2]odsync.Cost{cost(odsync.Baseline, odNoCache, odsync.PureDirect), cost(odsync.Patched, odNoCache, odsync.PureDirect)}
@@ -330,10 +330,10 @@ func TestODSyncCostTable(t *testing.T) {
 	assert.Equal(t, none[0].Latency(odsync.DefaultLatency), none[1].Latency(odsync.DefaultLatency))
 
 	seq, rnd := odsync.DefaultLatency, odsync.SeedRandomLatency
-	assert.InEpsilon(t, 119.7, fua[0].IOPS(seq), 0.01, "seed: sequential baseline")
-	assert.InEpsilon(t, 7497.0, fua[1].IOPS(seq), 0.01, "seed: sequential patched")
-	assert.InEpsilon(t, 156.1, fua[0].IOPS(rnd), 0.01, "seed: random baseline")
-	assert.InEpsilon(t, 666.4, fua[1].IOPS(rnd), 0.01, "seed: random patched")
+	assert.InEpsilon(t, 119.7, fua[0].IOPS(seq), 0.01, "the patch: sequential baseline")
+	assert.InEpsilon(t, 7497.0, fua[1].IOPS(seq), 0.01, "the patch: sequential patched")
+	assert.InEpsilon(t, 156.1, fua[0].IOPS(rnd), 0.01, "the patch: random baseline")
+	assert.InEpsilon(t, 666.4, fua[1].IOPS(rnd), 0.01, "the patch: random patched")
 	assert.Greater(t, fua[1].IOPS(seq)/fua[0].IOPS(seq), 50.0, "one flush fewer, where a flush costs milliseconds")
 	assert.InEpsilon(t, 2.0, emu[1].IOPS(seq)/emu[0].IOPS(seq), 0.02, "emulated FUA: one flush of two")
 	assert.True(t, math.IsInf(cost(odsync.MutantFallbackDirty, odCacheFUA, odsync.FallbackAll).IOPS(seq), 1),

@@ -10,7 +10,7 @@ import (
 // history with Apply and ask, at any point, what a crash may leave
 // (Allowed) and what must survive (Obligations).
 //
-// The rules (DESIGN.md, "Device semantics"):
+// The rules (docs/semantics.md explains them with their sources):
 //
 //  1. Commands are submitted and complete later, in any order.
 //  2. A flush covers exactly the writes that had completed when the flush was

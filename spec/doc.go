@@ -12,7 +12,7 @@
 //     history. [Contract.Allowed] answers "what may this block hold after a
 //     crash now", [Contract.Obligations] lists what must survive and why.
 //   - [Device], [Word], [Fence], [WaitQueue]: the interfaces shared by the model world and
-//     the real implementations (DESIGN.md, "The shared interface").
+//     the real implementations (impl/; docs/impl.md, "The seam").
 //
 // Sources for every rule are cited where the rule is coded; the two main ones
 // are Linux Documentation/block/writeback_cache_control.rst and

@@ -1,9 +1,9 @@
 package spec
 
 // The interfaces below are the seam between the model world and the real
-// one (DESIGN.md, "The shared interface"): protocol code written against them
-// runs unchanged over a simulated device and memory model (model/) and over
-// a Linux file or block device and sync/atomic (impl/).
+// one (docs/impl.md, "The seam"): protocol code written against them runs
+// unchanged over a simulated device and memory model (model/) and over a
+// Linux file or block device and sync/atomic (impl/).
 
 // WriteFlags modify a write.
 type WriteFlags uint8

@@ -9,7 +9,7 @@ import (
 )
 
 // Cost is what one direct write costs on i_dio_count, the cache line
-// that every direct I/O to the inode shares (the seed measured the
+// that every direct I/O to the inode shares (the patch measured the
 // difference with 38 threads on two files on NVDIMM: +17.1 % read-only
 // bandwidth).
 type Cost struct {

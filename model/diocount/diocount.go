@@ -5,8 +5,8 @@ import (
 	"github.com/flushproof/flushproof/model/memory"
 )
 
-// DIO counting with DAX (seed 004_1155a3b779453eb7.txt; DESIGN.md, "The
-// four protocols" (4)) as an explicit-state system.
+// DIO counting with DAX (the patch "ext4: Add DIO_SKIP_DIO_COUNT flag to
+// dax_do_io()"; docs/diocount.md) as an explicit-state system.
 //
 // i_dio_count counts the direct I/O in flight on an inode. inode_dio_begin
 // is atomic_inc (unordered); inode_dio_end is atomic_dec_and_test (fully
@@ -14,7 +14,7 @@ import (
 // (include/linux/fs.h). Truncate runs with i_mutex held (do_truncate ->
 // ext4_setattr, ATTR_SIZE, shrinking): it sets i_size, waits in
 // inode_dio_wait (fs/inode.c) until the count is 0, then frees the blocks
-// past the new size (ext4_truncate). A direct write of the seed's era
+// past the new size (ext4_truncate). A direct write of the patch's era
 // (ext4_file_write_iter -> ext4_ext_direct_IO, fs/ext4/inode.c, v4.6):
 //
 //	inode_lock                        ext4_file_write_iter; overwrite = the
@@ -103,7 +103,7 @@ type Variant uint8
 const (
 	// Baseline: before the patch, caller and callee both count.
 	Baseline Variant = iota + 1
-	// Patched: the seed, DIO_SKIP_DIO_COUNT for dax_do_io.
+	// Patched: the patch, DIO_SKIP_DIO_COUNT for dax_do_io.
 	Patched
 	// BenignSkipSync: also DIO_SKIP_DIO_COUNT for synchronous
 	// block DIO, which completes before the caller's inode_dio_end just as

@@ -74,7 +74,7 @@ func costFlags(fs *flag.FlagSet, name func(string) string) verdict.CostTable {
 		think:     fs.Duration(name("think"), time.Millisecond, "flush sequence: at most this long between an fsync's return and the next write, in [0, 1h]"),
 		jitter:    fs.Float64(name("jitter"), 0.5, "flush sequence: device latencies vary uniformly by +- this fraction, 0 to 1"),
 		overwrite: fs.Float64(name("overwrite"), 0, "flush sequence: share of fsyncs with no metadata to log (fdatasync after overwrites), 0 to 1"),
-		crashes:   fs.Int(name("crashes"), 528, "flush sequence: random crash points per variant (the seed replayed 528), 0 to 10000000"),
+		crashes:   fs.Int(name("crashes"), 528, "flush sequence: random crash points per variant (as many as the patch's crash replays), 0 to 10000000"),
 	}
 }
 

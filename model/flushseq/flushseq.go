@@ -38,7 +38,7 @@ type Variant uint8
 // benign one it must not flag.
 const (
 	Baseline                  Variant = iota + 1 // before the patch: always flush
-	Patched                                      // the seed
+	Patched                                      // the patch
 	Improved                                     // ours: join an in-flight flush numbered above S
 	MutantReadBeforeWriteback                    // mutant: S read before the data write
 	MutantNoMB                                   // mutant: no smp_mb before reading S

@@ -7,10 +7,11 @@ import (
 	"github.com/flushproof/flushproof/model/world"
 )
 
-// Program is the xfs fsync flush-sequence protocol (seed
-// 002_457adfd816453544.txt) in straight-line form, as the kernel writes it,
-// over the model world's handles: the device (spec.Device), the two
-// atomic64 counters (spec.Word) and smp_mb (spec.Fence). Where System
+// Program is the xfs fsync flush-sequence protocol (the patch "xfs: skip
+// the fsync flush when a later flush has completed") in straight-line form,
+// as the kernel writes it, over the model world's handles: the device
+// (spec.Device), the two atomic64 counters (spec.Word) and smp_mb
+// (spec.Fence). Where System
 // is the protocol as a state machine for exhaustive search, Program is
 // the same protocol for runs far beyond the explorer's bounds (any number of
 // tasks and fsyncs), with every call a scheduling point of the world.

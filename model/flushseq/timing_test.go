@@ -28,7 +28,7 @@ func simulate(t *testing.T, v Variant, runs int, lat Latency) Timing {
 // TestSimulateFsync: every task of a timed run finishes; baseline never skips; the real variants never return
 // with a write that is not durable; the read-before-writeback mutant does
 // when fsyncs have nothing to log (fdatasync after overwrites), as the
-// seed's replays found (15 of 528 lost).
+// patch's replays found (15 of 528 lost).
 func TestSimulateFsync(t *testing.T) {
 	// fdatasync after overwrites, writes slower than flushes: the window in
 	// which another task's flush is numbered after a too-early S but
@@ -58,7 +58,7 @@ func TestSimulateFsync(t *testing.T) {
 	assert.Zero(t, safe.CrashReplays(500, 1))
 	_, err = Simulate(Patched, 0, 1, memory.SC, seedLatency, 1)
 	assert.Error(t, err)
-	// Eight writers, as the seed ran, under every memory model.
+	// Eight writers, as the patch ran, under every memory model.
 	for _, m := range memory.Models() {
 		r, err := Simulate(Patched, 8, 20, m, seedLatency, 2)
 		require.NoError(t, err)

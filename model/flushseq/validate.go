@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// Trace validation (DESIGN.md, "The shared interface"): every step that
+// Trace validation (docs/flushseq.md, "The protocol as code"): every step that
 // Program takes in the model world must be a step that System,
 // the state machine the explorer proves things about, can take. The two
 // are written differently (straight-line code with blocking calls; program

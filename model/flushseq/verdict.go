@@ -54,7 +54,8 @@ func StandardConfig(v Variant, m memory.Model) Config {
 // Checks lists the rows of the flush-sequence table: every variant under
 // every memory model, the patched code with a DAX task, and the missing
 // smp_mb with a sleeping waiter (both memory-model outcomes are reported,
-// DESIGN.md, "Memory models"), and every variant with the log force.
+// docs/flushseq.md, "Memory ordering"), and every variant with the log
+// force.
 func Checks() []Config {
 	var out []Config
 	for _, v := range Variants() {

@@ -10,9 +10,9 @@ import (
 // io-wq hashing of O_DIRECT writes as an explicit-state system.
 //
 // io_uring punts a write it cannot issue without blocking to io-wq. Before
-// the seed, io_prep_async_work (io_uring/io_uring.c) hashed every write to
+// the patch, io_prep_async_work (io_uring/io_uring.c) hashed every write to
 // a regular file on its inode, and io-wq runs work items with the same hash
-// one at a time. After the seed, an O_DIRECT write to a file whose file
+// one at a time. After the patch, an O_DIRECT write to a file whose file
 // system sets FMODE_DIO_PARALLEL_WRITE is not hashed: io-wq workers issue
 // such writes in parallel, and the file system's own locking must make that
 // safe. That locking is what this model is about.
@@ -84,10 +84,10 @@ type Submit uint8
 // The two ways.
 const (
 	// Hashed: io_wq_hash_work on the inode, one work item of the file
-	// at a time (before the seed; after it, on a file system without
+	// at a time (before the patch; after it, on a file system without
 	// FMODE_DIO_PARALLEL_WRITE).
 	Hashed Submit = iota + 1
-	// Unhashed: the seed on a file system with the flag; workers
+	// Unhashed: the patch on a file system with the flag; workers
 	// issue the file's writes in parallel.
 	Unhashed
 )

@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// Lock waits: the seed is about efficiency, not correctness. A timed run of
+// Lock waits: the patch is about efficiency, not correctness. A timed run of
 // System counts how often a worker had to wait for the inode's hash,
 // for i_rwsem or in inode_dio_wait, and for how long.
 //
@@ -276,8 +276,8 @@ type ContentionCase struct {
 	Config   Config
 }
 
-// SeedWorkload is the seed's benchmark in small: 8 workers, each
-// writing 2 aligned blocks over a written file of 4 blocks (the seed: 8
+// SeedWorkload is the patch's benchmark in small: 8 workers, each
+// writing 2 aligned blocks over a written file of 4 blocks (the patch: 8
 // threads writing 4 KiB each to one file on XFS).
 func SeedWorkload(submit Submit, fs FS) Config {
 	c := Config{Submit: submit, FS: fs, Layout: "WWWW", Size: 8}
@@ -299,13 +299,13 @@ func MixedWorkload(submit Submit, fs FS) Config {
 }
 
 // ContentionCases lists the report's lines: the correct file systems,
-// hashed and unhashed, on the seed's workload and on the mixed one.
+// hashed and unhashed, on the patch's workload and on the mixed one.
 func ContentionCases() []ContentionCase {
 	var out []ContentionCase
 	for _, wl := range []struct {
 		name string
 		make func(Submit, FS) Config
-	}{{"seed: 8x2 aligned overwrites", SeedWorkload}, {"mixed: 8x(1 unaligned + 1 aligned), unwritten", MixedWorkload}} {
+	}{{"patch: 8x2 aligned overwrites", SeedWorkload}, {"mixed: 8x(1 unaligned + 1 aligned), unwritten", MixedWorkload}} {
 		for _, fs := range FileSystems() {
 			if fs.Mutant() {
 				continue

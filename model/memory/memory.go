@@ -2,7 +2,8 @@ package memory
 
 import "fmt"
 
-// Model says how loads may see stores (DESIGN.md, "Memory models").
+// Model says how loads may see stores (docs/flushseq.md, "Memory ordering",
+// describes the three).
 type Model uint8
 
 // The memory models.

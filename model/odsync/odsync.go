@@ -8,8 +8,8 @@ import (
 	"github.com/flushproof/flushproof/spec"
 )
 
-// O_DIRECT|O_DSYNC write() to a raw block device (seed
-// 000_955de9d2156cca48.txt; DESIGN.md, "The four protocols" (1)) as an
+// O_DIRECT|O_DSYNC write() to a raw block device (the patch "block: skip
+// redundant flush for O_DSYNC direct writes"; docs/odsync.md) as an
 // explicit-state system.
 //
 // block/fops.c, blkdev_write_iter, for an iocb with IOCB_DIRECT and
@@ -36,7 +36,7 @@ import (
 //	                               blkdev_issue_flush (an empty REQ_PREFLUSH)
 //	return ret, or the first error
 //
-// The seed skips generic_write_sync when the whole write went direct (the
+// The patch skips generic_write_sync when the whole write went direct (the
 // bios carried REQ_FUA). The model chooses how many blocks of each write()
 // go direct (all, none, or a prefix), so both the pure direct path and the
 // fallback are explored in every interleaving.
@@ -76,7 +76,7 @@ const (
 	// Baseline is the code before the patch: generic_write_sync after
 	// every write that returned ret > 0.
 	Baseline Variant = iota + 1
-	// Patched is the seed: skip generic_write_sync when the whole
+	// Patched is the patched kernel: skip generic_write_sync when the whole
 	// write went direct (FUA bios); the fallback path still syncs.
 	Patched
 	// MutantSkipSyncOnFallback (mutant) skips generic_write_sync after the

@@ -109,7 +109,7 @@ func hasOlder(st State, set spec.CrashSet, ver uint8) bool {
 
 // TestODSyncCallCostCommands pins the device commands the model issues per
 // write(): the pure direct path loses exactly the PREFLUSH of
-// generic_write_sync, the fallback paths are unchanged by the seed.
+// generic_write_sync, the fallback paths are unchanged by the patch.
 func TestODSyncCallCostCommands(t *testing.T) {
 	fua, emu, none := spec.Configs()[0], spec.Configs()[1], spec.Configs()[2]
 	cases := []struct {
@@ -146,8 +146,9 @@ func commandList(es []spec.Event) string {
 	return strings.Join(parts, "; ")
 }
 
-// With emulated FUA, DESIGN.md's figures: the baseline costs a write and
-// two flushes per write(), the patched kernel a write and one flush.
+// With emulated FUA (docs/odsync.md, "Cost per write()"): the baseline
+// costs a write and two flushes per write(), the patched kernel a write and
+// one flush.
 func ExampleCallCost() {
 	emulated := spec.Config{VolatileCache: true}
 	for _, v := range []Variant{Baseline, Patched} {

@@ -38,7 +38,7 @@ func costFlags(fs *flag.FlagSet, name func(string) string) verdict.CostTable {
 	fs.DurationVar(&t.lat.FUAWrite, name("fua-write"), t.lat.FUAWrite, "O_DSYNC: latency of a 4 KiB FUA write, in (0, 1h]")
 	fs.DurationVar(&t.lat.MediaWrite, name("media-write"), t.lat.MediaWrite, "O_DSYNC: latency of a 4 KiB write to a device without a volatile cache, in (0, 1h]")
 	fs.DurationVar(&t.lat.Flush, name("flush"), t.lat.Flush, "O_DSYNC: latency of a cache flush, in (0, 1h]")
-	t.random = fs.Bool(name("random"), false, "O_DSYNC: the drive calibrated on the seed's random writes instead of its sequential ones")
+	t.random = fs.Bool(name("random"), false, "O_DSYNC: the drive calibrated on the patch's random writes instead of its sequential ones")
 	t.set = func() map[string]bool {
 		set := map[string]bool{}
 		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })

@@ -12,7 +12,7 @@ import (
 )
 
 // The model world runs protocol code written against spec.Device, spec.Word
-// and spec.Fence (DESIGN.md, "The shared interface") inside the model. Each
+// and spec.Fence (the interfaces impl implements too) inside the model. Each
 // task is a coroutine (iter.Pull): it runs until it calls into a handle,
 // which is a scheduling point. The scheduler collects every action that is
 // possible then (a task's pending call; a device completing an in-flight
