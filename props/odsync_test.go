@@ -329,7 +329,7 @@ func TestODSyncCostTable(t *testing.T) {
 	assert.Equal(t, 1, none[0].StrippedFlushes)
 	assert.Equal(t, none[0].Latency(odsync.DefaultLatency), none[1].Latency(odsync.DefaultLatency))
 
-	seq, rnd := odsync.DefaultLatency, odsync.SeedRandomLatency
+	seq, rnd := odsync.DefaultLatency, odsync.PatchRandomLatency
 	assert.InEpsilon(t, 119.7, fua[0].IOPS(seq), 0.01, "the patch: sequential baseline")
 	assert.InEpsilon(t, 7497.0, fua[1].IOPS(seq), 0.01, "the patch: sequential patched")
 	assert.InEpsilon(t, 156.1, fua[0].IOPS(rnd), 0.01, "the patch: random baseline")

@@ -199,8 +199,8 @@ func (c *checkRun) run(rows []verdict.Row, stdout, stderr io.Writer) int {
 	}
 	for _, f := range done {
 		if v := f.v; f.err == nil && v.Violation != nil {
-			fmt.Fprintf(stdout, "\n%s on %s (%s): %s, shortest counterexample (%d steps; explore.Replay follows it again):\n",
-				v.Model, v.Config, v.Bound, v.Result(), len(v.Violation.Path))
+			fmt.Fprintf(stdout, "\n%s: %s, shortest counterexample (%d steps; explore.Replay follows it again):\n",
+				v.Name(), v.Result(), len(v.Violation.Path))
 			fmt.Fprint(stdout, indent(v.Violation.Timeline()))
 		}
 	}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -71,7 +73,11 @@ func runCost(cmd, alone string, args []string, stdout, stderr io.Writer) int {
 		})
 	}
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: flushproof %s [flags]\n\nPrints the cost tables of the protocols, computed from the models; see docs/cli.md.\n\nflags:\n", cmd)
+		what := "the cost tables of the protocols"
+		if len(protocols) == 1 {
+			what = "the cost table of " + protocols[0].Name + " (" + protocols[0].Cost.Title + ")"
+		}
+		fmt.Fprintf(stderr, "usage: flushproof %s [flags]\n\nPrints %s, computed from the model; see docs/cli.md.\n\nflags:\n", cmd, what)
 		fs.PrintDefaults()
 	}
 	if code := parseFlags(fs, args, stderr); code >= 0 {
@@ -92,7 +98,7 @@ func runCost(cmd, alone string, args []string, stdout, stderr io.Writer) int {
 	// before it stay, and a table still running writes nothing more.
 	gate := &gatedWriter{w: stdout}
 	enc := jsonLines(gate)
-	sum := map[string]any{"kind": "cost.summary", "schema": 1}
+	sum := costSummary{Kind: "cost.summary", Schema: 1, Settings: map[string]any{}}
 	printed := []string{}
 	code := exitOK
 	for i, p := range protocols {
@@ -133,17 +139,55 @@ func runCost(cmd, alone string, args []string, stdout, stderr io.Writer) int {
 			code = max(code, exitUnexpected)
 		}
 		printed = append(printed, p.Name)
-		maps.Copy(sum, tables[i].Settings())
+		maps.Copy(sum.Settings, tables[i].Settings())
 	}
 	gate.close()
-	sum["tables"], sum["interrupted"], sum["signal"] = printed, in.signal() != nil, in.signalName()
-	sum["elapsed_ns"], sum["exit_code"] = int64(time.Since(start)), code
+	sum.Tables, sum.Interrupted, sum.Signal = printed, in.signal() != nil, in.signalName()
+	sum.ElapsedNS, sum.ExitCode = int64(time.Since(start)), code
 	if *jsonOut {
 		jsonLines(stdout).Encode(sum)
 	} else if in.signal() != nil {
 		fmt.Fprintf(stdout, "\nINTERRUPTED by %s: %d of %d tables printed\n", in.signalName(), len(printed), len(protocols))
 	}
 	return code
+}
+
+// costSummary is the JSON object of kind "cost.summary": its own fields
+// first, then the settings of the tables printed, sorted by key.
+type costSummary struct {
+	Kind        string         `json:"kind"`
+	Schema      int            `json:"schema"`
+	Tables      []string       `json:"tables"`
+	Interrupted bool           `json:"interrupted"`
+	Signal      string         `json:"signal"`
+	ElapsedNS   int64          `json:"elapsed_ns"`
+	ExitCode    int            `json:"exit_code"`
+	Settings    map[string]any `json:"-"`
+}
+
+// MarshalJSON writes the fields in order, "kind" first, then the settings.
+func (s costSummary) MarshalJSON() ([]byte, error) {
+	type fields costSummary // without the method
+	head, err := json.Marshal(fields(s))
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	b.Write(head[:len(head)-1])
+	for _, k := range slices.Sorted(maps.Keys(s.Settings)) {
+		if _, reserved := map[string]bool{"kind": true, "schema": true, "tables": true, "interrupted": true,
+			"signal": true, "elapsed_ns": true, "exit_code": true}[k]; reserved {
+			return nil, fmt.Errorf("cost summary: a table's setting %q has the name of a summary field", k)
+		}
+		key, _ := json.Marshal(k)
+		val, err := json.Marshal(s.Settings[k])
+		if err != nil {
+			return nil, fmt.Errorf("cost summary: setting %s: %w", k, err)
+		}
+		fmt.Fprintf(&b, ",%s:%s", key, val)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
 }
 
 // protocolArg finds the value of -protocol in args before they are parsed:

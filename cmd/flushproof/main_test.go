@@ -35,7 +35,7 @@ func TestMain(m *testing.M) {
 
 func TestCheckPrintsTheVerdictTable(t *testing.T) {
 	var out, errb bytes.Buffer
-	code := run([]string{"check", "-q", "-run", "cache\\+fua|no-postflush"}, &out, &errb)
+	code := run([]string{"check", "-q", "-run", `^(device|bug-|odsync ).*(cache\+fua|no-postflush)`}, &out, &errb)
 	assert.Equal(t, exitOK, code, "stderr: %s", errb.String())
 	for _, want := range []string{
 		"MODEL CONFIG BOUND", "VERDICT", "EXPECTED", "STATES/S",

@@ -276,10 +276,10 @@ type ContentionCase struct {
 	Config   Config
 }
 
-// SeedWorkload is the patch's benchmark in small: 8 workers, each
+// PatchWorkload is the patch's benchmark in small: 8 workers, each
 // writing 2 aligned blocks over a written file of 4 blocks (the patch: 8
 // threads writing 4 KiB each to one file on XFS).
-func SeedWorkload(submit Submit, fs FS) Config {
+func PatchWorkload(submit Submit, fs FS) Config {
 	c := Config{Submit: submit, FS: fs, Layout: "WWWW", Size: 8}
 	for w := 0; w < 8; w++ {
 		c.Workers = append(c.Workers, []Write{{Block: w % 4, Aligned: true}, {Block: (w + 1) % 4, Aligned: true}})
@@ -305,7 +305,7 @@ func ContentionCases() []ContentionCase {
 	for _, wl := range []struct {
 		name string
 		make func(Submit, FS) Config
-	}{{"patch: 8x2 aligned overwrites", SeedWorkload}, {"mixed: 8x(1 unaligned + 1 aligned), unwritten", MixedWorkload}} {
+	}{{"patch: 8x2 aligned overwrites", PatchWorkload}, {"mixed: 8x(1 unaligned + 1 aligned), unwritten", MixedWorkload}} {
 		for _, fs := range FileSystems() {
 			if fs.Mutant() {
 				continue

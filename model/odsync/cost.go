@@ -127,10 +127,10 @@ var DefaultLatency = Latency{
 	Flush:       8224 * time.Microsecond,
 }
 
-// SeedRandomLatency is the same drive calibrated on the patch's random
+// PatchRandomLatency is the same drive calibrated on the patch's random
 // 4 KiB writes over 100 GiB: a FUA write is the patched mean, 1500 us (it
 // now includes a seek), a flush the baseline's mean minus that, 4905 us.
-var SeedRandomLatency = Latency{
+var PatchRandomLatency = Latency{
 	Name:        "7200 rpm HDD as the patch measured it, random 4 KiB writes over 100 GiB",
 	CachedWrite: 130 * time.Microsecond,
 	FUAWrite:    1500 * time.Microsecond,

@@ -62,7 +62,7 @@ func (t *costTable) latency() Latency {
 	set := t.set()
 	lat := t.lat
 	if *t.random {
-		r := SeedRandomLatency
+		r := PatchRandomLatency
 		if set[t.name("write")] {
 			r.CachedWrite = lat.CachedWrite
 		}
