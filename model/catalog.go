@@ -5,6 +5,7 @@ import (
 	"github.com/flushproof/flushproof/model/diocount"
 	"github.com/flushproof/flushproof/model/flushseq"
 	"github.com/flushproof/flushproof/model/iowq"
+	"github.com/flushproof/flushproof/model/jbd2"
 	"github.com/flushproof/flushproof/model/odsync"
 	"github.com/flushproof/flushproof/model/verdict"
 )
@@ -18,6 +19,7 @@ func Protocols() []verdict.Protocol {
 		odsync.Protocol(),
 		iowq.Protocol(),
 		diocount.Protocol(),
+		jbd2.Protocol(),
 	}
 }
 
