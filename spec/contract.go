@@ -34,7 +34,8 @@ import (
 //     a failed write is never durable but its data may have reached the media.
 //  6. Crash: blocks are independent. W1 is ordered before W2 when W1 ended
 //     (completed or failed; for an emulated FUA write, when its data
-//     completed) before W2 was submitted. After a crash a block
+//     completed) before W2 was submitted (for a write with REQ_PREFLUSH on
+//     a volatile cache: before its data was sent, rule 7). After a crash a block
 //     holds the data of a write W submitted to it, or its initial content,
 //     such that no durable write to that block is ordered after W (for the
 //     initial content: no durable write to that block at all).
@@ -72,7 +73,9 @@ type Contract struct {
 	// preflush is in flight, or failed): a crash cannot leave it (rule 7).
 	unsent uint32
 
-	// orderedBefore[i]: the writes that had ended when write i+1 was submitted.
+	// orderedBefore[i]: the writes that had ended when write i+1 was
+	// submitted (with REQ_PREFLUSH: when its preflush completed and its
+	// data was sent).
 	orderedBefore [MaxWrites]uint32
 	// pfCover[i]: with emulated FUA, the writes covered by write i+1's post-flush.
 	pfCover [MaxWrites]uint32
@@ -165,8 +168,10 @@ func (c *Contract) Apply(e Event) error {
 			return err
 		}
 		// Rule 7: the preflush completed; its writes are durable, and the
-		// data is sent only now.
+		// data is sent only now, so for rule 6 the write is applied over
+		// every write that has ended by now.
 		c.makeDurable(c.preCover[i], -int8(MaxWrites+i+1))
+		c.orderedBefore[i] = c.ended
 		c.wState[i] = cmdInFlight
 		c.unsent &^= 1 << i
 		return nil
