@@ -247,6 +247,16 @@ func TestCheckMalformed(t *testing.T) {
 	assert.Contains(t, err.Error(), "W1 is not in flight")
 }
 
+// TestCheckRejectsPreflush: the porcupine models have no preflush step, so a
+// history with a REQ_PREFLUSH write is an error rather than a verdict on a
+// weaker device.
+func TestCheckRejectsPreflush(t *testing.T) {
+	h := History{Records: []Record{{Time: 1, Event: spec.Event{Kind: spec.WriteSubmit, ID: 1, Blocks: 1, Preflush: true}}}}
+	err := Check("test-check-preflush", ContractModel(cacheFUA), h, 0)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "REQ_PREFLUSH")
+}
+
 // TestPowerSetAgreesWithToModel: Check's power-set construction accepts
 // exactly the histories porcupine's own ToModel accepts, for both models,
 // on histories of correct and wrong devices (so both verdicts occur).

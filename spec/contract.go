@@ -34,18 +34,28 @@ import (
 //     a failed write is never durable but its data may have reached the media.
 //  6. Crash: blocks are independent. W1 is ordered before W2 when W1 ended
 //     (completed or failed; for an emulated FUA write, when its data
-//     completed) before W2 was submitted. After a crash a block
+//     completed) before W2 was submitted (for a write with REQ_PREFLUSH on
+//     a volatile cache: before its data was sent, rule 7). After a crash a block
 //     holds the data of a write W submitted to it, or its initial content,
 //     such that no durable write to that block is ordered after W (for the
 //     initial content: no durable write to that block at all).
-//  7. A write may carry REQ_PREFLUSH (blk-flush.c: the PREFLUSH step runs
-//     before the DATA step, and an error in any step ends the request with
-//     that error, its later steps not run). Its preflush covers the writes
-//     that had completed when the write was submitted, as a flush submitted
-//     then would (rule 2); they are durable when the write completes
-//     successfully. With FUA too the write itself is durable then (rule 3).
-//     A failed write with a preflush guarantees nothing, and without a
-//     volatile cache REQ_PREFLUSH is stripped like an empty flush (rule 4).
+//  7. A write may carry REQ_PREFLUSH. blk-flush.c runs it as a PREFLUSH
+//     step, then the DATA step (blk_insert_flush queues it for a flush;
+//     flush_end_io -> blk_flush_complete_seq moves it on to
+//     REQ_FSEQ_DATA, which sends the data, only once that flush
+//     completed; an error in any step ends the request with that error,
+//     its later steps not run). Its preflush covers the writes that had
+//     completed when the write was submitted, as a flush submitted then
+//     would (rule 2). The event WritePreflushed says the preflush
+//     completed: the covered writes are durable from then on, and only
+//     from then on may the write's data reach the device, so before it a
+//     crash cannot leave the write's data. This ties blocks together: a
+//     crash that leaves the write's data also keeps the writes its
+//     preflush covers. A write that fails before WritePreflushed (its
+//     preflush failed) guarantees nothing and never lands. With FUA too
+//     the write itself is durable at completion (rule 3). Without a
+//     volatile cache REQ_PREFLUSH is stripped (rule 4): the data is sent
+//     at once and WritePreflushed, if given, changes nothing.
 //
 // A Contract is a comparable value of fixed size, so explorers can use it as
 // (part of) a map key. The zero value is not ready: use NewContract.
@@ -58,8 +68,14 @@ type Contract struct {
 	wState  [MaxWrites]cmdState
 	wFUA    uint32 // FUA as the device sees it: stripped without a volatile cache
 	wPre    uint32 // REQ_PREFLUSH as the device sees it: stripped without a volatile cache
+	wPreReq uint32 // REQ_PREFLUSH as the submitter asked for it
+	// unsent: writes whose data the block layer has not sent (their
+	// preflush is in flight, or failed): a crash cannot leave it (rule 7).
+	unsent uint32
 
-	// orderedBefore[i]: the writes that had ended when write i+1 was submitted.
+	// orderedBefore[i]: the writes that had ended when write i+1 was
+	// submitted (with REQ_PREFLUSH: when its preflush completed and its
+	// data was sent).
 	orderedBefore [MaxWrites]uint32
 	// pfCover[i]: with emulated FUA, the writes covered by write i+1's post-flush.
 	pfCover [MaxWrites]uint32
@@ -82,7 +98,8 @@ type cmdState uint8
 
 const (
 	cmdNone      cmdState = iota
-	cmdInFlight           // submitted
+	cmdPreflush           // REQ_PREFLUSH: the preflush step in flight, the data not sent yet
+	cmdInFlight           // submitted (with REQ_PREFLUSH: the preflush completed, the data sent)
 	cmdPostFlush          // emulated FUA: data done, post-flush in flight
 	cmdOK                 // completed successfully
 	cmdFailed             // completed with EIO
@@ -103,8 +120,10 @@ func (c *Contract) Writes() int { return int(c.nw) }
 // Apply adds one event to the history. It returns an error, and leaves the
 // contract unchanged, if the event is impossible at this point (a completion
 // of a command that is not in flight, a flush failure without a cache, a
-// second crash...). WriteLand and Read events are accepted and ignored: the
-// contract allows every landing order and says nothing about reads.
+// second crash, a write with REQ_PREFLUSH that lands or completes before
+// its WritePreflushed...). WriteLand and Read events are accepted and
+// ignored: the contract allows every landing order and says nothing about
+// reads.
 func (c *Contract) Apply(e Event) error {
 	if c.crashed && e.Kind != Read {
 		return fmt.Errorf("%v after the crash", e)
@@ -128,10 +147,33 @@ func (c *Contract) Apply(e Event) error {
 		if e.FUA && c.cfg.VolatileCache { // rule 4: stripped without a cache
 			c.wFUA |= 1 << i
 		}
+		if e.Preflush {
+			c.wPreReq |= 1 << i
+		}
 		if e.Preflush && c.cfg.VolatileCache { // rules 4 and 7
 			c.wPre |= 1 << i
 			c.preCover[i] = c.completed
+			c.wState[i] = cmdPreflush
+			c.unsent |= 1 << i
 		}
+		return nil
+	case WritePreflushed:
+		if e.ID >= 1 && e.ID <= int(c.nw) && !c.cfg.VolatileCache && c.wPreReq&(1<<(e.ID-1)) != 0 {
+			// Rule 4: the flag was stripped, there is no preflush step.
+			_, err := c.write(e, cmdInFlight)
+			return err
+		}
+		i, err := c.write(e, cmdPreflush)
+		if err != nil {
+			return err
+		}
+		// Rule 7: the preflush completed; its writes are durable, and the
+		// data is sent only now, so for rule 6 the write is applied over
+		// every write that has ended by now.
+		c.makeDurable(c.preCover[i], -int8(MaxWrites+i+1))
+		c.orderedBefore[i] = c.ended
+		c.wState[i] = cmdInFlight
+		c.unsent &^= 1 << i
 		return nil
 	case WriteLand, Read:
 		if e.Kind == WriteLand {
@@ -174,10 +216,6 @@ func (c *Contract) Apply(e Event) error {
 		c.wState[i] = cmdOK
 		c.ended |= 1 << i
 		c.completed |= 1 << i
-		if c.wPre&(1<<i) != 0 {
-			// Rule 7: the data step ran, so the preflush before it succeeded.
-			c.makeDurable(c.preCover[i], -int8(MaxWrites+i+1))
-		}
 		switch {
 		case !c.cfg.VolatileCache, c.wFUA&(1<<i) != 0 && c.cfg.NativeFUA:
 			c.makeDurable(1<<i, 0) // rules 3 and 4
@@ -189,6 +227,11 @@ func (c *Contract) Apply(e Event) error {
 		i, err := c.write(e, cmdInFlight)
 		if err != nil {
 			i, err = c.write(e, cmdPostFlush)
+		}
+		if err != nil {
+			// Rule 7: the preflush failed; the request ends with its
+			// error and the data is never sent (c.unsent keeps it).
+			i, err = c.write(e, cmdPreflush)
 		}
 		if err != nil {
 			return err
@@ -304,7 +347,7 @@ func (c *Contract) Allowed(b int) CrashSet {
 		}
 	}
 	durableOn = onBlock & c.durable
-	allowed := onBlock
+	allowed := onBlock &^ c.unsent // rule 7: data not sent cannot be left
 	for m := durableOn; m != 0; m &= m - 1 {
 		d := bits.TrailingZeros32(m)
 		allowed &^= c.orderedBefore[d]
@@ -361,6 +404,9 @@ func (c *Contract) Broken(b, w int) string {
 	mask := uint8(1) << b
 	if w > 0 && (w > int(c.nw) || c.wBlocks[w-1]&mask == 0) {
 		return fmt.Sprintf("b%d = %s, but W%d never wrote b%d", b, ContentName(w), w, b)
+	}
+	if w > 0 && c.unsent&(1<<(w-1)) != 0 {
+		return fmt.Sprintf("b%d = %s after the crash, but W%d's preflush had not completed: its data was never sent", b, ContentName(w), w)
 	}
 	for _, o := range c.Obligations() {
 		if o.Block != b {

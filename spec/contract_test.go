@@ -21,6 +21,9 @@ func ws(id int, blocks uint8, fua bool) Event {
 }
 func ev(k Kind, id int) Event { return Event{Kind: k, ID: id} }
 
+// pf is the end of write id's preflush step.
+func pf(id int) Event { return ev(WritePreflushed, id) }
+
 // wp is a write submit with REQ_PREFLUSH.
 func wp(id int, blocks uint8, fua bool) Event {
 	e := ws(id, blocks, fua)
@@ -72,27 +75,48 @@ func TestContractAllowed(t *testing.T) {
 		{"no cache: completion is durability", noCache, []Event{ws(1, 1, false), ev(WriteComplete, 1)}, 0, "{W1}"},
 		{"no cache: FUA stripped, still durable", noCache, []Event{ws(1, 1, true), ev(WriteComplete, 1)}, 0, "{W1}"},
 		{"multi-block write covers each block", cacheFUA, []Event{ws(1, 3, true), ev(WriteComplete, 1)}, 1, "{W1}"},
-		// Rule 7: REQ_PREFLUSH on a write.
+		// Rule 7: REQ_PREFLUSH on a write: the preflush completes (pf), then
+		// the data is sent.
 		{"preflush covers a write completed before submission", cacheFUA,
-			[]Event{ws(1, 2, false), ev(WriteComplete, 1), wp(2, 1, false), ev(WriteComplete, 2)}, 1, "{W1}"},
-		{"preflush write itself is not durable without FUA", cacheFUA,
-			[]Event{ws(1, 2, false), ev(WriteComplete, 1), wp(2, 1, false), ev(WriteComplete, 2)}, 0, "{initial W2}"},
-		{"preflush and FUA: the write is durable too", cacheFUA,
-			[]Event{ws(1, 2, false), ev(WriteComplete, 1), wp(2, 1, true), ev(WriteComplete, 2)}, 0, "{W2}"},
-		{"preflush does not cover a write in flight at submission", cacheFUA,
-			[]Event{ws(1, 2, false), wp(2, 1, true), ev(WriteComplete, 1), ev(WriteComplete, 2)}, 1, "{initial W1}"},
-		{"preflush promises nothing before its write completes", cacheFUA,
+			[]Event{ws(1, 2, false), ev(WriteComplete, 1), wp(2, 1, false), pf(2), ev(WriteComplete, 2)}, 1, "{W1}"},
+		{"covered write durable once the preflush completed", cacheFUA,
+			[]Event{ws(1, 2, false), ev(WriteComplete, 1), wp(2, 1, true), pf(2)}, 1, "{W1}"},
+		{"preflush in flight: covered write not durable yet", cacheFUA,
 			[]Event{ws(1, 2, false), ev(WriteComplete, 1), wp(2, 1, true)}, 1, "{initial W1}"},
-		{"failed preflush write guarantees nothing", cacheFUA,
+		{"preflush in flight: the write's data cannot be left", cacheFUA,
+			[]Event{ws(1, 2, false), ev(WriteComplete, 1), wp(2, 1, true)}, 0, "{initial}"},
+		{"preflush completed: the write's data may be left", cacheFUA,
+			[]Event{ws(1, 2, false), ev(WriteComplete, 1), wp(2, 1, true), pf(2)}, 0, "{initial W2}"},
+		{"preflush write itself is not durable without FUA", cacheFUA,
+			[]Event{ws(1, 2, false), ev(WriteComplete, 1), wp(2, 1, false), pf(2), ev(WriteComplete, 2)}, 0, "{initial W2}"},
+		{"preflush and FUA: the write is durable too", cacheFUA,
+			[]Event{ws(1, 2, false), ev(WriteComplete, 1), wp(2, 1, true), pf(2), ev(WriteComplete, 2)}, 0, "{W2}"},
+		{"preflush does not cover a write in flight at submission", cacheFUA,
+			[]Event{ws(1, 2, false), wp(2, 1, true), ev(WriteComplete, 1), pf(2), ev(WriteComplete, 2)}, 1, "{initial W1}"},
+		{"failed preflush: the write never lands", cacheFUA,
+			[]Event{ws(1, 2, false), ev(WriteComplete, 1), wp(2, 1, true), ev(WriteFail, 2)}, 0, "{initial}"},
+		{"failed preflush guarantees nothing", cacheFUA,
 			[]Event{ws(1, 2, false), ev(WriteComplete, 1), wp(2, 1, true), ev(WriteFail, 2)}, 1, "{initial W1}"},
+		{"failed data step after the preflush: the data may have landed", cacheFUA,
+			[]Event{ws(1, 2, false), ev(WriteComplete, 1), wp(2, 1, true), pf(2), ev(WriteFail, 2)}, 0, "{initial W2}"},
+		{"failed data step after the preflush: the covered write stays durable", cacheFUA,
+			[]Event{ws(1, 2, false), ev(WriteComplete, 1), wp(2, 1, true), pf(2), ev(WriteFail, 2)}, 1, "{W1}"},
 		{"preflush supersedes an older write on its own block", cacheFUA,
-			[]Event{ws(1, 1, false), ev(WriteComplete, 1), wp(2, 1, false), ev(WriteComplete, 2)}, 0, "{W1 W2}"},
+			[]Event{ws(1, 1, false), ev(WriteComplete, 1), wp(2, 1, false), pf(2), ev(WriteComplete, 2)}, 0, "{W1 W2}"},
+		{"a write that ended during the preflush is ordered before the data", cacheFUA,
+			[]Event{ws(1, 1, false), wp(2, 1, true), ev(WriteFail, 1), pf(2), ev(WriteComplete, 2)}, 0, "{W2}"},
+		{"a write still in flight when the data is sent may land after it", cacheFUA,
+			[]Event{ws(1, 1, false), wp(2, 1, true), pf(2), ev(WriteFail, 1), ev(WriteComplete, 2)}, 0, "{W1 W2}"},
 		{"preflush with emulated FUA", cacheEmu,
-			[]Event{ws(1, 2, false), ev(WriteComplete, 1), wp(2, 1, true), ev(WriteDataDone, 2), ev(WriteComplete, 2)}, 1, "{W1}"},
+			[]Event{ws(1, 2, false), ev(WriteComplete, 1), wp(2, 1, true), pf(2), ev(WriteDataDone, 2), ev(WriteComplete, 2)}, 1, "{W1}"},
 		{"preflush with emulated FUA seen without its post-flush", cacheEmu,
-			[]Event{ws(1, 2, false), ev(WriteComplete, 1), wp(2, 1, true), ev(WriteComplete, 2)}, 1, "{W1}"},
+			[]Event{ws(1, 2, false), ev(WriteComplete, 1), wp(2, 1, true), pf(2), ev(WriteComplete, 2)}, 1, "{W1}"},
 		{"no cache: preflush stripped, completion is durability", noCache,
 			[]Event{ws(1, 2, false), wp(2, 1, false), ev(WriteComplete, 1), ev(WriteComplete, 2)}, 1, "{W1}"},
+		{"no cache: preflush stripped, the data is sent at once", noCache,
+			[]Event{ws(1, 2, false), ev(WriteComplete, 1), wp(2, 1, false)}, 0, "{initial W2}"},
+		{"no cache: WritePreflushed changes nothing", noCache,
+			[]Event{ws(1, 2, false), ev(WriteComplete, 1), wp(2, 1, false), pf(2)}, 0, "{initial W2}"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -116,6 +140,13 @@ func TestContractRejectsImpossibleEvents(t *testing.T) {
 		{"flush fails without cache", noCache, []Event{ev(FlushSubmit, 1)}, ev(FlushFail, 1)},
 		{"event after crash", cacheFUA, []Event{ev(Crash, 0)}, ws(1, 1, false)},
 		{"write without blocks", cacheFUA, nil, ws(1, 0, false)},
+		{"preflush write completes before its preflush", cacheFUA, []Event{wp(1, 1, false)}, ev(WriteComplete, 1)},
+		{"preflush write lands before its preflush", cacheFUA, []Event{wp(1, 1, false)}, Event{Kind: WriteLand, ID: 1, Blocks: 1}},
+		{"post-flush before the preflush", cacheEmu, []Event{wp(1, 1, true)}, ev(WriteDataDone, 1)},
+		{"preflushed twice", cacheFUA, []Event{wp(1, 1, false), pf(1)}, pf(1)},
+		{"preflushed without REQ_PREFLUSH", cacheFUA, []Event{ws(1, 1, false)}, pf(1)},
+		{"no cache: preflushed without REQ_PREFLUSH", noCache, []Event{ws(1, 1, false)}, pf(1)},
+		{"preflushed after the write ended", noCache, []Event{wp(1, 1, false), ev(WriteComplete, 1)}, pf(1)},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -137,10 +168,42 @@ func TestContractObligationsAndBroken(t *testing.T) {
 	assert.Contains(t, c.Broken(1, 0), "W1 on b1 (durable by the post-flush of FUA write W2) must survive")
 	assert.Contains(t, c.Broken(1, 2), "never wrote b1")
 
-	c = apply(t, cacheFUA, ws(1, 2, false), ev(WriteComplete, 1), wp(2, 1, true), ev(WriteComplete, 2))
+	c = apply(t, cacheFUA, ws(1, 2, false), ev(WriteComplete, 1), wp(2, 1, true), pf(2), ev(WriteComplete, 2))
 	assert.Equal(t, []Obligation{
 		{Write: 1, Block: 1, By: "the preflush of write W2"},
 		{Write: 2, Block: 0, By: "its FUA completion"},
 	}, c.Obligations())
 	assert.Equal(t, "W2 submit b0 PREFLUSH FUA", wp(2, 1, true).String())
+}
+
+// TestContractPreflushCrossBlock is the case that ties two blocks: W1
+// completed on b1, then W2 with REQ_PREFLUSH|FUA is submitted to b0. While
+// W2's preflush is in flight a crash may lose W1, but then it cannot leave
+// W2 either (blk-flush.c sends the data only after the preflush); once a
+// crash may leave W2, W1 is durable. Judging each block on its own is then
+// still exact: every pair of contents the per-block sets allow is possible.
+func TestContractPreflushCrossBlock(t *testing.T) {
+	steps := []struct {
+		e      Event
+		b0, b1 string
+	}{
+		{ws(1, 2, false), "{initial}", "{initial W1}"},
+		{ev(WriteComplete, 1), "{initial}", "{initial W1}"},
+		{wp(2, 1, true), "{initial}", "{initial W1}"},
+		{pf(2), "{initial W2}", "{W1}"},
+		{ev(WriteComplete, 2), "{W2}", "{W1}"},
+	}
+	c := NewContract(cacheFUA)
+	for _, s := range steps {
+		require.NoError(t, c.Apply(s.e), "apply %v", s.e)
+		assert.Equal(t, s.b0, c.Allowed(0).String(), "b0 after %v", s.e)
+		assert.Equal(t, s.b1, c.Allowed(1).String(), "b1 after %v", s.e)
+		if c.Allowed(0).Has(2) {
+			assert.False(t, c.Allowed(1).Has(0), "after %v: a crash may leave W2 on b0 and lose W1 on b1", s.e)
+		}
+	}
+	c = apply(t, cacheFUA, ws(1, 2, false), ev(WriteComplete, 1), wp(2, 1, true))
+	assert.Contains(t, c.Broken(0, 2), "W2's preflush had not completed")
+	assert.Equal(t, "W2 preflushed, data sent", pf(2).String())
+	assert.True(t, WritePreflushed.IsWrite())
 }

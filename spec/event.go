@@ -29,12 +29,20 @@ const (
 	FlushFail     // the flush completed with an error (EIO)
 	Crash         // power is lost: every volatile state is gone
 	Read          // a read of Block returned Value (a write number, 0 = initial content)
+	// WritePreflushed: the PREFLUSH step of a write carrying REQ_PREFLUSH
+	// completed successfully, so the writes it covers are durable, and the
+	// block layer now sends the write's data (blk-flush.c,
+	// blk_flush_complete_seq: REQ_FSEQ_PREFLUSH -> REQ_FSEQ_DATA). Before
+	// it the data is not on its way to the device. (Numbered after Read so
+	// that the older kinds keep their values.)
+	WritePreflushed
 )
 
 var kindNames = [...]string{
 	WriteSubmit: "submit", WriteLand: "lands", WriteDataDone: "data done, post-flush submitted",
 	WriteComplete: "complete", WriteFail: "fail (EIO)", FlushSubmit: "submit",
 	FlushComplete: "complete", FlushFail: "fail (EIO)", Crash: "crash", Read: "read",
+	WritePreflushed: "preflushed, data sent",
 }
 
 func (k Kind) String() string {
@@ -45,7 +53,7 @@ func (k Kind) String() string {
 }
 
 // IsWrite reports whether the event concerns a write command.
-func (k Kind) IsWrite() bool { return k >= WriteSubmit && k <= WriteFail }
+func (k Kind) IsWrite() bool { return k >= WriteSubmit && k <= WriteFail || k == WritePreflushed }
 
 // IsFlush reports whether the event concerns a flush command.
 func (k Kind) IsFlush() bool { return k >= FlushSubmit && k <= FlushFail }

@@ -29,9 +29,11 @@ import (
 // post-flush is submitted then and covers every write the device had
 // completed, and the write completes when the post-flush does. A write with
 // REQ_PREFLUSH has a preflush step before its data (blk-flush.c,
-// REQ_FSEQ_PREFLUSH): it covers the writes the device had completed when the
-// write was submitted, and the write completes only if it succeeded, so the
-// covered writes are persisted at the write's completion.
+// REQ_FSEQ_PREFLUSH, then REQ_FSEQ_DATA from flush_end_io): it covers the
+// writes the device had completed when the write was submitted; when it
+// completes (WritePreflushed) they are persisted and only then is the data
+// sent, so the write cannot land before it. A failed preflush ends the write
+// with EIO, its data never sent.
 //
 // Device is comparable; use it directly as a map key. Its methods return the
 // next state, or an error if the step is not enabled.
@@ -45,6 +47,7 @@ type Device struct {
 	wState    [spec.MaxWrites]wState
 	wFUA      uint32
 	wPre      uint32                 // writes with REQ_PREFLUSH (stripped without a cache)
+	wPreReq   uint32                 // writes submitted with REQ_PREFLUSH, stripped or not
 	preCover  [spec.MaxWrites]uint32 // what write i+1's preflush covers
 	wLandedOn [spec.MaxWrites]uint8  // blocks write i+1 has landed on
 	// landOrder[b][:landN[b]]: the writes in the order they landed on block b.
@@ -65,6 +68,7 @@ type wState uint8
 
 const (
 	wNone      wState = iota
+	wPreflush         // REQ_PREFLUSH: the preflush step in flight, the data not sent
 	wInFlight         // submitted, data not applied to every block yet (flush: submitted)
 	wLanded           // data applied to the cache on every block, not completed
 	wPostFlush        // emulated FUA: data done, post-flush in flight
@@ -136,10 +140,30 @@ func (d Device) Apply(e spec.Event) (Device, error) {
 		if e.FUA && d.cfg.VolatileCache {
 			d.wFUA |= 1 << i
 		}
+		if e.Preflush {
+			d.wPreReq |= 1 << i
+		}
 		if e.Preflush && d.cfg.VolatileCache {
 			d.wPre |= 1 << i
 			d.preCover[i] = d.done
+			d.wState[i] = wPreflush
 		}
+		return d, nil
+	case spec.WritePreflushed:
+		if e.ID >= 1 && e.ID <= int(d.nw) && !d.cfg.VolatileCache && d.wPreReq&(1<<(e.ID-1)) != 0 {
+			// The flag was stripped (blk_flush_policy): nothing to do, but
+			// a history may still say so while the write is in flight.
+			if s := d.wState[e.ID-1]; s != wInFlight && s != wLanded {
+				return d, fmt.Errorf("%v: W%d is not in flight", e, e.ID)
+			}
+			return d, nil
+		}
+		i, err := d.write(e, wPreflush)
+		if err != nil {
+			return d, err
+		}
+		d.persist(d.preCover[i]) // flush_end_io: the preflush completed
+		d.wState[i] = wInFlight  // REQ_FSEQ_DATA: the data is sent now
 		return d, nil
 	case spec.WriteLand:
 		i, err := d.write(e, wInFlight)
@@ -182,9 +206,6 @@ func (d Device) Apply(e spec.Event) (Device, error) {
 		}
 		d.wState[i] = wOK
 		d.done |= 1 << i
-		if d.wPre&(1<<i) != 0 {
-			d.persist(d.preCover[i]) // the preflush ran before the data
-		}
 		switch {
 		case d.emulated(i):
 			if d.bug != EmulatedFUANoPostFlush {
@@ -199,7 +220,7 @@ func (d Device) Apply(e spec.Event) (Device, error) {
 			return d, fmt.Errorf("%v: W%d was not submitted", e, e.ID)
 		}
 		switch d.wState[e.ID-1] {
-		case wInFlight, wLanded, wPostFlush:
+		case wPreflush, wInFlight, wLanded, wPostFlush: // wPreflush: the preflush failed, the data never sent
 			d.wState[e.ID-1] = wFailed
 			return d, nil
 		}
@@ -306,6 +327,8 @@ func (d *Device) Steps(failures bool, yield func(spec.Event)) {
 	for i := 0; i < int(d.nw); i++ {
 		id := i + 1
 		switch d.wState[i] {
+		case wPreflush:
+			yield(spec.Event{Kind: spec.WritePreflushed, ID: id})
 		case wInFlight:
 			for bm := d.wBlocks[i] &^ d.wLandedOn[i]; bm != 0; bm &= bm - 1 {
 				yield(spec.Event{Kind: spec.WriteLand, ID: id, Blocks: 1 << bits.TrailingZeros8(bm)})
@@ -319,7 +342,7 @@ func (d *Device) Steps(failures bool, yield func(spec.Event)) {
 		case wPostFlush:
 			yield(spec.Event{Kind: spec.WriteComplete, ID: id})
 		}
-		if failures && (d.wState[i] == wInFlight || d.wState[i] == wLanded || d.wState[i] == wPostFlush) {
+		if failures && (d.wState[i] == wPreflush || d.wState[i] == wInFlight || d.wState[i] == wLanded || d.wState[i] == wPostFlush) {
 			yield(spec.Event{Kind: spec.WriteFail, ID: id})
 		}
 	}

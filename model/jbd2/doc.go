@@ -12,6 +12,8 @@
 //     allows ([Image], [System.Recover], [BadRecovery]).
 //   - [Check], [Rows], [Checks], [ProofChecks], [StandardConfig]: its rows
 //     of the verdict table; [Protocol] is its catalog entry.
-//   - [Config.PreflushFlag]: why REQ_PREFLUSH | REQ_FUA is fed to the
-//     contract as blk-flush.c's two steps and not as one write.
+//   - [Config.PreflushAsFlush]: the commit block's REQ_PREFLUSH | REQ_FUA
+//     fed as blk-flush.c's two commands (an empty flush, then the FUA data
+//     write) instead of one write with the flag; the tests hold the two
+//     to each other.
 package jbd2

@@ -39,15 +39,17 @@ import (
 // The blocks' submissions are one step: they sit in the plug until
 // blk_finish_plug, and each is its own write command for the device.
 //
-// REQ_PREFLUSH | REQ_FUA on the commit block is decomposed as blk-flush.c
-// does it (blk_flush_complete_seq: REQ_FSEQ_PREFLUSH, then REQ_FSEQ_DATA):
-// the block layer sends an empty flush and, once it completed, the data
-// write with FUA; an error in the preflush ends the request with that
-// error, the data never sent. The device sees exactly these commands and
-// spec.Contract judges them; Config.PreflushFlag says why the write is
-// not fed to the contract as one write with spec.Event.Preflush. Without a
-// volatile cache blk_flush_policy strips both flags: the commit block is a
-// plain write.
+// REQ_PREFLUSH | REQ_FUA on the commit block is one write carrying
+// spec.Event.Preflush and FUA: spec.Contract (rule 7) follows blk-flush.c
+// (blk_flush_complete_seq: REQ_FSEQ_PREFLUSH, then REQ_FSEQ_DATA), so the
+// device's WritePreflushed step ends the preflush, making the journal
+// blocks durable, and only then may the commit block's data land; an error
+// in the preflush ends the write with EIO, its data never sent.
+// Config.PreflushAsFlush feeds the same request as the two commands the
+// block layer sends instead (an empty flush, then the FUA data write once
+// it completed); the tests check that both give the same crash images.
+// Without a volatile cache blk_flush_policy strips both flags: the commit
+// block is a plain write.
 //
 // The journal is laid out from block 0: transaction t (0-based) owns blocks
 // t*(J+1) .. t*(J+1)+J, the descriptor first, then J-1 metadata copies,
@@ -143,16 +145,14 @@ type Config struct {
 	Transactions int  // committed one after the other, 1 to 4
 	Blocks       int  // journal blocks per transaction: the descriptor and Blocks-1 metadata copies, 1 to 7
 	Failures     bool // device writes and flushes may fail with EIO
-	// PreflushFlag feeds the barrier's commit block to the device as one
-	// write carrying spec.Event.Preflush and FUA (docs/semantics.md, rule
-	// 7) instead of blk-flush.c's two steps. spec.Contract judges each
-	// block on its own, so while that write is in flight it lets a crash
-	// leave its data on the media and lose the journal blocks its
-	// preflush covers; blk-flush.c sends the data only after the
-	// preflush completed, so no device does that. Not a row of the
-	// table: the test that shows the gap uses it.
-	PreflushFlag bool
-	_            struct{}
+	// PreflushAsFlush feeds the barrier's commit block to the device as
+	// the commands blk-flush.c sends for it: an empty flush (the PREFLUSH
+	// step) and, once it completed, the data write with FUA, instead of
+	// one write carrying spec.Event.Preflush (docs/semantics.md, rule 7).
+	// Not a row of the table: the test that holds the two ways to each
+	// other uses it.
+	PreflushAsFlush bool
+	_               struct{}
 }
 
 // blocksPer is the log blocks one transaction takes: its journal blocks and
@@ -179,9 +179,12 @@ type State struct {
 	failed uint32 // writes that failed
 	flive  uint16 // flushes in flight
 	nf     uint8  // flushes submitted
-	// preflush: the flush that is the PREFLUSH step of the commit block's
-	// REQ_PREFLUSH | REQ_FUA request (0: none in flight).
+	// preflush: with PreflushAsFlush, the flush that is the PREFLUSH step
+	// of the commit block's REQ_PREFLUSH | REQ_FUA request (0: none in
+	// flight).
 	preflush uint8
+	// pre: writes carrying REQ_PREFLUSH whose preflush step is in flight.
+	pre uint32
 	// commitEnded: the commit request ended (its data write completed or
 	// failed, or its preflush failed); commitFailed: with an error.
 	commitEnded, commitFailed bool
@@ -248,7 +251,7 @@ const (
 	kJournalDone                  // ID: transaction, Arg: 1 = an error (abort)
 	kCommitDone                   // ID: transaction, Arg: 1 = an error (abort)
 	kFlushDone                    // ID: transaction, Arg: the flush
-	kDevice                       // ID: the command, Arg: its spec.Kind | 1<<8 = the preflush step of the commit
+	kDevice                       // ID: the command, Arg: its spec.Kind | 1<<8 = the preflush step of the commit ended (or failed)
 )
 
 // Describe implements System.
@@ -274,8 +277,8 @@ func (s *System) Describe(l explore.Label) string {
 			return fmt.Sprintf("T%d: journal blocks written, wait for the commit block", t)
 		case !s.cfg.Device.VolatileCache:
 			return fmt.Sprintf("T%d: journal blocks written; commit block W%d submit b%d (PREFLUSH|FUA stripped: no cache)", t, c+1, c)
-		case s.cfg.Variant == Barrier && s.cfg.PreflushFlag:
-			return fmt.Sprintf("T%d: journal blocks written; commit block W%d submit b%d PREFLUSH FUA (one write)", t, c+1, c)
+		case s.cfg.Variant == Barrier && !s.cfg.PreflushAsFlush:
+			return fmt.Sprintf("T%d: journal blocks written; commit block W%d submit b%d PREFLUSH FUA", t, c+1, c)
 		case s.cfg.Variant == Barrier:
 			return fmt.Sprintf("T%d: journal blocks written; commit block b%d submitted with PREFLUSH|FUA: blk-flush.c sends F%d, its PREFLUSH step", t, c, l.Arg>>8)
 		case s.cfg.Variant == MutantDropPreflush:
@@ -301,8 +304,8 @@ func (s *System) Describe(l explore.Label) string {
 		if l.Arg>>8 == 0 {
 			return e.String()
 		}
-		if e.Kind == spec.FlushFail {
-			return fmt.Sprintf("%v: the commit request ends with EIO, its data never sent", e)
+		if e.Kind == spec.FlushFail || e.Kind == spec.WriteFail {
+			return fmt.Sprintf("%v: the preflush failed, the commit request ends with EIO, its data never sent", e)
 		}
 		w := s.preflushData(l)
 		return fmt.Sprintf("%v; blk-flush.c sends the data step: %v", e, w)
@@ -352,7 +355,7 @@ func (s *System) DeviceEvents(l explore.Label) []spec.Event {
 		}
 		c := s.commitBlock(t)
 		cache := s.cfg.Device.VolatileCache
-		pre := s.cfg.Variant == Barrier && s.cfg.PreflushFlag && cache
+		pre := s.cfg.Variant == Barrier && !s.cfg.PreflushAsFlush && cache
 		return []spec.Event{{Kind: spec.WriteSubmit, ID: c + 1, Blocks: 1 << c, FUA: (s.cfg.Variant == MutantDropPreflush || pre) && cache, Preflush: pre}}
 	case kCommitDone:
 		if l.Arg>>8 != 0 {
@@ -360,7 +363,7 @@ func (s *System) DeviceEvents(l explore.Label) []spec.Event {
 		}
 	case kDevice:
 		e := spec.Event{Kind: spec.Kind(uint8(l.Arg)), ID: int(l.ID)}
-		if l.Arg>>8 != 0 && e.Kind == spec.FlushComplete {
+		if l.Arg>>8 != 0 && e.Kind == spec.FlushComplete && s.cfg.PreflushAsFlush {
 			return []spec.Event{e, s.preflushData(l)}
 		}
 		return []spec.Event{e}
@@ -408,6 +411,9 @@ func (s *System) writePreflush(n *State, b int, fua, preflush bool) {
 	}
 	s.apply(n, spec.Event{Kind: spec.WriteSubmit, ID: id, Blocks: 1 << b, FUA: fua, Preflush: preflush})
 	n.live |= 1 << b
+	if preflush {
+		n.pre |= 1 << b
+	}
 	if fua {
 		n.fua |= 1 << b
 	}
@@ -487,11 +493,14 @@ func (s *System) journalWritten(st State, yield func(explore.Label, State)) {
 	case !s.cfg.Device.VolatileCache:
 		// blk_flush_policy strips REQ_PREFLUSH and REQ_FUA.
 		s.write(&n, c, false)
-	case s.cfg.Variant == Barrier && s.cfg.PreflushFlag:
+	case s.cfg.Variant == Barrier && !s.cfg.PreflushAsFlush:
+		// REQ_PREFLUSH | REQ_FUA: the device runs the PREFLUSH step
+		// first (WritePreflushed), then takes the data (spec.Contract,
+		// rule 7).
 		s.writePreflush(&n, c, true, true)
 	case s.cfg.Variant == Barrier:
-		// REQ_PREFLUSH | REQ_FUA: blk-flush.c's PREFLUSH step first; the
-		// data step is sent when it completed (deviceStep).
+		// PreflushAsFlush: blk-flush.c's PREFLUSH step as an empty flush;
+		// the data step is sent when it completed (deviceStep).
 		f := s.flush(&n)
 		n.preflush = uint8(f)
 		arg = f << 8
@@ -569,6 +578,15 @@ func (s *System) deviceSteps(st State, yield func(explore.Label, State)) {
 	emulated := s.cfg.Device.EmulatesFUA()
 	for m := st.live; m != 0; m &= m - 1 {
 		i := bits.TrailingZeros32(m)
+		if st.pre&(1<<i) != 0 {
+			// The preflush step: it completes, or fails and ends the
+			// write with EIO (blk_flush_complete_seq, REQ_FSEQ_DONE).
+			s.deviceStep(st, spec.Event{Kind: spec.WritePreflushed, ID: i + 1}, yield)
+			if s.cfg.Failures {
+				s.deviceStep(st, spec.Event{Kind: spec.WriteFail, ID: i + 1}, yield)
+			}
+			continue
+		}
 		if emulated && st.fua&(1<<i) != 0 && st.post&(1<<i) == 0 {
 			s.deviceStep(st, spec.Event{Kind: spec.WriteDataDone, ID: i + 1}, yield)
 		} else {
@@ -595,12 +613,18 @@ func (s *System) deviceStep(st State, e spec.Event, yield func(explore.Label, St
 	arg := int(e.Kind)
 	c := s.commitBlock(int(st.txn))
 	switch e.Kind {
+	case spec.WritePreflushed:
+		n.pre &^= 1 << (e.ID - 1)
 	case spec.WriteDataDone:
 		n.post |= 1 << (e.ID - 1)
 	case spec.WriteComplete, spec.WriteFail:
 		bit := uint32(1) << (e.ID - 1)
+		if e.Kind == spec.WriteFail && st.pre&bit != 0 {
+			arg |= 1 << 8 // the preflush failed (Describe)
+		}
 		n.live &^= bit
 		n.post &^= bit
+		n.pre &^= bit
 		if e.Kind == spec.WriteFail {
 			n.failed |= bit
 		}

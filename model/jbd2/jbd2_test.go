@@ -2,6 +2,7 @@ package jbd2
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -36,7 +37,7 @@ func TestJbd2LabelsDetermineSteps(t *testing.T) {
 		for _, dev := range spec.Configs() {
 			for _, flag := range []bool{false, true} {
 				c := StandardConfig(v, dev)
-				c.PreflushFlag = flag
+				c.PreflushAsFlush = flag
 				sys, err := NewSystem(c)
 				require.NoError(t, err)
 				require.NoError(t, explore.LabelsDetermine[State](sys))
@@ -108,30 +109,64 @@ func TestJbd2Verdicts(t *testing.T) {
 	}
 }
 
-// TestJbd2PreflushFlagContractGap shows why the commit block's
-// REQ_PREFLUSH | REQ_FUA is fed to spec.Contract as blk-flush.c's two
-// steps: as one write with spec.Event.Preflush, the contract judges each
-// block alone and lets the commit block reach the media while the journal
-// blocks its preflush covers are lost, which blk-flush.c rules out (it
-// sends the data only once the preflush completed). If the contract ever
-// learns that, this test fails, and the model can use the flag.
-func TestJbd2PreflushFlagContractGap(t *testing.T) {
-	for _, dev := range []spec.Config{spec.CacheFUA, spec.CacheEmulatedFUA} {
-		c := StandardConfig(Barrier, dev)
-		c.PreflushFlag = true
-		v, err := Check(c, explore.Options{})
-		require.NoError(t, err)
-		require.NotNil(t, v.Violation, "%v: the contract now orders a preflush write's data after its preflush", dev)
-		var bad *BadRecovery
-		require.True(t, errors.As(v.Violation.Err, &bad))
-		assert.True(t, bad.Partial)
-		assert.Contains(t, bad.Why, "is in flight and may reach the media first")
-		assert.Contains(t, v.Violation.Timeline(), "PREFLUSH FUA (one write)")
+// observation is what a state of the barrier variant shows: what the
+// committer has returned, and what a crash now may leave on each log block.
+type observation struct {
+	acked   uint8
+	aborted bool
+	crash   string
+}
 
-		c.PreflushFlag = false
-		v, err = Check(c, explore.Options{})
-		require.NoError(t, err)
-		assert.True(t, v.Safe, "%v: blk-flush.c's two steps", dev)
+// observations explores sys and collects what its states show.
+func observations(t *testing.T, sys *System) map[observation]bool {
+	t.Helper()
+	r := explore.Explore[State](sys, explore.Options{})
+	require.True(t, r.Exhausted)
+	out := map[observation]bool{}
+	n := sys.Config().Transactions * sys.Config().blocksPer()
+	for i := 0; i < r.Len(); i++ {
+		st := r.State(i)
+		var sets []string
+		for b := range n {
+			sets = append(sets, st.CrashSet(b).String())
+		}
+		out[observation{st.acked, st.aborted, strings.Join(sets, " ")}] = true
+	}
+	return out
+}
+
+// TestJbd2PreflushFlagMatchesTwoSteps: the commit block's REQ_PREFLUSH |
+// REQ_FUA fed to spec.Contract as one write with spec.Event.Preflush (the
+// rows) and as the two commands blk-flush.c sends for it (an empty flush,
+// then the FUA data write once it completed: Config.PreflushAsFlush) give
+// the same verdicts and the same crash images after the same commits, in
+// every state. A contract that let the preflush write's data land before
+// its preflush completed would show images the two steps never do (the
+// commit block on the disk, a journal block lost) and make barrier UNSAFE.
+func TestJbd2PreflushFlagMatchesTwoSteps(t *testing.T) {
+	for _, dev := range []spec.Config{spec.CacheFUA, spec.CacheEmulatedFUA} {
+		for _, fail := range []bool{false, true} {
+			for _, blocks := range []int{1, 2} {
+				c := StandardConfig(Barrier, dev)
+				c.Failures, c.Blocks = fail, blocks
+				two := c
+				two.PreflushAsFlush = true
+				name := fmt.Sprintf("%v EIO=%v blocks=%d", dev, fail, blocks)
+
+				v, err := Check(c, explore.Options{})
+				require.NoError(t, err)
+				vTwo, err := Check(two, explore.Options{})
+				require.NoError(t, err)
+				assert.True(t, v.Safe, "%s: the flag: %v", name, v.Violation)
+				assert.True(t, vTwo.Safe, "%s: two steps: %v", name, vTwo.Violation)
+
+				sys, err := NewSystem(c)
+				require.NoError(t, err)
+				sysTwo, err := NewSystem(two)
+				require.NoError(t, err)
+				assert.Equal(t, observations(t, sysTwo), observations(t, sys), name)
+			}
+		}
 	}
 }
 
@@ -151,7 +186,7 @@ func TestJbd2BarrierIsNotVacuous(t *testing.T) {
 			st := r.State(i)
 			both = both || (st.Acked(0) && st.Acked(1))
 			aborted = aborted || st.Aborted()
-			if st.preflush != 0 {
+			if st.pre != 0 {
 				for b := range 2 {
 					atRisk = atRisk || st.CrashSet(int(st.txn)*3+b).Initial
 				}

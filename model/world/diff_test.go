@@ -76,24 +76,28 @@ func TestWorldOverlappingFUAWriteRegression(t *testing.T) {
 }
 
 // TestWorldPreflush: a write with spec.Preflush makes the writes completed
-// before it durable when it completes, on every block (spec.Contract, rule 7),
-// and not before.
+// before it durable when its preflush ends, on every block, and not before;
+// its own data may be left by a crash only from then on (spec.Contract,
+// rule 7). Task 0 writes b1, then b0 with REQ_PREFLUSH|FUA.
 func TestWorldPreflush(t *testing.T) {
+	first := []func(Action) bool{act(ActWrite, 0), act(ActWriteDone, 0), act(ActWrite, 0)}
 	for _, tc := range []struct {
 		name    string
-		script  []func(Action) bool
+		then    []func(Action) bool
 		b1      []int // versions a crash may leave on b1
 		b0      []int
 		noCache bool
 	}{
-		{"preflush write completed", []func(Action) bool{act(ActWrite, 0), act(ActWriteDone, 0), act(ActWrite, 0), act(ActWriteDone, 0)}, []int{1}, []int{1}, false},
-		{"preflush write in flight", []func(Action) bool{act(ActWrite, 0), act(ActWriteDone, 0), act(ActWrite, 0)}, []int{0, 1}, []int{0, 1}, false},
-		{"no cache", []func(Action) bool{act(ActWrite, 0), act(ActWriteDone, 0), act(ActWrite, 0)}, []int{1}, []int{0, 1}, true},
+		{"preflush in flight: neither W1 durable nor W2 sent", nil, []int{0, 1}, []int{0}, false},
+		{"preflush ended: W1 durable, W2 may land", []func(Action) bool{act(ActWritePreflushed, 0)}, []int{1}, []int{0, 1}, false},
+		{"preflush write completed", []func(Action) bool{act(ActWritePreflushed, 0), act(ActWriteDone, 0)}, []int{1}, []int{1}, false},
+		{"no cache: stripped, the data is sent at once", nil, []int{1}, []int{0, 1}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w, err := New(Config{Memory: memory.SC, Tasks: 1, Blocks: 2, NoCache: tc.noCache, Crash: len(tc.script) + 1})
+			script := append(append([]func(Action) bool{}, first...), tc.then...)
+			w, err := New(Config{Memory: memory.SC, Tasks: 1, Blocks: 2, NoCache: tc.noCache, Crash: len(script) + 1})
 			require.NoError(t, err)
-			_, err = w.Run(&scriptChooser{t: t, script: tc.script}, func(tk *Task) {
+			_, err = w.Run(&scriptChooser{t: t, script: script}, func(tk *Task) {
 				_ = tk.Device().WriteAt(worldData(0, 1), 8, 0)
 				_ = tk.Device().WriteAt(worldData(0, 2), 0, spec.Preflush|spec.FUA)
 			})
@@ -162,6 +166,8 @@ func (d *worldDiff) Observe(wev Event) {
 		d.ids[b][wev.Val] = d.nw
 		fl := d.flags[wev.Task]
 		d.apply(spec.Event{Kind: spec.WriteSubmit, ID: d.nw, Blocks: 1 << b, FUA: fl&spec.FUA != 0, Preflush: fl&spec.Preflush != 0})
+	case ActWritePreflushed:
+		d.apply(spec.Event{Kind: spec.WritePreflushed, ID: d.ids[wev.Loc][wev.Val]})
 	case ActWriteDone:
 		d.apply(spec.Event{Kind: spec.WriteComplete, ID: d.ids[wev.Loc][wev.Val]})
 	case ActFlush:

@@ -25,9 +25,11 @@ import (
 // The device is the contract's (spec.Contract) specialised to whole-block
 // writes and tracked per block as versions, without the contract's bound on
 // the number of writes. A write is durable when a flush submitted after it
-// completed succeeds, when a write with REQ_PREFLUSH submitted after it
-// completed succeeds, when it completed with FUA, or at once when the device
-// has no cache. A crash may leave, in each block, the data of any write that
+// completed succeeds, when the preflush of a write with REQ_PREFLUSH
+// submitted after it completed ends (ActWritePreflushed, spec.Contract
+// rule 7: only then is that write's data sent, so until then a crash cannot
+// leave it), when it completed with FUA, or at once when the device has no
+// cache. A crash may leave, in each block, the data of any write that
 // had not ended when the latest durable write to that block was submitted
 // (spec.Contract, rule 6: such a write is not ordered before it, so it may
 // land after it), or the initial content while no write to the block is
@@ -68,15 +70,20 @@ const (
 	ActWriteDone                       // the device completes a write
 	ActFlushDone                       // the device completes a flush
 	ActFlushFail                       // the device fails a flush (EIO)
-	ActDrain                           // TSO: a thread's oldest buffered store reaches memory
-	ActNote                            // not a choice: a task's annotation in the trace
-	ActMilestone                       // not a choice: a protocol's typed milestone (Task.Reached)
+	// ActWritePreflushed: the preflush step of a write with REQ_PREFLUSH
+	// completed and the block layer sent its data (spec.WritePreflushed);
+	// the task still waits for the write.
+	ActWritePreflushed
+	ActDrain     // TSO: a thread's oldest buffered store reaches memory
+	ActNote      // not a choice: a task's annotation in the trace
+	ActMilestone // not a choice: a protocol's typed milestone (Task.Reached)
 )
 
 var actNames = [...]string{ActLoad: "load", ActStore: "store", ActFence: "smp_mb",
 	ActIncReturn: "inc_return", ActCAS: "cmpxchg", ActWrite: "write", ActFlush: "flush", ActRead: "read",
 	ActWake: "wake", ActChoice: "choice", ActWriteDone: "write-done", ActFlushDone: "flush-done",
-	ActFlushFail: "flush-fail", ActDrain: "drain", ActNote: "note", ActMilestone: "milestone"}
+	ActFlushFail: "flush-fail", ActWritePreflushed: "write-preflushed", ActDrain: "drain", ActNote: "note",
+	ActMilestone: "milestone"}
 
 func (k ActionKind) String() string {
 	if int(k) < len(actNames) && actNames[k] != "" {
@@ -154,10 +161,16 @@ type World struct {
 // blockVersions is one block of the world's device. Version v > 0 is the
 // v-th write submitted to the block; version 0 is the initial content.
 type blockVersions struct {
-	data      [][]byte // data[v] is version v's content
-	submitted []int64  // submitted[v]: the clock when version v's write was submitted
-	ended     []int64  // ended[v]: the clock when it ended; notEnded while in flight
-	done      int      // newest completed version: what a read returns
+	data [][]byte // data[v] is version v's content
+	// submitted[v]: the clock when version v's write was submitted (with
+	// REQ_PREFLUSH: when its preflush ended and its data was sent, the
+	// moment rule 6 orders it from).
+	submitted []int64
+	// unsent[v]: version v's write carries REQ_PREFLUSH and its preflush has
+	// not ended: its data was not sent, a crash cannot leave it.
+	unsent []bool
+	ended  []int64 // ended[v]: the clock when it ended; notEnded while in flight
+	done   int     // newest completed version: what a read returns
 	// doneSince is the latest submission clock of a completed write to the
 	// block (-1: none): a flush submitted now covers that write and every
 	// older completed one, and making those durable means only that.
@@ -176,6 +189,7 @@ type pendingWrite struct {
 	task, block, version int
 	fua                  bool
 	preCover             []int64 // REQ_PREFLUSH: per block, doneSince at submission; nil without
+	unsent               bool    // REQ_PREFLUSH: the preflush has not ended, the data not sent
 }
 
 type pendingFlush struct {
@@ -245,7 +259,7 @@ func New(cfg Config) (*World, error) {
 	w.blocks = make([]blockVersions, cfg.Blocks)
 	for b := range w.blocks {
 		w.blocks[b] = blockVersions{data: [][]byte{make([]byte, cfg.BlockSize)},
-			submitted: []int64{-1}, ended: []int64{-1}, doneSince: -1, durableSince: -1}
+			submitted: []int64{-1}, unsent: []bool{false}, ended: []int64{-1}, doneSince: -1, durableSince: -1}
 	}
 	return w, nil
 }
@@ -387,6 +401,10 @@ func (w *World) actions(acts []Action) []Action {
 		}
 	}
 	for _, p := range w.writes {
+		if p.unsent {
+			acts = append(acts, Action{Kind: ActWritePreflushed, Task: p.task, Block: p.block})
+			continue
+		}
 		acts = append(acts, Action{Kind: ActWriteDone, Task: p.task, Block: p.block})
 	}
 	for _, f := range w.flush {
@@ -409,6 +427,9 @@ func (w *World) perform(a Action) {
 	switch a.Kind {
 	case ActWriteDone:
 		w.writeDone(a)
+		return
+	case ActWritePreflushed:
+		w.preflushDone(a)
 		return
 	case ActFlushDone, ActFlushFail:
 		w.flushDone(a)
@@ -472,7 +493,9 @@ func (w *World) perform(a Action) {
 		p := &pendingWrite{task: t.id, block: r.block, version: v, fua: r.fua}
 		if r.preflush && !w.cfg.NoCache { // stripped without a cache (rule 4)
 			p.preCover = w.doneSince()
+			p.unsent = true
 		}
+		b.unsent = append(b.unsent, p.unsent)
 		w.writes = append(w.writes, p)
 		ev.Loc, ev.Val, ev.OK = r.block, int64(v), r.fua
 		if r.preflush {
@@ -511,9 +534,6 @@ func (w *World) writeDone(a Action) {
 	b.done = max(b.done, p.version)
 	b.ended[p.version] = w.clock
 	b.doneSince = max(b.doneSince, b.submitted[p.version])
-	if p.preCover != nil {
-		w.makeDurable(p.preCover) // rule 7: the preflush ran before the data
-	}
 	if p.fua || w.cfg.NoCache {
 		// Durable at completion. (Emulated FUA is treated like native: its
 		// post-flush also covers other completed writes, but a write seen
@@ -528,6 +548,26 @@ func (w *World) writeDone(a Action) {
 	}
 	t.resp = response{}
 	t.resume()
+}
+
+// preflushDone ends the preflush step of a write with REQ_PREFLUSH
+// (spec.Contract, rule 7): the writes it covers are durable, and the data
+// is sent now, so it may land, over every write ended by now.
+func (w *World) preflushDone(a Action) {
+	var p *pendingWrite
+	for _, q := range w.writes {
+		if q.task == a.Task && q.block == a.Block && q.unsent {
+			p = q
+			break
+		}
+	}
+	w.clock++
+	w.makeDurable(p.preCover)
+	p.unsent = false
+	b := &w.blocks[p.block]
+	b.unsent[p.version] = false
+	b.submitted[p.version] = w.clock
+	w.record(Event{Kind: ActWritePreflushed, Task: -1, Loc: p.block, Val: int64(p.version), OK: true, Of: p.task})
 }
 
 func (w *World) flushDone(a Action) {
@@ -601,13 +641,14 @@ func (bv *blockVersions) mayLeave(v int) bool {
 	if v == 0 {
 		return bv.durableSince < 0
 	}
-	return bv.ended[v] > bv.durableSince
+	return !bv.unsent[v] && bv.ended[v] > bv.durableSince
 }
 
 // raiseFloor skips the versions that can never survive again: durableSince
-// only grows, and an ended write stays ended.
+// only grows, and an ended write stays ended. A version whose data is not
+// sent yet may still survive later: the floor stops there.
 func (bv *blockVersions) raiseFloor() {
-	for bv.floor < len(bv.data)-1 && !bv.mayLeave(bv.floor) {
+	for bv.floor < len(bv.data)-1 && !bv.unsent[bv.floor] && !bv.mayLeave(bv.floor) {
 		bv.floor++
 	}
 }
