@@ -23,7 +23,7 @@
 //     a scheduling point; its device is differential-tested against
 //     spec.Contract.
 //   - verdict: Verdict, Row, Protocol, Cost, and the table and JSON writers.
-//   - flushseq, odsync, iowq, diocount: one package per protocol: its
+//   - flushseq, odsync, iowq, diocount, jbd2: one package per protocol: its
 //     variants, system, rows and cost table. A new protocol is a new
 //     package and one line in [Protocols] (docs/architecture.md).
 package model
