@@ -588,6 +588,7 @@ func TestCostJSON(t *testing.T) {
 			assert.Positive(t, r["writes_per_second"])
 		case "cost.summary":
 			require.Equal(t, len(lines)-1, i, "the summary is last")
+			assert.True(t, strings.HasPrefix(l, `{"kind":"cost.summary","schema":1,`), "kind first: %s", l)
 			assert.Equal(t, float64(1), r["schema"])
 			assert.Equal(t, []any{"xfs-flushseq", "odsync", "iowq", "diocount"}, r["tables"])
 			assert.Positive(t, r["odsync_flush_ns"])
