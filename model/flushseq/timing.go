@@ -131,10 +131,11 @@ func SimulateCode(code Code, tasks int, m memory.Model, lat Latency, seed uint64
 	}
 	c := &timedChooser{w: w, code: code, lat: lat, rng: rand.New(rand.NewPCG(seed, 0x5eed)),
 		taskDue: make([]time.Duration, tasks), writeDue: make([]time.Duration, tasks),
+		writeAt: make([]time.Duration, tasks), preflushDue: make([]time.Duration, tasks),
 		flushDue: make([]time.Duration, tasks), joinedAt: make([]time.Duration, tasks),
 		exposedSince: make([]time.Duration, tasks)}
 	for t := range c.exposedSince {
-		c.exposedSince[t] = -1
+		c.exposedSince[t], c.preflushDue[t] = -1, -1
 	}
 	if _, err := code.Run(w, c); err != nil {
 		return Timing{}, err
@@ -157,9 +158,16 @@ type timedChooser struct {
 	now  time.Duration
 
 	taskDue, writeDue, flushDue, joinedAt []time.Duration
-	exposedSince                          []time.Duration // per task: since when its acknowledged write is not durable; -1 if it is
-	out                                   Timing
-	ready                                 []int
+	// writeAt: when a task's write was submitted. preflushDue: when the
+	// preflush of its write with REQ_PREFLUSH ends, a flush's latency after
+	// that, drawn when the step is first offered (-1 until then, so that
+	// writes without one draw nothing and timed runs without preflush are
+	// the same as before); the data then takes a write's latency
+	// (blk-flush.c sends it after the flush).
+	writeAt, preflushDue []time.Duration
+	exposedSince         []time.Duration // per task: since when its acknowledged write is not durable; -1 if it is
+	out                  Timing
+	ready                []int
 }
 
 func (c *timedChooser) closeWindow(t int) {
@@ -174,6 +182,11 @@ func (c *timedChooser) due(a world.Action) time.Duration {
 	switch a.Kind {
 	case world.ActWriteDone:
 		return c.writeDue[a.Task]
+	case world.ActWritePreflushed:
+		if c.preflushDue[a.Task] < 0 {
+			c.preflushDue[a.Task] = c.writeAt[a.Task] + c.lat.draw(c.rng, c.lat.Flush)
+		}
+		return c.preflushDue[a.Task]
 	case world.ActFlushDone:
 		return c.flushDue[a.Task]
 	case world.ActDrain:
@@ -200,8 +213,7 @@ func (c *timedChooser) Choose(acts []world.Action) int {
 			}
 			continue
 		}
-		if a.Task >= 0 && a.Kind != world.ActWriteDone && a.Kind != world.ActFlushDone && a.Kind != world.ActFlushFail && a.Kind != world.ActDrain &&
-			a.Milestone != logEscape && c.taskDue[a.Task] <= c.now {
+		if a.Task >= 0 && !deviceStep(a.Kind) && a.Milestone != logEscape && c.taskDue[a.Task] <= c.now {
 			c.ready = append(c.ready, i)
 		}
 	}
@@ -222,6 +234,16 @@ func (c *timedChooser) Choose(acts []world.Action) int {
 	}
 	c.now = max(c.now, earliest)
 	return c.ready[c.rng.IntN(len(c.ready))]
+}
+
+// deviceStep reports whether an action of kind k is the device's (it
+// happens when its latency has passed), not a task's.
+func deviceStep(k world.ActionKind) bool {
+	switch k {
+	case world.ActWriteDone, world.ActWritePreflushed, world.ActFlushDone, world.ActFlushFail, world.ActDrain:
+		return true
+	}
+	return false
 }
 
 // logForce picks what task a's log force does: nothing if this fsync has no
@@ -249,6 +271,11 @@ func (c *timedChooser) Observe(ev world.Event) {
 	switch ev.Kind {
 	case world.ActWrite:
 		c.writeDue[t] = c.now + c.lat.draw(c.rng, c.lat.Write)
+		c.writeAt[t] = c.now
+	case world.ActWritePreflushed:
+		c.writeDue[ev.Of] = c.now + c.lat.draw(c.rng, c.lat.Write)
+		c.preflushDue[ev.Of] = -1
+		c.out.Flushes++
 	case world.ActFlush:
 		c.flushDue[t] = c.now + c.lat.draw(c.rng, c.lat.Flush)
 		c.out.Flushes++

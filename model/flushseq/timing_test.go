@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/flushproof/flushproof/model/memory"
+	"github.com/flushproof/flushproof/model/world"
+	"github.com/flushproof/flushproof/spec"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -66,4 +68,42 @@ func TestSimulateFsync(t *testing.T) {
 		assert.Zero(t, r.Unsafe, "%v", m)
 		assert.Positive(t, r.Skipped, "%v", m)
 	}
+}
+
+// preflushCode: each task writes its block once with REQ_PREFLUSH|REQ_FUA
+// and "returns".
+type preflushCode struct{ returned int }
+
+func (c *preflushCode) WorldConfig(tasks int, m memory.Model) world.Config {
+	return world.Config{Memory: m, Tasks: tasks, Words: 2, Blocks: tasks, WordNames: WordNames}
+}
+
+func (c *preflushCode) Run(w *world.World, ch world.Chooser) (world.Outcome, error) {
+	return w.Run(ch, func(t *world.Task) {
+		d := t.Device()
+		data := make([]byte, d.BlockSize())
+		data[0] = 1
+		if err := d.WriteAt(data, int64(t.ID()*d.BlockSize()), spec.Preflush|spec.FUA); err != nil {
+			w.Fail(err)
+			return
+		}
+		c.returned++
+		t.Reached(Milestone{Step: Returned})
+	})
+}
+
+func (c *preflushCode) Acked(int) []byte { return nil }
+func (c *preflushCode) Counts() Counts   { return Counts{Returned: c.returned} }
+
+// TestSimulatePreflushWrite: the timed chooser treats a write's preflush as
+// the device's step, a flush's latency long, and sends the data only after
+// it (blk-flush.c): a REQ_PREFLUSH|REQ_FUA write takes flush + write.
+func TestSimulatePreflushWrite(t *testing.T) {
+	lat := Latency{Write: 50 * time.Microsecond, Flush: 2 * time.Millisecond}
+	code := &preflushCode{}
+	r, err := SimulateCode(code, 1, memory.SC, lat, 1)
+	require.NoError(t, err)
+	assert.Equal(t, 1, r.Fsyncs)
+	assert.Equal(t, 1, r.Flushes, "the preflush is a flush")
+	assert.Equal(t, lat.Flush+lat.Write, r.Elapsed)
 }
