@@ -602,11 +602,9 @@ func (s *System) decideSkip(st State, t int, yield func(explore.Label, State)) {
 	// patch never lets a DAX file skip, since another task's PREFLUSH does
 	// not cover CPU stores.
 	if !v.numbersFlushes() || (s.dax(t) && !v.daxSkips()) {
-		n := withPC(st, t, pcSubmit) // no counter: flush
-		if v.numbersFlushes() {
-			n.task[t].pc = pcNumber
-		}
-		s.taskSteps(n, t, yield)
+		// No counter to read: the task's own flush, numbered the way the
+		// variant numbers it (MutantNumberAfterSubmit submits first).
+		s.taskSteps(withPC(st, t, s.ownFlush()), t, yield)
 		return
 	}
 	for _, r := range st.mem.Load(t, locCompleted) {

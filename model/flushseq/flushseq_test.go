@@ -2,11 +2,12 @@ package flushseq
 
 import (
 	"fmt"
+	"testing"
+
 	"github.com/flushproof/flushproof/model/device"
 	"github.com/flushproof/flushproof/model/explore"
 	"github.com/flushproof/flushproof/model/memory"
 	"github.com/flushproof/flushproof/spec"
-	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -108,6 +109,27 @@ func TestSkipLabelsReadTrue(t *testing.T) {
 		} else if v != Baseline && v != MutantDAXSkips {
 			assert.True(t, seen[">"] || seen["<="], "%v: skip checks were explored", v)
 			assert.False(t, seen[">="], "%v never prints >=", v)
+		}
+	}
+}
+
+// TestDAXTaskFlushesInEveryVariant: a DAX task never skips (the patch), so
+// it always flushes itself, numbered the way its variant numbers flushes.
+// The number-after-submit mutant once sent it to number a flush it never
+// submitted, and it waited forever (a deadlock, not the mutant's bug).
+func TestDAXTaskFlushesInEveryVariant(t *testing.T) {
+	for _, v := range Variants() {
+		for _, tasks := range []int{1, 2} {
+			c := Config{Variant: v, Memory: memory.SC, Tasks: tasks, Fsyncs: 1, DAX: 1}
+			sys, err := NewSystem(c)
+			require.NoError(t, err)
+			r := explore.Explore[State](sys, explore.Options{Liveness: true})
+			if r.Violation != nil {
+				assert.Equal(t, explore.Safety, r.Violation.Kind, "%v, %d tasks: %v", v, tasks, r.Violation)
+			}
+			if tasks == 1 && v != MutantDAXSkips {
+				assert.Nil(t, r.Violation, "%v: one DAX task alone is safe", v)
+			}
 		}
 	}
 }
