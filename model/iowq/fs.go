@@ -80,6 +80,14 @@ func (f FS) Mutant() bool { return f == MutantExt4Unwritten2011 || f == MutantXF
 // workers.
 func (f FS) ParallelDIO() bool { return f != NoFlag }
 
+// drainsExclusive: the exclusive paths wait for the direct I/O in flight
+// (inode_dio_wait); MutantXFSNoDIOWait does not.
+func (f FS) drainsExclusive() bool { return f != MutantXFSNoDIOWait }
+
+// unalignedUnwrittenExclusive: an unaligned write into an unwritten block
+// takes i_rwsem exclusive; MutantExt4Unwritten2011 takes it shared.
+func (f FS) unalignedUnwrittenExclusive() bool { return f != MutantExt4Unwritten2011 }
+
 // lockPath is the locking path of one write (a bit set).
 type lockPath uint8
 
@@ -118,7 +126,10 @@ func (c Config) path(wr Write, st State, retry bool) lockPath {
 		default:
 			p = pathOverwriteOnly
 		}
-		if c.FS == MutantXFSNoDIOWait {
+		if !c.FS.drainsExclusive() {
+			// mutant MutantXFSNoDIOWait: the exclusive paths skip
+			// inode_dio_wait, which xfs_file_dio_write_unaligned calls
+			// before an unaligned write may zero part of a block.
 			p &^= pathDrain
 		}
 	case Ext4, MutantExt4Unwritten2011, NoFlag:
@@ -126,7 +137,11 @@ func (c Config) path(wr Write, st State, retry bool) lockPath {
 		// ext4_overwrite_io: every block allocated and within i_size.
 		overwrite := allocated && end <= isize
 		shared := !extend && overwrite && !(!wr.Aligned && !written)
-		if c.FS == MutantExt4Unwritten2011 {
+		if !c.FS.unalignedUnwrittenExclusive() {
+			// mutant MutantExt4Unwritten2011: an unaligned write into an
+			// unwritten block takes i_rwsem shared; ext4_dio_write_checks
+			// takes it exclusive, since the partial block zeroing of two
+			// such writes races.
 			shared = !extend && overwrite
 		}
 		if c.FS == NoFlag {
