@@ -105,6 +105,46 @@ const (
 	cmdFailed             // completed with EIO
 )
 
+// DeviceEvents calls yield with each event the device may take next, in a
+// fixed order: for each write in flight, by number, the end of its
+// preflush step (rule 7) or, with emulated FUA, the end of its data step
+// (rule 3) or else its completion, then (with failures) its failure; then
+// for each flush in flight, by number, its completion and (with failures
+// and a volatile cache, rule 4) its failure. A protocol that drives the
+// device as a transition system takes its device steps from here, so
+// which command may end how is decided in one place.
+func (c *Contract) DeviceEvents(failures bool, yield func(Event)) {
+	for i := 0; i < int(c.nw); i++ {
+		id := i + 1
+		switch c.wState[i] {
+		case cmdPreflush:
+			yield(Event{Kind: WritePreflushed, ID: id})
+		case cmdInFlight:
+			if c.cfg.EmulatesFUA() && c.wFUA&(1<<i) != 0 {
+				yield(Event{Kind: WriteDataDone, ID: id})
+			} else {
+				yield(Event{Kind: WriteComplete, ID: id})
+			}
+		case cmdPostFlush:
+			yield(Event{Kind: WriteComplete, ID: id})
+		default:
+			continue
+		}
+		if failures {
+			yield(Event{Kind: WriteFail, ID: id})
+		}
+	}
+	for j := 0; j < int(c.nf); j++ {
+		if c.fState[j] != cmdInFlight {
+			continue
+		}
+		yield(Event{Kind: FlushComplete, ID: j + 1})
+		if failures && c.cfg.VolatileCache {
+			yield(Event{Kind: FlushFail, ID: j + 1})
+		}
+	}
+}
+
 // NewContract returns the contract of a fresh device with config cfg.
 func NewContract(cfg Config) Contract { return Contract{cfg: cfg} }
 

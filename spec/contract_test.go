@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -206,4 +207,40 @@ func TestContractPreflushCrossBlock(t *testing.T) {
 	assert.Contains(t, c.Broken(0, 2), "W2's preflush had not completed")
 	assert.Equal(t, "W2 preflushed, data sent", pf(2).String())
 	assert.True(t, WritePreflushed.IsWrite())
+}
+
+// TestContractDeviceEvents: the events the device may take next, in order,
+// for each kind of command in flight.
+func TestContractDeviceEvents(t *testing.T) {
+	pre := Event{Kind: WriteSubmit, ID: 3, Blocks: 1, Preflush: true}
+	for _, tc := range []struct {
+		name     string
+		cfg      Config
+		failures bool
+		evs      []Event
+		want     string
+	}{
+		{"nothing in flight", CacheFUA, true, nil, ""},
+		{"a write", CacheFUA, false, []Event{ws(1, 1, false)}, "W1 complete"},
+		{"a write, failures", CacheFUA, true, []Event{ws(1, 1, false)}, "W1 complete, W1 fail (EIO)"},
+		{"emulated FUA: data, then the post-flush", CacheEmulatedFUA, false, []Event{ws(1, 1, true)}, "W1 data done, post-flush submitted"},
+		{"emulated FUA after its data", CacheEmulatedFUA, false, []Event{ws(1, 1, true), ev(WriteDataDone, 1)}, "W1 complete"},
+		{"native FUA", CacheFUA, false, []Event{ws(1, 1, true)}, "W1 complete"},
+		{"preflush first", CacheFUA, true, []Event{ws(1, 1, false), ev(WriteComplete, 1), ws(2, 2, false), pre},
+			"W2 complete, W2 fail (EIO), W3 preflushed, data sent, W3 fail (EIO)"},
+		{"flushes after writes; no flush failure without a cache", NoCache, true, []Event{ev(FlushSubmit, 1), ws(1, 1, false)},
+			"W1 complete, W1 fail (EIO), F1 complete"},
+		{"flush failure with a cache", CacheFUA, true, []Event{ev(FlushSubmit, 1)}, "F1 complete, F1 fail (EIO)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := apply(t, tc.cfg, tc.evs...)
+			var got []string
+			c.DeviceEvents(tc.failures, func(e Event) {
+				got = append(got, e.String())
+				next := c
+				require.NoError(t, next.Apply(e), "an offered event is allowed")
+			})
+			assert.Equal(t, tc.want, strings.Join(got, ", "))
+		})
+	}
 }

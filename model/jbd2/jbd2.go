@@ -575,34 +575,8 @@ func b2i(b bool) int {
 }
 
 func (s *System) deviceSteps(st State, yield func(explore.Label, State)) {
-	emulated := s.cfg.Device.EmulatesFUA()
-	for m := st.live; m != 0; m &= m - 1 {
-		i := bits.TrailingZeros32(m)
-		if st.pre&(1<<i) != 0 {
-			// The preflush step: it completes, or fails and ends the
-			// write with EIO (blk_flush_complete_seq, REQ_FSEQ_DONE).
-			s.deviceStep(st, spec.Event{Kind: spec.WritePreflushed, ID: i + 1}, yield)
-			if s.cfg.Failures {
-				s.deviceStep(st, spec.Event{Kind: spec.WriteFail, ID: i + 1}, yield)
-			}
-			continue
-		}
-		if emulated && st.fua&(1<<i) != 0 && st.post&(1<<i) == 0 {
-			s.deviceStep(st, spec.Event{Kind: spec.WriteDataDone, ID: i + 1}, yield)
-		} else {
-			s.deviceStep(st, spec.Event{Kind: spec.WriteComplete, ID: i + 1}, yield)
-		}
-		if s.cfg.Failures {
-			s.deviceStep(st, spec.Event{Kind: spec.WriteFail, ID: i + 1}, yield)
-		}
-	}
-	for m := st.flive; m != 0; m &= m - 1 {
-		id := bits.TrailingZeros16(m) + 1
-		s.deviceStep(st, spec.Event{Kind: spec.FlushComplete, ID: id}, yield)
-		if s.cfg.Failures && s.cfg.Device.VolatileCache {
-			s.deviceStep(st, spec.Event{Kind: spec.FlushFail, ID: id}, yield)
-		}
-	}
+	dev := st.dev
+	dev.DeviceEvents(s.cfg.Failures, func(e spec.Event) { s.deviceStep(st, e, yield) })
 }
 
 // deviceStep applies a device event and marks what the committer waits
