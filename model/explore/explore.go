@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"errors"
 	"fmt"
 	"hash/maphash"
 	"runtime"
@@ -175,10 +176,17 @@ type Result[S comparable] struct {
 	// did not. Such a search proves nothing.
 	Stopped string
 
-	sys    System[S]
-	states stateStore[S]
-	parent []int32 // the state that found it first (-1: an initial state)
-	label  []Label // the transition from parent
+	// Unreduced is set when the symmetry reduction's counterexample could
+	// not be rebuilt as a real path (Canonical is not a symmetry of the
+	// system): the result is then that of a search without the reduction,
+	// whose counterexample is a real path.
+	Unreduced bool
+
+	sys        System[S]
+	pathFailed bool // a violation's path could not be rebuilt
+	states     stateStore[S]
+	parent     []int32 // the state that found it first (-1: an initial state)
+	label      []Label // the transition from parent
 }
 
 // Len returns the number of states found.
@@ -191,8 +199,21 @@ func (r *Result[S]) State(id int) S { return *r.states.at(int32(id)) }
 // reduction the stored states are representatives; the path is then
 // rebuilt from the real initial state, step by step, choosing a real
 // transition whose representative is the next stored state, so that it
-// replays (Replay) as it is printed.
+// replays (Replay) as it is printed. It panics if that is impossible
+// (Canonical is then not a symmetry of the system); Explore itself never
+// does: it searches again without the reduction.
 func (r *Result[S]) PathTo(id int) []Step {
+	path, err := r.pathTo(id)
+	if err != nil {
+		panic(err.Error())
+	}
+	return path
+}
+
+// errNotSymmetry: a stored step has no real counterpart.
+var errNotSymmetry = errors.New("explore: no real transition matches a stored one (Canonical is not a symmetry)")
+
+func (r *Result[S]) pathTo(id int) ([]Step, error) {
 	var ids []int32
 	for i := int32(id); i >= 0; i = r.parent[i] {
 		ids = append(ids, i)
@@ -213,12 +234,12 @@ func (r *Result[S]) PathTo(id int) []Step {
 				}
 			})
 			if !found {
-				panic("explore: no real transition matches a stored one (Canonical is not a symmetry)")
+				return nil, errNotSymmetry
 			}
 		}
 		path = append(path, Step{Actor: int(l.Actor), Text: r.sys.Describe(l), Label: l})
 	}
-	return path
+	return path, nil
 }
 
 // Replay follows a path of labels from the initial states of sys and returns
@@ -251,14 +272,26 @@ func Replay[S comparable](sys System[S], path []Step) (S, error) {
 
 // ViolationAt builds a violation of the given kind at state id.
 func (r *Result[S]) ViolationAt(kind ViolationKind, id int, err error) *Violation {
-	path := r.PathTo(id)
+	path, perr := r.pathTo(id)
+	if perr != nil {
+		// Explore searches again without the reduction (unreduced).
+		r.pathFailed = true
+		return &Violation{Kind: kind, Err: err, Actor: r.sys.Actors()}
+	}
 	if _, sym := r.sys.(Canonicalizer[S]); sym && kind == Safety {
 		// The stored state may carry other names than the real path's end:
 		// say what is wrong in the path's own names.
-		if s, rerr := Replay(r.sys, path); rerr == nil {
-			if e := r.sys.Check(s); e != nil {
-				err = e
-			}
+		s, rerr := Replay(r.sys, path)
+		var broken error
+		if rerr == nil {
+			broken = r.sys.Check(s)
+		}
+		if broken != nil {
+			err = broken
+		} else {
+			// The rebuilt path does not replay to a violation: Canonical
+			// is not a symmetry; Explore searches again without it.
+			r.pathFailed = true
 		}
 	}
 	return &Violation{Kind: kind, Err: err, Path: path, Actor: r.sys.Actors()}
@@ -304,8 +337,28 @@ func Explore[S comparable](sys System[S], opt Options) *Result[S] {
 	if _, ok := sys.(Sequential); ok {
 		e.workers = 1
 	}
-	return e.run()
+	r := e.run()
+	if r.pathFailed && e.sym {
+		// The counterexample must replay: search again with every state
+		// kept as it is.
+		var plain System[S] = withoutSymmetry[S]{sys}
+		if _, ok := sys.(Sequential); ok {
+			plain = withoutSymmetrySequential[S]{withoutSymmetry[S]{sys}}
+		}
+		r = Explore(plain, opt)
+		r.Unreduced = true
+	}
+	return r
 }
+
+// withoutSymmetry is a system with its Canonical method hidden: only the
+// methods of System are promoted.
+type withoutSymmetry[S comparable] struct{ System[S] }
+
+// withoutSymmetrySequential keeps a Sequential system sequential.
+type withoutSymmetrySequential[S comparable] struct{ withoutSymmetry[S] }
+
+func (withoutSymmetrySequential[S]) SequentialOnly() {}
 
 // explorer is one search.
 type explorer[S comparable] struct {
