@@ -213,7 +213,7 @@ func (c *timedChooser) Choose(acts []world.Action) int {
 			}
 			continue
 		}
-		if a.Task >= 0 && !deviceStep(a.Kind) && a.Milestone != logEscape && c.taskDue[a.Task] <= c.now {
+		if a.Task >= 0 && !a.Kind.Machine() && a.Milestone != logEscape && c.taskDue[a.Task] <= c.now {
 			c.ready = append(c.ready, i)
 		}
 	}
@@ -234,16 +234,6 @@ func (c *timedChooser) Choose(acts []world.Action) int {
 	}
 	c.now = max(c.now, earliest)
 	return c.ready[c.rng.IntN(len(c.ready))]
-}
-
-// deviceStep reports whether an action of kind k is the device's (it
-// happens when its latency has passed), not a task's.
-func deviceStep(k world.ActionKind) bool {
-	switch k {
-	case world.ActWriteDone, world.ActWritePreflushed, world.ActFlushDone, world.ActFlushFail, world.ActDrain:
-		return true
-	}
-	return false
 }
 
 // logForce picks what task a's log force does: nothing if this fsync has no

@@ -92,6 +92,18 @@ func (k ActionKind) String() string {
 	return fmt.Sprintf("ActionKind(%d)", uint8(k))
 }
 
+// Machine reports whether an action of kind k is taken by the machine (the
+// device serving a request, or TSO memory draining a store buffer) rather
+// than by a task's own code: a chooser that models time lets such steps
+// happen when their latency has passed.
+func (k ActionKind) Machine() bool {
+	switch k {
+	case ActWriteDone, ActWritePreflushed, ActFlushDone, ActFlushFail, ActDrain:
+		return true
+	}
+	return false
+}
+
 // Action is one possible next step.
 type Action struct {
 	Kind  ActionKind
