@@ -47,11 +47,11 @@ func (c Config) Kinds() string {
 
 // Describe renders the bound of a configuration.
 func (c Config) Describe() string {
-	s := fmt.Sprintf("%d %s x %d %s", len(c.Writers), plural(len(c.Writers), "writer"), c.IOs, plural(c.IOs, "I/O"))
+	s := fmt.Sprintf("%d %s x %d %s", len(c.Writers), verdict.Plural(len(c.Writers), "writer"), c.IOs, verdict.Plural(c.IOs, "I/O"))
 	switch {
 	case c.NoTruncate:
 	case c.TruncateAfter > 0:
-		s += fmt.Sprintf(", truncate after %d %s", c.TruncateAfter, plural(c.TruncateAfter, "write"))
+		s += fmt.Sprintf(", truncate after %d %s", c.TruncateAfter, verdict.Plural(c.TruncateAfter, "write"))
 	default:
 		s += ", truncate"
 	}
@@ -59,13 +59,6 @@ func (c Config) Describe() string {
 		return s + ", i_mutex held"
 	}
 	return s + ", overwrite"
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return word
-	}
-	return word + "s"
 }
 
 // StandardConfig is the bound of the verdict table: two writers of

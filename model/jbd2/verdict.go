@@ -49,18 +49,11 @@ func (c Config) ExpectUnsafe() bool {
 
 // Describe renders the bound of a scenario.
 func (c Config) Describe() string {
-	s := fmt.Sprintf("%d %s x %d journal %s", c.Transactions, plural(c.Transactions, "transaction"), c.Blocks, plural(c.Blocks, "block"))
+	s := fmt.Sprintf("%d %s x %d journal %s", c.Transactions, verdict.Plural(c.Transactions, "transaction"), c.Blocks, verdict.Plural(c.Blocks, "block"))
 	if c.Failures {
 		s += ", EIO"
 	}
 	return s
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return word
-	}
-	return word + "s"
 }
 
 // StandardConfig is the bound of the verdict table: two transactions

@@ -35,7 +35,7 @@ func (c Config) ExpectUnsafe() bool {
 
 // Describe renders the bound of a scenario.
 func (c Config) Describe() string {
-	s := fmt.Sprintf("%d %s x %d %s x %d %s", c.Tasks, plural(c.Tasks, "task"), c.Writes, plural(c.Writes, "write"), c.Blocks, plural(c.Blocks, "block"))
+	s := fmt.Sprintf("%d %s x %d %s x %d %s", c.Tasks, verdict.Plural(c.Tasks, "task"), c.Writes, verdict.Plural(c.Writes, "write"), c.Blocks, verdict.Plural(c.Blocks, "block"))
 	if c.Failures {
 		s += ", EIO"
 	}
@@ -43,13 +43,6 @@ func (c Config) Describe() string {
 		s += ", background write-back"
 	}
 	return s
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return word
-	}
-	return word + "s"
 }
 
 // StandardConfig is the first bound of the verdict table: two

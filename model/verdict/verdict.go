@@ -91,6 +91,15 @@ func (r Row) Name() string { return joinName(r.Model, r.Config, r.Bound) }
 // Name is the name of the row the verdict is for (Row.Name).
 func (v Verdict) Name() string { return joinName(v.Model, v.Config, v.Bound) }
 
+// Plural is word for n of it, "s" added unless n is 1: the bounds rows
+// describe ("1 task x 3 writes").
+func Plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
+}
+
 // joinName joins the parts of a row's name that are not empty.
 func joinName(parts ...string) string {
 	var out []string
