@@ -165,6 +165,10 @@ type costSummary struct {
 	Settings    map[string]any `json:"-"`
 }
 
+// summaryFields are costSummary's own JSON names, which no table setting may take.
+var summaryFields = map[string]bool{"kind": true, "schema": true, "tables": true, "interrupted": true,
+	"signal": true, "elapsed_ns": true, "exit_code": true}
+
 // MarshalJSON writes the fields in order, "kind" first, then the settings.
 func (s costSummary) MarshalJSON() ([]byte, error) {
 	type fields costSummary // without the method
@@ -175,8 +179,7 @@ func (s costSummary) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
 	b.Write(head[:len(head)-1])
 	for _, k := range slices.Sorted(maps.Keys(s.Settings)) {
-		if _, reserved := map[string]bool{"kind": true, "schema": true, "tables": true, "interrupted": true,
-			"signal": true, "elapsed_ns": true, "exit_code": true}[k]; reserved {
+		if summaryFields[k] {
 			return nil, fmt.Errorf("cost summary: a table's setting %q has the name of a summary field", k)
 		}
 		key, _ := json.Marshal(k)
