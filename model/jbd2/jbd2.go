@@ -575,8 +575,8 @@ func b2i(b bool) int {
 }
 
 func (s *System) deviceSteps(st State, yield func(explore.Label, State)) {
-	dev := st.dev
-	dev.DeviceEvents(s.cfg.Failures, func(e spec.Event) { s.deviceStep(st, e, yield) })
+	// st is this call's own copy: no need for another one of its contract.
+	st.dev.DeviceEvents(s.cfg.Failures, func(e spec.Event) { s.deviceStep(st, e, yield) })
 }
 
 // deviceStep applies a device event and marks what the committer waits

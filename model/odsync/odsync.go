@@ -691,8 +691,8 @@ func (s *System) flusherSteps(st State, yield func(explore.Label, State)) {
 }
 
 func (s *System) deviceSteps(st State, yield func(explore.Label, State)) {
-	dev := st.dev
-	dev.DeviceEvents(s.cfg.Failures, func(e spec.Event) { s.deviceStep(st, e, yield) })
+	// st is this call's own copy: no need for another one of its contract.
+	st.dev.DeviceEvents(s.cfg.Failures, func(e spec.Event) { s.deviceStep(st, e, yield) })
 }
 
 // deviceStep applies a device event and wakes whoever waited for it (the
