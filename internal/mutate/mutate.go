@@ -1,0 +1,131 @@
+// Package mutate holds the semantic mutations that mutation tests switch on,
+// one at a time, to see that the checks catch them: a barrier that orders
+// nothing, a device that keeps what it may lose, a waiter that never wakes.
+// Each mutation is a deliberate bug in the model, the device contract or the
+// tools, guarded in the code by On; the code without a mutation switched on
+// is the code that runs.
+//
+// Only tests switch a mutation on (Set panics outside a test binary), and
+// only one at a time.
+package mutate
+
+import (
+	"fmt"
+	"sync/atomic"
+	"testing"
+)
+
+// Mutation names one deliberate bug.
+type Mutation uint32
+
+// The mutations. Docs/mutants.md lists what catches each.
+const (
+	None Mutation = iota
+
+	// FenceWeak: smp_mb() orders nothing: under Relaxed it raises no view,
+	// under TSO it drains no store buffer. Fully ordered read-modify-writes
+	// keep their own ordering.
+	FenceWeak
+	// RMWStale: a fully ordered read-modify-write (atomic64_inc_return,
+	// cmpxchg) reads the store its thread's view allows, not the newest
+	// (Relaxed), so two increments can return the same value.
+	RMWStale
+	// FlushCoversAtCompletion: a flush makes durable the writes completed
+	// when it completes, instead of those completed when it was submitted.
+	FlushCoversAtCompletion
+	// FUAWeak: a FUA write is not durable when it completes (the device
+	// treats it as a plain write into its cache).
+	FUAWeak
+	// CrashKeepsInFlight: a crash always keeps the newest write submitted to
+	// a block, in flight or not, so in-flight data is never lost.
+	CrashKeepsInFlight
+	// CompletedAtSubmit: the device counts a write as completed (for the
+	// flushes submitted after it) as soon as it is submitted.
+	CompletedAtSubmit
+	// JoinNoFallback: in the xfs flush sequence, a task whose joined flush
+	// failed returns without the flush of its own that must replace it.
+	JoinNoFallback
+	// WaiterNeverWakes: in each protocol, one waiter is never woken (the
+	// wake-up it waits for is lost).
+	WaiterNeverWakes
+	// BudgetIgnored: the explorer ignores Options.MaxStates.
+	BudgetIgnored
+	// GeneratorNeverTears: the crash lab's crash-state generator never
+	// leaves a write with some sectors of older content.
+	GeneratorNeverTears
+	// AckOffByOne: the crash lab counts the write at the cut position as
+	// acknowledged.
+	AckOffByOne
+
+	numMutations
+)
+
+var names = [numMutations]string{
+	None:                    "none",
+	FenceWeak:               "fence-weak",
+	RMWStale:                "rmw-stale",
+	FlushCoversAtCompletion: "flush-covers-at-completion",
+	FUAWeak:                 "fua-weak",
+	CrashKeepsInFlight:      "crash-keeps-in-flight",
+	CompletedAtSubmit:       "completed-at-submit",
+	JoinNoFallback:          "join-no-fallback",
+	WaiterNeverWakes:        "waiter-never-wakes",
+	BudgetIgnored:           "budget-ignored",
+	GeneratorNeverTears:     "generator-never-tears",
+	AckOffByOne:             "ack-off-by-one",
+}
+
+func (m Mutation) String() string {
+	if m < numMutations {
+		return names[m]
+	}
+	return fmt.Sprintf("Mutation(%d)", uint32(m))
+}
+
+// All lists every mutation but None.
+func All() []Mutation {
+	out := make([]Mutation, 0, numMutations-1)
+	for m := None + 1; m < numMutations; m++ {
+		out = append(out, m)
+	}
+	return out
+}
+
+// Parse returns the mutation named s.
+func Parse(s string) (Mutation, error) {
+	for m, n := range names {
+		if n == s {
+			return Mutation(m), nil
+		}
+	}
+	return None, fmt.Errorf("mutate: no mutation named %q", s)
+}
+
+// active is the mutation switched on. An atomic, so that a search's
+// workers may read it while a test that set it waits for them; reading it
+// costs a plain load on the hot paths that ask.
+var active atomic.Uint32
+
+// On reports whether mutation m is switched on.
+func On(m Mutation) bool { return active.Load() == uint32(m) && m != None }
+
+// Active returns the mutation switched on, None if there is none.
+func Active() Mutation { return Mutation(active.Load()) }
+
+// Set switches m on (None: every mutation off) and returns the function that
+// switches back. It panics outside a test binary, and if another mutation is
+// on: mutations are tried one at a time.
+func Set(m Mutation) (restore func()) {
+	if !testing.Testing() {
+		panic("mutate: mutations are switched on by tests only")
+	}
+	if m >= numMutations {
+		panic(fmt.Sprintf("mutate: unknown %v", m))
+	}
+	prev := Mutation(active.Load())
+	if prev != None && m != None {
+		panic(fmt.Sprintf("mutate: %v is on; switch it off before %v", prev, m))
+	}
+	active.Store(uint32(m))
+	return func() { active.Store(uint32(prev)) }
+}
