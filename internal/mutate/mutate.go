@@ -30,6 +30,9 @@ const (
 	// cmpxchg) reads the store its thread's view allows, not the newest
 	// (Relaxed), so two increments can return the same value.
 	RMWStale
+	// JoinViewLost: a lock hands no view from its last holder to the next
+	// (Relaxed: release and acquire order nothing).
+	JoinViewLost
 	// FlushCoversAtCompletion: a flush makes durable the writes completed
 	// when it completes, instead of those completed when it was submitted.
 	FlushCoversAtCompletion
@@ -64,6 +67,7 @@ var names = [numMutations]string{
 	None:                    "none",
 	FenceWeak:               "fence-weak",
 	RMWStale:                "rmw-stale",
+	JoinViewLost:            "join-view-lost",
 	FlushCoversAtCompletion: "flush-covers-at-completion",
 	FUAWeak:                 "fua-weak",
 	CrashKeepsInFlight:      "crash-keeps-in-flight",

@@ -57,7 +57,17 @@ func acquire(m memory.Memory, t int) memory.Memory {
 	return m
 }
 
-// withReaders sets who may still read the counter with a plain load.
+// truncateAcquires is inode_lock by truncate, the one task that reads the
+// counter with plain loads: its view rises to i_mutex's and it becomes the
+// counter's only reader (i_mutex's view is not taken by anyone who reads
+// any more).
+func truncateAcquires(m memory.Memory, t int) memory.Memory {
+	m.AddReader(locCount, t, mutexThread)
+	m.SetReaders(locCount, 1<<t)
+	return m
+}
+
+// withReaders narrows who may still read the counter with a plain load.
 func withReaders(m memory.Memory, threads uint8) memory.Memory {
 	m.SetReaders(locCount, threads)
 	return m

@@ -390,7 +390,7 @@ func (s *System) truncateSteps(st State, yield func(explore.Label, State)) {
 			return
 		}
 		n.holder = uint8(t + 1)
-		n.mem = withReaders(acquire(st.mem, t), 1<<t)
+		n.mem = truncateAcquires(st.mem, t)
 		n.trunc = truncRead
 		yield(label(t, OpTruncLock, 0, 0), n)
 	case truncRead:

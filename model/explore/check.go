@@ -6,9 +6,10 @@ import "fmt"
 // checks that in every reachable state one label leads to one state.
 // Counterexample paths are lists of labels that Replay follows again, so a
 // label must say everything a step chose: which store a load read, which
-// task it waits for. A protocol's tests call it on a small instance.
+// task it waits for. A protocol's tests call it on a small instance. It
+// looks at the states as Next yields them (Options.NoReduce).
 func LabelsDetermine[S comparable](sys System[S]) error {
-	r := Explore[S](sys, Options{})
+	r := Explore[S](sys, Options{NoReduce: true})
 	for i := 0; i < r.Len(); i++ {
 		seen := map[Label]S{}
 		var err error

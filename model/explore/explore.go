@@ -86,6 +86,11 @@ type Options struct {
 	// states in the order the sequential search finds them. Levels of fewer
 	// than ParallelMinLevel states are expanded sequentially anyway.
 	Workers int
+	// NoReduce explores every state as Next yields it: a system's
+	// Canonical (its symmetry reduction and normalisation) is not called.
+	// Every reduction must give the same verdicts and counterexample
+	// lengths as the search without it; this is how that is checked.
+	NoReduce bool
 	// ParallelMinLevel is the smallest BFS level that several workers
 	// expand (0 means 4096): below it, handing the level out costs more
 	// than it saves. Tests set it low to run the parallel search on small
@@ -320,6 +325,9 @@ const defaultParallelMinLevel = 4096
 // without copying); the visited set holds 8-byte hash and id slots only.
 // The states new in a level are copied once more, until the level ends.
 func Explore[S comparable](sys System[S], opt Options) *Result[S] {
+	if _, sym := sys.(Canonicalizer[S]); sym && opt.NoReduce {
+		return Explore(unreduced(sys), opt)
+	}
 	e := &explorer[S]{sys: sys, opt: opt, r: &Result[S]{sys: sys}, start: time.Now()}
 	e.lastProgress = e.start
 	e.canon, e.sym = sys.(Canonicalizer[S])
@@ -341,14 +349,18 @@ func Explore[S comparable](sys System[S], opt Options) *Result[S] {
 	if r.pathFailed && e.sym {
 		// The counterexample must replay: search again with every state
 		// kept as it is.
-		var plain System[S] = withoutSymmetry[S]{sys}
-		if _, ok := sys.(Sequential); ok {
-			plain = withoutSymmetrySequential[S]{withoutSymmetry[S]{sys}}
-		}
-		r = Explore(plain, opt)
+		r = Explore(unreduced(sys), opt)
 		r.Unreduced = true
 	}
 	return r
+}
+
+// unreduced is sys without its Canonical method, sequential if sys is.
+func unreduced[S comparable](sys System[S]) System[S] {
+	if _, ok := sys.(Sequential); ok {
+		return withoutSymmetrySequential[S]{withoutSymmetry[S]{sys}}
+	}
+	return withoutSymmetry[S]{sys}
 }
 
 // withoutSymmetry is a system with its Canonical method hidden: only the

@@ -2,6 +2,7 @@ package flushseq
 
 import (
 	"fmt"
+	"github.com/flushproof/flushproof/internal/mutate"
 	"github.com/flushproof/flushproof/model/explore"
 	"github.com/flushproof/flushproof/model/memory"
 	"math/bits"
@@ -86,7 +87,6 @@ type Config struct {
 	DAX           uint8 // tasks (bit t) whose file is DAX
 	WaiterSleeps  bool  // observing a write completion implies smp_mb
 	LogForce      bool  // the log force may write an iclog itself or wait for another task's
-	NoSymmetry    bool  // explore without symmetry reduction (to check the reduction)
 	_             struct{}
 }
 
@@ -192,9 +192,8 @@ func (s *System) Init() []State {
 	var readers [memory.MaxLocations]uint8
 	all := uint8(1)<<s.cfg.Tasks - 1
 	readers[locSubmitted], readers[locCompleted] = all, all
-	for t := 0; t < s.cfg.Tasks; t++ {
-		readers[locDone(t)] = 1 << t
-	}
+	// The completion words are read only by LoadNewest (a task waits until
+	// its write's completion is there), so they have no plain readers.
 	st := State{mem: memory.New(s.cfg.Memory, readers)}
 	for t := 0; t < s.cfg.Tasks; t++ {
 		st.task[t].pc = s.roundStart()
@@ -679,8 +678,10 @@ func (s *System) joinWait(st State, t int, yield func(explore.Label, State)) {
 			return // still in flight
 		}
 	}
-	// Woken (a full barrier), then re-check completed.
+	// Woken (a full barrier), then re-check completed; the task no longer
+	// waits for a flush.
 	n := withPC(st, t, pcJoinRecheck)
+	n.task[t].wait = 0
 	n.mem = st.mem.Fence(t)
 	yield(lab(t, kJoinWait, int(tk.wait), 0), n)
 }
@@ -689,6 +690,12 @@ func (s *System) joinWait(st State, t int, yield func(explore.Label, State)) {
 // issue one of its own.
 func (s *System) joinRecheck(st State, t int, yield func(explore.Label, State)) {
 	tk := st.task[t]
+	if mutate.On(mutate.JoinNoFallback) {
+		// The joined flush is taken for a success without looking: no
+		// flush of its own replaces a failed one.
+		yield(lab(t, kSkip, int(tk.s)+1, int(tk.s)), withPC(st, t, pcReturn))
+		return
+	}
 	for _, r := range st.mem.Load(t, locCompleted) {
 		n := withPC(st, t, pcNumber)
 		n.mem = r.Mem
@@ -805,7 +812,9 @@ func (s *System) doneCAS(st State, t int, yield func(explore.Label, State)) {
 func (s *System) fsyncReturn(st State, t int, yield func(explore.Label, State)) {
 	tk := st.task[t]
 	n := withPC(st, t, s.roundStart())
+	// fsync returns: its locals end with the call.
 	n.task[t].drained = false
+	n.task[t].s, n.task[t].seq, n.task[t].C, n.task[t].wait = 0, 0, 0, 0
 	if int(tk.round) == s.cfg.Fsyncs {
 		n.task[t].pc = pcFinished
 	}

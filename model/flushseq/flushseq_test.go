@@ -23,14 +23,10 @@ func TestFlushSeqSymmetryKeepsVerdicts(t *testing.T) {
 		}
 		for _, m := range memory.Models() {
 			cfg := Config{Variant: v, Memory: m, Tasks: 3, Fsyncs: 1, FlushFailures: v == MutantAdvanceOnFailure}
-			full := cfg
-			full.NoSymmetry = true
 			sys, err := NewSystem(cfg)
 			require.NoError(t, err)
-			fullSys, err := NewSystem(full)
-			require.NoError(t, err)
 			r := explore.Explore[State](sys, explore.Options{})
-			f := explore.Explore[State](fullSys, explore.Options{})
+			f := explore.Explore[State](sys, explore.Options{NoReduce: true})
 			require.Equal(t, f.Violation == nil, r.Violation == nil, "%v %v", v, m)
 			if f.Violation == nil {
 				assert.Less(t, r.States, f.States, "%v %v: the reduction must reduce", v, m)
@@ -61,7 +57,7 @@ func TestNewFsyncSystemRejectsBadConfigs(t *testing.T) {
 func TestLabelsDetermineSteps(t *testing.T) {
 	for _, v := range Variants() {
 		for _, m := range memory.Models() {
-			cfg := Config{Variant: v, Memory: m, Tasks: 2, Fsyncs: 1, FlushFailures: true, LogForce: true, NoSymmetry: true}
+			cfg := Config{Variant: v, Memory: m, Tasks: 2, Fsyncs: 1, FlushFailures: true, LogForce: true}
 			sys, err := NewSystem(cfg)
 			require.NoError(t, err)
 			require.NoError(t, explore.LabelsDetermine[State](sys))
@@ -82,10 +78,10 @@ func TestSkipLabelsReadTrue(t *testing.T) {
 		">=": func(c, s int) bool { return c >= s }, "<": func(c, s int) bool { return c < s },
 	}
 	for _, v := range Variants() {
-		cfg := Config{Variant: v, Memory: memory.SC, Tasks: 2, Fsyncs: 1, FlushFailures: true, NoSymmetry: true}
+		cfg := Config{Variant: v, Memory: memory.SC, Tasks: 2, Fsyncs: 1, FlushFailures: true}
 		sys, err := NewSystem(cfg)
 		require.NoError(t, err)
-		r := explore.Explore[State](sys, explore.Options{MaxStates: 200000})
+		r := explore.Explore[State](sys, explore.Options{MaxStates: 200000, NoReduce: true})
 		seen := map[string]bool{}
 		for id := 0; id < r.Len(); id++ {
 			sys.Next(r.State(id), func(l explore.Label, _ State) {

@@ -17,7 +17,7 @@ import (
 func (s *System) Canonical(st State) State {
 	st = s.normalize(st)
 	n := s.cfg.Tasks
-	if s.cfg.DAX != 0 || n < 2 || s.cfg.NoSymmetry {
+	if s.cfg.DAX != 0 || n < 2 {
 		return st
 	}
 	var keys [maxFsTasks]taskKey
@@ -118,32 +118,16 @@ func popcount8(m uint8) int {
 }
 
 // normalize forgets what cannot influence the future, so that states that
-// differ only there are one state:
-//   - a task's view of its completion word (it reads it only with
-//     LoadNewest);
-//   - a task's views of submitted and completed when its next access to them
-//     comes after a full barrier: a finished task, a task between rounds or
-//     waiting for its write when the code has smp_mb before reading S (or
-//     the waiter sleeps), a task woken from a wait (join, log force);
-//   - between rounds, the previous round's S, seq and c, which are written
-//     again before they are read.
+// differ only there are one state: a finished task takes no step any more,
+// so its views of memory matter to nobody; it stops being a reader, and the
+// stores only its views kept alive are dropped. Nothing else is forgotten:
+// what a later step will do (a barrier, say) is never assumed here, and the
+// memory checks the declaration (a plain load by a thread that is not a
+// reader panics).
 func (s *System) normalize(st State) State {
-	v := s.cfg.Variant
-	fencedBeforeRead := (v != MutantNoMB && v != MutantReadBeforeWriteback) || s.cfg.WaiterSleeps
 	for t := 0; t < s.cfg.Tasks; t++ {
-		st.mem.Forget(t, locDone(t))
-		pc := st.task[t].pc
-		dead := pc == pcFinished || pc == pcJoin || pc == pcLogWait || pc == pcDrain ||
-			(fencedBeforeRead && (pc == pcWrite || pc == pcWaitW))
-		if dead {
-			st.mem.Forget(t, locSubmitted)
-			st.mem.Forget(t, locCompleted)
-		}
-		if pc == s.roundStart() || pc == pcFinished {
-			st.task[t].s, st.task[t].seq, st.task[t].C, st.task[t].wait = 0, 0, 0, 0
-		}
-		if pc == pcJoinRecheck {
-			st.task[t].wait = 0
+		if st.task[t].pc == pcFinished {
+			st.mem.DropReader(t)
 		}
 	}
 	return st

@@ -1,6 +1,10 @@
 package memory
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/flushproof/flushproof/internal/mutate"
+)
 
 // Model says how loads may see stores (docs/flushseq.md, "Memory ordering",
 // describes the three).
@@ -63,16 +67,20 @@ type Memory struct {
 	vals    [MaxLocations][MaxStores]int8
 	n       [MaxLocations]uint8 // live stores (Relaxed); 1 otherwise
 	view    [MaxThreads][MaxLocations]uint8
-	readers [MaxLocations]uint8 // threads that ever load the location
+	readers [MaxLocations]uint8 // threads whose view of the location may still matter (SetReaders)
 	buf     [MaxThreads][maxBuffered]bufEntry
 	bufN    [MaxThreads]uint8
 }
 
 type bufEntry struct{ loc, val int8 }
 
-// New returns memory where every location holds 0. readers[l] is the
-// set of threads (bit t) that may ever load location l: the views of other
-// threads do not keep old stores alive.
+// New returns memory where every location holds 0. readers[l] is the set
+// of threads (bit t) that may load location l with a plain load (Load), or
+// whose view of l another thread may take (JoinView, AddReader): the views
+// of other threads do not keep old stores alive. The declaration is
+// checked: a plain load by a thread outside the set panics, and the set
+// only shrinks (SetReaders) or grows through AddReader, so dropping the
+// stores no reader can read changes no outcome.
 func New(m Model, readers [MaxLocations]uint8) Memory {
 	mem := Memory{model: m, readers: readers}
 	for l := range mem.n {
@@ -95,14 +103,12 @@ type Loaded struct {
 // Load is a plain load (atomic64_read, READ_ONCE) by thread t. Under Relaxed
 // it has one result per store the thread may read.
 func (m Memory) Load(t, loc int) []Loaded {
+	if m.readers[loc]&(1<<t) == 0 {
+		panic(fmt.Sprintf("memory: thread %d loads location %d but is not one of its declared readers", t, loc))
+	}
 	switch m.model {
 	case TSO:
-		for i := int(m.bufN[t]) - 1; i >= 0; i-- {
-			if e := m.buf[t][i]; int(e.loc) == loc {
-				return []Loaded{{int64(e.val), m}}
-			}
-		}
-		return []Loaded{{int64(m.Newest(loc)), m}}
+		return []Loaded{{m.loadTSO(t, loc), m}}
 	case Relaxed:
 		var out []Loaded
 		for i := int(m.view[t][loc]); i < int(m.n[loc]); i++ {
@@ -116,11 +122,22 @@ func (m Memory) Load(t, loc int) []Loaded {
 	return []Loaded{{int64(m.Newest(loc)), m}}
 }
 
+// loadTSO is a load under TSO: t's own newest buffered store to loc, else
+// memory.
+func (m *Memory) loadTSO(t, loc int) int64 {
+	for i := int(m.bufN[t]) - 1; i >= 0; i-- {
+		if e := m.buf[t][i]; int(e.loc) == loc {
+			return int64(e.val)
+		}
+	}
+	return int64(m.Newest(loc))
+}
+
 // LoadNewest is a load that reads the newest store (a thread that waits for
 // a value until it sees it), raising only that location's view.
 func (m Memory) LoadNewest(t, loc int) (int64, Memory) {
 	if m.model == TSO {
-		return m.Load(t, loc)[0].Val, m
+		return m.loadTSO(t, loc), m
 	}
 	if m.model == Relaxed {
 		m.view[t][loc] = m.n[loc] - 1
@@ -173,6 +190,14 @@ func (m Memory) append(t, loc int, v int64) (Memory, error) {
 
 // Fence is smp_mb() by thread t.
 func (m Memory) Fence(t int) Memory {
+	if mutate.On(mutate.FenceWeak) {
+		return m
+	}
+	return m.fence(t)
+}
+
+// fence is the full barrier of smp_mb and of fully ordered read-modify-writes.
+func (m Memory) fence(t int) Memory {
 	switch m.model {
 	case TSO:
 		return m.Drain(t)
@@ -187,8 +212,12 @@ func (m Memory) Fence(t int) Memory {
 
 // IncReturn is atomic64_inc_return: fully ordered, it returns the new value.
 func (m Memory) IncReturn(t, loc int) (int64, Memory, error) {
-	m = m.Fence(t)
-	v := int64(m.Newest(loc)) + 1
+	read := m.rmwRead(t, loc) // Relaxed: the barrier adds no store, so this is the newest after it too
+	m = m.fence(t)
+	if m.model != Relaxed {
+		read = int64(m.Newest(loc)) // TSO: after the drain
+	}
+	v := read + 1
 	m, err := m.orderedStore(t, loc, v)
 	return v, m, err
 }
@@ -196,13 +225,22 @@ func (m Memory) IncReturn(t, loc int) (int64, Memory, error) {
 // orderedStore is the store of a fully ordered read-modify-write: a full
 // barrier before and after it, and it is visible at once.
 func (m Memory) orderedStore(t, loc int, v int64) (Memory, error) {
-	m = m.Fence(t)
+	m = m.fence(t)
 	if m.model != Relaxed {
 		m.vals[loc][0] = int8(v)
 		return m, nil
 	}
 	m, err := m.append(t, loc, v)
-	return m.Fence(t), err
+	return m.fence(t), err
+}
+
+// rmwRead is the value a read-modify-write by t reads at loc: the newest
+// store (mutate.RMWStale: the oldest t's view allows, under Relaxed).
+func (m *Memory) rmwRead(t, loc int) int64 {
+	if m.model == Relaxed && mutate.On(mutate.RMWStale) {
+		return int64(m.vals[loc][m.view[t][loc]])
+	}
+	return int64(m.Newest(loc))
 }
 
 // CompareAndSwap is atomic64_try_cmpxchg: if loc holds old, store new and
@@ -213,7 +251,7 @@ func (m Memory) CompareAndSwap(t, loc int, old, new int64) (bool, int64, Memory,
 	if m.model == TSO {
 		m = m.Drain(t)
 	}
-	cur := int64(m.Newest(loc))
+	cur := m.rmwRead(t, loc)
 	if cur != old {
 		if m.model == Relaxed {
 			m.view[t][loc] = m.n[loc] - 1 // an RMW reads the newest store
@@ -325,8 +363,13 @@ func (m *Memory) BufferLen(t int) int { return int(m.bufN[t]) }
 
 // JoinView raises thread dst's view of loc to thread src's (Relaxed only):
 // a lock modelled as a thread that never runs passes the view of its last
-// holder on to the next one (release, then acquire).
+// holder on to the next one (release, then acquire). A view that
+// compaction raised to the oldest live store is still exact here: the
+// join is a maximum, and every reader's view is at least that store.
 func (m *Memory) JoinView(dst, src, loc int) {
+	if mutate.On(mutate.JoinViewLost) {
+		return
+	}
 	if m.model != Relaxed {
 		return
 	}
@@ -334,21 +377,39 @@ func (m *Memory) JoinView(dst, src, loc int) {
 	m.compact(loc)
 }
 
-// SetReaders says which threads (bit t) may still load loc with a plain
-// load; the stores only others' views kept alive may then be dropped.
+// AddReader makes dst a reader of loc (see New) by an acquire from src,
+// which must be one: dst's view rises to src's (JoinView), so it is at
+// least the oldest store any reader could read, and no store dropped
+// before could be read by dst. It panics if src is not a reader.
+func (m *Memory) AddReader(loc, dst, src int) {
+	if m.readers[loc]&(1<<src) == 0 {
+		panic(fmt.Sprintf("memory: thread %d joins location %d from thread %d, which is not one of its readers", dst, loc, src))
+	}
+	m.JoinView(dst, src, loc)
+	m.readers[loc] |= 1 << dst
+}
+
+// Readers returns the threads (bit t) that are readers of loc (see New).
+func (m *Memory) Readers(loc int) uint8 { return m.readers[loc] }
+
+// SetReaders narrows the readers of loc (see New) to threads: the stores
+// only the others' views kept alive are dropped. It panics if threads is
+// not a subset of the readers (a thread becomes a reader only through
+// AddReader): a store dropped already could not be given back.
 func (m *Memory) SetReaders(loc int, threads uint8) {
+	if threads&^m.readers[loc] != 0 {
+		panic(fmt.Sprintf("memory: SetReaders(%d, %#b) adds readers to %#b; use AddReader", loc, threads, m.readers[loc]))
+	}
 	m.readers[loc] = threads
 	m.compact(loc)
 }
 
-// forget sets thread t's view of loc to the newest store: for a thread whose
-// next access to loc comes after a full barrier (which raises the view to
-// the newest store then anyway), or that reads loc only through LoadNewest,
-// the old view cannot matter, and forgetting it lets older stores die.
-func (m *Memory) Forget(t, loc int) {
-	if m.model != Relaxed {
-		return
+// DropReader removes thread t from the readers of every location: a thread
+// that will take no step any more.
+func (m *Memory) DropReader(t int) {
+	for loc := range m.readers {
+		if m.readers[loc]&(1<<t) != 0 {
+			m.SetReaders(loc, m.readers[loc]&^(1<<t))
+		}
 	}
-	m.view[t][loc] = m.n[loc] - 1
-	m.compact(loc)
 }

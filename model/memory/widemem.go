@@ -1,5 +1,7 @@
 package memory
 
+import "github.com/flushproof/flushproof/internal/mutate"
+
 // Wide is Memory without its size bounds: any number of threads and
 // locations, int64 values, unbounded store buffers and store histories. It
 // is mutable (one execution at a time) and serves the model world, where a
@@ -99,6 +101,14 @@ func (w *Wide) append(t, loc int, v int64) {
 
 // Fence is smp_mb() by thread t.
 func (w *Wide) Fence(t int) {
+	if mutate.On(mutate.FenceWeak) {
+		return
+	}
+	w.fence(t)
+}
+
+// fence is the full barrier of smp_mb and of fully ordered read-modify-writes.
+func (w *Wide) fence(t int) {
 	switch w.model {
 	case TSO:
 		for len(w.buf[t]) > 0 {
@@ -114,28 +124,40 @@ func (w *Wide) Fence(t int) {
 
 // IncReturn is atomic64_inc_return.
 func (w *Wide) IncReturn(t, loc int) int64 {
-	w.Fence(t)
-	v := w.Newest(loc) + 1
+	read := w.rmwRead(t, loc) // Relaxed: the barrier adds no store, so this is the newest after it too
+	w.fence(t)
+	if w.model != Relaxed {
+		read = w.Newest(loc) // TSO: after the drain
+	}
+	v := read + 1
 	w.orderedStore(t, loc, v)
 	return v
 }
 
 func (w *Wide) orderedStore(t, loc int, v int64) {
-	w.Fence(t)
+	w.fence(t)
 	if w.model != Relaxed {
 		w.vals[loc][0] = v
 		return
 	}
 	w.append(t, loc, v)
-	w.Fence(t)
+	w.fence(t)
+}
+
+// rmwRead is Memory.rmwRead.
+func (w *Wide) rmwRead(t, loc int) int64 {
+	if w.model == Relaxed && mutate.On(mutate.RMWStale) {
+		return w.vals[loc][w.view[t][loc]]
+	}
+	return w.Newest(loc)
 }
 
 // CompareAndSwap is Memory.CompareAndSwap.
 func (w *Wide) CompareAndSwap(t, loc int, old, new int64) (bool, int64) {
 	if w.model == TSO {
-		w.Fence(t)
+		w.fence(t)
 	}
-	cur := w.Newest(loc)
+	cur := w.rmwRead(t, loc)
 	if cur != old {
 		if w.model == Relaxed {
 			w.view[t][loc] = len(w.vals[loc]) - 1

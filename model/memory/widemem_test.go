@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/flushproof/flushproof/internal/mutate"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
@@ -225,6 +227,28 @@ func TestWideMemoryBeyondMemoryBounds(t *testing.T) {
 			for th := 0; th < threads; th++ {
 				w.Fence(th)
 				assert.Equal(t, int64(5000), w.LoadNewest(th, loc), "T%d after fence", th)
+			}
+		})
+	}
+}
+
+// TestWideMemoryMatchesMemoryMutated: Memory and Wide implement each
+// memory mutation the same way, so a mutation test that weakens memory
+// weakens it alike for the explorer and for the model world.
+func TestWideMemoryMatchesMemoryMutated(t *testing.T) {
+	var all []int
+	for op := range wideOpCount {
+		all = append(all, op)
+	}
+	for _, mut := range []mutate.Mutation{mutate.FenceWeak, mutate.RMWStale} {
+		t.Run(mut.String(), func(t *testing.T) {
+			defer mutate.Set(mut)()
+			for _, model := range Models() {
+				rapid.Check(t, func(t *rapid.T) {
+					threads := rapid.IntRange(2, 3).Draw(t, "threads")
+					locs := rapid.IntRange(2, 3).Draw(t, "locs")
+					wideRun(t, model, threads, locs, rapid.IntRange(0, 25).Draw(t, "ops"), rapid.SampledFrom(all))
+				})
 			}
 		})
 	}
