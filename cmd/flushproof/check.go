@@ -27,6 +27,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	only := fs.String("run", "", "only check the rows whose name (\"model config bound\", the table's first column) matches this `regexp`")
 	quiet := fs.Bool("q", false, "no progress lines on stderr")
 	jsonOut := fs.Bool("json", false, "print JSON Lines instead of the table: a check.row object per row as it ends, then a check.summary (docs/cli.md)")
+	noReduce := fs.Bool("no-reduce", false, "explore without any state reduction (symmetry, normalisation): every verdict and counterexample length must be the same, with more states")
 	proof := fs.Bool("proof", false, "also explore the xfs flush-sequence protocol at 3 tasks x 2 fsyncs and O_DSYNC with two writers and background write-back (tens of seconds, gigabytes)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, `usage: flushproof check [flags]
@@ -100,7 +101,7 @@ flags:
 		return ""
 	}
 	c := &checkRun{
-		opt:   explore.Options{MaxStates: *maxStates, MaxMemory: limit, Liveness: true, Stop: stop},
+		opt:   explore.Options{MaxStates: *maxStates, MaxMemory: limit, Liveness: true, Stop: stop, NoReduce: *noReduce},
 		json:  *jsonOut,
 		intr:  in,
 		limit: limit,
@@ -192,15 +193,19 @@ func (c *checkRun) run(rows []verdict.Row, stdout, stderr io.Writer) int {
 	s := checkSummary{Kind: "check.summary", Schema: 1, Rows: t.rows, Selected: len(rows),
 		Safe: t.safe, UnsafeExpected: t.unsafeExpected, Unexpected: t.unexpected, Unknown: t.unknown, Errors: t.errors,
 		Interrupted: c.intr.signal() != nil, Signal: c.intr.signalName(),
-		ElapsedNS: int64(time.Since(start)), PeakMemoryBytes: peakRSS(), MaxMemoryBytes: c.limit, ExitCode: code}
+		ElapsedNS: int64(time.Since(start)), PeakMemoryBytes: peakRSS(), MaxMemoryBytes: c.limit, NoReduce: c.opt.NoReduce, ExitCode: code}
 	if c.json {
 		enc.Encode(s)
 		return code
 	}
 	for _, f := range done {
 		if v := f.v; f.err == nil && v.Violation != nil {
-			fmt.Fprintf(stdout, "\n%s: %s, shortest counterexample (%d steps; explore.Replay follows it again):\n",
-				v.Name(), v.Result(), len(v.Violation.Path))
+			again := ""
+			if v.Unreduced {
+				again = "; found again without the symmetry reduction, which could not rebuild it"
+			}
+			fmt.Fprintf(stdout, "\n%s: %s, shortest counterexample (%d steps; explore.Replay follows it again%s):\n",
+				v.Name(), v.Result(), len(v.Violation.Path), again)
 			fmt.Fprint(stdout, indent(v.Violation.Timeline()))
 		}
 	}
@@ -278,6 +283,7 @@ type checkSummary struct {
 	ElapsedNS       int64  `json:"elapsed_ns"`
 	PeakMemoryBytes int64  `json:"peak_memory_bytes"`
 	MaxMemoryBytes  int64  `json:"max_memory_bytes"`
+	NoReduce        bool   `json:"no_reduce"` // -no-reduce: searched without state reductions
 	ExitCode        int    `json:"exit_code"`
 }
 
@@ -285,6 +291,9 @@ func (s checkSummary) line(rule string) string {
 	head := "done"
 	if s.Interrupted {
 		head = "INTERRUPTED by " + s.Signal
+	}
+	if s.NoReduce {
+		head += " without reductions"
 	}
 	limit := "no memory limit"
 	if s.MaxMemoryBytes > 0 {

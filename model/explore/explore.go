@@ -186,6 +186,10 @@ type Result[S comparable] struct {
 	// system): the result is then that of a search without the reduction,
 	// whose counterexample is a real path.
 	Unreduced bool
+	// Reduced is set when the search stored canonical representatives (the
+	// system implements Canonicalizer and Options.NoReduce was off): only
+	// then can a search without reductions differ from it.
+	Reduced bool
 
 	sys        System[S]
 	pathFailed bool // a violation's path could not be rebuilt
@@ -346,6 +350,7 @@ func Explore[S comparable](sys System[S], opt Options) *Result[S] {
 		e.workers = 1
 	}
 	r := e.run()
+	r.Reduced = e.sym
 	if r.pathFailed && e.sym {
 		// The counterexample must replay: search again with every state
 		// kept as it is.

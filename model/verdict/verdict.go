@@ -28,6 +28,14 @@ type Verdict struct {
 	// Unknown says why a truncated search stopped: StopStates, StopMemory
 	// or the reason Options.Stop gave ("interrupted").
 	Unknown string
+	// Unreduced is set when the search's symmetry reduction could not
+	// rebuild its counterexample as a real path and the row was searched
+	// again without it (explore.Result.Unreduced): the verdict and the path
+	// are those of the search without reductions.
+	Unreduced bool
+	// Reduced is set when the search used state reductions
+	// (explore.Result.Reduced).
+	Reduced bool
 	_       struct{}
 }
 
@@ -124,6 +132,8 @@ func FromResult[S comparable](row Row, r *explore.Result[S]) Verdict {
 		Violation: r.Violation,
 		Safe:      r.Violation == nil && r.Exhausted,
 		Truncated: r.Violation == nil && !r.Exhausted,
+		Unreduced: r.Unreduced,
+		Reduced:   r.Reduced,
 	}
 	if v.Truncated {
 		v.Unknown = r.Stopped
@@ -219,6 +229,7 @@ type Record struct {
 	Transitions    int                   `json:"transitions"`
 	Depth          int                   `json:"depth"`
 	ElapsedNS      int64                 `json:"elapsed_ns"`
+	Unreduced      bool                  `json:"unreduced"`      // searched again without reductions (Verdict.Unreduced)
 	Counterexample *CounterexampleRecord `json:"counterexample"` // null unless UNSAFE
 }
 
@@ -243,7 +254,8 @@ type StepRecord struct {
 func NewRecord(name string, v Verdict, err error) Record {
 	r := Record{Kind: "check.row", Row: name, Model: v.Model, Config: v.Config, Bound: v.Bound,
 		Verdict: v.Word(), Expected: v.Expected(), Negative: v.Negative,
-		States: v.Stats.States, Transitions: v.Stats.Transitions, Depth: v.Stats.MaxDepth, ElapsedNS: int64(v.Stats.Elapsed)}
+		States: v.Stats.States, Transitions: v.Stats.Transitions, Depth: v.Stats.MaxDepth, ElapsedNS: int64(v.Stats.Elapsed),
+		Unreduced: v.Unreduced}
 	if err != nil {
 		r.Verdict, r.Expected, r.Error = "ERROR", false, err.Error()
 		return r
