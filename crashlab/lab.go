@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/flushproof/flushproof/impl"
+	"github.com/flushproof/flushproof/internal/mutate"
 )
 
 // Workload is what the writers of a lab run do.
@@ -483,7 +484,7 @@ func ackedCheck(acks []ack) Check {
 	return func(mnt string, st CrashState) error {
 		buf := make([]byte, recordSize)
 		for _, a := range acks {
-			if a.seq > st.Cut {
+			if !acknowledgedBy(a.seq, st.Cut) {
 				continue
 			}
 			f, err := os.Open(filepath.Join(mnt, fmt.Sprintf("w%d", a.w)))
@@ -501,4 +502,17 @@ func ackedCheck(acks []ack) Check {
 		}
 		return nil
 	}
+}
+
+// acknowledgedBy reports whether a record acknowledged at log position seq
+// (its sync returned once the log held seq ops) was acknowledged before a
+// crash after op cut. The boundary is inclusive: a crash after op seq
+// comes after every op the sync waited for, so the record must be there.
+// (The mutation AckOffByOne moves the boundary by one op: the record
+// acknowledged exactly at the cut goes unchecked.)
+func acknowledgedBy(seq, cut uint64) bool {
+	if mutate.On(mutate.AckOffByOne) {
+		return seq < cut
+	}
+	return seq <= cut
 }

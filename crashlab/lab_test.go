@@ -2,12 +2,16 @@ package crashlab
 
 import (
 	"context"
+	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/flushproof/flushproof/internal/mutate"
 )
 
 func labPrereqs(t *testing.T, fs FS) {
@@ -101,4 +105,79 @@ func TestLabOptionsValidate(t *testing.T) {
 			assert.True(t, strings.HasPrefix(err.Error(), "lab options: "+tc.field+" is "), err.Error())
 		}
 	}
+}
+
+// ackLog is writer 0's file as a log, and when its records were
+// acknowledged. The image is the file itself, so ackedCheck reads a crash
+// image directly, with no file system and no privilege. Record 0 is
+// acknowledged after its flush (as fsync does), record 1 at its own write,
+// before any flush (as early-ack does: a crash may then lose it), record 2
+// after its flush.
+//
+//	1 write record 0   2 flush (ack record 0)   3 write record 1 (ack record 1)
+//	4 write record 2   5 flush (ack record 2)
+func ackLog() (ops []Op, acks []ack) {
+	write := func(seq uint64, i int) Op {
+		return Op{Seq: seq, Kind: OpWrite, Off: int64(i) * recordSize, Len: recordSize, Data: recordData(0, i)}
+	}
+	ops = []Op{write(1, 0), {Seq: 2, Kind: OpFlush}, write(3, 1), write(4, 2), {Seq: 5, Kind: OpFlush}}
+	return ops, []ack{{0, 0, 2}, {0, 1, 3}, {0, 2, 5}}
+}
+
+// ackBoundaryCases are crash states of ackLog around the acknowledgements,
+// with the check's exact verdict: "" passes, else the error names the
+// record that must be there. Keep 0 loses every unflushed write, keep 1
+// lands them all.
+var ackBoundaryCases = []struct {
+	name string
+	st   CrashState
+	want string
+}{
+	{"before record 0's ack, its write lost", CrashState{Kind: Random, Cut: 1, Keep: 0}, ""},
+	{"at record 0's ack, one op before record 1's", CrashState{Kind: FlushPoint, Cut: 2, Flush: 2}, ""},
+	{"at record 1's ack, its write lost", CrashState{Kind: Random, Cut: 3, Flush: 2, Keep: 0}, "writer 0's record 1, acknowledged at op 3, reads back wrong"},
+	{"at record 1's ack, its write landed", CrashState{Kind: Random, Cut: 3, Flush: 2, Keep: 1}, ""},
+	{"one op after record 1's ack, its write lost", CrashState{Kind: Random, Cut: 4, Flush: 2, Keep: 0}, "writer 0's record 1, acknowledged at op 3, reads back wrong"},
+	{"one op after record 1's ack, both writes landed", CrashState{Kind: Random, Cut: 4, Flush: 2, Keep: 1}, ""},
+	{"at record 2's ack", CrashState{Kind: FlushPoint, Cut: 5, Flush: 5}, ""},
+}
+
+// ackBoundaryMismatches runs ackedCheck on each crash image of
+// ackBoundaryCases and lists the cases whose verdict is not the expected one.
+func ackBoundaryMismatches(t *testing.T) []string {
+	t.Helper()
+	ops, acks := ackLog()
+	check := ackedCheck(acks)
+	var bad []string
+	for _, tc := range ackBoundaryCases {
+		dir := t.TempDir()
+		require.NoError(t, tc.st.Build(filepath.Join(dir, "w0"), 3*recordSize, ops), tc.name)
+		got := ""
+		if err := check(dir, tc.st); err != nil {
+			got = err.Error()
+		}
+		if got != tc.want {
+			bad = append(bad, fmt.Sprintf("%s (crash after op %d): check says %q, want %q", tc.name, tc.st.Cut, got, tc.want))
+		}
+	}
+	return bad
+}
+
+// TestAckBoundary: a record acknowledged at op s must read back in every
+// crash after op s or later, and need not in a crash before it; the cut at
+// s itself is the boundary and counts as acknowledged.
+func TestAckBoundary(t *testing.T) {
+	assert.Empty(t, ackBoundaryMismatches(t))
+}
+
+// TestAckBoundaryCatchesAckOffByOne: with the boundary moved by one op, the
+// record acknowledged exactly at the cut goes unchecked, and the crash that
+// lost it at its acknowledgement is passed. A lab run does not see this:
+// there, a state cut at a fsync's acknowledgement has the record flushed
+// anyway, and the early-ack control loses records in many later states.
+func TestAckBoundaryCatchesAckOffByOne(t *testing.T) {
+	defer mutate.Set(mutate.AckOffByOne)()
+	bad := ackBoundaryMismatches(t)
+	require.Len(t, bad, 1, "%q", bad)
+	assert.Contains(t, bad[0], "at record 1's ack, its write lost (crash after op 3)")
 }

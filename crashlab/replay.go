@@ -6,6 +6,8 @@ import (
 	"os"
 	"sort"
 	"strings"
+
+	"github.com/flushproof/flushproof/internal/mutate"
 )
 
 // What a crash may leave, and what CrashStates generates.
@@ -183,7 +185,10 @@ func (s CrashState) winners(ops []Op) map[int64]uint64 {
 			continue
 		}
 		off, end := opRange(op)
-		torn := s.Torn && mix(s.Seed, op.Seq, 0, tagTorn)&1 == 1
+		// A torn write keeps each of its sectors with probability 1/2: the
+		// sectors it drops keep what was there before it. (The mutation
+		// GeneratorNeverTears drops none, so no kept write is ever torn.)
+		torn := s.Torn && mix(s.Seed, op.Seq, 0, tagTorn)&1 == 1 && !mutate.On(mutate.GeneratorNeverTears)
 		for sec := off / SectorSize; sec*SectorSize < end; sec++ {
 			if torn && mix(s.Seed, op.Seq, uint64(sec), tagSector)&1 == 0 {
 				continue

@@ -3,6 +3,7 @@ package crashlab
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -11,6 +12,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flushproof/flushproof/internal/mutate"
 )
 
 // synthLog is a random log on an image of nsec sectors. Every sector a write
@@ -330,4 +334,186 @@ func TestTornWritesMatchTheImage(t *testing.T) {
 	for _, st := range states {
 		assert.Empty(t, st.TornWrites(ops, SectorSize))
 	}
+}
+
+// writeLog is a log of writes and flushes only (one in five ops a flush)
+// on an image of nsec sectors, each write 1 to maxSectors sectors long.
+// Every sector a write covers names the write's Seq (sectorData), so an
+// image says where each of its sectors came from.
+func writeLog(seed uint64, nsec, nops, maxSectors int) []Op {
+	rng := rand.New(rand.NewPCG(seed, 2))
+	var ops []Op
+	for len(ops) < nops {
+		seq := uint64(len(ops) + 1)
+		if rng.IntN(5) == 0 {
+			ops = append(ops, Op{Seq: seq, Kind: OpFlush})
+			continue
+		}
+		s := rng.IntN(nsec)
+		n := min(1+rng.IntN(maxSectors), nsec-s)
+		data := make([]byte, n*SectorSize)
+		for i := range n {
+			sectorData(data[i*SectorSize:(i+1)*SectorSize], seq, int64(s+i))
+		}
+		ops = append(ops, Op{Seq: seq, Kind: OpWrite, Off: int64(s) * SectorSize, Len: int64(len(data)), Data: data})
+	}
+	return ops
+}
+
+// imageKinds counts the random crash images of a log by what they did to
+// the unflushed writes (Flush < Seq <= Cut), read back from each image.
+// A write is torn in an image when some of its sectors hold its data and
+// others hold content older than it: it lost a sector to older content.
+// A write is overwritten when it was kept and a newer kept write took one
+// of its sectors; that is no tear.
+type imageKinds struct {
+	random     int // random states
+	askedTorn  int // random states with Torn set
+	torn       int // images tearing some write
+	tornStale  int // images in which some write lost a sector to the content from before the last flush: a sector it never wrote
+	tornAsked  int // torn images of states with Torn set and Shuffled not
+	unasked    int // torn images of states with neither Torn nor Shuffled set
+	overwrites int // images in which a kept write was overwritten
+	// disagree lists the states whose torn writes, read from the image,
+	// are not what TornWrites says for one block the size of the image.
+	disagree []string
+}
+
+func classifyImages(t *testing.T, ops []Op, states []CrashState, nsec int64) imageKinds {
+	t.Helper()
+	var k imageKinds
+	for _, st := range states {
+		if st.Kind != Random {
+			continue
+		}
+		k.random++
+		if st.Torn {
+			k.askedTorn++
+		}
+		img := readImage(t, st, ops, nsec*SectorSize)
+		var tornSeqs []uint64
+		var torn, stale, overwritten bool
+		for _, op := range ops {
+			if op.Kind != OpWrite || op.Seq <= st.Flush || op.Seq > st.Cut {
+				continue
+			}
+			var own, older, before, newer int
+			for sec := op.Off / SectorSize; sec < (op.Off+op.Len)/SectorSize; sec++ {
+				switch src := source(t, img[sec*SectorSize:(sec+1)*SectorSize], sec); {
+				case src == op.Seq:
+					own++
+				case src > op.Seq:
+					newer++
+				default:
+					older++
+					if src == 0 || src < st.Flush {
+						before++
+					}
+				}
+			}
+			if own > 0 && older > 0 {
+				torn = true
+				tornSeqs = append(tornSeqs, op.Seq)
+			}
+			stale = stale || (own > 0 && before > 0)
+			overwritten = overwritten || (st.Includes(op) && newer > 0)
+		}
+		if torn {
+			k.torn++
+			switch {
+			case st.Torn && !st.Shuffled:
+				k.tornAsked++
+			case !st.Torn && !st.Shuffled:
+				k.unasked++
+			}
+		}
+		if stale {
+			k.tornStale++
+		}
+		if overwritten {
+			k.overwrites++
+		}
+		if want := st.TornWrites(ops, nsec*SectorSize); !reflect.DeepEqual(tornSeqs, want) {
+			k.disagree = append(k.disagree, fmt.Sprintf("%s: the image tears %v, TornWrites says %v", st.Describe(), tornSeqs, want))
+		}
+	}
+	return k
+}
+
+// tearingProblems says what is wrong with the images of a log whose writes
+// span several sectors (tearing: the generator must tear some of them) or
+// are each one sector (a sector is never torn).
+func tearingProblems(k imageKinds, tearing bool) []string {
+	var p []string
+	if k.askedTorn == 0 || k.overwrites == 0 {
+		p = append(p, fmt.Sprintf("the log exercises too little: %d of %d random states asked to tear, %d images overwrite a kept write", k.askedTorn, k.random, k.overwrites))
+	}
+	if tearing {
+		if k.tornStale == 0 {
+			p = append(p, "no image has a write that lost a sector to the content from before the last flush: the generator does not tear")
+		}
+		if k.tornAsked == 0 {
+			p = append(p, fmt.Sprintf("none of the random states with Torn set (and Shuffled not) tears a write (%d images torn in all)", k.torn))
+		}
+	} else if k.torn != 0 || k.tornStale != 0 {
+		p = append(p, fmt.Sprintf("one-sector writes, yet %d images tear a write", k.torn))
+	}
+	if k.unasked != 0 {
+		p = append(p, fmt.Sprintf("%d images of states with neither Torn nor Shuffled set tear a write", k.unasked))
+	}
+	return append(p, k.disagree...)
+}
+
+// tearingImages classifies the 200 random images of a log of 250 ops on 48
+// sectors whose writes are 1 to maxSectors sectors long.
+func tearingImages(t *testing.T, maxSectors int) imageKinds {
+	t.Helper()
+	const nsec = 48
+	ops := writeLog(11, nsec, 250, maxSectors)
+	return classifyImages(t, ops, CrashStates(ops, 200, 5), nsec)
+}
+
+// TestGeneratedImagesTearWrites classifies every random crash image of a
+// log by reading it back: a write that lost a sector to older content (torn)
+// is told apart from a write overwritten by a newer kept write. Writes of
+// several sectors must be torn in some images, and torn to the content from
+// before the last flush (which only a tear leaves on a kept write's
+// sector); writes of one sector never; and the image and TornWrites agree
+// on which writes are torn.
+func TestGeneratedImagesTearWrites(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		maxSectors int
+		tearing    bool
+	}{
+		{"writes of 1 to 6 sectors", 6, true},
+		{"writes of one sector", 1, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			k := tearingImages(t, tc.maxSectors)
+			t.Logf("%+v", k)
+			assert.Empty(t, tearingProblems(k, tc.tearing))
+			if tc.tearing {
+				assert.Positive(t, k.torn)
+			} else {
+				assert.Zero(t, k.torn)
+			}
+		})
+	}
+}
+
+// TestTearingCatchesGeneratorNeverTears: a generator that never tears a
+// write still overwrites and reorders writes, which the variety of
+// TestRandomStatesAreWithinTheContract counts alike; the classification of
+// TestGeneratedImagesTearWrites tells it apart.
+func TestTearingCatchesGeneratorNeverTears(t *testing.T) {
+	defer mutate.Set(mutate.GeneratorNeverTears)()
+	k := tearingImages(t, 6)
+	t.Logf("%+v", k)
+	p := tearingProblems(k, true)
+	require.NotEmpty(t, p, "a generator that never tears passes the tearing check")
+	assert.Zero(t, k.tornStale)
+	assert.Zero(t, k.tornAsked)
+	assert.Contains(t, strings.Join(p, "\n"), "the generator does not tear")
+	assert.Empty(t, k.disagree, "TornWrites still agrees with the images")
 }

@@ -54,10 +54,14 @@ const (
 	// BudgetIgnored: the explorer ignores Options.MaxStates.
 	BudgetIgnored
 	// GeneratorNeverTears: the crash lab's crash-state generator never
-	// leaves a write with some sectors of older content.
+	// tears a write: a write it keeps lands on every sector no other kept
+	// write takes, so none is left with some sectors of the content from
+	// before it (a shuffled state may still let an older kept write take
+	// one of its sectors).
 	GeneratorNeverTears
-	// AckOffByOne: the crash lab counts the write at the cut position as
-	// acknowledged.
+	// AckOffByOne: the crash lab's acknowledgement check is off by one at
+	// the cut: a record acknowledged exactly at the cut position is not
+	// checked, as if acknowledged after the crash.
 	AckOffByOne
 
 	numMutations
