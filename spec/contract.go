@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/bits"
 	"strings"
+
+	"github.com/flushproof/flushproof/internal/mutate"
 )
 
 // Contract is the device contract as an incremental monitor: feed it a
@@ -190,6 +192,9 @@ func (c *Contract) Apply(e Event) error {
 		if e.Preflush {
 			c.wPreReq |= 1 << i
 		}
+		if mutate.On(mutate.CompletedAtSubmit) {
+			c.completed |= 1 << i
+		}
 		if e.Preflush && c.cfg.VolatileCache { // rules 4 and 7
 			c.wPre |= 1 << i
 			c.preCover[i] = c.completed
@@ -257,6 +262,8 @@ func (c *Contract) Apply(e Event) error {
 		c.ended |= 1 << i
 		c.completed |= 1 << i
 		switch {
+		case c.cfg.VolatileCache && c.wFUA&(1<<i) != 0 && mutate.On(mutate.FUAWeak):
+			// The FUA write lands in the volatile cache like any other.
 		case !c.cfg.VolatileCache, c.wFUA&(1<<i) != 0 && c.cfg.NativeFUA:
 			c.makeDurable(1<<i, 0) // rules 3 and 4
 		case c.wFUA&(1<<i) != 0:
@@ -302,7 +309,11 @@ func (c *Contract) Apply(e Event) error {
 			return nil
 		}
 		c.fState[e.ID-1] = cmdOK
-		c.makeDurable(c.fCover[e.ID-1], int8(e.ID))
+		cover := c.fCover[e.ID-1]
+		if mutate.On(mutate.FlushCoversAtCompletion) {
+			cover = c.completed
+		}
+		c.makeDurable(cover, int8(e.ID))
 		return nil
 	case Crash:
 		c.crashed = true
@@ -391,6 +402,11 @@ func (c *Contract) Allowed(b int) CrashSet {
 	for m := durableOn; m != 0; m &= m - 1 {
 		d := bits.TrailingZeros32(m)
 		allowed &^= c.orderedBefore[d]
+	}
+	if mutate.On(mutate.CrashKeepsInFlight) && allowed != 0 {
+		// Only the newest write the block may hold: nothing in flight is
+		// ever lost.
+		return CrashSet{Writes: 1 << (31 - bits.LeadingZeros32(allowed))}
 	}
 	return CrashSet{Writes: allowed, Initial: durableOn == 0}
 }

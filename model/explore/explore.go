@@ -2,7 +2,9 @@ package explore
 
 import (
 	"errors"
+
 	"fmt"
+	"github.com/flushproof/flushproof/internal/mutate"
 	"hash/maphash"
 	"runtime"
 	"sync/atomic"
@@ -505,7 +507,15 @@ func (e *explorer[S]) deadlock(id int32, w uint64) *Violation {
 }
 
 func (e *explorer[S]) budgetHit() bool {
-	return e.opt.MaxStates > 0 && e.r.states.n >= e.opt.MaxStates
+	return e.budget() > 0 && e.r.states.n >= e.budget()
+}
+
+// budget is Options.MaxStates (0 under the mutation BudgetIgnored).
+func (e *explorer[S]) budget() int {
+	if mutate.On(mutate.BudgetIgnored) {
+		return 0
+	}
+	return e.opt.MaxStates
 }
 
 // sequentialLevel expands the states lo..hi-1 one after the other, numbering

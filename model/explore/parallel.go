@@ -245,7 +245,7 @@ func (e *explorer[S]) parallelLevel(lo, hi int32) bool {
 			deadlock, stopped = parent, true
 		default:
 			r.Transitions += int(n)
-			if e.opt.MaxStates > 0 && int(id) >= e.opt.MaxStates {
+			if e.budget() > 0 && int(id) >= e.budget() {
 				stopped, r.Stopped = true, StopStates
 			}
 		}

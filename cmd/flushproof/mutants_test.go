@@ -1,0 +1,114 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flushproof/flushproof/internal/mutate"
+	"github.com/flushproof/flushproof/model/verdict"
+)
+
+var (
+	mutantsFlag  = flag.Bool("mutants", false, "run flushproof check under every semantic mutation (internal/mutate), about two minutes")
+	mutantsTable = flag.String("mutants.table", "", "with -mutants, also write the table of what catches each mutation (Markdown) to this file")
+)
+
+// outsideCheck are the mutations of the tools around the models, which
+// `flushproof check` does not run: the test that catches each. The crash
+// lab's are caught by its own tests; the budget is a check flag, so it is
+// tried through check below.
+var outsideCheck = map[mutate.Mutation]string{
+	mutate.GeneratorNeverTears: "crashlab TestTearingCatchesGeneratorNeverTears (the generator's crash images hold no sector of older content under a kept write)",
+	mutate.AckOffByOne:         "crashlab TestAckBoundaryCatchesAckOffByOne (a crash right after the acknowledging op)",
+}
+
+// budgetArgs are the check flags the budget mutation is tried with.
+const mutantBudget = 30
+
+// TestMutants switches each semantic mutation on, one at a time, runs
+// `flushproof check` (the command, in this process) and asserts that at
+// least one row's verdict turns unexpected: a real model UNSAFE, a negative
+// control SAFE, or a search that errs. Under BudgetIgnored check runs
+// with -max-states, and a row that claims SAFE or UNSAFE after more states
+// than the budget is the catch. Runs with -mutants (CI does).
+func TestMutants(t *testing.T) {
+	if !*mutantsFlag {
+		t.Skip("run with -mutants (about two minutes): go test ./cmd/flushproof -run TestMutants -mutants")
+	}
+	base, _, code := checkJSON(t)
+	require.Equal(t, exitOK, code, "the table without mutations")
+	was := map[string]verdict.Record{}
+	for _, r := range base {
+		was[r.Row] = r
+	}
+	var table []string
+	for _, m := range mutate.All() {
+		if why, ok := outsideCheck[m]; ok {
+			table = append(table, fmt.Sprintf("| %s | not run by check | | %s |", m, why))
+			continue
+		}
+		t.Run(m.String(), func(t *testing.T) {
+			restore := mutate.Set(m)
+			defer restore()
+			start := time.Now()
+			var args []string
+			if m == mutate.BudgetIgnored {
+				args = []string{"-max-states", fmt.Sprint(mutantBudget)}
+			}
+			rows, _, code := checkJSON(t, args...)
+			var caught []string
+			for _, r := range rows {
+				before := was[r.Row]
+				switch {
+				case m == mutate.BudgetIgnored:
+					if r.Verdict != "UNKNOWN" && r.States > mutantBudget {
+						caught = append(caught, fmt.Sprintf("%s: %s after %d states with -max-states %d", r.Row, r.Verdict, r.States, mutantBudget))
+					}
+				case r.Verdict == "ERROR":
+					caught = append(caught, fmt.Sprintf("%s: ERROR %s", r.Row, r.Error))
+				case !r.Expected && r.Verdict != "UNKNOWN":
+					what := r.Verdict
+					if r.Counterexample != nil {
+						what += " (" + r.Counterexample.Violation + ", " + fmt.Sprint(len(r.Counterexample.Steps)) + " steps)"
+					}
+					caught = append(caught, fmt.Sprintf("%s: %s -> %s", r.Row, before.Verdict, what))
+				}
+			}
+			sort.Strings(caught)
+			t.Logf("%v: exit %d, %d of %d rows caught it in %v", m, code, len(caught), len(rows), time.Since(start).Round(time.Millisecond))
+			for _, c := range caught {
+				t.Logf("  %s", c)
+			}
+			if assert.NotEmpty(t, caught, "%v: no row of flushproof check changes", m) {
+				if m != mutate.BudgetIgnored {
+					assert.Equal(t, exitUnexpected, code, "%v: check exits 1", m)
+				}
+				table = append(table, fmt.Sprintf("| %s | %d of %d rows | `%s` | |", m, len(caught), len(rows), caught[0]))
+			} else {
+				table = append(table, fmt.Sprintf("| %s | NOT CAUGHT | | |", m))
+			}
+		})
+	}
+	if *mutantsTable != "" {
+		head := "| mutation | rows of `flushproof check` turned unexpected | first such row (sorted) | caught outside check by |\n|---|---|---|---|\n"
+		require.NoError(t, os.WriteFile(*mutantsTable, []byte(head+strings.Join(table, "\n")+"\n"), 0o644))
+	}
+}
+
+// TestMutantsDocumented: docs/mutants.md names every mutation, so a new one
+// is not added without saying what catches it.
+func TestMutantsDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/mutants.md")
+	require.NoError(t, err)
+	for _, m := range mutate.All() {
+		assert.Contains(t, string(doc), "| "+m.String()+" |", "docs/mutants.md has no row for %v", m)
+	}
+}
