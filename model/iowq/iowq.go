@@ -407,16 +407,16 @@ func valueName(v int) string {
 	return fmt.Sprintf("W%d", v)
 }
 
-// Waiting implements System: workers waiting for the hash, i_rwsem,
-// inode_dio_wait or their own completion; the reader waiting for i_rwsem.
-func (s *System) Waiting(st State) uint64 {
+// Unfinished implements System: the workers with writes left, and the
+// reader with reads left (the disk never returns).
+func (s *System) Unfinished(st State) uint64 {
 	var m uint64
 	for w := range s.cfg.Workers {
-		if s.blocked(st, w) != notBlocked {
+		if st.pc[w] != pcDone {
 			m |= 1 << w
 		}
 	}
-	if s.reader >= 0 && st.pc[readerSlot] == pcReadLock && st.lockX != 0 {
+	if s.reader >= 0 && st.pc[readerSlot] != pcReadDone {
 		m |= 1 << s.reader
 	}
 	return m
