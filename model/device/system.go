@@ -2,6 +2,7 @@ package device
 
 import (
 	"fmt"
+	"github.com/flushproof/flushproof/internal/mutate"
 
 	"github.com/flushproof/flushproof/model/explore"
 	"github.com/flushproof/flushproof/spec"
@@ -130,7 +131,9 @@ func (s *System) Next(st State, yield func(explore.Label, State)) {
 		return
 	}
 	for t := range s.actors[:len(s.actors)-1] {
-		if st.wait[t] != 0 && !s.ended(&st, t) {
+		if st.wait[t] != 0 && (!s.ended(&st, t) || mutate.On(mutate.WaiterNeverWakes)) {
+			// Waiting for its command (mutation WaiterNeverWakes: the
+			// command's end does not wake it).
 			continue
 		}
 		ns := st
@@ -170,7 +173,10 @@ func (s *System) ended(st *State, t int) bool {
 // Unfinished implements System: the tasks with commands still to submit or
 // one still to end (the device never returns). After the crash nothing
 // returns any more: the crash ended every command, so nothing is
-// unfinished then (and nothing is enabled).
+// unfinished then (and nothing is enabled). As the crash is enabled in
+// every state before it, a search with the crash never finds a task
+// blocked forever; the tasks' own liveness is checked without it
+// (TestWaiterNeverWakesOnCommand).
 func (s *System) Unfinished(st State) uint64 {
 	if st.dev.Crashed() {
 		return 0

@@ -2,6 +2,7 @@ package diocount
 
 import (
 	"fmt"
+	"github.com/flushproof/flushproof/internal/mutate"
 	"github.com/flushproof/flushproof/model/explore"
 	"github.com/flushproof/flushproof/model/memory"
 	"strings"
@@ -408,6 +409,9 @@ func (s *System) truncateSteps(st State, yield func(explore.Label, State)) {
 	case truncSleep:
 		if st.mem.Newest(locCount) != 0 {
 			return // asleep until the inode_dio_end that reaches 0 wakes it
+		}
+		if mutate.On(mutate.WaiterNeverWakes) {
+			return // mutation: that wake-up (inode_dio_end's wake_up_bit) is lost
 		}
 		_, n.mem = st.mem.Fence(t).LoadNewest(t, locCount)
 		n.trunc = truncFree

@@ -2,6 +2,7 @@ package flushseq
 
 import (
 	"fmt"
+	"github.com/flushproof/flushproof/internal/mutate"
 	"github.com/flushproof/flushproof/model/explore"
 	"github.com/flushproof/flushproof/model/memory"
 	"math/bits"
@@ -696,7 +697,10 @@ func (s *System) joinRecheck(st State, t int, yield func(explore.Label, State)) 
 		if c := int8(r.Val); c > tk.s {
 			n.task[t].pc = pcReturn
 			yield(lab(t, kSkip, int(c), int(tk.s)), n)
-		} else {
+		} else if !mutate.On(mutate.WaiterNeverWakes) {
+			// mutation WaiterNeverWakes: the waiter that finds the joined
+			// flush did not help (it failed) has no step: it never goes
+			// on to the flush of its own that replaces it.
 			yield(lab(t, kNoSkip, int(c), int(tk.s)), n)
 		}
 	}

@@ -2,6 +2,7 @@ package jbd2
 
 import (
 	"fmt"
+	"github.com/flushproof/flushproof/internal/mutate"
 	"math/bits"
 	"strings"
 
@@ -598,7 +599,10 @@ func (s *System) deviceStep(st State, e spec.Event, yield func(explore.Label, St
 		if e.Kind == spec.WriteFail {
 			n.failed |= bit
 		}
-		if e.ID == c+1 {
+		if e.ID == c+1 && !mutate.On(mutate.WaiterNeverWakes) {
+			// The commit block's end wakes the committer in
+			// journal_wait_on_commit_record (mutation WaiterNeverWakes:
+			// it does not).
 			n.commitEnded, n.commitFailed = true, e.Kind == spec.WriteFail
 		}
 	case spec.FlushComplete, spec.FlushFail:

@@ -2,6 +2,7 @@ package odsync
 
 import (
 	"fmt"
+	"github.com/flushproof/flushproof/internal/mutate"
 	"math/bits"
 
 	"github.com/flushproof/flushproof/model/explore"
@@ -711,6 +712,9 @@ func (s *System) deviceStep(st State, e spec.Event, yield func(explore.Label, St
 		n.flive &^= 1 << (e.ID - 1)
 		for t := 0; t < s.cfg.Tasks; t++ {
 			if tk := &n.task[t]; tk.pc == pcFlushWait && int(tk.wait) == e.ID {
+				if mutate.On(mutate.WaiterNeverWakes) {
+					continue // mutation: the flush's end wakes nobody (submit_bio_wait never returns)
+				}
 				tk.pc, tk.wait = pcReturn, 0
 				tk.failed = e.Kind == spec.FlushFail
 			}
