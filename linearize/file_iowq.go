@@ -51,7 +51,7 @@ func RecordIOWQ(sys *iowq.System, choose func(enabled []explore.Label) int, maxS
 			next = append(next, n)
 		})
 		if len(labels) == 0 {
-			if w := sys.Waiting(st); w != 0 {
+			if w := explore.Blocked[iowq.State](sys, st); w != 0 {
 				return run, fmt.Errorf("record iowq run: deadlock after %d steps", len(run.Path))
 			}
 			break

@@ -176,7 +176,7 @@ func dioCountWalkProp(variants []diocount.Variant, mems []memory.Model, maxWrite
 		}
 		path, end := walk(t, sys, 20000)
 		if !sys.Done(end) {
-			t.Fatalf("%s: the walk stopped after %d steps before every task finished (waiting: %b)\n%s", c.Row().Name(), len(path), sys.Waiting(end), describePath(sys, path))
+			t.Fatalf("%s: the walk stopped after %d steps before every task finished (blocked: %b)\n%s", c.Row().Name(), len(path), explore.Blocked[diocount.State](sys, end), describePath(sys, path))
 		}
 		if st == nil {
 			return

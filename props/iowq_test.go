@@ -108,7 +108,7 @@ func (s *iowqWalkStats) add(sys *iowq.System, path []explore.Label, end iowq.Sta
 	s.walks++
 	more := false
 	sys.Next(end, func(explore.Label, iowq.State) { more = true })
-	if !more && sys.Waiting(end) == 0 {
+	if !more && sys.Unfinished(end) == 0 {
 		s.finished++
 	}
 	for _, l := range path {

@@ -120,8 +120,17 @@ func (c *CompletenessSystem) Next(s HistoryClass, yield func(explore.Label, Hist
 	}
 }
 
-// Waiting implements System; deadlocks are the soundness search's business.
-func (c *CompletenessSystem) Waiting(HistoryClass) uint64 { return 0 }
+// Unfinished implements System: the tasks that have not returned after
+// the class's history. Every member agrees: a command's end is a visible
+// event, and the tasks' progress is in the shared part.
+func (c *CompletenessSystem) Unfinished(s HistoryClass) uint64 {
+	if len(s.members) == 0 {
+		return 0
+	}
+	st := s.base
+	st.dev = c.devs[binary.LittleEndian.Uint32([]byte(s.members[:4]))]
+	return c.ds.Unfinished(st)
+}
 
 // Check implements System: after a crash, every allowed content is left by
 // some member.

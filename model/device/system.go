@@ -2,6 +2,7 @@ package device
 
 import (
 	"fmt"
+	"github.com/flushproof/flushproof/internal/mutate"
 
 	"github.com/flushproof/flushproof/model/explore"
 	"github.com/flushproof/flushproof/spec"
@@ -130,7 +131,9 @@ func (s *System) Next(st State, yield func(explore.Label, State)) {
 		return
 	}
 	for t := range s.actors[:len(s.actors)-1] {
-		if st.wait[t] != 0 && !s.ended(&st, t) {
+		if st.wait[t] != 0 && (!s.ended(&st, t) || mutate.On(mutate.WaiterNeverWakes)) {
+			// Waiting for its command (mutation WaiterNeverWakes: the
+			// command's end does not wake it).
 			continue
 		}
 		ns := st
@@ -167,18 +170,28 @@ func (s *System) ended(st *State, t int) bool {
 	return e
 }
 
-// Waiting implements System: a task waits while its command is in flight.
-func (s *System) Waiting(st State) uint64 {
+// Unfinished implements System: the tasks with commands still to submit or
+// one still to end (the device never returns). After the crash nothing
+// returns any more: the crash ended every command, so nothing is
+// unfinished then (and nothing is enabled). As the crash is enabled in
+// every state before it, a search with the crash never finds a task
+// blocked forever; the tasks' own liveness is checked without it
+// (TestWaiterNeverWakesOnCommand).
+func (s *System) Unfinished(st State) uint64 {
 	if st.dev.Crashed() {
 		return 0
 	}
-	var w uint64
+	var u uint64
 	for t := range s.actors[:len(s.actors)-1] {
-		if st.wait[t] != 0 && !s.ended(&st, t) {
-			w |= 1 << t
+		todo := s.w.Flushes
+		if t < len(s.w.Writers) {
+			todo = len(s.w.Writers[t])
+		}
+		if int(st.pc[t]) < todo || st.wait[t] != 0 && !s.ended(&st, t) {
+			u |= 1 << t
 		}
 	}
-	return w
+	return u
 }
 
 // Check implements System: after a crash, the device may leave only what the

@@ -2,6 +2,7 @@ package diocount
 
 import (
 	"fmt"
+	"github.com/flushproof/flushproof/internal/mutate"
 	"github.com/flushproof/flushproof/model/explore"
 	"github.com/flushproof/flushproof/model/memory"
 	"strings"
@@ -207,24 +208,20 @@ func (s *System) Init() []State {
 	return []State{st}
 }
 
-// Waiting implements System: a task waiting for i_mutex, a writer waiting
-// for its synchronous bio, truncate asleep in inode_dio_wait.
-func (s *System) Waiting(st State) uint64 {
-	var wait uint64
+// Unfinished implements System: the writers with direct writes left, and
+// truncate until it freed the blocks (the device never returns; an AIO
+// still in flight after its writer returned is the device's).
+func (s *System) Unfinished(st State) uint64 {
+	var u uint64
 	for w := 0; w < s.n; w++ {
-		switch s.op(st, w) {
-		case OpLock, OpRelock:
-			if st.holder != 0 {
-				wait |= 1 << w
-			}
-		case opWaitBio:
-			wait |= 1 << w
+		if s.op(st, w) != 0 {
+			u |= 1 << w
 		}
 	}
-	if (st.trunc == truncLock && (st.holder != 0 || s.started(st) < s.cfg.TruncateAfter)) || st.trunc == truncSleep {
-		wait |= 1 << s.truncActor()
+	if st.trunc != truncDone {
+		u |= 1 << s.truncActor()
 	}
-	return wait
+	return u
 }
 
 // Check implements System.
@@ -412,6 +409,9 @@ func (s *System) truncateSteps(st State, yield func(explore.Label, State)) {
 	case truncSleep:
 		if st.mem.Newest(locCount) != 0 {
 			return // asleep until the inode_dio_end that reaches 0 wakes it
+		}
+		if mutate.On(mutate.WaiterNeverWakes) {
+			return // mutation: that wake-up (inode_dio_end's wake_up_bit) is lost
 		}
 		_, n.mem = st.mem.Fence(t).LoadNewest(t, locCount)
 		n.trunc = truncFree

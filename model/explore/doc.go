@@ -3,13 +3,16 @@
 //
 // A protocol describes itself as a [System]: initial states, the
 // successors of a state (each with a [Label] that names the step), an
-// invariant (Check), and who is waiting (Waiting, for deadlocks). States
-// are comparable Go values, hashed whole.
+// invariant (Check), and which actors have not returned (Unfinished).
+// States are comparable Go values, hashed whole. Who is blocked is derived
+// from the steps, never listed by hand: [Blocked] is an unfinished actor
+// with no step enabled; a state without steps in which some actor has not
+// returned is a deadlock.
 //
 //   - [Explore]: search every reachable state, breadth first, until the
 //     first violation or the end; [Options] bound it (states, memory, a stop
-//     hook), add liveness (actors blocked forever) and set the number of
-//     workers (the result does not depend on it).
+//     hook), add liveness (an actor that no schedule lets return) and set
+//     the number of workers (the result does not depend on it).
 //   - [Result]: Exhausted (SAFE at this bound), Violation (with the
 //     shortest Path), or Stopped (UNKNOWN: why the search was cut short);
 //     [Stats] counts states, transitions and depth. [Result.Diff] compares

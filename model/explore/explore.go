@@ -25,7 +25,7 @@ type Label struct {
 // States must be comparable: the explorer hashes them and compares them
 // with ==.
 //
-// Explore may call Next, Check, Waiting (and Canonical) from several
+// Explore may call Next, Check, Unfinished (and Canonical) from several
 // goroutines at once (Options.Workers), so they must not modify shared
 // data. A system that does (one that interns values while it computes
 // successors, say) implements Sequential, and Explore then searches it
@@ -41,17 +41,38 @@ type System[S comparable] interface {
 	Describe(Label) string
 	// Check returns a non-nil error if s violates the invariant.
 	Check(s S) error
-	// Waiting returns the actors blocked in s (bit a = actor a): a task
-	// waiting for a completion. A state without transitions in which an
-	// actor waits is a deadlock; with Options.Liveness, so is a state from
-	// which no schedule ever lets a waiting actor go on.
-	Waiting(s S) uint64
+	// Unfinished returns the actors that have not returned in s (bit a =
+	// actor a): the tasks whose work (a call, or the calls they still have
+	// to make) is not over. It says nothing about why: whether such an
+	// actor is blocked is derived from Next (Blocked), so that no waiting
+	// step can be left out of a hand-kept list. Actors that never return
+	// (a device, the memory, a flusher thread) are never unfinished.
+	//
+	// A reachable state without transitions in which an actor is
+	// unfinished is a Deadlock; with Options.Liveness, so is a state from
+	// which no path leads to a state where that actor has returned
+	// (BlockedForever). A state after a machine crash has no transitions
+	// and nothing in it is to return any more (the crash ended every
+	// call), so a system whose crash is a step returns 0 there.
+	Unfinished(s S) uint64
+}
+
+// Blocked returns the actors of s that have not returned (Unfinished) and
+// have no transition enabled in s (no label of theirs among Next's): the
+// tasks that wait in s, whatever they wait for.
+func Blocked[S comparable](sys System[S], s S) uint64 {
+	b := sys.Unfinished(s)
+	if b == 0 {
+		return 0
+	}
+	sys.Next(s, func(l Label, _ S) { b &^= 1 << l.Actor })
+	return b
 }
 
 // Canonicalizer is implemented by systems with symmetry (identical tasks):
 // Canonical maps a state to a fixed representative of the states that
-// differ from it only by renaming, and the invariant and Waiting must not
-// depend on names. The explorer then stores representatives only, and turns
+// differ from it only by renaming, and the invariant and whether some actor
+// is unfinished must not depend on names. The explorer then stores representatives only, and turns
 // counterexamples back into real paths.
 type Canonicalizer[S comparable] interface {
 	Canonical(S) S
@@ -75,8 +96,9 @@ type Options struct {
 	// reason, which becomes Result.Stopped ("interrupted", say). It is
 	// called from the goroutine that called Explore.
 	Stop func() string
-	// Liveness also reports actors blocked forever (not only deadlocks);
-	// it keeps every edge in memory.
+	// Liveness also reports actors blocked forever (not only deadlocks):
+	// unfinished in a state from which no path lets them return. It keeps
+	// every edge in memory.
 	Liveness bool
 	// Progress, if set, is called about once a second during the search,
 	// always from the goroutine that called Explore.
@@ -501,9 +523,17 @@ func (e *explorer[S]) add(s *S, parent int32, l Label) (int32, bool) {
 }
 
 // deadlock is the violation of state id, which has no transitions and in
-// which the actors w wait.
-func (e *explorer[S]) deadlock(id int32, w uint64) *Violation {
-	return e.r.ViolationAt(Deadlock, int(id), fmt.Errorf("%s waits and nothing can ever happen", ActorList(e.sys.Actors(), w)))
+// which the actors u have not returned.
+func (e *explorer[S]) deadlock(id int32, u uint64) *Violation {
+	return e.r.ViolationAt(Deadlock, int(id), fmt.Errorf("%s not returned and no step is enabled", haveList(e.sys.Actors(), u)))
+}
+
+// haveList is "A has" or "A, B have": the actors of m and the verb.
+func haveList(names []string, m uint64) string {
+	if m&(m-1) == 0 {
+		return ActorList(names, m) + " has"
+	}
+	return ActorList(names, m) + " have"
 }
 
 func (e *explorer[S]) budgetHit() bool {
@@ -557,8 +587,8 @@ func (e *explorer[S]) sequentialLevel(lo, hi int) bool {
 			return true
 		}
 		if n == 0 {
-			if w := sys.Waiting(s); w != 0 {
-				r.Violation = e.deadlock(head, w)
+			if u := sys.Unfinished(s); u != 0 {
+				r.Violation = e.deadlock(head, u)
 				return true
 			}
 		}

@@ -12,7 +12,7 @@ import (
 type grid struct {
 	n      int
 	bad    [2]int // the forbidden state, or {-1,-1}
-	noStep [2]int // a state with no transitions where actor 0 waits, or {-1,-1}
+	noStep [2]int // a state with no transitions, or {-1,-1}
 }
 
 func (g grid) Actors() []string { return []string{"x", "y"} }
@@ -36,11 +36,16 @@ func (g grid) Check(s [2]int) error {
 	}
 	return nil
 }
-func (g grid) Waiting(s [2]int) uint64 {
-	if s == g.noStep {
-		return 1
+
+// Unfinished: an actor returns when it has counted to n.
+func (g grid) Unfinished(s [2]int) uint64 {
+	var u uint64
+	for a := range s {
+		if s[a] < g.n {
+			u |= 1 << a
+		}
 	}
-	return 0
+	return u
 }
 
 var none = [2]int{-1, -1}
@@ -69,8 +74,24 @@ func TestExploreDeadlock(t *testing.T) {
 	r := Explore[[2]int](grid{n: 3, bad: none, noStep: [2]int{1, 1}}, Options{})
 	require.NotNil(t, r.Violation)
 	assert.Equal(t, Deadlock, r.Violation.Kind)
-	assert.Contains(t, r.Violation.Err.Error(), "x waits")
+	assert.Equal(t, "x, y have not returned and no step is enabled", r.Violation.Err.Error())
 	assert.Len(t, r.Violation.Path, 2)
+}
+
+// A state without transitions in which every actor has returned is the end,
+// not a deadlock.
+func TestExploreNoDeadlockWhenAllReturned(t *testing.T) {
+	r := Explore[[2]int](grid{n: 3, bad: none, noStep: none}, Options{Liveness: true})
+	assert.Nil(t, r.Violation)
+	assert.True(t, r.Exhausted)
+}
+
+func TestBlocked(t *testing.T) {
+	g := grid{n: 3, bad: none, noStep: [2]int{1, 1}}
+	assert.Equal(t, uint64(0b11), Blocked[[2]int](g, [2]int{1, 1}), "no step: both unfinished actors are blocked")
+	assert.Equal(t, uint64(0), Blocked[[2]int](g, [2]int{1, 2}), "each has a step")
+	assert.Equal(t, uint64(0), Blocked[[2]int](g, [2]int{3, 3}), "both returned")
+	assert.Equal(t, uint64(0), Blocked[[2]int](g, [2]int{3, 1}), "x returned, y has a step")
 }
 
 func TestExploreBudget(t *testing.T) {
@@ -80,32 +101,39 @@ func TestExploreBudget(t *testing.T) {
 	assert.GreaterOrEqual(t, r.States, 50)
 }
 
-// spin: actor 0 waits for a flag that actor 1 never sets; actor 1 spins
-// between two states forever. No state lacks transitions, so only the
-// liveness check sees that actor 0 is blocked forever.
+// spin: actor 0 either returns at once or waits for a flag that actor 1
+// never sets; actor 1 spins between two states forever (it never returns,
+// like a device). No state lacks transitions, so only the liveness check
+// sees that actor 0, once it waits, is blocked forever.
 type spin struct{}
 
 type spinState struct {
-	phase   uint8
-	started bool
+	phase    uint8
+	started  bool
+	returned bool
 }
 
 func (spin) Actors() []string  { return []string{"waiter", "spinner"} }
 func (spin) Init() []spinState { return []spinState{{}} }
 func (spin) Next(s spinState, yield func(Label, spinState)) {
-	if !s.started {
+	if !s.started && !s.returned {
 		yield(Label{Actor: 0, Kind: 1}, spinState{started: true})
+		yield(Label{Actor: 0, Kind: 3}, spinState{returned: true})
 		return
 	}
-	yield(Label{Actor: 1, Kind: 2}, spinState{started: true, phase: 1 - s.phase})
+	n := s
+	n.phase = 1 - s.phase
+	yield(Label{Actor: 1, Kind: 2}, n)
 }
-func (spin) Describe(l Label) string { return map[uint8]string{1: "wait for flag", 2: "spin"}[l.Kind] }
-func (spin) Check(spinState) error   { return nil }
-func (spin) Waiting(s spinState) uint64 {
-	if s.started {
-		return 1
+func (spin) Describe(l Label) string {
+	return map[uint8]string{1: "wait for flag", 2: "spin", 3: "return"}[l.Kind]
+}
+func (spin) Check(spinState) error { return nil }
+func (spin) Unfinished(s spinState) uint64 {
+	if s.returned {
+		return 0
 	}
-	return 0
+	return 1
 }
 
 func TestExploreBlockedForever(t *testing.T) {
@@ -116,6 +144,7 @@ func TestExploreBlockedForever(t *testing.T) {
 	r = Explore[spinState](spin{}, Options{Liveness: true})
 	require.NotNil(t, r.Violation)
 	assert.Equal(t, BlockedForever, r.Violation.Kind)
-	assert.Contains(t, r.Violation.Err.Error(), "waiter waits and no schedule ever lets it go on")
-	assert.Len(t, r.Violation.Path, 1)
+	assert.Equal(t, "waiter has not returned and no schedule lets it return", r.Violation.Err.Error())
+	require.Len(t, r.Violation.Path, 1)
+	assert.Equal(t, "wait for flag", r.Violation.Path[0].Text, "the initial state may still return: the violation is after the wait")
 }

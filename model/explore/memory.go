@@ -101,7 +101,7 @@ func (e *explorer[S]) pendBytes(n int) int64 {
 
 // livenessBytes is what blockedForever allocates for n states and the
 // given number of edges: the predecessors in two flat slices, a copy of
-// the offsets, and per state its waiting actors, a flag and a queue slot.
+// the offsets, and per state its unfinished actors, a flag and a queue slot.
 func livenessBytes(n, edges int) int64 {
 	return int64(n)*(4+4+8+1+4) + int64(edges)*4
 }

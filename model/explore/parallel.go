@@ -92,7 +92,7 @@ func (w *worker[S]) expand(lo, hi int32, next *atomic.Int64, main bool) {
 			s := *e.r.states.at(w.parent)
 			e.sys.Next(s, w.yield)
 			n := int32(w.k)
-			if n == 0 && e.sys.Waiting(s) != 0 {
+			if n == 0 && e.sys.Unfinished(s) != 0 {
 				n = -1
 			}
 			e.nTrans[off] = n
@@ -279,7 +279,7 @@ func (e *explorer[S]) parallelLevel(lo, hi int32) bool {
 	case bad >= 0:
 		r.Violation = r.ViolationAt(Safety, int(bad), badErr)
 	case deadlock >= 0:
-		r.Violation = e.deadlock(deadlock, e.sys.Waiting(*r.states.at(deadlock)))
+		r.Violation = e.deadlock(deadlock, e.sys.Unfinished(*r.states.at(deadlock)))
 	}
 	if stopped {
 		return true

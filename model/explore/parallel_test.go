@@ -29,8 +29,9 @@ func compareWorkers[S comparable](t *testing.T, sys System[S], opt Options, minL
 }
 
 // graph: a pseudo-random graph over n states, 1 to 4 successors each;
-// some states break the invariant, some have no successors (and some of
-// those wait), the states below trap wait and lead only to one another:
+// some states break the invariant, some have no successors (and in some of
+// those b has not returned), in the states below trap b has not returned
+// and they lead only to one another:
 // violations of every kind, several per level, found from many parents at
 // once.
 type graph struct {
@@ -69,7 +70,7 @@ func (g graph) Check(s uint32) error {
 	}
 	return nil
 }
-func (g graph) Waiting(s uint32) uint64 {
+func (g graph) Unfinished(s uint32) uint64 {
 	if s < g.trap || g.wait != 0 && mix(s+11)%g.wait == 0 {
 		return 2
 	}
@@ -82,7 +83,7 @@ type symGraph struct{ graph }
 
 func (g symGraph) Next(s uint32, yield func(Label, uint32)) { g.graph.Next(s&^1, yield) }
 func (g symGraph) Check(s uint32) error                     { return g.graph.Check(s &^ 1) }
-func (g symGraph) Waiting(s uint32) uint64                  { return g.graph.Waiting(s &^ 1) }
+func (g symGraph) Unfinished(s uint32) uint64               { return g.graph.Unfinished(s &^ 1) }
 func (symGraph) Canonical(s uint32) uint32                  { return s &^ 1 }
 
 func TestParallelExploreToySystems(t *testing.T) {
@@ -131,7 +132,7 @@ func (g star) Check(s uint32) error {
 	}
 	return nil
 }
-func (g star) Waiting(uint32) uint64 { return 0 }
+func (g star) Unfinished(uint32) uint64 { return 0 }
 
 func TestParallelExploreFanOut(t *testing.T) {
 	for _, g := range []star{{n: 20000}, {n: 20000, bad: 1 + mix(30001)%20000}, {n: 20000, bad: 30017}} {

@@ -236,9 +236,11 @@ func (p *pendShard[S]) Err(idx int32) error {
 	return nil
 }
 
-// blockedForever finds, for each actor, a state in which it waits and from
-// which no path leads to a state where it does not: backward reachability
-// from the states where it is not waiting. It returns the violation, or
+// blockedForever finds, for each actor, a state in which it has not
+// returned and from which no path leads to a state where it has: backward
+// reachability from the states where it is not unfinished. Whatever the
+// actor waits for (a wake-up that never comes, or a loop of steps that
+// never gets it out), the state is found. It returns the violation, or
 // the reason Options.Stop gave to stop before it was done.
 func (e *explorer[S]) blockedForever() (*Violation, string) {
 	r := e.r
@@ -259,11 +261,11 @@ func (e *explorer[S]) blockedForever() (*Violation, string) {
 		fill[ed[1]]++
 	}
 	fill, e.edges = nil, nil
-	waiting := make([]uint64, n)
+	unfinished := make([]uint64, n)
 	var all uint64
-	for i := range waiting {
-		waiting[i] = r.sys.Waiting(*r.states.at(int32(i)))
-		all |= waiting[i]
+	for i := range unfinished {
+		unfinished[i] = r.sys.Unfinished(*r.states.at(int32(i)))
+		all |= unfinished[i]
 	}
 	free := make([]bool, n)
 	queue := make([]int32, 0, n)
@@ -277,8 +279,8 @@ func (e *explorer[S]) blockedForever() (*Violation, string) {
 				return nil, why
 			}
 		}
-		for i := range waiting {
-			free[i] = waiting[i]&bit == 0
+		for i := range unfinished {
+			free[i] = unfinished[i]&bit == 0
 			if free[i] {
 				queue = append(queue, int32(i))
 			}
@@ -295,13 +297,14 @@ func (e *explorer[S]) blockedForever() (*Violation, string) {
 		}
 		for i := range free { // BFS order: the first one has the shortest path
 			if !free[i] {
-				return r.ViolationAt(BlockedForever, i, fmt.Errorf("%s waits and no schedule ever lets it go on", r.sys.Actors()[a])), ""
+				return r.ViolationAt(BlockedForever, i, fmt.Errorf("%s has not returned and no schedule lets it return", r.sys.Actors()[a])), ""
 			}
 		}
 	}
 	return nil, ""
 }
 
+// ActorList names the actors of m (bit a = names[a]), separated by commas.
 func ActorList(names []string, m uint64) string {
 	s := ""
 	for a := range names {

@@ -14,10 +14,10 @@ import (
 // violation is a == 2.
 type lopsided struct{}
 
-func (lopsided) Actors() []string        { return []string{"A", "B"} }
-func (lopsided) Init() [][2]uint8        { return [][2]uint8{{0, 0}} }
-func (lopsided) Describe(l Label) string { return fmt.Sprintf("%c+1", 'a'+rune(l.Actor)) }
-func (lopsided) Waiting([2]uint8) uint64 { return 0 }
+func (lopsided) Actors() []string           { return []string{"A", "B"} }
+func (lopsided) Init() [][2]uint8           { return [][2]uint8{{0, 0}} }
+func (lopsided) Describe(l Label) string    { return fmt.Sprintf("%c+1", 'a'+rune(l.Actor)) }
+func (lopsided) Unfinished([2]uint8) uint64 { return 0 }
 func (lopsided) Next(s [2]uint8, yield func(Label, [2]uint8)) {
 	if s[1] > 0 {
 		return

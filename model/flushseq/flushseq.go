@@ -327,16 +327,17 @@ func (s *System) taskList(m uint8) string {
 
 func (s *System) dax(t int) bool { return s.cfg.DAX&(1<<t) != 0 }
 
-// Waiting implements System: a task waits for its write or its flush.
-func (s *System) Waiting(st State) uint64 {
-	var w uint64
+// Unfinished implements System: the tasks that have rounds of write and
+// fsync left (the device never returns). Which of them wait is the
+// explorer's business (explore.Blocked).
+func (s *System) Unfinished(st State) uint64 {
+	var u uint64
 	for t := 0; t < s.cfg.Tasks; t++ {
-		switch st.task[t].pc {
-		case pcWaitW, pcWaitF, pcJoin, pcLogWait, pcDrain:
-			w |= 1 << t
+		if st.task[t].pc != pcFinished {
+			u |= 1 << t
 		}
 	}
-	return w
+	return u
 }
 
 // Check implements System.
@@ -702,7 +703,10 @@ func (s *System) joinRecheck(st State, t int, yield func(explore.Label, State)) 
 		if c := int8(r.Val); c > tk.s {
 			n.task[t].pc = pcReturn
 			yield(lab(t, kSkip, int(c), int(tk.s)), n)
-		} else {
+		} else if !mutate.On(mutate.WaiterNeverWakes) {
+			// mutation WaiterNeverWakes: the waiter that finds the joined
+			// flush did not help (it failed) has no step: it never goes
+			// on to the flush of its own that replaces it.
 			yield(lab(t, kNoSkip, int(c), int(tk.s)), n)
 		}
 	}

@@ -2,6 +2,7 @@ package iowq
 
 import (
 	"fmt"
+	"github.com/flushproof/flushproof/internal/mutate"
 	"github.com/flushproof/flushproof/model/explore"
 	"math/bits"
 	"strings"
@@ -407,16 +408,16 @@ func valueName(v int) string {
 	return fmt.Sprintf("W%d", v)
 }
 
-// Waiting implements System: workers waiting for the hash, i_rwsem,
-// inode_dio_wait or their own completion; the reader waiting for i_rwsem.
-func (s *System) Waiting(st State) uint64 {
+// Unfinished implements System: the workers with writes left, and the
+// reader with reads left (the disk never returns).
+func (s *System) Unfinished(st State) uint64 {
 	var m uint64
 	for w := range s.cfg.Workers {
-		if s.blocked(st, w) != notBlocked {
+		if st.pc[w] != pcDone {
 			m |= 1 << w
 		}
 	}
-	if s.reader >= 0 && st.pc[readerSlot] == pcReadLock && st.lockX != 0 {
+	if s.reader >= 0 && st.pc[readerSlot] != pcReadDone {
 		m |= 1 << s.reader
 	}
 	return m
@@ -534,6 +535,17 @@ func (s *System) workerStep(st State, w int, yield func(explore.Label, State)) {
 	}
 }
 
+// hashWaiter reports whether a worker other than w has writes left and
+// waits for the hash that w holds in st.
+func (s *System) hashWaiter(st *State, w int) bool {
+	for u := range s.cfg.Workers {
+		if u != w && st.pc[u] == pcPick && s.blocked(*st, u) == blockedHash {
+			return true
+		}
+	}
+	return false
+}
+
 // hashed reports whether io-wq runs the file's writes one at a time.
 func (s Submit) hashed() bool { return s == Hashed }
 
@@ -642,7 +654,10 @@ func (s *System) unlock(n *State, w int) {
 		n.lockX = 0
 	}
 	n.lockS &^= 1 << w
-	if n.hash == uint8(w+1) {
+	if n.hash == uint8(w+1) && !(mutate.On(mutate.WaiterNeverWakes) && s.hashWaiter(n, w)) {
+		// mutation WaiterNeverWakes: a worker found the hash busy and
+		// waits for it, but the wake-up that releasing the hash sends
+		// (io_wq_hash_wake) is lost, so the work queue stays stalled on it.
 		n.hash = 0
 	}
 	n.path[w] = 0

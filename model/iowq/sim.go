@@ -216,7 +216,7 @@ func (s *System) timedRun(lat Latency, rng *rand.Rand, c *Contention) error {
 		next = next[:0]
 		s.Next(st, func(l explore.Label, n State) { next = append(next, succ{l, n}) })
 		if len(next) == 0 {
-			if w := s.Waiting(st); w != 0 {
+			if w := explore.Blocked[State](s, st); w != 0 {
 				return fmt.Errorf("deadlock: %s wait", explore.ActorList(s.actors, w))
 			}
 			break

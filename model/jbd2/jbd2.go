@@ -2,6 +2,7 @@ package jbd2
 
 import (
 	"fmt"
+	"github.com/flushproof/flushproof/internal/mutate"
 	"math/bits"
 	"strings"
 
@@ -371,17 +372,13 @@ func (s *System) DeviceEvents(l explore.Label) []spec.Event {
 	return nil
 }
 
-// Waiting implements System: the committer waits for the device.
-func (s *System) Waiting(st State) uint64 {
+// Unfinished implements System: the committer until it committed its
+// transactions or the journal aborted (the device never returns).
+func (s *System) Unfinished(st State) uint64 {
 	if st.pc == pcDone {
 		return 0
 	}
-	steps := 0
-	s.committerSteps(st, func(explore.Label, State) { steps++ })
-	if steps == 0 {
-		return 1 << actorJbd2
-	}
-	return 0
+	return 1 << actorJbd2
 }
 
 // Next implements System.
@@ -602,7 +599,10 @@ func (s *System) deviceStep(st State, e spec.Event, yield func(explore.Label, St
 		if e.Kind == spec.WriteFail {
 			n.failed |= bit
 		}
-		if e.ID == c+1 {
+		if e.ID == c+1 && !mutate.On(mutate.WaiterNeverWakes) {
+			// The commit block's end wakes the committer in
+			// journal_wait_on_commit_record (mutation WaiterNeverWakes:
+			// it does not).
 			n.commitEnded, n.commitFailed = true, e.Kind == spec.WriteFail
 		}
 	case spec.FlushComplete, spec.FlushFail:

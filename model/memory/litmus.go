@@ -55,7 +55,15 @@ func (l litmusSystem) Init() []litmusState {
 }
 func (l litmusSystem) Describe(lb explore.Label) string { return fmt.Sprintf("op %d", lb.ID) }
 func (l litmusSystem) Check(litmusState) error          { return nil }
-func (l litmusSystem) Waiting(litmusState) uint64       { return 0 }
+func (l litmusSystem) Unfinished(s litmusState) uint64 {
+	var u uint64
+	for t, ops := range l.Threads {
+		if int(s.pc[t]) < len(ops) {
+			u |= 1 << t
+		}
+	}
+	return u
+}
 func (l litmusSystem) Next(s litmusState, yield func(explore.Label, litmusState)) {
 	s.mem.Steps(func(t int, m Memory) {
 		n := s

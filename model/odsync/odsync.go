@@ -2,6 +2,7 @@ package odsync
 
 import (
 	"fmt"
+	"github.com/flushproof/flushproof/internal/mutate"
 	"math/bits"
 
 	"github.com/flushproof/flushproof/model/explore"
@@ -377,22 +378,16 @@ func (s *System) DeviceEvent(l explore.Label) (spec.Event, bool) {
 	return spec.Event{}, false
 }
 
-// Waiting implements System: a task that has not finished and cannot take
-// a step waits for the device (its bio, its flush, or pages under
-// write-back).
-func (s *System) Waiting(st State) uint64 {
-	var w uint64
+// Unfinished implements System: the tasks with write() calls left (the
+// flusher and the device never return).
+func (s *System) Unfinished(st State) uint64 {
+	var u uint64
 	for t := 0; t < s.cfg.Tasks; t++ {
-		if st.task[t].pc == pcDone {
-			continue
-		}
-		steps := 0
-		s.taskSteps(st, t, func(explore.Label, State) { steps++ })
-		if steps == 0 {
-			w |= 1 << t
+		if st.task[t].pc != pcDone {
+			u |= 1 << t
 		}
 	}
-	return w
+	return u
 }
 
 // Next implements System.
@@ -717,6 +712,9 @@ func (s *System) deviceStep(st State, e spec.Event, yield func(explore.Label, St
 		n.flive &^= 1 << (e.ID - 1)
 		for t := 0; t < s.cfg.Tasks; t++ {
 			if tk := &n.task[t]; tk.pc == pcFlushWait && int(tk.wait) == e.ID {
+				if mutate.On(mutate.WaiterNeverWakes) {
+					continue // mutation: the flush's end wakes nobody (submit_bio_wait never returns)
+				}
 				tk.pc, tk.wait = pcReturn, 0
 				tk.failed = e.Kind == spec.FlushFail
 			}

@@ -3,12 +3,15 @@
 //
 //   - [SameWithWorkers]: the parallel search gives the sequential search's
 //     result, state numbering and counterexample included.
+//   - [NeverReturns]: a search found an actor that cannot return (a
+//     deadlock, or blocked forever), and its path replays to it.
 //
 // explore.LabelsDetermine, the other promise a system must keep (one label,
 // one successor), needs no testing.T and lives beside the engine.
 package exploretest
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/flushproof/flushproof/model/explore"
@@ -38,4 +41,48 @@ func Same[S comparable](t testing.TB, a, b *explore.Result[S], what string) {
 	if err := a.Diff(b); err != nil {
 		t.Fatalf("%s: %v", what, err)
 	}
+}
+
+// NeverReturns checks that r, a search of sys, ended on an actor that
+// cannot return, and returns the state its path replays to and the actors
+// stuck there: for a Deadlock, the actors blocked in that state (every
+// unfinished one, as no step is enabled), which the message names; for
+// BlockedForever, the one actor the message names, unfinished in that
+// state. It fails t on any other outcome, so that a test cannot pass on a
+// safety violation or a search that found nothing.
+func NeverReturns[S comparable](t testing.TB, sys explore.System[S], r *explore.Result[S]) (end S, stuck uint64) {
+	t.Helper()
+	v := r.Violation
+	if v == nil {
+		t.Fatalf("no violation (%v, exhausted %v): every actor can return", r.Stats, r.Exhausted)
+	}
+	end, err := explore.Replay(sys, v.Path)
+	if err != nil {
+		t.Fatalf("the %s counterexample does not replay: %v\n%s", v.Kind, err, v.Timeline())
+	}
+	names := sys.Actors()
+	switch v.Kind {
+	case explore.Deadlock:
+		var steps int
+		sys.Next(end, func(explore.Label, S) { steps++ })
+		stuck = explore.Blocked(sys, end)
+		if steps != 0 || stuck == 0 || stuck != sys.Unfinished(end) {
+			t.Fatalf("the deadlock's path ends in a state with %d steps and blocked actors %b of unfinished %b\n%s", steps, stuck, sys.Unfinished(end), v.Timeline())
+		}
+		if msg := v.Err.Error(); !strings.HasPrefix(msg, explore.ActorList(names, stuck)+" ha") {
+			t.Fatalf("the deadlock names %q, the state blocks %s", msg, explore.ActorList(names, stuck))
+		}
+	case explore.BlockedForever:
+		for a := range names {
+			if v.Err.Error() == names[a]+" has not returned and no schedule lets it return" {
+				stuck = 1 << a
+			}
+		}
+		if stuck == 0 || sys.Unfinished(end)&stuck == 0 {
+			t.Fatalf("%q: the path ends in a state where the actors %b have not returned\n%s", v.Err, sys.Unfinished(end), v.Timeline())
+		}
+	default:
+		t.Fatalf("a %s violation, not a waiter that never returns: %v\n%s", v.Kind, v.Err, v.Timeline())
+	}
+	return end, stuck
 }
