@@ -167,8 +167,8 @@ func TestEveryFamilyStopsAsUnknown(t *testing.T) {
 			t.Errorf("%s: %s", r.Row, r.Verdict)
 		}
 	}
-	for _, f := range []string{"device", "xfs-flushseq", "odsync", "iowq", "diocount"} {
-		assert.Positive(t, unknown[f], "family %s", f)
+	for _, p := range model.Protocols() {
+		assert.Positive(t, unknown[p.Name], "family %s", p.Name)
 	}
 
 	for _, tc := range []struct {

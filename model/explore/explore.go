@@ -303,31 +303,46 @@ func Replay[S comparable](sys System[S], path []Step) (S, error) {
 	return cur[0], nil
 }
 
-// ViolationAt builds a violation of the given kind at state id.
-func (r *Result[S]) ViolationAt(kind ViolationKind, id int, err error) *Violation {
+// ViolationAt builds a violation of the given kind at state id; describe
+// says what is wrong in a state (nil: nothing of this kind). With symmetry
+// reduction the stored state may carry other names than the real path's
+// end, so describe is asked about the state the rebuilt path replays to,
+// in the path's own names; if that state has no violation, Canonical is
+// not a symmetry, and Explore searches again without it.
+func (r *Result[S]) ViolationAt(kind ViolationKind, id int, describe func(S) error) *Violation {
+	err := describe(r.State(id))
 	path, perr := r.pathTo(id)
 	if perr != nil {
 		// Explore searches again without the reduction (unreduced).
 		r.pathFailed = true
 		return &Violation{Kind: kind, Err: err, Actor: r.sys.Actors()}
 	}
-	if _, sym := r.sys.(Canonicalizer[S]); sym && kind == Safety {
-		// The stored state may carry other names than the real path's end:
-		// say what is wrong in the path's own names.
+	if _, sym := r.sys.(Canonicalizer[S]); sym {
 		s, rerr := Replay(r.sys, path)
-		var broken error
+		var real error
 		if rerr == nil {
-			broken = r.sys.Check(s)
+			real = describe(s)
 		}
-		if broken != nil {
-			err = broken
+		if real != nil {
+			err = real
 		} else {
-			// The rebuilt path does not replay to a violation: Canonical
-			// is not a symmetry; Explore searches again without it.
 			r.pathFailed = true
 		}
 	}
 	return &Violation{Kind: kind, Err: err, Path: path, Actor: r.sys.Actors()}
+}
+
+// deadlockIn describes a deadlock: a state with no transitions in which
+// some actor has not returned.
+func deadlockIn[S comparable](sys System[S]) func(S) error {
+	return func(s S) error {
+		steps := 0
+		sys.Next(s, func(Label, S) { steps++ })
+		if u := sys.Unfinished(s); steps == 0 && u != 0 {
+			return fmt.Errorf("%s not returned and no step is enabled", haveList(sys.Actors(), u))
+		}
+		return nil
+	}
 }
 
 // defaultParallelMinLevel is Options.ParallelMinLevel's default.
@@ -472,7 +487,7 @@ func (e *explorer[S]) run() *Result[S] {
 	for _, s := range e.sys.Init() { // stored as they are, not canonical
 		if id, fresh := e.add(&s, -1, Label{}); fresh {
 			if err := e.sys.Check(s); err != nil {
-				r.Violation = r.ViolationAt(Safety, int(id), err)
+				r.Violation = r.ViolationAt(Safety, int(id), e.sys.Check)
 				return e.finish()
 			}
 		}
@@ -524,8 +539,8 @@ func (e *explorer[S]) add(s *S, parent int32, l Label) (int32, bool) {
 
 // deadlock is the violation of state id, which has no transitions and in
 // which the actors u have not returned.
-func (e *explorer[S]) deadlock(id int32, u uint64) *Violation {
-	return e.r.ViolationAt(Deadlock, int(id), fmt.Errorf("%s not returned and no step is enabled", haveList(e.sys.Actors(), u)))
+func (e *explorer[S]) deadlock(id int32) *Violation {
+	return e.r.ViolationAt(Deadlock, int(id), deadlockIn(e.sys))
 }
 
 // haveList is "A has" or "A, B have": the actors of m and the verb.
@@ -553,10 +568,9 @@ func (e *explorer[S]) budget() int {
 func (e *explorer[S]) sequentialLevel(lo, hi int) bool {
 	r, sys := e.r, e.sys
 	var (
-		head   int32
-		n      int
-		bad    = int32(-1)
-		badErr error
+		head int32
+		n    int
+		bad  = int32(-1)
 	)
 	yield := func(l Label, t S) {
 		n++
@@ -573,8 +587,8 @@ func (e *explorer[S]) sequentialLevel(lo, hi int) bool {
 			e.edges = append(e.edges, [2]int32{head, id})
 		}
 		if fresh {
-			if err := sys.Check(t); err != nil {
-				bad, badErr = id, err
+			if sys.Check(t) != nil {
+				bad = id
 			}
 		}
 	}
@@ -583,14 +597,12 @@ func (e *explorer[S]) sequentialLevel(lo, hi int) bool {
 		s := *r.states.at(head)
 		sys.Next(s, yield)
 		if bad >= 0 {
-			r.Violation = r.ViolationAt(Safety, int(bad), badErr)
+			r.Violation = r.ViolationAt(Safety, int(bad), sys.Check)
 			return true
 		}
-		if n == 0 {
-			if u := sys.Unfinished(s); u != 0 {
-				r.Violation = e.deadlock(head, u)
-				return true
-			}
+		if n == 0 && sys.Unfinished(s) != 0 {
+			r.Violation = e.deadlock(head)
+			return true
 		}
 		if e.budgetHit() {
 			r.Stopped = StopStates

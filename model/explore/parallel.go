@@ -215,7 +215,6 @@ func (e *explorer[S]) parallelLevel(lo, hi int32) bool {
 	var (
 		stopped  bool
 		bad      = int32(-1)
-		badErr   error
 		deadlock = int32(-1)
 	)
 	from = 0
@@ -230,7 +229,7 @@ func (e *explorer[S]) parallelLevel(lo, hi int32) bool {
 			r.label = append(r.label, m.label)
 			if m.bad {
 				r.Transitions += int(uint32(m.key)) + 1
-				bad, badErr, stopped = id, p.Err(idx), true
+				bad, stopped = id, true
 				id++
 				break
 			}
@@ -277,9 +276,9 @@ func (e *explorer[S]) parallelLevel(lo, hi int32) bool {
 	})
 	switch {
 	case bad >= 0:
-		r.Violation = r.ViolationAt(Safety, int(bad), badErr)
+		r.Violation = r.ViolationAt(Safety, int(bad), e.sys.Check)
 	case deadlock >= 0:
-		r.Violation = e.deadlock(deadlock, e.sys.Unfinished(*r.states.at(deadlock)))
+		r.Violation = e.deadlock(deadlock)
 	}
 	if stopped {
 		return true

@@ -267,20 +267,31 @@ func (e *explorer[S]) blockedForever() (*Violation, string) {
 		unfinished[i] = r.sys.Unfinished(*r.states.at(int32(i)))
 		all |= unfinished[i]
 	}
+	// The goals: per actor, the states where it has returned. With the
+	// symmetry reduction an actor's name in one stored state may be
+	// another's in the next, so there is one goal instead, the states
+	// where every actor has returned; an actor's return is for good, so a
+	// state from which some actor can never return is one from which not
+	// all can, and the other way round.
+	var goals []uint64
+	for a := 0; all>>a != 0; a++ {
+		if all&(1<<a) != 0 {
+			goals = append(goals, 1<<a)
+		}
+	}
+	if e.sym && all != 0 {
+		goals = []uint64{all}
+	}
 	free := make([]bool, n)
 	queue := make([]int32, 0, n)
-	for a := 0; all>>a != 0; a++ {
-		bit := uint64(1) << a
-		if all&bit == 0 {
-			continue
-		}
+	for _, goal := range goals {
 		if e.opt.Stop != nil {
 			if why := e.opt.Stop(); why != "" {
 				return nil, why
 			}
 		}
 		for i := range unfinished {
-			free[i] = unfinished[i]&bit == 0
+			free[i] = unfinished[i]&goal == 0
 			if free[i] {
 				queue = append(queue, int32(i))
 			}
@@ -297,7 +308,16 @@ func (e *explorer[S]) blockedForever() (*Violation, string) {
 		}
 		for i := range free { // BFS order: the first one has the shortest path
 			if !free[i] {
-				return r.ViolationAt(BlockedForever, i, fmt.Errorf("%s has not returned and no schedule lets it return", r.sys.Actors()[a])), ""
+				sys, whom := r.sys, "it"
+				if len(goals) == 1 && goal&(goal-1) != 0 {
+					whom = "them all"
+				}
+				return r.ViolationAt(BlockedForever, i, func(s S) error {
+					if u := sys.Unfinished(s) & goal; u != 0 {
+						return fmt.Errorf("%s not returned and no schedule lets %s return", haveList(sys.Actors(), u), whom)
+					}
+					return nil
+				}), ""
 			}
 		}
 	}
