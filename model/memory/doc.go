@@ -7,8 +7,15 @@
 //     load has one result per store it may read ([Memory.Load]); stores,
 //     fences and fully ordered read-modify-writes return the next memory.
 //     The seams a protocol's symmetry reduction needs are methods:
-//     [Memory.Permuted], [Memory.Forget], [Memory.View], [Memory.Live],
-//     [Memory.JoinView], [Memory.SetReaders].
+//     [Memory.Permuted], [Memory.View], [Memory.Live], [Memory.BufferLen].
+//     A location's readers ([New]) are a declaration the memory checks (a
+//     plain load by a thread that is not a reader panics): stores no reader
+//     can read are dropped, exactly. Readers narrow with [Memory.SetReaders]
+//     and [Memory.DropReader] and grow only by an acquire
+//     ([Memory.AddReader]); [Memory.JoinView] passes a view through a lock.
+//   - Test-only mutations (internal/mutate) weaken smp_mb (FenceWeak), the
+//     read-modify-writes (RMWStale) and the lock's view (JoinViewLost), in
+//     Memory and Wide alike.
 //   - [Wide]: the same rules as a mutable store without fixed bounds, for
 //     the model world, where the scheduler picks which store a load reads.
 //   - [Litmus]: a two-thread litmus test run to every outcome under each
