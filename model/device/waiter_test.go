@@ -6,7 +6,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/flushproof/flushproof/internal/mutate"
 	"github.com/flushproof/flushproof/model/explore"
 	"github.com/flushproof/flushproof/model/explore/exploretest"
 	"github.com/flushproof/flushproof/spec"
@@ -37,23 +36,15 @@ func TestWaiterNeverWakesOnCommand(t *testing.T) {
 			s, err := NewSystem(w)
 			require.NoError(t, err)
 			sys := withoutCrash{s}
-			opt := explore.Options{Liveness: true}
-
-			clean := explore.Explore[State](sys, opt)
-			require.Nil(t, clean.Violation, "without the mutation every task returns")
-			require.True(t, clean.Exhausted)
-
-			defer mutate.Set(mutate.WaiterNeverWakes)()
-			r := exploretest.SameWithWorkers[State](t, sys, opt, 1, "a waiter that never wakes")
-			end, stuck := exploretest.NeverReturns[State](t, sys, r)
+			v, end, stuck := exploretest.LostWakeup[State](t, sys)
 			waiters := 0
 			for task := range s.actors[:len(s.actors)-1] {
 				if end.wait[task] != 0 && s.ended(&end, task) && s.Unfinished(end)&(1<<task) != 0 {
 					waiters++ // its command ended, it has more, and it still waits
-					assert.NotZero(t, stuck&(1<<task), "%s waits for a command that ended but is not named\n%s", s.actors[task], r.Violation.Timeline())
+					assert.NotZero(t, stuck&(1<<task), "%s waits for a command that ended but is not named\n%s", s.actors[task], v.Timeline())
 				}
 			}
-			assert.NotZero(t, waiters, "the path ends with a task waiting for a command that ended\n%s", r.Violation.Timeline())
+			assert.NotZero(t, waiters, "the path ends with a task waiting for a command that ended\n%s", v.Timeline())
 		})
 	}
 }

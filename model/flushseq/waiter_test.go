@@ -6,8 +6,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/flushproof/flushproof/internal/mutate"
-	"github.com/flushproof/flushproof/model/explore"
 	"github.com/flushproof/flushproof/model/explore/exploretest"
 	"github.com/flushproof/flushproof/model/memory"
 )
@@ -21,24 +19,16 @@ func TestWaiterNeverWakesAfterFailedJoin(t *testing.T) {
 			c := Config{Variant: v, Memory: memory.SC, Tasks: 2, Fsyncs: 1, FlushFailures: true}
 			sys, err := NewSystem(c)
 			require.NoError(t, err)
-			opt := explore.Options{Liveness: true}
-
-			clean := explore.Explore[State](sys, opt)
-			require.Nil(t, clean.Violation, "without the mutation every fsync returns")
-			require.True(t, clean.Exhausted)
-
-			defer mutate.Set(mutate.WaiterNeverWakes)()
-			r := exploretest.SameWithWorkers[State](t, sys, opt, 1, v.String()+" with a waiter that never wakes")
-			end, stuck := exploretest.NeverReturns[State](t, sys, r)
+			lost, end, stuck := exploretest.LostWakeup[State](t, sys)
 			joiners := 0
 			for task := 0; task < c.Tasks; task++ {
 				if end.task[task].pc == pcJoinRecheck {
 					joiners++
-					assert.NotZero(t, stuck&(1<<task), "%s is stuck at the re-check but not named\n%s", sys.Actors()[task], r.Violation.Timeline())
+					assert.NotZero(t, stuck&(1<<task), "%s is stuck at the re-check but not named\n%s", sys.Actors()[task], lost.Timeline())
 				}
 			}
-			assert.Equal(t, 1, joiners, "one task ends at the re-check after its join\n%s", r.Violation.Timeline())
-			assert.Contains(t, r.Violation.Timeline(), "fails (EIO)", "the joined flush failed")
+			assert.Equal(t, 1, joiners, "one task ends at the re-check after its join\n%s", lost.Timeline())
+			assert.Contains(t, lost.Timeline(), "fails (EIO)", "the joined flush failed")
 		})
 	}
 }

@@ -6,8 +6,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/flushproof/flushproof/internal/mutate"
-	"github.com/flushproof/flushproof/model/explore"
 	"github.com/flushproof/flushproof/model/explore/exploretest"
 	"github.com/flushproof/flushproof/spec"
 )
@@ -23,18 +21,10 @@ func TestWaiterNeverWakesOnCommitBlock(t *testing.T) {
 		t.Run(c.Row().Name(), func(t *testing.T) {
 			sys, err := NewSystem(c)
 			require.NoError(t, err)
-			opt := explore.Options{Liveness: true}
-
-			clean := explore.Explore[State](sys, opt)
-			require.Nil(t, clean.Violation, "without the mutation every commit returns")
-			require.True(t, clean.Exhausted)
-
-			defer mutate.Set(mutate.WaiterNeverWakes)()
-			r := exploretest.SameWithWorkers[State](t, sys, opt, 1, "a waiter that never wakes")
-			end, stuck := exploretest.NeverReturns[State](t, sys, r)
-			assert.Equal(t, pcCommitWait, end.pc, "the path ends with the committer waiting for the commit block\n%s", r.Violation.Timeline())
-			assert.Zero(t, end.live&(1<<sys.commitBlock(int(end.txn))), "whose write ended\n%s", r.Violation.Timeline())
-			assert.Equal(t, uint64(1)<<actorJbd2, stuck, "%s", r.Violation.Timeline())
+			v, end, stuck := exploretest.LostWakeup[State](t, sys)
+			assert.Equal(t, pcCommitWait, end.pc, "the path ends with the committer waiting for the commit block\n%s", v.Timeline())
+			assert.Zero(t, end.live&(1<<sys.commitBlock(int(end.txn))), "whose write ended\n%s", v.Timeline())
+			assert.Equal(t, uint64(1)<<actorJbd2, stuck, "%s", v.Timeline())
 		})
 	}
 }

@@ -5,6 +5,8 @@
 //     result, state numbering and counterexample included.
 //   - [NeverReturns]: a search found an actor that cannot return (a
 //     deadlock, or blocked forever), and its path replays to it.
+//   - [LostWakeup]: with the mutation WaiterNeverWakes, and only with it,
+//     some actor never returns.
 //
 // explore.LabelsDetermine, the other promise a system must keep (one label,
 // one successor), needs no testing.T and lives beside the engine.
@@ -14,8 +16,27 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flushproof/flushproof/internal/mutate"
 	"github.com/flushproof/flushproof/model/explore"
 )
+
+// LostWakeup explores sys with liveness as it is, where every actor must be
+// able to return (the search exhausted, no violation), then with
+// mutate.WaiterNeverWakes on, sequentially and in parallel alike, and
+// returns that search's violation with what NeverReturns says of it. A
+// protocol's test then checks that the actor stuck is its lost waiter.
+func LostWakeup[S comparable](t testing.TB, sys explore.System[S]) (v *explore.Violation, end S, stuck uint64) {
+	t.Helper()
+	opt := explore.Options{Liveness: true}
+	clean := explore.Explore(sys, opt)
+	if clean.Violation != nil || !clean.Exhausted {
+		t.Fatalf("without the mutation: violation %v, exhausted %v: the test needs a system where every actor returns", clean.Violation, clean.Exhausted)
+	}
+	defer mutate.Set(mutate.WaiterNeverWakes)()
+	r := SameWithWorkers(t, sys, opt, 1, "a waiter that never wakes")
+	end, stuck = NeverReturns(t, sys, r)
+	return r.Violation, end, stuck
+}
 
 // SameWithWorkers explores sys sequentially and then with 2 and 3 workers,
 // every BFS level of at least minLevel states expanded in parallel, fails t
@@ -73,9 +94,19 @@ func NeverReturns[S comparable](t testing.TB, sys explore.System[S], r *explore.
 			t.Fatalf("the deadlock names %q, the state blocks %s", msg, explore.ActorList(names, stuck))
 		}
 	case explore.BlockedForever:
-		for a := range names {
-			if v.Err.Error() == names[a]+" has not returned and no schedule lets it return" {
-				stuck = 1 << a
+		// "A has not returned and no schedule lets it return", or with a
+		// symmetry reduction "A, B have not returned and no schedule lets
+		// them all return".
+		msg := v.Err.Error()
+		for _, verb := range []string{" has not returned and no schedule lets ", " have not returned and no schedule lets "} {
+			if i := strings.Index(msg, verb); i > 0 {
+				for _, n := range strings.Split(msg[:i], ", ") {
+					for a := range names {
+						if names[a] == n {
+							stuck |= 1 << a
+						}
+					}
+				}
 			}
 		}
 		if stuck == 0 || sys.Unfinished(end)&stuck == 0 {
