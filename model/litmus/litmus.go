@@ -1,0 +1,485 @@
+// Package litmus is the litmus test as the memory models see it: threads
+// of Linux kernel memory primitives (READ_ONCE, smp_store_release, smp_mb,
+// atomic read-modify-writes, locks...) over shared locations, with
+// registers, local computation and branches, an initial state, and a final
+// condition over registers and memory, as herd7's C litmus files write them
+// (tools/memory-model/litmus-tests, Documentation/litmus-tests).
+//
+//   - [Test], [Thread], [Stmt], [Expr]: the program. [Op] lists the
+//     primitives.
+//   - [Outcome]: one final state (registers and memory); [Answer]: what a
+//     model says of the test's condition, in herd7's words.
+//   - [Model]: anything that gives the outcomes of a test: the axiomatic
+//     LKMM reference, the operational models the explorer runs.
+package litmus
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Test is a litmus test.
+type Test struct {
+	Name string
+	// Init gives shared locations their initial values; a location not
+	// named here starts at 0.
+	Init map[string]int64
+	// Locs lists every shared location, in order of first appearance.
+	Locs    []string
+	Threads []Thread
+	// Quant and Cond are the final condition: "exists (0:r0=1 /\ x=2)".
+	Quant Quantifier
+	Cond  Expr
+	// Result is the LKMM result the test's header states ("Never",
+	// "Sometimes", "Always"), "" if none.
+	Result string
+}
+
+// Thread is one thread of a test: its registers start at 0.
+type Thread struct {
+	Body []Stmt
+}
+
+// Quantifier is how the final condition is asked.
+type Quantifier uint8
+
+// The quantifiers of herd7's final conditions.
+const (
+	Exists    Quantifier = iota + 1 // exists C: some outcome satisfies C
+	NotExists                       // ~exists C: no outcome satisfies C
+	Forall                          // forall C: every outcome satisfies C
+)
+
+func (q Quantifier) String() string {
+	switch q {
+	case Exists:
+		return "exists"
+	case NotExists:
+		return "~exists"
+	case Forall:
+		return "forall"
+	}
+	return fmt.Sprintf("Quantifier(%d)", uint8(q))
+}
+
+// Stmt is one statement of a thread: exactly one of Access, Assign and If
+// is set.
+type Stmt struct {
+	Access *Access
+	Assign *Assign
+	If     *If
+	Line   int // in the source file, 0 if none
+}
+
+// Assign is a local computation: Reg = Val.
+type Assign struct {
+	Reg string
+	Val Expr
+}
+
+// If is a branch on registers: a control dependency from the loads that
+// gave them.
+type If struct {
+	Cond Expr
+	Then []Stmt
+	Else []Stmt
+}
+
+// Access is one memory primitive. Loc is the shared location (empty for a
+// fence); Val the value stored, added or exchanged; Expect the value
+// cmpxchg compares with; Reg the register that gets the value a load or a
+// value-returning read-modify-write returns ("" for none).
+type Access struct {
+	Op     Op
+	Loc    string
+	Val    Expr
+	Expect Expr
+	Reg    string
+}
+
+// Op is a primitive.
+type Op uint8
+
+// The primitives. Orderings of read-modify-writes follow
+// Documentation/atomic_t.txt: a value-returning RMW without suffix is fully
+// ordered (Mb); _relaxed, _acquire and _release give those orderings; an
+// RMW that returns nothing (atomic_add, atomic_inc...) is unordered.
+const (
+	OpReadOnce        Op = iota + 1 // r = READ_ONCE(x)
+	OpLoadAcquire                   // r = smp_load_acquire(&x)
+	OpWriteOnce                     // WRITE_ONCE(x, v)
+	OpStoreRelease                  // smp_store_release(&x, v)
+	OpMb                            // smp_mb()
+	OpRmb                           // smp_rmb()
+	OpWmb                           // smp_wmb()
+	OpMbBeforeAtomic                // smp_mb__before_atomic()
+	OpMbAfterAtomic                 // smp_mb__after_atomic()
+	OpMbAfterSpinlock               // smp_mb__after_spinlock()
+	OpBarrier                       // barrier(): compiler only
+
+	// Read-modify-writes: the operation, then the ordering.
+	OpAdd          // atomic_add(v, x), atomic_inc, atomic_sub, atomic_dec: no return, unordered
+	OpAddReturn    // r = atomic_add_return(v, x) (new value), fully ordered
+	OpAddReturnRlx // atomic_add_return_relaxed
+	OpAddReturnAcq // atomic_add_return_acquire
+	OpAddReturnRel // atomic_add_return_release
+	OpFetchAdd     // r = atomic_fetch_add(v, x) (old value), fully ordered
+	OpFetchAddRlx  // atomic_fetch_add_relaxed
+	OpFetchAddAcq  // atomic_fetch_add_acquire
+	OpFetchAddRel  // atomic_fetch_add_release
+	OpXchg         // r = xchg(x, v) (old value), fully ordered
+	OpXchgRlx      // xchg_relaxed
+	OpXchgAcq      // xchg_acquire
+	OpXchgRel      // xchg_release
+	OpCmpxchg      // r = cmpxchg(x, e, v) (old value): fully ordered if it succeeds, unordered if not
+	OpCmpxchgRlx   // cmpxchg_relaxed
+	OpCmpxchgAcq   // cmpxchg_acquire (acquire if it succeeds)
+	OpCmpxchgRel   // cmpxchg_release (release if it succeeds)
+
+	OpSpinLock   // spin_lock(x)
+	OpSpinUnlock // spin_unlock(x)
+
+	numOps
+)
+
+// Ordering is the ordering a primitive carries.
+type Ordering uint8
+
+// The orderings.
+const (
+	Once    Ordering = iota + 1 // READ_ONCE, WRITE_ONCE, _relaxed, non-returning RMWs
+	Acquire                     // smp_load_acquire, _acquire
+	Release                     // smp_store_release, _release
+	Mb                          // fully ordered
+)
+
+// Info says what a primitive is: its kernel name, whether it reads and
+// writes memory, whether it returns a value into a register, and its
+// ordering.
+type Info struct {
+	Name    string
+	Reads   bool
+	Writes  bool
+	Returns bool // into Access.Reg
+	Fence   bool
+	Order   Ordering
+}
+
+var infos = [numOps]Info{
+	OpReadOnce:        {"READ_ONCE", true, false, true, false, Once},
+	OpLoadAcquire:     {"smp_load_acquire", true, false, true, false, Acquire},
+	OpWriteOnce:       {"WRITE_ONCE", false, true, false, false, Once},
+	OpStoreRelease:    {"smp_store_release", false, true, false, false, Release},
+	OpMb:              {"smp_mb", false, false, false, true, Mb},
+	OpRmb:             {"smp_rmb", false, false, false, true, Once},
+	OpWmb:             {"smp_wmb", false, false, false, true, Once},
+	OpMbBeforeAtomic:  {"smp_mb__before_atomic", false, false, false, true, Once},
+	OpMbAfterAtomic:   {"smp_mb__after_atomic", false, false, false, true, Once},
+	OpMbAfterSpinlock: {"smp_mb__after_spinlock", false, false, false, true, Once},
+	OpBarrier:         {"barrier", false, false, false, true, Once},
+	OpAdd:             {"atomic_add", true, true, false, false, Once},
+	OpAddReturn:       {"atomic_add_return", true, true, true, false, Mb},
+	OpAddReturnRlx:    {"atomic_add_return_relaxed", true, true, true, false, Once},
+	OpAddReturnAcq:    {"atomic_add_return_acquire", true, true, true, false, Acquire},
+	OpAddReturnRel:    {"atomic_add_return_release", true, true, true, false, Release},
+	OpFetchAdd:        {"atomic_fetch_add", true, true, true, false, Mb},
+	OpFetchAddRlx:     {"atomic_fetch_add_relaxed", true, true, true, false, Once},
+	OpFetchAddAcq:     {"atomic_fetch_add_acquire", true, true, true, false, Acquire},
+	OpFetchAddRel:     {"atomic_fetch_add_release", true, true, true, false, Release},
+	OpXchg:            {"xchg", true, true, true, false, Mb},
+	OpXchgRlx:         {"xchg_relaxed", true, true, true, false, Once},
+	OpXchgAcq:         {"xchg_acquire", true, true, true, false, Acquire},
+	OpXchgRel:         {"xchg_release", true, true, true, false, Release},
+	OpCmpxchg:         {"cmpxchg", true, true, true, false, Mb},
+	OpCmpxchgRlx:      {"cmpxchg_relaxed", true, true, true, false, Once},
+	OpCmpxchgAcq:      {"cmpxchg_acquire", true, true, true, false, Acquire},
+	OpCmpxchgRel:      {"cmpxchg_release", true, true, true, false, Release},
+	OpSpinLock:        {"spin_lock", true, true, false, false, Acquire},
+	OpSpinUnlock:      {"spin_unlock", false, true, false, false, Release},
+}
+
+// Info returns what op is.
+func (op Op) Info() Info {
+	if op == 0 || op >= numOps {
+		return Info{Name: fmt.Sprintf("Op(%d)", uint8(op))}
+	}
+	return infos[op]
+}
+
+func (op Op) String() string { return op.Info().Name }
+
+// IsRMW reports whether op is an atomic read-modify-write (locks aside).
+func (op Op) IsRMW() bool { return op >= OpAdd && op <= OpCmpxchgRel }
+
+// IsCmpxchg reports whether op is a cmpxchg of some ordering.
+func (op Op) IsCmpxchg() bool { return op >= OpCmpxchg && op <= OpCmpxchgRel }
+
+// IsXchg reports whether op is an xchg of some ordering.
+func (op Op) IsXchg() bool { return op >= OpXchg && op <= OpXchgRel }
+
+// ReturnsNew reports whether a value-returning add returns the new value
+// (atomic_add_return) rather than the old one (atomic_fetch_add, xchg,
+// cmpxchg).
+func (op Op) ReturnsNew() bool { return op >= OpAddReturn && op <= OpAddReturnRel }
+
+// Ops lists every primitive.
+func Ops() []Op {
+	out := make([]Op, 0, numOps-1)
+	for op := Op(1); op < numOps; op++ {
+		out = append(out, op)
+	}
+	return out
+}
+
+// Expr is an integer expression over registers, constants and (in a final
+// condition) final memory. Exactly one of its forms is set: Const (with
+// IsConst), Reg, Loc (final condition only), or Op with its operands.
+type Expr struct {
+	IsConst bool
+	Const   int64
+	// Reg is a register; in a final condition Thread says whose
+	// ("1:r0" is Thread 1, Reg "r0").
+	Reg    string
+	Thread int
+	// Loc is a shared location's final value (final conditions only).
+	Loc string
+	// Op is a unary ("!", "-") or binary operator ("+", "-", "*", "&",
+	// "|", "^", "==", "!=", "<", "<=", ">", ">=", "&&", "||") over Args.
+	Op   string
+	Args []Expr
+}
+
+// C returns the constant v.
+func C(v int64) Expr { return Expr{IsConst: true, Const: v} }
+
+// R returns register name of the thread the expression is evaluated in.
+func R(name string) Expr { return Expr{Reg: name} }
+
+// TR returns register name of thread t, for final conditions.
+func TR(t int, name string) Expr { return Expr{Reg: name, Thread: t} }
+
+// L returns the final value of location loc, for final conditions.
+func L(loc string) Expr { return Expr{Loc: loc} }
+
+// Bin returns a op b.
+func Bin(op string, a, b Expr) Expr { return Expr{Op: op, Args: []Expr{a, b}} }
+
+// Not returns !a.
+func Not(a Expr) Expr { return Expr{Op: "!", Args: []Expr{a}} }
+
+// Regs calls f with every register e reads (in a thread's code).
+func (e Expr) Regs(f func(string)) {
+	if e.Reg != "" {
+		f(e.Reg)
+	}
+	for _, a := range e.Args {
+		a.Regs(f)
+	}
+}
+
+// Eval evaluates e: reg gives a register's value (thread t, name), loc a
+// location's (final conditions only; nil in a thread's code).
+func (e Expr) Eval(reg func(t int, name string) int64, loc func(string) int64) (int64, error) {
+	switch {
+	case e.IsConst:
+		return e.Const, nil
+	case e.Reg != "":
+		return reg(e.Thread, e.Reg), nil
+	case e.Loc != "":
+		if loc == nil {
+			return 0, fmt.Errorf("litmus: location %s read in an expression of thread code", e.Loc)
+		}
+		return loc(e.Loc), nil
+	}
+	vals := make([]int64, len(e.Args))
+	for i, a := range e.Args {
+		v, err := a.Eval(reg, loc)
+		if err != nil {
+			return 0, err
+		}
+		vals[i] = v
+	}
+	b2i := func(b bool) int64 {
+		if b {
+			return 1
+		}
+		return 0
+	}
+	if len(vals) == 1 {
+		switch e.Op {
+		case "!":
+			return b2i(vals[0] == 0), nil
+		case "-":
+			return -vals[0], nil
+		}
+		return 0, fmt.Errorf("litmus: unknown unary operator %q", e.Op)
+	}
+	if len(vals) != 2 {
+		return 0, fmt.Errorf("litmus: operator %q with %d operands", e.Op, len(vals))
+	}
+	a, b := vals[0], vals[1]
+	switch e.Op {
+	case "+":
+		return a + b, nil
+	case "-":
+		return a - b, nil
+	case "*":
+		return a * b, nil
+	case "&":
+		return a & b, nil
+	case "|":
+		return a | b, nil
+	case "^":
+		return a ^ b, nil
+	case "==":
+		return b2i(a == b), nil
+	case "!=":
+		return b2i(a != b), nil
+	case "<":
+		return b2i(a < b), nil
+	case "<=":
+		return b2i(a <= b), nil
+	case ">":
+		return b2i(a > b), nil
+	case ">=":
+		return b2i(a >= b), nil
+	case "&&":
+		return b2i(a != 0 && b != 0), nil
+	case "||":
+		return b2i(a != 0 || b != 0), nil
+	}
+	return 0, fmt.Errorf("litmus: unknown operator %q", e.Op)
+}
+
+// String renders e in herd7's condition syntax where it has one.
+func (e Expr) String() string {
+	switch {
+	case e.IsConst:
+		return fmt.Sprint(e.Const)
+	case e.Reg != "":
+		return fmt.Sprintf("%d:%s", e.Thread, e.Reg)
+	case e.Loc != "":
+		return e.Loc
+	case len(e.Args) == 1:
+		return e.Op + e.Args[0].String()
+	case len(e.Args) == 2:
+		op := e.Op
+		switch op {
+		case "&&":
+			op = `/\`
+		case "||":
+			op = `\/`
+		case "==":
+			op = "="
+		}
+		return "(" + e.Args[0].String() + " " + op + " " + e.Args[1].String() + ")"
+	}
+	return "?"
+}
+
+// Outcome is one final state of a test: every thread's registers and every
+// location's value.
+type Outcome struct {
+	Regs []map[string]int64 // per thread
+	Mem  map[string]int64
+}
+
+// Satisfies evaluates the test's condition on o.
+func (o Outcome) Satisfies(cond Expr) (bool, error) {
+	v, err := cond.Eval(func(t int, name string) int64 {
+		if t < 0 || t >= len(o.Regs) {
+			return 0
+		}
+		return o.Regs[t][name]
+	}, func(loc string) int64 { return o.Mem[loc] })
+	return v != 0, err
+}
+
+// Key renders o canonically: "0:r0=1; 1:r0=0; x=1; y=1;", threads then
+// registers then locations in name order. Two outcomes are the same when
+// their keys are.
+func (o Outcome) Key() string {
+	var b strings.Builder
+	for t, regs := range o.Regs {
+		names := make([]string, 0, len(regs))
+		for n := range regs {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			fmt.Fprintf(&b, "%d:%s=%d; ", t, n, regs[n])
+		}
+	}
+	locs := make([]string, 0, len(o.Mem))
+	for l := range o.Mem {
+		locs = append(locs, l)
+	}
+	sort.Strings(locs)
+	for _, l := range locs {
+		fmt.Fprintf(&b, "%s=%d; ", l, o.Mem[l])
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// Model gives the outcomes of litmus tests: every final state some
+// execution allowed by the model reaches. A test the model cannot run (a
+// primitive it does not support, bounds) is an error naming why.
+type Model interface {
+	Name() string
+	Outcomes(t *Test) ([]Outcome, error)
+}
+
+// Answer is what a model says of a test, in herd7's words.
+type Answer struct {
+	Outcomes []Outcome // sorted by Key
+	// Matches counts the outcomes that satisfy the condition.
+	Matches int
+	// Positive: the condition holds (exists: some outcome satisfies it;
+	// ~exists: none does; forall: all do).
+	Positive bool
+	// Result is "Always", "Sometimes" or "Never": whether every, some or
+	// no outcome satisfies the condition (herd7's Observation line); this
+	// is what a test's header states.
+	Result string
+}
+
+// Judge runs t under m and answers its condition.
+func Judge(m Model, t *Test) (Answer, error) {
+	outs, err := m.Outcomes(t)
+	if err != nil {
+		return Answer{}, err
+	}
+	sort.Slice(outs, func(i, j int) bool { return outs[i].Key() < outs[j].Key() })
+	a := Answer{Outcomes: outs}
+	for _, o := range outs {
+		ok, err := o.Satisfies(t.Cond)
+		if err != nil {
+			return Answer{}, fmt.Errorf("%s: final condition: %w", t.Name, err)
+		}
+		if ok {
+			a.Matches++
+		}
+	}
+	switch {
+	case len(outs) == 0:
+		return Answer{}, fmt.Errorf("%s: %s gives no outcome", t.Name, m.Name())
+	case a.Matches == len(outs):
+		a.Result = "Always"
+	case a.Matches > 0:
+		a.Result = "Sometimes"
+	default:
+		a.Result = "Never"
+	}
+	switch t.Quant {
+	case Exists:
+		a.Positive = a.Matches > 0
+	case NotExists:
+		a.Positive = a.Matches == 0
+	case Forall:
+		a.Positive = a.Matches == len(outs)
+	default:
+		return Answer{}, fmt.Errorf("%s: no quantifier", t.Name)
+	}
+	return a, nil
+}
