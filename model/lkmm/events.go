@@ -97,7 +97,7 @@ func (r *runner) readValue(loc string) (int64, error) {
 
 func (r *runner) emit(ev event) (int, error) {
 	if len(r.events) >= maxThreadEvents {
-		return 0, fmt.Errorf("thread %d produces more than %d events", r.thread, maxThreadEvents)
+		return 0, fmt.Errorf("%w: thread %d produces more than %d events", ErrTooLarge, r.thread, maxThreadEvents)
 	}
 	ev.thread = r.thread
 	ev.ctrl |= r.ctrl

@@ -238,6 +238,16 @@ func rmwCases() []refCase {
 		{exists("MP+pooncerelease+cmpxchgacquire-fails", and(reg(1, "r0", 1), reg(1, "r1", 0)),
 			th(wr("x", 1), stRel("y", 1)),
 			th(cas(OpCmpxchgAcq, "r0", "y", 5, 6), rd("r1", "x"))), "Sometimes", reasoned},
+		// The read of a fully ordered RMW carries Mb: [M] ; po ; [Mb & R]
+		// orders P0's load before the xchg's read, which reads the
+		// initial y and so precedes the xchg's write (fr & int, to-w);
+		// with P1's smp_mb that is an hb cycle through the two rfe.
+		{exists("LB+xchgonce+fencembonceonce", and(reg(0, "r0", 1), reg(1, "r0", 1)),
+			th(rd("r0", "x"), rmwOp(OpXchg, "r1", "y", 1)),
+			th(rd("r0", "y"), barrier(OpMb), wr("x", 1))), "Never", reasoned},
+		{exists("LB+xchgrelaxedonce+fencembonceonce", and(reg(0, "r0", 1), reg(1, "r0", 1)),
+			th(rd("r0", "x"), rmwOp(OpXchgRlx, "r1", "y", 1)),
+			th(rd("r0", "y"), barrier(OpMb), wr("x", 1))), "Sometimes", reasoned},
 		// A non-returning atomic's read is Noreturn and smp_rmb does not
 		// order it (R4rmb = R \ Noreturn): the rmb gives nothing here, so
 		// the writer's increment may be read (y=1 afterwards shows the
@@ -256,4 +266,83 @@ func TestReference(t *testing.T) {
 			assert.Equal(t, tc.want, a.Result, "%s (%s): %d of %d outcomes match", tc.test.Name, tc.source, a.Matches, len(a.Outcomes))
 		})
 	}
+}
+
+// smp_mb__after_spinlock orders nothing without a lock (its mb case needs
+// an LKW event), so SB with it is SB+poonceonces.
+func TestAfterSpinlockWithoutLockOrdersNothing(t *testing.T) {
+	tc := exists("SB+mbafterspinlock", and(reg(0, "r0", 0), reg(1, "r0", 0)),
+		th(wr("x", 1), barrier(OpMbAfterSpinlock), rd("r0", "y")),
+		th(wr("y", 1), barrier(OpMbAfterSpinlock), rd("r0", "x")))
+	a, err := Judge(Reference{}, tc)
+	require.NoError(t, err)
+	assert.Equal(t, "Sometimes", a.Result)
+}
+
+// Outcomes lists each final state once, with every register a thread
+// assigns (0 when the path taken never sets it) and every location.
+func TestOutcomesShape(t *testing.T) {
+	sb := exists("SB+poonceonces", and(reg(0, "r0", 0), reg(1, "r0", 0)),
+		th(wr("x", 1), rd("r0", "y")),
+		th(wr("y", 1), rd("r0", "x")))
+	outs, err := Reference{}.Outcomes(sb)
+	require.NoError(t, err)
+	var keys []string
+	for _, o := range outs {
+		keys = append(keys, o.Key())
+	}
+	assert.Equal(t, []string{
+		"0:r0=0; 1:r0=0; x=1; y=1;",
+		"0:r0=0; 1:r0=1; x=1; y=1;",
+		"0:r0=1; 1:r0=0; x=1; y=1;",
+		"0:r0=1; 1:r0=1; x=1; y=1;",
+	}, keys)
+
+	// The initial state, a branch not taken, and a register set only there.
+	br := exists("init+branch", reg(0, "r1", 1),
+		th(rd("r0", "x"), when(Bin("==", R("r0"), C(7)), assign("r1", C(1)), wr("y", 2))))
+	br.Init = map[string]int64{"x": 5}
+	outs, err = Reference{}.Outcomes(br)
+	require.NoError(t, err)
+	require.Len(t, outs, 1)
+	assert.Equal(t, "0:r0=5; 0:r1=0; x=5; y=0;", outs[0].Key())
+}
+
+func TestRejects(t *testing.T) {
+	lock := exists("MP+polocks", reg(1, "r0", 1),
+		th(acc(OpSpinLock, "", "s", Expr{}), wr("x", 1), acc(OpSpinUnlock, "", "s", Expr{})),
+		th(rd("r0", "x")))
+	_, err := Reference{}.Outcomes(lock)
+	require.ErrorIs(t, err, ErrUnsupported)
+	assert.Contains(t, err.Error(), "spin_lock")
+
+	var five []Thread
+	for i := 0; i < 5; i++ {
+		five = append(five, th(wr("x", int64(i))))
+	}
+	_, err = Reference{}.Outcomes(exists("5 threads", mem("x", 0), five...))
+	require.ErrorIs(t, err, ErrTooLarge)
+	assert.Contains(t, err.Error(), "5 threads")
+
+	_, err = Reference{}.Outcomes(exists("5 locations", mem("x", 0),
+		th(wr("a", 1), wr("b", 1), wr("c", 1), wr("d", 1), wr("e", 1))))
+	require.ErrorIs(t, err, ErrTooLarge)
+	assert.Contains(t, err.Error(), "5 locations")
+
+	// A thread past the per-thread event bound.
+	var long []Stmt
+	for i := 0; i <= maxThreadEvents; i++ {
+		long = append(long, barrier(OpMb))
+	}
+	_, err = Reference{}.Outcomes(exists("long", mem("x", 0), th(long...)))
+	require.ErrorIs(t, err, ErrTooLarge)
+
+	// Counters that may reach more values than the bound.
+	var incs []Stmt
+	for i := 0; i < 3; i++ {
+		incs = append(incs, rmwOp(OpAdd, "", "x", 1))
+	}
+	_, err = Reference{}.Outcomes(exists("counters", mem("x", 0), th(incs...), th(incs...), th(incs...)))
+	require.ErrorIs(t, err, ErrTooLarge)
+	assert.Contains(t, err.Error(), "values")
 }
