@@ -309,3 +309,6 @@ func orders(ws []int, po rel) [][]int {
 	rec()
 	return out
 }
+
+// Reference is a litmus.Model.
+var _ litmus.Model = Reference{}
