@@ -1,0 +1,181 @@
+package lkmm
+
+import "github.com/flushproof/flushproof/model/litmus"
+
+// execution is one candidate execution: the events of every thread's run
+// plus the initial writes, and the choices rf and co.
+type execution struct {
+	events []event
+	n      int
+	po     rel // program order within a thread (initial writes are in no thread)
+	rmw    rel // read -> write of one successful RMW
+	data   rel // read -> write whose value it computes (before carry-dep)
+	ctrl   rel // read -> event inside an if arm whose condition it computes
+	rf     rel
+	co     rel // transitive: every pair of writes to one location, in order
+}
+
+// sets of events, each a bit per event index.
+type sets struct {
+	R, W, F, M, IW             set
+	Acquire, Release, MbR, MbW set
+	R4rmb, RMW                 set
+	Rmb, Wmb, Mb, BeforeAtomic set // fences by kind
+	AfterAtomic, AfterSpinlock set
+}
+
+func (x *execution) sets() sets {
+	var s sets
+	for i, ev := range x.events {
+		b := set(1) << uint(i)
+		switch ev.kind {
+		case read:
+			s.R |= b
+			if !ev.noreturn {
+				s.R4rmb |= b // R4rmb = R \ Noreturn (linux-kernel.cat)
+			}
+			if ev.mb {
+				s.MbR |= b
+			}
+		case write:
+			s.W |= b
+			if ev.thread < 0 {
+				s.IW |= b
+			}
+			if ev.mb {
+				s.MbW |= b
+			}
+		case fence:
+			s.F |= b
+			switch ev.fence {
+			case litmus.OpRmb:
+				s.Rmb |= b
+			case litmus.OpWmb:
+				s.Wmb |= b
+			case litmus.OpMb:
+				s.Mb |= b
+			case litmus.OpMbBeforeAtomic:
+				s.BeforeAtomic |= b
+			case litmus.OpMbAfterAtomic:
+				s.AfterAtomic |= b
+			case litmus.OpMbAfterSpinlock:
+				s.AfterSpinlock |= b
+			}
+		}
+		if ev.acquire {
+			s.Acquire |= b
+		}
+		if ev.release {
+			s.Release |= b
+		}
+		if ev.inRMW {
+			s.RMW |= b
+		}
+	}
+	s.M = s.R | s.W
+	return s
+}
+
+// fencerel returns po ; [f] ; po (herd7's fencerel).
+func (x *execution) fencerel(f set) rel {
+	return x.po.restrict(^set(0), f).seq(x.po)
+}
+
+// consistent decides whether the candidate execution is allowed by the
+// axioms of tools/memory-model/linux-kernel.cat (Linux v6.18), all
+// accesses being marked and without RCU or locks: coherence, atomic,
+// happens-before and propagation. Each relation below is named as in the
+// cat file.
+func (x *execution) consistent() bool {
+	n := x.n
+	s := x.sets()
+	all := ^set(0)
+
+	// int: same thread (the initial writes are external to every thread).
+	intRel := newRel(n)
+	for i, a := range x.events {
+		for j, b := range x.events {
+			if i == j || (a.thread >= 0 && a.thread == b.thread) {
+				intRel.add(i, j)
+			}
+		}
+	}
+	ext := newRel(n)
+	for i := range ext {
+		ext[i] = ^intRel[i] & (set(1)<<uint(n) - 1)
+	}
+	loc := newRel(n)
+	for i, a := range x.events {
+		for j, b := range x.events {
+			if a.kind != fence && b.kind != fence && a.loc == b.loc {
+				loc.add(i, j)
+			}
+		}
+	}
+
+	fr := x.rf.inv().seq(x.co)
+	com := x.rf.union(x.co, fr)
+	poLoc := x.po.inter(loc)
+	// acyclic po-loc | com as coherence
+	if !poLoc.union(com).acyclic() {
+		return false
+	}
+	rfe := x.rf.inter(ext)
+	rfi := x.rf.inter(intRel)
+	coe := x.co.inter(ext)
+	fre := fr.inter(ext)
+	// empty rmw & (fre ; coe) as atomic
+	if !x.rmw.inter(fre.seq(coe)).empty() {
+		return false
+	}
+
+	// Dependencies carried through memory (linux-kernel.bell):
+	// carry-dep = (data ; rfi)*, then addr, data and ctrl are prefixed by it.
+	carry := x.data.seq(rfi).star()
+	data := carry.seq(x.data)
+	ctrl := carry.seq(x.ctrl)
+
+	// Release Acquire
+	acqPo := x.po.restrict(s.Acquire, s.M)
+	poRel := x.po.restrict(s.M, s.Release)
+
+	// Fences
+	rmb := x.fencerel(s.Rmb).restrict(s.R4rmb, s.R4rmb)
+	wmb := x.fencerel(s.Wmb).restrict(s.W, s.W)
+	poOpt := x.po.opt()
+	mb := x.fencerel(s.Mb).restrict(s.M, s.M).union(
+		// full-barrier RMWs act as if enclosed by smp_mb()
+		x.po.restrict(s.M, s.MbR),
+		x.po.restrict(s.MbW, s.M),
+		x.fencerel(s.BeforeAtomic).restrict(s.M, s.RMW).seq(poOpt).restrict(all, s.M),
+		poOpt.restrict(s.M, s.RMW).seq(x.fencerel(s.AfterAtomic)).restrict(all, s.M),
+		// [M] ; po? ; [LKW] ; fencerel(After-spinlock) ; [M] and the
+		// After-unlock-lock case need lock events (LKW, UL): none here,
+		// since locks are rejected, so they are empty.
+	)
+	strongFence := mb // | gp, empty without RCU
+	nonrwFence := strongFence.union(poRel, acqPo)
+	fenceRel := nonrwFence.union(wmb, rmb)
+
+	// Preserved Program Order (addr is empty: the programs have no pointers)
+	dep := data
+	rwdep := dep.union(ctrl).restrict(all, s.W)
+	overwrite := x.co.union(fr)
+	toW := rwdep.union(overwrite.inter(intRel))
+	toR := dep.seq(rfi)
+	ppo := toR.union(toW, fenceRel)
+
+	// Propagation
+	aCumul := func(r rel) rel { return rfe.opt().seq(r) }
+	cumulFence := aCumul(strongFence.union(poRel)).union(wmb)
+	prop := overwrite.inter(ext).opt().seq(cumulFence.star()).seq(rfe.opt())
+
+	// acyclic hb as happens-before
+	hb := ppo.union(rfe, prop.minus(id(n, all)).inter(intRel))
+	if !hb.acyclic() {
+		return false
+	}
+	// acyclic pb as propagation
+	pb := prop.seq(strongFence).seq(hb.star())
+	return pb.acyclic()
+}

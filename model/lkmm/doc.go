@@ -1,0 +1,45 @@
+// Package lkmm is the axiomatic Linux kernel memory model, the reference
+// the other memory models are held to: [Reference] gives the outcomes of a
+// [litmus.Test] that the kernel's model allows.
+//
+// It follows herd7 running tools/memory-model (linux-kernel.def,
+// linux-kernel.bell, linux-kernel.cat as of Linux v6.18; the prose is
+// tools/memory-model/Documentation/explanation.txt):
+//
+//  1. Each thread is run for every choice of the values its reads return,
+//     drawn from the values the program can write (a fixpoint from the
+//     initial values), giving its events: reads, writes and fences tagged
+//     as the .def and .bell tag them, with program order, the rmw pairs of
+//     atomic read-modify-writes, and the data and control dependencies
+//     carried through registers (events.go).
+//  2. For each combination of runs, every rf (each read takes its value from
+//     a write of that value, the initial write included) and every co (the
+//     writes of each location in some order after the initial write) is a
+//     candidate execution.
+//  3. A candidate is allowed when it satisfies the cat's axioms: coherence,
+//     atomic, happens-before and propagation (cat.go). The outcome of an
+//     allowed candidate is every thread's registers and every location's
+//     co-last value.
+//
+// What is modelled: READ_ONCE, WRITE_ONCE, smp_load_acquire,
+// smp_store_release, smp_mb, smp_rmb, smp_wmb, smp_mb__before_atomic,
+// smp_mb__after_atomic, smp_mb__after_spinlock (which orders nothing
+// without a lock), barrier (which orders nothing among marked accesses),
+// and every atomic RMW of [litmus.Op]: non-returning atomics (their read is
+// Noreturn, so smp_rmb ignores it), value-returning ones fully ordered
+// (their events carry Mb, as if enclosed by smp_mb), _relaxed, _acquire
+// and _release, xchg, and cmpxchg whose failure is a bare read with no
+// ordering. Control dependencies reach the events inside the arms of an
+// if whose condition uses a loaded value, not the events after it.
+//
+// What is not: spin_lock and spin_unlock (lock.cat) are rejected with
+// [ErrUnsupported]; RCU is absent from the programs, so gp, rcu-fence and
+// the rcu axiom are empty; every access is marked, so the plain-access
+// data-race and plain-coherence checks have nothing to do; there are no
+// pointers, so addr is empty. A cmpxchg's expected value gives no
+// dependency, only its new value does.
+//
+// Bounds: [MaxThreads] threads, [MaxLocs] locations, a few events per
+// thread and [MaxCandidates] candidate executions; beyond them Outcomes
+// fails with [ErrTooLarge] naming the size, rather than running on.
+package lkmm

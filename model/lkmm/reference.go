@@ -1,0 +1,314 @@
+package lkmm
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/flushproof/flushproof/model/litmus"
+)
+
+// ErrUnsupported says a test uses a primitive the reference does not model.
+var ErrUnsupported = errors.New("lkmm: unsupported primitive")
+
+// ErrTooLarge says a test is beyond the bounds the reference enumerates.
+var ErrTooLarge = errors.New("lkmm: test too large to enumerate")
+
+// The bounds of a test the reference enumerates.
+const (
+	MaxThreads = 4
+	MaxLocs    = 4
+	// MaxCandidates bounds the candidate executions (runs of the threads
+	// combined, times rf and co choices) one test may have.
+	MaxCandidates = 5_000_000
+)
+
+// Reference is the axiomatic Linux kernel memory model: the outcomes of a
+// test are those of its candidate executions that satisfy the axioms of
+// tools/memory-model/linux-kernel.cat. It implements [litmus.Model].
+type Reference struct {
+	_ struct{}
+}
+
+// Name returns "LKMM".
+func (Reference) Name() string { return "LKMM" }
+
+// Outcomes returns every final state of t that some execution allowed by
+// LKMM reaches, each once: every thread's registers (those its code
+// assigns, 0 if never set on the path taken) and every location's final
+// value (its co-last write). A test with a lock, or beyond the bounds, is
+// an error wrapping [ErrUnsupported] or [ErrTooLarge].
+func (Reference) Outcomes(t *litmus.Test) ([]litmus.Outcome, error) {
+	if len(t.Threads) > MaxThreads {
+		return nil, fmt.Errorf("%s: %w: %d threads (at most %d)", t.Name, ErrTooLarge, len(t.Threads), MaxThreads)
+	}
+	locs := testLocs(t)
+	if len(locs) > MaxLocs {
+		return nil, fmt.Errorf("%s: %w: %d locations (at most %d)", t.Name, ErrTooLarge, len(locs), MaxLocs)
+	}
+	runs, err := threadTraces(t, locs)
+	if err != nil {
+		return nil, fmt.Errorf("%s: running the threads: %w", t.Name, err)
+	}
+	e := &enumerator{test: t, locs: locs, runs: runs, found: map[string]litmus.Outcome{}}
+	if err := e.combos(0, make([]int, len(runs))); err != nil {
+		return nil, fmt.Errorf("%s: %w", t.Name, err)
+	}
+	out := make([]litmus.Outcome, 0, len(e.found))
+	for _, o := range e.found {
+		out = append(out, o)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key() < out[j].Key() })
+	return out, nil
+}
+
+// testLocs lists the test's locations: t.Locs, then any other the initial
+// state or the code names.
+func testLocs(t *litmus.Test) []string {
+	seen := map[string]bool{}
+	var out []string
+	add := func(l string) {
+		if l != "" && !seen[l] {
+			seen[l] = true
+			out = append(out, l)
+		}
+	}
+	for _, l := range t.Locs {
+		add(l)
+	}
+	var walk func([]litmus.Stmt)
+	walk = func(body []litmus.Stmt) {
+		for _, s := range body {
+			if s.Access != nil {
+				add(s.Access.Loc)
+			}
+			if s.If != nil {
+				walk(s.If.Then)
+				walk(s.If.Else)
+			}
+		}
+	}
+	for _, th := range t.Threads {
+		walk(th.Body)
+	}
+	init := make([]string, 0, len(t.Init))
+	for l := range t.Init {
+		init = append(init, l)
+	}
+	sort.Strings(init)
+	for _, l := range init {
+		add(l)
+	}
+	return out
+}
+
+// enumerator walks the candidate executions of one test.
+type enumerator struct {
+	test       *litmus.Test
+	locs       []string
+	runs       [][]trace
+	candidates int
+	found      map[string]litmus.Outcome
+}
+
+// combos picks one run per thread, then checks the candidate executions
+// of that combination.
+func (e *enumerator) combos(th int, pick []int) error {
+	if th == len(e.runs) {
+		return e.combination(pick)
+	}
+	for i := range e.runs[th] {
+		pick[th] = i
+		if err := e.combos(th+1, pick); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// combination builds the events of one run per thread and tries every rf
+// (a write of the same location and value for each read) and every co
+// (each location's writes in some order after its initial write).
+func (e *enumerator) combination(pick []int) error {
+	x := &execution{}
+	locIdx := map[string]int{}
+	for i, l := range e.locs {
+		locIdx[l] = i
+		x.events = append(x.events, event{thread: -1, kind: write, loc: l, val: e.test.Init[l], rmwRead: -1})
+	}
+	starts := make([]int, len(pick))
+	regs := make([]map[string]int64, len(pick))
+	for th, i := range pick {
+		tr := e.runs[th][i]
+		starts[th] = len(x.events)
+		x.events = append(x.events, tr.events...)
+		regs[th] = tr.regs
+	}
+	x.n = len(x.events)
+	if x.n > maxEvents {
+		return fmt.Errorf("%w: %d events (at most %d)", ErrTooLarge, x.n, maxEvents)
+	}
+	x.po, x.rmw, x.data, x.ctrl = newRel(x.n), newRel(x.n), newRel(x.n), newRel(x.n)
+	for th := range pick {
+		base := starts[th]
+		evs := e.runs[th][pick[th]].events
+		for i, ev := range evs {
+			for j := i + 1; j < len(evs); j++ {
+				x.po.add(base+i, base+j)
+			}
+			if ev.kind == write && ev.rmwRead >= 0 {
+				x.rmw.add(base+ev.rmwRead, base+i)
+			}
+			for k := range evs {
+				if ev.data&(1<<uint(k)) != 0 {
+					x.data.add(base+k, base+i)
+				}
+				if ev.ctrl&(1<<uint(k)) != 0 {
+					x.ctrl.add(base+k, base+i)
+				}
+			}
+		}
+	}
+
+	// rf candidates: a write of the same location and value that is not
+	// po-after the read (that would be a coherence cycle anyway).
+	var reads []int
+	var rfChoices [][]int
+	writesOf := make([][]int, len(e.locs))
+	for i, ev := range x.events {
+		switch ev.kind {
+		case write:
+			if ev.thread >= 0 {
+				writesOf[locIdx[ev.loc]] = append(writesOf[locIdx[ev.loc]], i)
+			}
+		case read:
+			var ws []int
+			for j, w := range x.events {
+				if w.kind == write && w.loc == ev.loc && w.val == ev.val && !x.po.has(i, j) {
+					ws = append(ws, j)
+				}
+			}
+			if len(ws) == 0 {
+				return nil // a value no write gives: no execution
+			}
+			reads = append(reads, i)
+			rfChoices = append(rfChoices, ws)
+		}
+	}
+	cos := make([][][]int, len(e.locs))
+	for l, ws := range writesOf {
+		cos[l] = orders(ws, x.po)
+	}
+	n := 1
+	for _, c := range rfChoices {
+		n *= len(c)
+	}
+	for _, c := range cos {
+		n *= len(c)
+	}
+	e.candidates += n
+	if e.candidates > MaxCandidates {
+		return fmt.Errorf("%w: more than %d candidate executions (%d threads, %d events)",
+			ErrTooLarge, MaxCandidates, len(pick), x.n)
+	}
+
+	coPick := make([]int, len(e.locs))
+	var pickCo func(l int) error
+	pickCo = func(l int) error {
+		if l < len(e.locs) {
+			for i := range cos[l] {
+				coPick[l] = i
+				if err := pickCo(l + 1); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		mem := map[string]int64{}
+		x.co = newRel(x.n)
+		for li, loc := range e.locs {
+			order := append([]int{li}, cos[li][coPick[li]]...) // initial write first
+			for a := range order {
+				for b := a + 1; b < len(order); b++ {
+					x.co.add(order[a], order[b])
+				}
+			}
+			mem[loc] = x.events[order[len(order)-1]].val
+		}
+		out := litmus.Outcome{Regs: regs, Mem: mem}
+		key := out.Key()
+		if _, ok := e.found[key]; ok {
+			return nil // this outcome is already allowed
+		}
+		if e.someRF(x, reads, rfChoices, 0) {
+			e.found[key] = out
+		}
+		return nil
+	}
+	return pickCo(0)
+}
+
+// someRF reports whether some choice of rf for reads[k:] makes x
+// consistent.
+func (e *enumerator) someRF(x *execution, reads []int, choices [][]int, k int) bool {
+	if k == 0 {
+		x.rf = newRel(x.n)
+	}
+	if k == len(reads) {
+		return x.consistent()
+	}
+	r := reads[k]
+	for _, w := range choices[k] {
+		x.rf[w] |= 1 << uint(r)
+		ok := e.someRF(x, reads, choices, k+1)
+		x.rf[w] &^= 1 << uint(r)
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+// orders returns every order of the writes ws that keeps each thread's
+// writes in program order (coherence demands it: po-loc ; co^-1 would be a
+// cycle).
+func orders(ws []int, po rel) [][]int {
+	if len(ws) == 0 {
+		return [][]int{nil}
+	}
+	var out [][]int
+	used := make([]bool, len(ws))
+	cur := make([]int, 0, len(ws))
+	var rec func()
+	rec = func() {
+		if len(cur) == len(ws) {
+			out = append(out, append([]int(nil), cur...))
+			return
+		}
+		for i, w := range ws {
+			if used[i] {
+				continue
+			}
+			blocked := false
+			for j, v := range ws {
+				if !used[j] && j != i && po.has(v, w) {
+					blocked = true // an earlier write of w's thread is not placed yet
+					break
+				}
+			}
+			if blocked {
+				continue
+			}
+			used[i] = true
+			cur = append(cur, w)
+			rec()
+			cur = cur[:len(cur)-1]
+			used[i] = false
+		}
+	}
+	rec()
+	return out
+}
+
+// Reference is a litmus.Model.
+var _ litmus.Model = Reference{}
