@@ -34,6 +34,7 @@ package litmus
 // buffer or too many live Relaxed stores end the run with an error.
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -50,6 +51,15 @@ type Operational struct {
 	MaxStates int
 	_         struct{}
 }
+
+// ErrUnsupported is wrapped by every refusal of a test the model cannot
+// run: a primitive it does not have, a bound of memory.Memory (threads,
+// locations, registers, values, store buffer, live stores).
+var ErrUnsupported = errors.New("unsupported")
+
+// ErrCutShort is wrapped when the search reached its state budget: the
+// outcomes are unknown.
+var ErrCutShort = errors.New("search cut short")
 
 // DefaultMaxStates is the state budget of an Operational search.
 const DefaultMaxStates = 1 << 22
@@ -119,14 +129,14 @@ func (o Operational) run(t *Test) (*opSystem, *explore.Result[opState], error) {
 	}
 	r := explore.Explore[opState](sys, explore.Options{Workers: 1, MaxStates: budget})
 	if r.Stopped != "" {
-		return nil, nil, fmt.Errorf("%s under %s: search cut short (%s) after %d states: outcomes unknown", t.Name, o.Name(), r.Stopped, r.States)
+		return nil, nil, fmt.Errorf("%s under %s: %w (%s) after %d states: outcomes unknown", t.Name, o.Name(), ErrCutShort, r.Stopped, r.States)
 	}
 	if r.Violation != nil {
 		return nil, nil, fmt.Errorf("%s under %s: %w", t.Name, o.Name(), r.Violation)
 	}
 	for i := 0; i < r.Len(); i++ {
 		if f := r.State(i).fault; f.kind != 0 {
-			return nil, nil, fmt.Errorf("%s under %s: %s", t.Name, o.Name(), sys.faultText(f))
+			return nil, nil, fmt.Errorf("%s under %s: %w: %s", t.Name, o.Name(), ErrUnsupported, sys.faultText(f))
 		}
 	}
 	return sys, r, nil
@@ -191,10 +201,10 @@ func compile(m memory.Model, t *Test) (*opSystem, error) {
 		return nil, fmt.Errorf("litmus: unknown memory model %v", m)
 	}
 	if len(t.Threads) > memory.MaxThreads {
-		return nil, fmt.Errorf("%s: %d threads, more than the %d memory.Memory holds", t.Name, len(t.Threads), memory.MaxThreads)
+		return nil, fmt.Errorf("%s: %w: %d threads, more than the %d memory.Memory holds", t.Name, ErrUnsupported, len(t.Threads), memory.MaxThreads)
 	}
 	if len(t.Locs) > memory.MaxLocations {
-		return nil, fmt.Errorf("%s: %d locations, more than the %d memory.Memory holds", t.Name, len(t.Locs), memory.MaxLocations)
+		return nil, fmt.Errorf("%s: %w: %d locations, more than the %d memory.Memory holds", t.Name, ErrUnsupported, len(t.Locs), memory.MaxLocations)
 	}
 	if t.Quant == 0 {
 		return nil, fmt.Errorf("%s: no final condition", t.Name)
@@ -216,7 +226,7 @@ func compile(m memory.Model, t *Test) (*opSystem, error) {
 			return nil, err
 		}
 		if len(c.code) > 255 {
-			return nil, fmt.Errorf("%s: P%d has %d instructions, more than 255", t.Name, ti, len(c.code))
+			return nil, fmt.Errorf("%s: %w: P%d has %d instructions, more than 255", t.Name, ErrUnsupported, ti, len(c.code))
 		}
 		sys.code = append(sys.code, c.code)
 		sys.regs = append(sys.regs, c.regs)
@@ -242,7 +252,7 @@ func (c *compiler) reg(name string, line int) error {
 		return nil
 	}
 	if len(c.regs) == MaxRegs {
-		return fmt.Errorf("%s: line %d: P%d uses more than %d registers", c.name, line, c.thread, MaxRegs)
+		return fmt.Errorf("%s: line %d: %w: P%d uses more than %d registers", c.name, line, ErrUnsupported, c.thread, MaxRegs)
 	}
 	c.regs[name] = len(c.regs)
 	return nil
@@ -279,7 +289,7 @@ func (c *compiler) stmts(body []Stmt) error {
 		case s.Access != nil:
 			a := s.Access
 			if !supported(c.m, a.Op) {
-				return fmt.Errorf("%s: line %d: %s does not support %s", c.name, s.Line, c.m, a.Op)
+				return fmt.Errorf("%s: line %d: %w: %s does not support %s", c.name, s.Line, ErrUnsupported, c.m, a.Op)
 			}
 			info := a.Op.Info()
 			loc := -1
