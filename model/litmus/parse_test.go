@@ -236,3 +236,35 @@ func TestParseFile(t *testing.T) {
 	_, err = ParseFile(filepath.Join(t.TempDir(), "missing.litmus"))
 	assert.ErrorIs(t, err, os.ErrNotExist)
 }
+
+// TestParseHerdHeaders: what diy7-generated and hand-written tests put
+// around the program: a quoted description and Key=value lines after the
+// name, "(* *)" comments in the initial state, typed register declarations,
+// volatile parameters.
+func TestParseHerdHeaders(t *testing.T) {
+	src := `C gen
+"PodWW Rfe PodRR Fre"
+Cycle=Rfe PodRR Fre PodWW
+Prefetch=0:x=F,0:y=W
+
+{
+	x=0; (* initially zero *)
+	int 0:r1;
+	int 1:r2 = 0;
+}
+
+P0(volatile int* x, volatile int* y) {
+	int r1;
+	WRITE_ONCE(*x, 1);
+	r1 = READ_ONCE(*y);
+}
+
+exists (0:r1=0)
+`
+	tt, err := Parse("gen.litmus", []byte(src))
+	require.NoError(t, err)
+	assert.Equal(t, "gen", tt.Name)
+	assert.Equal(t, []string{"x", "y"}, tt.Locs)
+	require.Len(t, tt.Threads[0].Body, 2)
+	assert.Equal(t, 14, tt.Threads[0].Body[0].Line, "header lines are counted")
+}
