@@ -5,6 +5,7 @@
 //	flushproof cost [flags]        what each variant of each protocol costs
 //	flushproof skipshare [flags]   cost -protocol xfs-flushseq: fsyncs that share a flush
 //	flushproof crashlab [flags]    record fsync writers on a real file system, replay crash states
+//	flushproof litmus [flags] FILE...  herd7 C litmus files under each memory model
 //
 // See README.md and docs/ for what each verdict means.
 package main
@@ -26,6 +27,8 @@ commands:
   skipshare  cost -protocol xfs-flushseq: the flush-sequence code under a latency model
   crashlab   record fsync writers on ext4 or xfs through a FUSE + loop recorder and check
              every acknowledged record in the crash states the log allows (root)
+  litmus     run herd7 C litmus files under each memory model: outcomes, herd7's answer,
+             a witness timeline; -expect compares with the files' Result: lines
 
 run "flushproof <command> -h" for the flags of a command; docs/cli.md describes
 the flags, the exit statuses and the -json output of every command
@@ -50,6 +53,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runCost("cost", "", args[1:], stdout, stderr)
 	case "crashlab":
 		return runCrashlab(args[1:], stdout, stderr)
+	case "litmus":
+		return runLitmus(args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return exitOK

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flushproof/flushproof/model/litmus"
+	"github.com/flushproof/flushproof/model/memory"
+)
+
+const litmusDir = "testdata/litmus/"
+
+func runLitmusArgs(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(append([]string{"litmus"}, args...), &out, &errb)
+	return out.String(), errb.String(), code
+}
+
+func TestLitmusText(t *testing.T) {
+	out, errs, code := runLitmusArgs(t, "-model", "sc,tso", litmusDir+"SB.litmus")
+	assert.Equal(t, exitOK, code, errs)
+	for _, want := range []string{
+		"== testdata/litmus/SB.litmus under SC", "Test SB Allowed", "States 3", "No\n",
+		"Positive: 0 Negative: 3", "Observation SB Never 0 3",
+		"== testdata/litmus/SB.litmus under TSO", "States 4", "Ok\n", "Positive: 1 Negative: 3",
+		"Observation SB Sometimes 1 3", "0:r0=0; 1:r0=0; x=1; y=1;",
+		"Witness: a shortest execution to an outcome that satisfies the condition",
+		"step | P0", "| memory", "r0 = READ_ONCE(y) = 0", "reaches memory",
+	} {
+		assert.Contains(t, out, want)
+	}
+	assert.NotContains(t, out, "under Relaxed", "-model sc,tso")
+	// SC has no witness: the first Witness line is TSO's.
+	sc, _, _ := bytes.Cut([]byte(out), []byte("under TSO"))
+	assert.NotContains(t, string(sc), "Witness:")
+}
+
+func TestLitmusForallWitness(t *testing.T) {
+	out, errs, code := runLitmusArgs(t, "-model", "tso", litmusDir+"counter.litmus")
+	assert.Equal(t, exitOK, code, errs)
+	assert.Contains(t, out, "Test counter Required")
+	assert.Contains(t, out, "Observation counter Always 2 0")
+	assert.NotContains(t, out, "Witness:", "forall holds: nothing to show")
+}
+
+func TestLitmusJSON(t *testing.T) {
+	out, errs, code := runLitmusArgs(t, "-json", litmusDir+"SB+mbs.litmus")
+	assert.Equal(t, exitOK, code, errs)
+	var recs []litmusRecord
+	sc := bufio.NewScanner(bytes.NewBufferString(out))
+	for sc.Scan() {
+		var r litmusRecord
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &r), sc.Text())
+		recs = append(recs, r)
+	}
+	require.Len(t, recs, 3)
+	for i, m := range []string{"SC", "TSO", "Relaxed"} {
+		assert.Equal(t, "litmus.result", recs[i].Kind)
+		assert.Equal(t, m, recs[i].Model)
+		assert.Equal(t, "Never", recs[i].Result, m)
+		assert.False(t, recs[i].Holds, m)
+		assert.Empty(t, recs[i].Witness, m)
+	}
+}
+
+func TestLitmusErrors(t *testing.T) {
+	// A construct the parser refuses: exit 2, file:line: construct, nothing run.
+	out, errs, code := runLitmusArgs(t, litmusDir+"plain.litmus", litmusDir+"SB.litmus")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errs, "testdata/litmus/plain.litmus:9: unsupported construct: plain access *x")
+	assert.Empty(t, out)
+
+	// A primitive a model refuses: that model's error, the others run, exit 2.
+	out, _, code = runLitmusArgs(t, litmusDir+"MP+rel+acq.litmus")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, out, "Observation MP+rel+acq Never 0 3")
+	assert.Contains(t, out, "error: MP+rel+acq: line 14: unsupported: Relaxed does not support smp_store_release")
+
+	_, errs, code = runLitmusArgs(t, "-model", "arm", litmusDir+"SB.litmus")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errs, `-model: want a comma-separated list of sc, tso, relaxed, got "arm"`)
+
+	_, errs, code = runLitmusArgs(t)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errs, "no litmus file")
+
+	_, errs, code = runLitmusArgs(t, litmusDir+"missing.litmus")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errs, "missing.litmus")
+}
+
+// lkmmStandIn is a model named LKMM for testing -expect: it answers as TSO
+// does (the real LKMM reference joins litmusModels elsewhere).
+type lkmmStandIn struct{ litmus.Operational }
+
+func (lkmmStandIn) Name() string { return "LKMM" }
+
+func TestLitmusExpect(t *testing.T) {
+	// Without a model named LKMM, -expect says so and the run is incomplete.
+	out, errs, code := runLitmusArgs(t, "-expect", "-model", "sc", litmusDir+"SB.litmus")
+	assert.Equal(t, exitIncomplete, code)
+	assert.Contains(t, out, "Expect SB: no LKMM model in this build")
+	assert.Contains(t, errs, "Result: lines not compared")
+
+	_, errs, code = runLitmusArgs(t, "-expect", litmusDir+"noresult.litmus")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errs, "noresult.litmus: -expect, but the file has no Result: line")
+
+	saved := litmusModels
+	t.Cleanup(func() { litmusModels = saved })
+	litmusModels = append(append([]litmus.Model{}, saved...), lkmmStandIn{litmus.Operational{Model: memory.TSO}})
+
+	// LKMM runs for -expect even when -model leaves it out.
+	out, errs, code = runLitmusArgs(t, "-expect", "-model", "sc", litmusDir+"SB.litmus", litmusDir+"SB+mbs.litmus", litmusDir+"counter.litmus")
+	assert.Equal(t, exitOK, code, errs)
+	assert.Contains(t, out, "Expect SB: Result: Sometimes, LKMM says Sometimes: match")
+	assert.Contains(t, out, "Expect SB+mbs: Result: Never, LKMM says Never: match")
+	assert.Contains(t, out, "Expect counter: Result: Always, LKMM says Always: match")
+
+	// header lies: write one that does.
+	bad := t.TempDir() + "/SB-lies.litmus"
+	src, err := os.ReadFile(litmusDir + "SB.litmus")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(bad, bytes.Replace(src, []byte("Result: Sometimes"), []byte("Result: Never"), 1), 0o644))
+	out, _, code = runLitmusArgs(t, "-expect", "-json", bad)
+	assert.Equal(t, exitUnexpected, code)
+	assert.Contains(t, out, `"kind":"litmus.expect"`)
+	assert.Contains(t, out, `"want":"Never","got":"Sometimes","match":false`)
+}

@@ -1,0 +1,714 @@
+package litmus
+
+// The operational models: a test run under model/memory's SC, x86-TSO or
+// Relaxed memory, every interleaving explored by model/explore. Each thread
+// is an actor whose registers and program counter are part of the state;
+// under TSO a store buffer's oldest entry reaching memory is a step of the
+// "memory" actor. The final states (every thread at its end, every store
+// buffer drained) are the outcomes.
+//
+// How the primitives map onto memory.Memory:
+//   - SC: every primitive is sequentially consistent; fences are no-ops.
+//   - TSO: loads and stores are plain (x86 loads are acquires and stores
+//     releases already, so smp_load_acquire and smp_store_release are plain
+//     too); smp_mb drains the store buffer; smp_rmb, smp_wmb,
+//     smp_mb__{before,after}_atomic, smp_mb__after_spinlock and barrier()
+//     are compiler barriers only on x86 (arch/x86/include/asm/barrier.h,
+//     where atomics are locked instructions); every read-modify-write and
+//     spin_lock is a locked instruction that drains the buffer first;
+//     spin_unlock is a plain (buffered) store of 0.
+//   - Relaxed (the view-based model of memory.Relaxed): only what Memory has:
+//     READ_ONCE, WRITE_ONCE, smp_mb and the fully ordered read-modify-writes
+//     (atomic_add_return, atomic_fetch_add, xchg, cmpxchg and their inc,
+//     dec and sub spellings). Everything else is refused with an error
+//     naming the primitive: Relaxed has no acquire, release, partial
+//     fence or unordered RMW, and answering with a stronger or weaker
+//     primitive in their place would be a wrong answer.
+//   - spin_lock is an atomic test-and-set of the lock word that has no step
+//     while the lock is held (the thread waits); spin_unlock stores 0. An
+//     execution where a thread waits forever for a lock is not an outcome.
+//
+// Memory holds small values (int8) and starts at 0: a location's value is
+// kept as its difference from the location's initial value, so that the
+// initial state needs no store. A value out of range, a full TSO store
+// buffer or too many live Relaxed stores end the run with an error.
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/flushproof/flushproof/model/explore"
+	"github.com/flushproof/flushproof/model/memory"
+)
+
+// Operational runs litmus tests under one of model/memory's models by
+// exhaustive search of every interleaving.
+type Operational struct {
+	Model memory.Model
+	// MaxStates bounds the search (0: DefaultMaxStates). A search that
+	// reaches it is an error: its outcomes would be incomplete.
+	MaxStates int
+	_         struct{}
+}
+
+// ErrUnsupported is wrapped by every refusal of a test the model cannot
+// run: a primitive it does not have, a bound of memory.Memory (threads,
+// locations, registers, values, store buffer, live stores).
+var ErrUnsupported = errors.New("unsupported")
+
+// ErrCutShort is wrapped when the search reached its state budget: the
+// outcomes are unknown.
+var ErrCutShort = errors.New("search cut short")
+
+// DefaultMaxStates is the state budget of an Operational search.
+const DefaultMaxStates = 1 << 22
+
+// MaxRegs is the number of registers a thread may use.
+const MaxRegs = 8
+
+// Name is the memory model's name: SC, TSO or Relaxed.
+func (o Operational) Name() string { return o.Model.String() }
+
+// Outcomes returns every final state of t under the model.
+func (o Operational) Outcomes(t *Test) ([]Outcome, error) {
+	sys, r, err := o.run(t)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	var out []Outcome
+	for i := 0; i < r.Len(); i++ {
+		s := r.State(i)
+		if !sys.final(s) {
+			continue
+		}
+		oc := sys.outcome(s)
+		if k := oc.Key(); !seen[k] {
+			seen[k] = true
+			out = append(out, oc)
+		}
+	}
+	return out, nil
+}
+
+// Witness returns a shortest execution of t that ends in an outcome
+// satisfying cond (t.Cond for a reachable exists; Not(t.Cond) for a
+// violated forall), as timeline steps, with the timeline's columns (one per
+// thread, then "memory"). A nil path means no outcome satisfies cond.
+func (o Operational) Witness(t *Test, cond Expr) ([]explore.Step, []string, error) {
+	sys, r, err := o.run(t)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i := 0; i < r.Len(); i++ {
+		s := r.State(i)
+		if !sys.final(s) {
+			continue
+		}
+		ok, err := sys.outcome(s).Satisfies(cond)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: witness condition: %w", t.Name, err)
+		}
+		if ok {
+			return r.PathTo(i), sys.Actors(), nil
+		}
+	}
+	return nil, sys.Actors(), nil
+}
+
+// run compiles t and explores it.
+func (o Operational) run(t *Test) (*opSystem, *explore.Result[opState], error) {
+	sys, err := compile(o.Model, t)
+	if err != nil {
+		return nil, nil, err
+	}
+	budget := o.MaxStates
+	if budget == 0 {
+		budget = DefaultMaxStates
+	}
+	r := explore.Explore[opState](sys, explore.Options{Workers: 1, MaxStates: budget})
+	if r.Stopped != "" {
+		return nil, nil, fmt.Errorf("%s under %s: %w (%s) after %d states: outcomes unknown", t.Name, o.Name(), ErrCutShort, r.Stopped, r.States)
+	}
+	if r.Violation != nil {
+		return nil, nil, fmt.Errorf("%s under %s: %w", t.Name, o.Name(), r.Violation)
+	}
+	for i := 0; i < r.Len(); i++ {
+		if f := r.State(i).fault; f.kind != 0 {
+			return nil, nil, fmt.Errorf("%s under %s: %w: %s", t.Name, o.Name(), ErrUnsupported, sys.faultText(f))
+		}
+	}
+	return sys, r, nil
+}
+
+// instruction kinds of a compiled thread.
+const (
+	iAccess uint8 = iota + 1
+	iAssign
+	iBranch // if the condition is 0, jump to target
+	iJump
+)
+
+type instr struct {
+	kind   uint8
+	line   int
+	access *Access
+	loc    int // access's location index
+	assign *Assign
+	cond   Expr
+	target int
+}
+
+// faults that end a run.
+const (
+	faultRange  uint8 = iota + 1 // a value memory cannot hold
+	faultMemory                  // Memory refused a store (full buffer, too many live stores)
+)
+
+type fault struct{ kind, thread, pc uint8 }
+
+type opState struct {
+	mem   memory.Memory
+	pc    [memory.MaxThreads]uint8
+	regs  [memory.MaxThreads][MaxRegs]int64
+	fault fault
+}
+
+type opSystem struct {
+	model   memory.Model
+	test    *Test
+	code    [][]instr
+	regs    []map[string]int // per thread: register -> index
+	written [][]string       // per thread: the registers it writes, in order
+	init    []int64          // per location
+}
+
+// supported reports whether the model runs op.
+func supported(m memory.Model, op Op) bool {
+	if m != memory.Relaxed {
+		return true
+	}
+	switch op {
+	case OpReadOnce, OpWriteOnce, OpMb, OpAddReturn, OpFetchAdd, OpXchg, OpCmpxchg:
+		return true
+	}
+	return false
+}
+
+func compile(m memory.Model, t *Test) (*opSystem, error) {
+	if m != memory.SC && m != memory.TSO && m != memory.Relaxed {
+		return nil, fmt.Errorf("litmus: unknown memory model %v", m)
+	}
+	if len(t.Threads) > memory.MaxThreads {
+		return nil, fmt.Errorf("%s: %w: %d threads, more than the %d memory.Memory holds", t.Name, ErrUnsupported, len(t.Threads), memory.MaxThreads)
+	}
+	if len(t.Locs) > memory.MaxLocations {
+		return nil, fmt.Errorf("%s: %w: %d locations, more than the %d memory.Memory holds", t.Name, ErrUnsupported, len(t.Locs), memory.MaxLocations)
+	}
+	if t.Quant == 0 {
+		return nil, fmt.Errorf("%s: no final condition", t.Name)
+	}
+	sys := &opSystem{model: m, test: t}
+	locIndex := map[string]int{}
+	for i, l := range t.Locs {
+		locIndex[l] = i
+		sys.init = append(sys.init, t.Init[l])
+	}
+	for l := range t.Init {
+		if _, ok := locIndex[l]; !ok {
+			return nil, fmt.Errorf("%s: initial value of %s, which is not in Locs", t.Name, l)
+		}
+	}
+	for ti, th := range t.Threads {
+		c := &compiler{sys: sys, m: m, name: t.Name, thread: ti, locs: locIndex, regs: map[string]int{}, wrote: map[string]bool{}}
+		if err := c.stmts(th.Body); err != nil {
+			return nil, err
+		}
+		if len(c.code) > 255 {
+			return nil, fmt.Errorf("%s: %w: P%d has %d instructions, more than 255", t.Name, ErrUnsupported, ti, len(c.code))
+		}
+		sys.code = append(sys.code, c.code)
+		sys.regs = append(sys.regs, c.regs)
+		sys.written = append(sys.written, c.written)
+	}
+	return sys, nil
+}
+
+type compiler struct {
+	sys     *opSystem
+	m       memory.Model
+	name    string
+	thread  int
+	locs    map[string]int
+	code    []instr
+	regs    map[string]int
+	wrote   map[string]bool
+	written []string
+}
+
+func (c *compiler) reg(name string, line int) error {
+	if _, ok := c.regs[name]; ok {
+		return nil
+	}
+	if len(c.regs) == MaxRegs {
+		return fmt.Errorf("%s: line %d: %w: P%d uses more than %d registers", c.name, line, ErrUnsupported, c.thread, MaxRegs)
+	}
+	c.regs[name] = len(c.regs)
+	return nil
+}
+
+func (c *compiler) write(name string, line int) error {
+	if err := c.reg(name, line); err != nil {
+		return err
+	}
+	if !c.wrote[name] {
+		c.wrote[name] = true
+		c.written = append(c.written, name)
+	}
+	return nil
+}
+
+func (c *compiler) expr(e Expr, line int) error {
+	if e.Loc != "" {
+		return fmt.Errorf("%s: line %d: location %s read in an expression of P%d", c.name, line, e.Loc, c.thread)
+	}
+	var err error
+	e.Regs(func(r string) {
+		if err == nil {
+			err = c.reg(r, line)
+		}
+	})
+	return err
+}
+
+func (c *compiler) stmts(body []Stmt) error {
+	for i := range body {
+		s := &body[i]
+		switch {
+		case s.Access != nil:
+			a := s.Access
+			if !supported(c.m, a.Op) {
+				return fmt.Errorf("%s: line %d: %w: %s does not support %s", c.name, s.Line, ErrUnsupported, c.m, a.Op)
+			}
+			info := a.Op.Info()
+			loc := -1
+			if !info.Fence {
+				l, ok := c.locs[a.Loc]
+				if !ok {
+					return fmt.Errorf("%s: line %d: %s on %q, which is not a location", c.name, s.Line, a.Op, a.Loc)
+				}
+				loc = l
+			}
+			for _, e := range []Expr{a.Val, a.Expect} {
+				if err := c.expr(e, s.Line); err != nil {
+					return err
+				}
+			}
+			if a.Reg != "" {
+				if !info.Returns {
+					return fmt.Errorf("%s: line %d: %s returns no value", c.name, s.Line, a.Op)
+				}
+				if err := c.write(a.Reg, s.Line); err != nil {
+					return err
+				}
+			}
+			c.code = append(c.code, instr{kind: iAccess, line: s.Line, access: a, loc: loc})
+		case s.Assign != nil:
+			if err := c.expr(s.Assign.Val, s.Line); err != nil {
+				return err
+			}
+			if err := c.write(s.Assign.Reg, s.Line); err != nil {
+				return err
+			}
+			c.code = append(c.code, instr{kind: iAssign, line: s.Line, assign: s.Assign})
+		case s.If != nil:
+			if err := c.expr(s.If.Cond, s.Line); err != nil {
+				return err
+			}
+			branch := len(c.code)
+			c.code = append(c.code, instr{kind: iBranch, line: s.Line, cond: s.If.Cond})
+			if err := c.stmts(s.If.Then); err != nil {
+				return err
+			}
+			if len(s.If.Else) == 0 {
+				c.code[branch].target = len(c.code)
+				continue
+			}
+			jump := len(c.code)
+			c.code = append(c.code, instr{kind: iJump, line: s.Line})
+			c.code[branch].target = len(c.code)
+			if err := c.stmts(s.If.Else); err != nil {
+				return err
+			}
+			c.code[jump].target = len(c.code)
+		default:
+			return fmt.Errorf("%s: line %d: empty statement in P%d", c.name, s.Line, c.thread)
+		}
+	}
+	return nil
+}
+
+// Actors are the threads P0.. and the memory (TSO store buffer flushes).
+func (s *opSystem) Actors() []string {
+	out := make([]string, 0, len(s.code)+1)
+	for t := range s.code {
+		out = append(out, fmt.Sprintf("P%d", t))
+	}
+	return append(out, "memory")
+}
+
+func (s *opSystem) Init() []opState {
+	var readers [memory.MaxLocations]uint8
+	for t, code := range s.code {
+		for _, in := range code {
+			if in.kind == iAccess && in.loc >= 0 {
+				readers[in.loc] |= 1 << t
+			}
+		}
+	}
+	st := opState{mem: memory.New(s.model, readers)}
+	for t, code := range s.code {
+		if len(code) == 0 {
+			st.mem.DropReader(t)
+		}
+	}
+	return []opState{st}
+}
+
+func (s *opSystem) Check(opState) error { return nil }
+
+// Unfinished is always 0: a thread waiting forever for a lock is an
+// execution without an outcome, not an error of the test.
+func (s *opSystem) Unfinished(opState) uint64 { return 0 }
+
+// final reports whether st is an outcome: every thread at its end, every
+// store buffer drained, no fault.
+func (s *opSystem) final(st opState) bool {
+	if st.fault.kind != 0 {
+		return false
+	}
+	for t, code := range s.code {
+		if int(st.pc[t]) < len(code) || st.mem.BufferLen(t) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *opSystem) outcome(st opState) Outcome {
+	o := Outcome{Mem: map[string]int64{}}
+	for t := range s.code {
+		regs := map[string]int64{}
+		for _, r := range s.written[t] {
+			regs[r] = st.regs[t][s.regs[t][r]]
+		}
+		o.Regs = append(o.Regs, regs)
+	}
+	for l, name := range s.test.Locs {
+		o.Mem[name] = s.real(l, int64(st.mem.Newest(l)))
+	}
+	return o
+}
+
+// stored is v as memory keeps it for location loc (its difference from the
+// initial value); ok is false if memory cannot hold it.
+func (s *opSystem) stored(loc int, v int64) (int64, bool) {
+	d := v - s.init[loc]
+	return d, d >= -128 && d <= 127
+}
+
+// real is the value of location loc that memory keeps as d.
+func (s *opSystem) real(loc int, d int64) int64 { return d + s.init[loc] }
+
+// label kinds: whether Arg holds the step's value exactly.
+const (
+	kindPlain uint8 = iota
+	kindValue       // Arg's low byte is the stored value read or replaced
+)
+
+func (s *opSystem) Next(st opState, yield func(explore.Label, opState)) {
+	if st.fault.kind != 0 {
+		return
+	}
+	mem := len(s.code)
+	st.mem.Steps(func(t int, m memory.Memory) {
+		n := st
+		n.mem = m
+		// Which location the flushed store went to, for the timeline: the
+		// one whose newest value changed (Kind 0 if none did visibly).
+		lb := explore.Label{Actor: uint8(mem), ID: uint16(t)}
+		for l := range s.test.Locs {
+			if m.Newest(l) != st.mem.Newest(l) {
+				lb.Kind, lb.Arg = uint8(l+1), uint16(uint8(m.Newest(l)))
+				break
+			}
+		}
+		yield(lb, n)
+	})
+	for t, code := range s.code {
+		pc := int(st.pc[t])
+		if pc >= len(code) {
+			continue
+		}
+		s.step(st, t, code[pc], func(lb explore.Label, n opState) {
+			lb.Actor, lb.ID = uint8(t), uint16(pc)
+			if int(n.pc[t]) >= len(code) && n.fault.kind == 0 {
+				n.mem.DropReader(t) // it loads nothing any more: fewer live stores
+			}
+			yield(lb, n)
+		})
+	}
+}
+
+// step yields thread t's successors for instruction in.
+func (s *opSystem) step(st opState, t int, in instr, yield func(explore.Label, opState)) {
+	regs := func(_ int, name string) int64 { return st.regs[t][s.regs[t][name]] }
+	eval := func(e Expr) int64 {
+		v, err := e.Eval(regs, nil)
+		if err != nil {
+			panic(err) // compile checked every expression
+		}
+		return v
+	}
+	n := st
+	n.pc[t]++
+	fail := func(kind uint8) {
+		n.fault = fault{kind, uint8(t), st.pc[t]}
+		yield(explore.Label{}, n)
+	}
+	switch in.kind {
+	case iAssign:
+		v := eval(in.assign.Val)
+		n.regs[t][s.regs[t][in.assign.Reg]] = v
+		lb := explore.Label{Arg: uint16(int16(v))}
+		if v >= -32768 && v <= 32767 {
+			lb.Kind = kindValue
+		}
+		yield(lb, n)
+		return
+	case iBranch:
+		if eval(in.cond) == 0 {
+			n.pc[t] = uint8(in.target)
+			yield(explore.Label{Arg: 0}, n)
+			return
+		}
+		yield(explore.Label{Arg: 1}, n)
+		return
+	case iJump:
+		n.pc[t] = uint8(in.target)
+		yield(explore.Label{}, n)
+		return
+	}
+	a := in.access
+	setReg := func(v int64) {
+		if a.Reg != "" {
+			n.regs[t][s.regs[t][a.Reg]] = v
+		}
+	}
+	switch op := a.Op; {
+	case op == OpReadOnce || op == OpLoadAcquire:
+		for i, r := range st.mem.Load(t, in.loc) {
+			n.mem = r.Mem
+			setReg(s.real(in.loc, r.Val))
+			yield(explore.Label{Kind: kindValue, Arg: uint16(uint8(int8(r.Val))) | uint16(i)<<8}, n)
+		}
+	case op == OpWriteOnce || op == OpStoreRelease || op == OpSpinUnlock:
+		v := int64(0)
+		if op != OpSpinUnlock {
+			v = eval(a.Val)
+		}
+		d, ok := s.stored(in.loc, v)
+		if !ok {
+			fail(faultRange)
+			return
+		}
+		m, err := st.mem.Store(t, in.loc, d)
+		if err != nil {
+			fail(faultMemory)
+			return
+		}
+		n.mem = m
+		yield(explore.Label{Kind: kindValue, Arg: uint16(uint8(int8(d)))}, n)
+	case a.Op.Info().Fence:
+		if op == OpMb {
+			n.mem = st.mem.Fence(t)
+		}
+		yield(explore.Label{}, n)
+	case op == OpSpinLock:
+		m := st.mem
+		if s.model == memory.TSO {
+			m = m.Drain(t) // a locked instruction
+		}
+		free, _ := s.stored(in.loc, 0)
+		held, ok := s.stored(in.loc, 1)
+		if !ok {
+			fail(faultRange)
+			return
+		}
+		if int64(m.Newest(in.loc)) != free {
+			return // held: no step until it is released
+		}
+		swapped, _, m, err := m.CompareAndSwap(t, in.loc, free, held)
+		if err != nil {
+			fail(faultMemory)
+			return
+		}
+		if !swapped {
+			return
+		}
+		n.mem = m
+		yield(explore.Label{}, n)
+	case op.IsCmpxchg():
+		de, okE := s.stored(in.loc, eval(a.Expect))
+		dv, okV := s.stored(in.loc, eval(a.Val))
+		if !okE || !okV {
+			fail(faultRange)
+			return
+		}
+		_, seen, m, err := st.mem.CompareAndSwap(t, in.loc, de, dv)
+		if err != nil {
+			fail(faultMemory)
+			return
+		}
+		n.mem = m
+		setReg(s.real(in.loc, seen))
+		yield(explore.Label{Kind: kindValue, Arg: uint16(uint8(int8(seen)))}, n)
+	case op.IsRMW():
+		// A read-modify-write reads the newest value and replaces it,
+		// atomically: a compare-and-swap with the value it reads succeeds.
+		m := st.mem
+		if s.model == memory.TSO {
+			m = m.Drain(t)
+		}
+		cur := int64(m.Newest(in.loc))
+		for range 2 { // a second try only if a test mutation made the read stale
+			old := s.real(in.loc, cur)
+			var nv int64
+			switch {
+			case op.IsXchg():
+				nv = eval(a.Val)
+			default:
+				nv = old + eval(a.Val)
+			}
+			d, ok := s.stored(in.loc, nv)
+			if !ok {
+				fail(faultRange)
+				return
+			}
+			swapped, seen, m2, err := m.CompareAndSwap(t, in.loc, cur, d)
+			if err != nil {
+				fail(faultMemory)
+				return
+			}
+			if !swapped {
+				cur = seen
+				continue
+			}
+			n.mem = m2
+			if op.ReturnsNew() {
+				setReg(nv)
+			} else {
+				setReg(old)
+			}
+			yield(explore.Label{Kind: kindValue, Arg: uint16(uint8(int8(cur)))}, n)
+			return
+		}
+		panic(fmt.Sprintf("litmus: %s on %s did not take effect", op, a.Loc))
+	default:
+		panic(fmt.Sprintf("litmus: no step for %s", op))
+	}
+}
+
+func (s *opSystem) faultText(f fault) string {
+	in := s.code[f.thread][f.pc]
+	switch f.kind {
+	case faultRange:
+		return fmt.Sprintf("line %d: P%d: a value of %s beyond the %d..%d from its initial value that memory.Memory holds", in.line, f.thread, s.test.Locs[in.loc], -128, 127)
+	case faultMemory:
+		if s.model == memory.TSO {
+			return fmt.Sprintf("line %d: P%d: more stores waiting in the store buffer than memory.Memory holds", in.line, f.thread)
+		}
+		return fmt.Sprintf("line %d: P%d: more than %d live stores to %s (memory.MaxStores)", in.line, f.thread, memory.MaxStores, s.test.Locs[in.loc])
+	}
+	return "unknown fault"
+}
+
+// Describe renders a step for the timeline: the statement, and the value a
+// load read or a read-modify-write replaced.
+func (s *opSystem) Describe(lb explore.Label) string {
+	if int(lb.Actor) == len(s.code) {
+		if lb.Kind == 0 {
+			return fmt.Sprintf("P%d's oldest buffered store reaches memory", lb.ID)
+		}
+		l := int(lb.Kind) - 1
+		return fmt.Sprintf("P%d's %s=%d reaches memory", lb.ID, s.test.Locs[l], s.real(l, int64(int8(uint8(lb.Arg)))))
+	}
+	in := s.code[lb.Actor][lb.ID]
+	switch in.kind {
+	case iAssign:
+		if lb.Kind == kindValue {
+			return fmt.Sprintf("%s = %s (%d)", in.assign.Reg, cExpr(in.assign.Val), int16(lb.Arg))
+		}
+		return fmt.Sprintf("%s = %s", in.assign.Reg, cExpr(in.assign.Val))
+	case iBranch:
+		if lb.Arg == 1 {
+			return fmt.Sprintf("if (%s): taken", cExpr(in.cond))
+		}
+		return fmt.Sprintf("if (%s): not taken", cExpr(in.cond))
+	case iJump:
+		return "(end of then, skip else)"
+	}
+	text := accessText(in.access)
+	if lb.Kind == kindValue {
+		v := s.real(in.loc, int64(int8(uint8(lb.Arg))))
+		info := in.access.Op.Info()
+		switch {
+		case info.Reads && info.Writes:
+			text += fmt.Sprintf(" reads %s=%d", in.access.Loc, v)
+		case info.Reads:
+			text += fmt.Sprintf(" = %d", v)
+		case !in.access.Val.IsConst:
+			text += fmt.Sprintf(" (%s=%d)", in.access.Loc, v)
+		}
+	}
+	return text
+}
+
+// accessText renders an access as the kernel call (in a normal form: the
+// Op's name, location first).
+func accessText(a *Access) string {
+	args := []string{}
+	if a.Loc != "" {
+		args = append(args, a.Loc)
+	}
+	if a.Op.IsCmpxchg() {
+		args = append(args, cExpr(a.Expect))
+	}
+	info := a.Op.Info()
+	if info.Writes && a.Op != OpSpinLock && a.Op != OpSpinUnlock {
+		args = append(args, cExpr(a.Val))
+	}
+	call := fmt.Sprintf("%s(%s)", a.Op, strings.Join(args, ", "))
+	if a.Reg != "" {
+		return a.Reg + " = " + call
+	}
+	return call
+}
+
+// cExpr renders thread code's expression in C.
+func cExpr(e Expr) string {
+	switch {
+	case e.IsConst:
+		return fmt.Sprint(e.Const)
+	case e.Reg != "":
+		return e.Reg
+	case e.Loc != "":
+		return e.Loc
+	case len(e.Args) == 1:
+		return e.Op + cExpr(e.Args[0])
+	case len(e.Args) == 2:
+		return "(" + cExpr(e.Args[0]) + " " + e.Op + " " + cExpr(e.Args[1]) + ")"
+	}
+	return "?"
+}

@@ -1,0 +1,207 @@
+package litmus
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flushproof/flushproof/model/explore"
+	"github.com/flushproof/flushproof/model/memory"
+)
+
+func mustParse(t *testing.T, src string) *Test {
+	t.Helper()
+	tt, err := Parse("t.litmus", []byte(src))
+	require.NoError(t, err, src)
+	return tt
+}
+
+// two builds a two-thread test over x and y.
+func two(cond, p0, p1 string) string {
+	return fmt.Sprintf("C T\n{}\nP0(int *x, int *y, atomic_t *v, spinlock_t *l)\n{\n%s\n}\nP1(int *x, int *y, atomic_t *v, spinlock_t *l)\n{\n%s\n}\n%s\n", p0, p1, cond)
+}
+
+// TestOperationalShapes: the classic shapes, with the answer each model
+// must give (SC forbids every weak outcome; TSO allows only store
+// buffering; Relaxed, the view-based model, allows SB and unfenced MP).
+// "-" marks a test the model refuses.
+func TestOperationalShapes(t *testing.T) {
+	for _, tc := range []struct {
+		name, src        string
+		sc, tso, relaxed string
+	}{
+		{"SB", two("exists (0:r0=0 /\\ 1:r0=0)",
+			"int r0; WRITE_ONCE(*x, 1); r0 = READ_ONCE(*y);",
+			"int r0; WRITE_ONCE(*y, 1); r0 = READ_ONCE(*x);"), "Never", "Sometimes", "Sometimes"},
+		{"SB+mbs", two("exists (0:r0=0 /\\ 1:r0=0)",
+			"int r0; WRITE_ONCE(*x, 1); smp_mb(); r0 = READ_ONCE(*y);",
+			"int r0; WRITE_ONCE(*y, 1); smp_mb(); r0 = READ_ONCE(*x);"), "Never", "Never", "Never"},
+		{"SB+xchgs", two("exists (0:r0=0 /\\ 1:r0=0)",
+			"int r0; int r1; r1 = xchg(x, 1); r0 = READ_ONCE(*y);",
+			"int r0; int r1; r1 = xchg(y, 1); r0 = READ_ONCE(*x);"), "Never", "Never", "Never"},
+		{"MP", two("exists (1:r0=1 /\\ 1:r1=0)",
+			"WRITE_ONCE(*x, 1); WRITE_ONCE(*y, 1);",
+			"int r0; int r1; r0 = READ_ONCE(*y); r1 = READ_ONCE(*x);"), "Never", "Never", "Sometimes"},
+		{"MP+rel+acq", two("exists (1:r0=1 /\\ 1:r1=0)",
+			"WRITE_ONCE(*x, 1); smp_store_release(y, 1);",
+			"int r0; int r1; r0 = smp_load_acquire(y); r1 = READ_ONCE(*x);"), "Never", "Never", "-"},
+		{"MP+wmb+rmb", two("exists (1:r0=1 /\\ 1:r1=0)",
+			"WRITE_ONCE(*x, 1); smp_wmb(); WRITE_ONCE(*y, 1);",
+			"int r0; int r1; r0 = READ_ONCE(*y); smp_rmb(); r1 = READ_ONCE(*x);"), "Never", "Never", "-"},
+		{"MP+locks", two("exists (1:r0=1 /\\ 1:r1=0)",
+			"WRITE_ONCE(*x, 1); spin_lock(l); WRITE_ONCE(*y, 1); spin_unlock(l);",
+			"int r0; int r1; spin_lock(l); r0 = READ_ONCE(*y); spin_unlock(l); r1 = READ_ONCE(*x);"), "Never", "Never", "-"},
+		{"LB", two("exists (0:r0=1 /\\ 1:r0=1)",
+			"int r0; r0 = READ_ONCE(*x); WRITE_ONCE(*y, 1);",
+			"int r0; r0 = READ_ONCE(*y); WRITE_ONCE(*x, 1);"), "Never", "Never", "Never"},
+		{"CoWW final", two("exists (x=1)",
+			"WRITE_ONCE(*x, 1); WRITE_ONCE(*x, 2);", ""), "Never", "Never", "Never"},
+		{"atomic counter", two("forall (v=2 /\\ (0:r0=1 \\/ 0:r0=2))",
+			"int r0; r0 = atomic_inc_return(v);", "atomic_inc(v);"), "Always", "Always", "-"},
+		{"fetch_add and add_return", two("forall (v=5 /\\ (0:r0=0 \\/ 0:r0=3) /\\ (1:r0=3 \\/ 1:r0=5))",
+			"int r0; r0 = atomic_fetch_add(2, v);", "int r0; r0 = atomic_add_return(3, v);"), "Always", "Always", "Always"},
+		{"cmpxchg one winner", two("exists (0:r0=0 /\\ 1:r0=0)",
+			"int r0; r0 = cmpxchg(x, 0, 1);", "int r0; r0 = cmpxchg(x, 0, 2);"), "Never", "Never", "Never"},
+		{"cmpxchg old value", two("forall ((0:r0=0 /\\ x=1) \\/ (0:r0=2 /\\ x=2))",
+			"int r0; r0 = cmpxchg(x, 0, 1);", "WRITE_ONCE(*x, 2);"), "Sometimes", "Sometimes", "Sometimes"},
+		{"control dependency", two("exists (y=1)",
+			"int r0; r0 = READ_ONCE(*x); if (r0 == 1) { WRITE_ONCE(*y, 1); } else WRITE_ONCE(*y, 2);", "WRITE_ONCE(*x, 1);"), "Sometimes", "Sometimes", "Sometimes"},
+		{"mutual exclusion", two("exists (x=1)",
+			"int r0; spin_lock(l); r0 = READ_ONCE(*x); WRITE_ONCE(*x, r0 + 1); spin_unlock(l);",
+			"int r0; spin_lock(l); r0 = READ_ONCE(*x); WRITE_ONCE(*x, r0 + 1); spin_unlock(l);"), "Never", "Never", "-"},
+		{"lost update without lock", two("exists (x=1)",
+			"int r0; r0 = READ_ONCE(*x); WRITE_ONCE(*x, r0 + 1);",
+			"int r0; r0 = READ_ONCE(*x); WRITE_ONCE(*x, r0 + 1);"), "Sometimes", "Sometimes", "Sometimes"},
+	} {
+		tt := mustParse(t, tc.src)
+		for _, want := range []struct {
+			m      memory.Model
+			result string
+		}{{memory.SC, tc.sc}, {memory.TSO, tc.tso}, {memory.Relaxed, tc.relaxed}} {
+			a, err := Judge(Operational{Model: want.m}, tt)
+			if want.result == "-" {
+				assert.Error(t, err, "%s under %s", tc.name, want.m)
+				continue
+			}
+			require.NoError(t, err, "%s under %s", tc.name, want.m)
+			assert.Equal(t, want.result, a.Result, "%s under %s", tc.name, want.m)
+		}
+	}
+}
+
+func TestOperationalInitAndOutcomes(t *testing.T) {
+	tt := mustParse(t, "C I\n{ x=100; y=-5; }\nP0(int *x, int *y)\n{\nint r0; int r1;\nr0 = READ_ONCE(*x);\nr1 = atomic_fetch_add(1, y);\nWRITE_ONCE(*x, r0 + 20);\n}\nexists (x=120)\n")
+	outs, err := Operational{Model: memory.SC}.Outcomes(tt)
+	require.NoError(t, err)
+	require.Len(t, outs, 1)
+	assert.Equal(t, "0:r0=100; 0:r1=-5; x=120; y=-4;", outs[0].Key())
+
+	// The value memory keeps is the difference from the initial value: 100
+	// more than that is out of range, an error naming the line.
+	tt = mustParse(t, "C I\n{ x=100; }\nP0(int *x)\n{\nWRITE_ONCE(*x, 300);\n}\nexists (x=300)\n")
+	_, err = Operational{Model: memory.SC}.Outcomes(tt)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "line 5")
+}
+
+// TestOperationalRefuses: what a model cannot run is an error naming the
+// primitive and line, or the bound.
+func TestOperationalRefuses(t *testing.T) {
+	for _, stmt := range []string{
+		"r0 = smp_load_acquire(x);", "smp_store_release(x, 1);", "smp_rmb();", "smp_wmb();",
+		"smp_mb__before_atomic();", "smp_mb__after_atomic();", "smp_mb__after_spinlock();", "barrier();",
+		"atomic_inc(v);", "r0 = atomic_inc_return_relaxed(v);", "r0 = xchg_acquire(x, 1);",
+		"r0 = cmpxchg_release(x, 0, 1);", "spin_lock(l);", "spin_unlock(l);", "r0 = atomic_fetch_add_relaxed(1, v);",
+	} {
+		tt := mustParse(t, two("exists (x=1)", "int r0;\n"+stmt, ""))
+		name := tt.Threads[0].Body[0].Access.Op.String()
+		_, err := Operational{Model: memory.Relaxed}.Outcomes(tt)
+		require.Error(t, err, stmt)
+		assert.ErrorIs(t, err, ErrUnsupported, stmt)
+		assert.Contains(t, err.Error(), "Relaxed does not support "+name, stmt)
+		assert.Contains(t, err.Error(), "line 6", stmt)
+		for _, m := range []memory.Model{memory.SC, memory.TSO} {
+			_, err := Operational{Model: m}.Outcomes(tt)
+			assert.NoError(t, err, "%s under %s", stmt, m)
+		}
+	}
+
+	var b strings.Builder
+	b.WriteString("C many\n{}\n")
+	for i := 0; i < memory.MaxThreads+1; i++ {
+		fmt.Fprintf(&b, "P%d(int *x) { WRITE_ONCE(*x, 1); }\n", i)
+	}
+	b.WriteString("exists (x=1)\n")
+	_, err := Operational{Model: memory.SC}.Outcomes(mustParse(t, b.String()))
+	assert.ErrorContains(t, err, "9 threads, more than the 8")
+
+	_, err = Operational{Model: memory.SC}.Outcomes(mustParse(t,
+		"C locs\n{}\nP0(int *a, int *b, int *c, int *d, int *e, int *f, int *g) { }\nexists (a=0)\n"))
+	assert.ErrorContains(t, err, "7 locations, more than the 6")
+
+	_, err = Operational{Model: memory.SC}.Outcomes(mustParse(t,
+		"C regs\n{}\nP0(int *x) { int a; int b; int c; int d; int e; int f; int g; int h; int i;\na=1; b=1; c=1; d=1; e=1; f=1; g=1; h=1; i=1; }\nexists (x=0)\n"))
+	assert.ErrorContains(t, err, "more than 8 registers")
+
+	// TSO's store buffer holds 4 stores.
+	_, err = Operational{Model: memory.TSO}.Outcomes(mustParse(t,
+		two("exists (x=1)", "WRITE_ONCE(*x, 1); WRITE_ONCE(*x, 2); WRITE_ONCE(*x, 3); WRITE_ONCE(*x, 4); WRITE_ONCE(*x, 5);", "")))
+	assert.ErrorContains(t, err, "store buffer")
+	assert.ErrorIs(t, err, ErrUnsupported)
+
+	// A state budget cut short is an error, never a partial answer.
+	_, err = Operational{Model: memory.SC, MaxStates: 3}.Outcomes(mustParse(t,
+		two("exists (x=1)", "WRITE_ONCE(*x, 1); WRITE_ONCE(*y, 1);", "WRITE_ONCE(*y, 2); WRITE_ONCE(*x, 2);")))
+	assert.ErrorIs(t, err, ErrCutShort)
+}
+
+// TestWitnessReplays: a witness is a real path whose end satisfies the
+// condition, printed with one column per thread.
+func TestWitnessReplays(t *testing.T) {
+	tt := mustParse(t, two("exists (0:r0=0 /\\ 1:r0=0)",
+		"int r0; WRITE_ONCE(*x, 1); r0 = READ_ONCE(*y);",
+		"int r0; WRITE_ONCE(*y, 1); r0 = READ_ONCE(*x);"))
+	for _, m := range []memory.Model{memory.TSO, memory.Relaxed} {
+		o := Operational{Model: m}
+		path, actors, err := o.Witness(tt, tt.Cond)
+		require.NoError(t, err)
+		require.NotEmpty(t, path, m)
+		assert.Equal(t, []string{"P0", "P1", "memory"}, actors)
+		sys, err := compile(m, tt)
+		require.NoError(t, err)
+		end, err := explore.Replay[opState](sys, path)
+		require.NoError(t, err, m)
+		require.True(t, sys.final(end), m)
+		ok, err := sys.outcome(end).Satisfies(tt.Cond)
+		require.NoError(t, err)
+		assert.True(t, ok, m)
+		text := explore.Timeline(actors, path)
+		assert.Contains(t, text, "r0 = READ_ONCE(y) = 0", m)
+	}
+	path, _, err := Operational{Model: memory.SC}.Witness(tt, tt.Cond)
+	require.NoError(t, err)
+	assert.Nil(t, path, "SC forbids SB's outcome: no witness")
+}
+
+// TestLabelsDetermine: the explorer's rule, that a label leads to one
+// state, holds for tests with Relaxed loads of equal values from different
+// stores, RMWs, branches and locks.
+func TestLabelsDetermine(t *testing.T) {
+	srcs := []string{
+		two("exists (x=1)", "int r0; int r1; WRITE_ONCE(*x, 1); WRITE_ONCE(*x, 0); r1 = xchg(y, 1);", "int r0; r0 = READ_ONCE(*x); r0 = READ_ONCE(*x); if (r0) WRITE_ONCE(*y, 2);"),
+		two("exists (x=1)", "int r0; spin_lock(l); r0 = cmpxchg(x, 0, 1); spin_unlock(l);", "spin_lock(l); WRITE_ONCE(*x, 3); spin_unlock(l); WRITE_ONCE(*y, 1);"),
+	}
+	for _, src := range srcs {
+		tt := mustParse(t, src)
+		for _, m := range memory.Models() {
+			sys, err := compile(m, tt)
+			if err != nil {
+				continue // Relaxed refuses the locks
+			}
+			assert.NoError(t, explore.LabelsDetermine[opState](sys), "%s under %s", src, m)
+		}
+	}
+}
