@@ -9,6 +9,7 @@ import (
 
 	"github.com/flushproof/flushproof/model/explore"
 	"github.com/flushproof/flushproof/model/litmus"
+	"github.com/flushproof/flushproof/model/lkmm"
 	"github.com/flushproof/flushproof/model/memory"
 )
 
@@ -19,6 +20,7 @@ var litmusModels = []litmus.Model{
 	litmus.Operational{Model: memory.SC},
 	litmus.Operational{Model: memory.TSO},
 	litmus.Operational{Model: memory.Relaxed},
+	lkmm.Reference{},
 }
 
 // expectModel is the name of the model -expect compares with Result: lines.
