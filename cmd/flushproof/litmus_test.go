@@ -60,8 +60,8 @@ func TestLitmusJSON(t *testing.T) {
 		require.NoError(t, json.Unmarshal(sc.Bytes(), &r), sc.Text())
 		recs = append(recs, r)
 	}
-	require.Len(t, recs, 3)
-	for i, m := range []string{"SC", "TSO", "Relaxed"} {
+	require.Len(t, recs, 4)
+	for i, m := range []string{"SC", "TSO", "Relaxed", "LKMM"} {
 		assert.Equal(t, "litmus.result", recs[i].Kind)
 		assert.Equal(t, m, recs[i].Model)
 		assert.Equal(t, "Never", recs[i].Result, m)
@@ -85,7 +85,7 @@ func TestLitmusErrors(t *testing.T) {
 
 	_, errs, code = runLitmusArgs(t, "-model", "arm", litmusDir+"SB.litmus")
 	assert.Equal(t, exitUsage, code)
-	assert.Contains(t, errs, `-model: want a comma-separated list of sc, tso, relaxed, got "arm"`)
+	assert.Contains(t, errs, `-model: want a comma-separated list of sc, tso, relaxed, lkmm, got "arm"`)
 
 	_, errs, code = runLitmusArgs(t)
 	assert.Equal(t, exitUsage, code)
@@ -103,8 +103,23 @@ type lkmmStandIn struct{ litmus.Operational }
 func (lkmmStandIn) Name() string { return "LKMM" }
 
 func TestLitmusExpect(t *testing.T) {
+	saved := litmusModels
+	t.Cleanup(func() { litmusModels = saved })
+
+	// The LKMM reference is in the build: -expect runs it.
+	out, errs, code := runLitmusArgs(t, "-expect", "-model", "sc", litmusDir+"SB.litmus", litmusDir+"SB+mbs.litmus")
+	assert.Equal(t, exitOK, code, errs)
+	assert.Contains(t, out, "Expect SB: Result: Sometimes, LKMM says Sometimes: match")
+	assert.Contains(t, out, "Expect SB+mbs: Result: Never, LKMM says Never: match")
+
 	// Without a model named LKMM, -expect says so and the run is incomplete.
-	out, errs, code := runLitmusArgs(t, "-expect", "-model", "sc", litmusDir+"SB.litmus")
+	litmusModels = nil
+	for _, m := range saved {
+		if m.Name() != expectModel {
+			litmusModels = append(litmusModels, m)
+		}
+	}
+	out, errs, code = runLitmusArgs(t, "-expect", "-model", "sc", litmusDir+"SB.litmus")
 	assert.Equal(t, exitIncomplete, code)
 	assert.Contains(t, out, "Expect SB: no LKMM model in this build")
 	assert.Contains(t, errs, "Result: lines not compared")
@@ -113,9 +128,7 @@ func TestLitmusExpect(t *testing.T) {
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, errs, "noresult.litmus: -expect, but the file has no Result: line")
 
-	saved := litmusModels
-	t.Cleanup(func() { litmusModels = saved })
-	litmusModels = append(append([]litmus.Model{}, saved...), lkmmStandIn{litmus.Operational{Model: memory.TSO}})
+	litmusModels = append(append([]litmus.Model{}, litmusModels...), lkmmStandIn{litmus.Operational{Model: memory.TSO}})
 
 	// LKMM runs for -expect even when -model leaves it out.
 	out, errs, code = runLitmusArgs(t, "-expect", "-model", "sc", litmusDir+"SB.litmus", litmusDir+"SB+mbs.litmus", litmusDir+"counter.litmus")
