@@ -14,6 +14,7 @@
 package litmus
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -421,6 +422,11 @@ func (o Outcome) Key() string {
 	}
 	return strings.TrimSpace(b.String())
 }
+
+// ErrUnsupported is wrapped by every refusal of a test the model cannot
+// run: a primitive it does not have, a bound of memory.Memory (threads,
+// locations, registers, values, store buffer, live stores).
+var ErrUnsupported = errors.New("unsupported")
 
 // Model gives the outcomes of litmus tests: every final state some
 // execution allowed by the model reaches. A test the model cannot run (a

@@ -52,11 +52,6 @@ type Operational struct {
 	_         struct{}
 }
 
-// ErrUnsupported is wrapped by every refusal of a test the model cannot
-// run: a primitive it does not have, a bound of memory.Memory (threads,
-// locations, registers, values, store buffer, live stores).
-var ErrUnsupported = errors.New("unsupported")
-
 // ErrCutShort is wrapped when the search reached its state budget: the
 // outcomes are unknown.
 var ErrCutShort = errors.New("search cut short")

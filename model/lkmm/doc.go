@@ -33,7 +33,7 @@
 // if whose condition uses a loaded value, not the events after it.
 //
 // What is not: spin_lock and spin_unlock (lock.cat) are rejected with
-// [ErrUnsupported]; RCU is absent from the programs, so gp, rcu-fence and
+// [litmus.ErrUnsupported]; RCU is absent from the programs, so gp, rcu-fence and
 // the rcu axiom are empty; every access is marked, so the plain-access
 // data-race and plain-coherence checks have nothing to do; there are no
 // pointers, so addr is empty. A cmpxchg's expected value gives no

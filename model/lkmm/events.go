@@ -162,7 +162,7 @@ func (r *runner) access(a *litmus.Access) error {
 	info := a.Op.Info()
 	switch {
 	case a.Op == litmus.OpSpinLock || a.Op == litmus.OpSpinUnlock:
-		return fmt.Errorf("%w: %s (tools/memory-model/lock.cat is not modelled)", ErrUnsupported, info.Name)
+		return fmt.Errorf("%w: %s (tools/memory-model/lock.cat is not modelled)", litmus.ErrUnsupported, info.Name)
 	case info.Fence:
 		_, err := r.emit(event{kind: fence, prim: a.Op, fence: a.Op})
 		return err
@@ -189,7 +189,7 @@ func (r *runner) access(a *litmus.Access) error {
 	case a.Op.IsRMW():
 		return r.rmw(a, info)
 	}
-	return fmt.Errorf("%w: %s", ErrUnsupported, info.Name)
+	return fmt.Errorf("%w: %s", litmus.ErrUnsupported, info.Name)
 }
 
 // rmw runs an atomic read-modify-write: a read and, unless it is a
@@ -298,7 +298,7 @@ func traces(th int, body []litmus.Stmt, vals map[string][]int64) ([]trace, error
 }
 
 // maxValues bounds the distinct values one location may hold.
-const maxValues = 8
+const maxValues = 32
 
 // staticWrites counts the statements of body that may write memory.
 func staticWrites(body []litmus.Stmt) int {

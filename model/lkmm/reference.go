@@ -8,9 +8,6 @@ import (
 	"github.com/flushproof/flushproof/model/litmus"
 )
 
-// ErrUnsupported says a test uses a primitive the reference does not model.
-var ErrUnsupported = errors.New("lkmm: unsupported primitive")
-
 // ErrTooLarge says a test is beyond the bounds the reference enumerates.
 var ErrTooLarge = errors.New("lkmm: test too large to enumerate")
 
@@ -37,7 +34,7 @@ func (Reference) Name() string { return "LKMM" }
 // LKMM reaches, each once: every thread's registers (those its code
 // assigns, 0 if never set on the path taken) and every location's final
 // value (its co-last write). A test with a lock, or beyond the bounds, is
-// an error wrapping [ErrUnsupported] or [ErrTooLarge].
+// an error wrapping [litmus.ErrUnsupported] or [ErrTooLarge].
 func (Reference) Outcomes(t *litmus.Test) ([]litmus.Outcome, error) {
 	if len(t.Threads) > MaxThreads {
 		return nil, fmt.Errorf("%s: %w: %d threads (at most %d)", t.Name, ErrTooLarge, len(t.Threads), MaxThreads)

@@ -338,11 +338,12 @@ func TestRejects(t *testing.T) {
 	require.ErrorIs(t, err, ErrTooLarge)
 
 	// Counters that may reach more values than the bound.
-	var incs []Stmt
-	for i := 0; i < 3; i++ {
-		incs = append(incs, rmwOp(OpAdd, "", "x", 1))
+	// Adds of 1, 2, 4, ... 32: their subsets sum to 64 values.
+	var adds [3][]Stmt
+	for i := 0; i < 6; i++ {
+		adds[i%3] = append(adds[i%3], rmwOp(OpAdd, "", "x", int64(1)<<i))
 	}
-	_, err = Reference{}.Outcomes(exists("counters", mem("x", 0), th(incs...), th(incs...), th(incs...)))
+	_, err = Reference{}.Outcomes(exists("counters", mem("x", 0), th(adds[0]...), th(adds[1]...), th(adds[2]...)))
 	require.ErrorIs(t, err, ErrTooLarge)
 	assert.Contains(t, err.Error(), "values")
 }
