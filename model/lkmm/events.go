@@ -101,8 +101,8 @@ func (r *runner) emit(ev event) (int, error) {
 	}
 	ev.thread = r.thread
 	ev.ctrl |= r.ctrl
-	if ev.kind != write {
-		ev.rmwRead = -1
+	if ev.kind != write || !ev.inRMW {
+		ev.rmwRead = -1 // only an RMW's write is tied to a read
 	}
 	r.events = append(r.events, ev)
 	return len(r.events) - 1, nil

@@ -308,6 +308,20 @@ func TestOutcomesShape(t *testing.T) {
 	assert.Equal(t, "0:r0=5; 0:r1=0; x=5; y=0;", outs[0].Key())
 }
 
+// TestPlainWriteAfterReadIsNoRMW: a read and a later plain write of one
+// location in one thread are two accesses, not an atomic RMW: another
+// thread's write may come between them in co. (Plain writes once carried
+// an rmw edge from their thread's first event, which forbade this SC
+// outcome; the SC-within-LKMM corpus check found it.)
+func TestPlainWriteAfterReadIsNoRMW(t *testing.T) {
+	corw := exists("CoRW, read then write", and(reg(0, "r0", 0), mem("a", 1)),
+		th(rd("r0", "a"), wr("a", 1)),
+		th(wr("a", 2)))
+	a, err := Judge(Reference{}, corw)
+	require.NoError(t, err)
+	assert.Equal(t, "Sometimes", a.Result, "r0=0 (read first), then the other write, then ours last")
+}
+
 func TestRejects(t *testing.T) {
 	lock := exists("MP+polocks", reg(1, "r0", 1),
 		th(acc(OpSpinLock, "", "s", Expr{}), wr("x", 1), acc(OpSpinUnlock, "", "s", Expr{})),
