@@ -183,6 +183,9 @@ func (x *execution) consistent() bool {
 	overwrite := x.co.union(fr)
 	toW := rwdep.union(overwrite.inter(intRel))
 	toR := dep.seq(rfi)
+	// po-unlock-lock-po & int is kept as the cat has it, though with
+	// every access marked it adds nothing to hb: cumul-fence contains
+	// po-unlock-lock-po, so prop does, and (prop \ id) & int is in hb.
 	ppo := toR.union(toW, fenceRel, poUnlockLockPo.inter(intRel))
 
 	// Propagation

@@ -95,7 +95,9 @@ func lockLocs(t *litmus.Test) (map[string]bool, error) {
 
 // lockNest reports whether a run takes a lock it already holds
 // (lock.cat's lock-nest axiom: such a run deadlocks and gives no
-// execution), and fails on an unlock of a lock the thread does not hold
+// execution; dropping it early saves enumerating executions that
+// coherence rejects too, its first LKW being unmatched so co-last yet
+// po-before another LKW of the lock), and fails on an unlock of a lock the thread does not hold
 // (lock.cat's unmatched-unlock flag).
 func lockNest(events []event) (bool, error) {
 	held := map[string]bool{}
@@ -141,14 +143,20 @@ func (x *execution) sections(loc string) lockSections {
 				s.lkr[i] = r
 			}
 		}
-		// critical: the first UL or LKW of loc po-after the LKW; a run
-		// that nests locks was dropped, so it is an UL or nothing.
-		s.unlock[i] = -1
+		// critical: the first UL or LKW of loc po-after the LKW, if it
+		// is an UL. (A run that nests locks, the first LKW unmatched
+		// with another after it, is dropped before; coherence would
+		// reject it anyway, an unmatched LKW being co-last.)
+		next := -1
 		for j, u := range x.events {
-			if u.loc == loc && u.lock == lockUL && x.po.has(i, j) &&
-				(s.unlock[i] < 0 || x.po.has(j, s.unlock[i])) {
-				s.unlock[i] = j
+			if u.loc == loc && (u.lock == lockUL || u.lock == lockLKW) && x.po.has(i, j) &&
+				(next < 0 || x.po.has(j, next)) {
+				next = j
 			}
+		}
+		s.unlock[i] = -1
+		if next >= 0 && x.events[next].lock == lockUL {
+			s.unlock[i] = next
 		}
 	}
 	return s
