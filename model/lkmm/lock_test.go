@@ -1,6 +1,7 @@
 package lkmm
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -189,6 +190,22 @@ func TestLockRefusals(t *testing.T) {
 			_, err := Reference{}.Outcomes(tc.test)
 			require.ErrorIs(t, err, ErrUnsupported)
 			assert.Contains(t, err.Error(), tc.says)
+		})
+	}
+}
+
+// spin_trylock and spin_is_locked (lock.cat's LF, RL and RU events) and
+// smp_mb__after_unlock_lock are not litmus primitives: a file using them
+// is refused when read, naming the construct, so it never reaches the
+// reference as something else.
+func TestLockPrimitivesNotModelled(t *testing.T) {
+	for _, call := range []string{"spin_trylock(s)", "spin_is_locked(s)", "smp_mb__after_unlock_lock()"} {
+		t.Run(call, func(t *testing.T) {
+			src := "C refused\n{}\nP0(int *x, spinlock_t *s)\n{\n\tint r0;\n\tspin_lock(s);\n\tspin_unlock(s);\n\tr0 = " +
+				call + ";\n\tWRITE_ONCE(*x, 1);\n}\nexists (x=1)\n"
+			_, err := litmus.Parse("refused.litmus", []byte(src))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "unsupported construct: "+call[:strings.Index(call, "(")])
 		})
 	}
 }
