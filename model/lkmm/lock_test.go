@@ -189,6 +189,7 @@ func TestLockRefusals(t *testing.T) {
 		t.Run(tc.test.Name, func(t *testing.T) {
 			_, err := Reference{}.Outcomes(tc.test)
 			require.ErrorIs(t, err, ErrUnsupported)
+			assert.ErrorIs(t, err, litmus.ErrUnsupported, "a refusal like any model's")
 			assert.Contains(t, err.Error(), tc.says)
 		})
 	}

@@ -8,8 +8,10 @@ import (
 	"github.com/flushproof/flushproof/model/litmus"
 )
 
-// ErrUnsupported says a test uses a primitive the reference does not model.
-var ErrUnsupported = errors.New("lkmm: unsupported primitive")
+// ErrUnsupported says the reference refuses a test: a primitive it does
+// not model, or a use of locks lock.cat flags. It wraps
+// [litmus.ErrUnsupported], so a caller treats it as any model's refusal.
+var ErrUnsupported = fmt.Errorf("lkmm: %w", litmus.ErrUnsupported)
 
 // ErrTooLarge says a test is beyond the bounds the reference enumerates.
 var ErrTooLarge = errors.New("lkmm: test too large to enumerate")
