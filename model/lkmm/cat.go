@@ -12,6 +12,7 @@ type execution struct {
 	data   rel // read -> write whose value it computes (before carry-dep)
 	ctrl   rel // read -> event inside an if arm whose condition it computes
 	rf     rel
+	rfLock rel // the LKR reads, fixed by the order the lock is taken
 	co     rel // transitive: every pair of writes to one location, in order
 }
 
@@ -22,6 +23,7 @@ type sets struct {
 	R4rmb, RMW                 set
 	Rmb, Wmb, Mb, BeforeAtomic set // fences by kind
 	AfterAtomic, AfterSpinlock set
+	LKR, LKW, UL               set // lock.cat's lock events
 }
 
 func (x *execution) sets() sets {
@@ -71,6 +73,14 @@ func (x *execution) sets() sets {
 		if ev.inRMW {
 			s.RMW |= b
 		}
+		switch ev.lock {
+		case lockLKR:
+			s.LKR |= b
+		case lockLKW:
+			s.LKW |= b
+		case lockUL:
+			s.UL |= b
+		}
 	}
 	s.M = s.R | s.W
 	return s
@@ -83,9 +93,11 @@ func (x *execution) fencerel(f set) rel {
 
 // consistent decides whether the candidate execution is allowed by the
 // axioms of tools/memory-model/linux-kernel.cat (Linux v6.18), all
-// accesses being marked and without RCU or locks: coherence, atomic,
+// accesses being marked and without RCU: coherence, atomic,
 // happens-before and propagation. Each relation below is named as in the
-// cat file.
+// cat file. Lock events are already in R, W, Acquire and Release, as
+// lock.cat puts them (LKR a read and an Acquire, LKW and UL writes, UL a
+// Release), and an LKR and its LKW are an rmw pair (lk-rmw).
 func (x *execution) consistent() bool {
 	n := x.n
 	s := x.sets()
@@ -138,6 +150,11 @@ func (x *execution) consistent() bool {
 	// Release Acquire
 	acqPo := x.po.restrict(s.Acquire, s.M)
 	poRel := x.po.restrict(s.M, s.Release)
+	// po-unlock-lock-po = po ; [UL] ; (po | rf) ; [LKR] ; po: an unlock
+	// then a lock, by the same thread (of any lock) or by the next holder
+	// of the same lock, order what precedes the one before what follows
+	// the other (explanation.txt, LOCKING).
+	poUnlockLockPo := x.po.restrict(all, s.UL).seq(x.po.union(x.rf).restrict(s.UL, s.LKR)).seq(x.po)
 
 	// Fences
 	rmb := x.fencerel(s.Rmb).restrict(s.R4rmb, s.R4rmb)
@@ -149,9 +166,12 @@ func (x *execution) consistent() bool {
 		x.po.restrict(s.MbW, s.M),
 		x.fencerel(s.BeforeAtomic).restrict(s.M, s.RMW).seq(poOpt).restrict(all, s.M),
 		poOpt.restrict(s.M, s.RMW).seq(x.fencerel(s.AfterAtomic)).restrict(all, s.M),
-		// [M] ; po? ; [LKW] ; fencerel(After-spinlock) ; [M] and the
-		// After-unlock-lock case need lock events (LKW, UL): none here,
-		// since locks are rejected, so they are empty.
+		// smp_mb__after_spinlock makes the spin_lock before it a full
+		// barrier: [M] ; po? ; [LKW] ; fencerel(After-spinlock) ; [M].
+		poOpt.restrict(s.M, s.LKW).seq(x.fencerel(s.AfterSpinlock)).restrict(all, s.M),
+		// The After-unlock-lock case, [M] ; po-unlock-lock-po ;
+		// [After-unlock-lock] ; po ; [M], is empty: the litmus primitives
+		// have no smp_mb__after_unlock_lock.
 	)
 	strongFence := mb // | gp, empty without RCU
 	nonrwFence := strongFence.union(poRel, acqPo)
@@ -163,11 +183,14 @@ func (x *execution) consistent() bool {
 	overwrite := x.co.union(fr)
 	toW := rwdep.union(overwrite.inter(intRel))
 	toR := dep.seq(rfi)
-	ppo := toR.union(toW, fenceRel)
+	// po-unlock-lock-po & int is kept as the cat has it, though with
+	// every access marked it adds nothing to hb: cumul-fence contains
+	// po-unlock-lock-po, so prop does, and (prop \ id) & int is in hb.
+	ppo := toR.union(toW, fenceRel, poUnlockLockPo.inter(intRel))
 
 	// Propagation
 	aCumul := func(r rel) rel { return rfe.opt().seq(r) }
-	cumulFence := aCumul(strongFence.union(poRel)).union(wmb)
+	cumulFence := aCumul(strongFence.union(poRel)).union(wmb, poUnlockLockPo)
 	prop := overwrite.inter(ext).opt().seq(cumulFence.star()).seq(rfe.opt())
 
 	// acyclic hb as happens-before

@@ -24,7 +24,7 @@
 // What is modelled: READ_ONCE, WRITE_ONCE, smp_load_acquire,
 // smp_store_release, smp_mb, smp_rmb, smp_wmb, smp_mb__before_atomic,
 // smp_mb__after_atomic, smp_mb__after_spinlock (which orders nothing
-// without a lock), barrier (which orders nothing among marked accesses),
+// without a lock), spin_lock, spin_unlock, barrier (which orders nothing among marked accesses),
 // and every atomic RMW of [litmus.Op]: non-returning atomics (their read is
 // Noreturn, so smp_rmb ignores it), value-returning ones fully ordered
 // (their events carry Mb, as if enclosed by smp_mb), _relaxed, _acquire
@@ -32,8 +32,23 @@
 // ordering. Control dependencies reach the events inside the arms of an
 // if whose condition uses a loaded value, not the events after it.
 //
-// What is not: spin_lock and spin_unlock (lock.cat) are rejected with
-// [litmus.ErrUnsupported]; RCU is absent from the programs, so gp, rcu-fence and
+// Locks follow tools/memory-model/lock.cat: spin_lock is an LKR (an
+// Acquire) and an LKW paired by rmw, spin_unlock an UL (a Release); the
+// critical sections of a lock take it in every order that keeps each
+// thread's program order, which fixes the lock's co and the LKR reads
+// (locks.go); po-unlock-lock-po is in ppo (within a thread) and in
+// cumul-fence, and smp_mb__after_spinlock makes the spin_lock before it a
+// full barrier. A thread that would wait forever for a lock (one never
+// released, or one it already holds) gives no execution, as with herd7:
+// the outcomes are those of the executions in which every thread runs to
+// its end, and a test none of whose executions does has no outcome.
+// spin_trylock and spin_is_locked are not litmus primitives; an
+// ordinary access to a lock location, a final condition on one and an
+// unlock of a lock not held, which lock.cat flags, are refused with
+// [ErrUnsupported]. smp_mb__after_unlock_lock is not a litmus primitive,
+// so its case of mb is empty.
+//
+// What is not: RCU is absent from the programs, so gp, rcu-fence and
 // the rcu axiom are empty; every access is marked, so the plain-access
 // data-race and plain-coherence checks have nothing to do; there are no
 // pointers, so addr is empty. A cmpxchg's expected value gives no

@@ -34,6 +34,9 @@ type event struct {
 	mb       bool // Mb = MB \ FailedRMW: both events of a fully ordered RMW that wrote
 	noreturn bool // Noreturn = NORETURN \ W: the read of atomic_add and friends
 	inRMW    bool // herd7's RMW set: every event of an atomic RMW, failed cmpxchg too
+	// lock is the lock.cat class of an event of spin_lock or spin_unlock
+	// (LKR, LKW, UL); 0 for every other event.
+	lock lockClass
 
 	// rmwRead is, for the write of an RMW, the index in its thread's
 	// trace of the read it is atomic with; -1 otherwise.
@@ -43,6 +46,29 @@ type event struct {
 	// through the conditions of the if statements it lies in.
 	data, ctrl uint16
 }
+
+// lockClass is the class lock.cat gives the events of the lock primitives
+// (herd7's __lock and __unlock of tools/memory-model/linux-kernel.def).
+type lockClass uint8
+
+const (
+	// lockLKR is LKR, the read of spin_lock: it is an Acquire (lock.cat
+	// adds LKR to Acquire) and reads the lock free.
+	lockLKR lockClass = iota + 1
+	// lockLKW is LKW, the write of spin_lock that takes the lock, in an
+	// rmw pair with the LKR just before it (lock.cat's lk-rmw).
+	lockLKW
+	// lockUL is UL, the write of spin_unlock: a Release (lock.cat adds UL
+	// to Release).
+	lockUL
+)
+
+// Values of a lock location, as the operational models store them: the
+// reference needs them only for the lock's final value in an outcome.
+const (
+	lockFree = 0
+	lockHeld = 1
+)
 
 // trace is one thread's run for one choice of the values its reads return:
 // its events in program order and its registers at the end.
@@ -101,8 +127,11 @@ func (r *runner) emit(ev event) (int, error) {
 	}
 	ev.thread = r.thread
 	ev.ctrl |= r.ctrl
-	if ev.kind != write || !ev.inRMW {
-		ev.rmwRead = -1 // only an RMW's write is tied to a read
+	// Only the write of an atomic RMW or of spin_lock has a read it is
+	// atomic with; the zero value would pair every other write with the
+	// thread's first event.
+	if ev.kind != write || !(ev.inRMW || ev.lock == lockLKW) {
+		ev.rmwRead = -1
 	}
 	r.events = append(r.events, ev)
 	return len(r.events) - 1, nil
@@ -161,8 +190,23 @@ func (r *runner) run(body []litmus.Stmt) error {
 func (r *runner) access(a *litmus.Access) error {
 	info := a.Op.Info()
 	switch {
-	case a.Op == litmus.OpSpinLock || a.Op == litmus.OpSpinUnlock:
-		return fmt.Errorf("%w: %s (tools/memory-model/lock.cat is not modelled)", litmus.ErrUnsupported, info.Name)
+	case a.Op == litmus.OpSpinLock:
+		// LKR then LKW, adjacent in po: lock.cat pairs them as lk-rmw.
+		// Their rf and co are not chosen by value but by the order in
+		// which the critical sections take the lock (locks.go), so the
+		// LKR takes no read choice.
+		ri, err := r.emit(event{kind: read, loc: a.Loc, val: lockFree, prim: a.Op,
+			acquire: true, lock: lockLKR})
+		if err != nil {
+			return err
+		}
+		_, err = r.emit(event{kind: write, loc: a.Loc, val: lockHeld, prim: a.Op,
+			lock: lockLKW, rmwRead: ri})
+		return err
+	case a.Op == litmus.OpSpinUnlock:
+		_, err := r.emit(event{kind: write, loc: a.Loc, val: lockFree, prim: a.Op,
+			release: true, lock: lockUL})
+		return err
 	case info.Fence:
 		_, err := r.emit(event{kind: fence, prim: a.Op, fence: a.Op})
 		return err
@@ -189,7 +233,7 @@ func (r *runner) access(a *litmus.Access) error {
 	case a.Op.IsRMW():
 		return r.rmw(a, info)
 	}
-	return fmt.Errorf("%w: %s", litmus.ErrUnsupported, info.Name)
+	return fmt.Errorf("%w: %s", ErrUnsupported, info.Name)
 }
 
 // rmw runs an atomic read-modify-write: a read and, unless it is a
@@ -288,6 +332,13 @@ func traces(th int, body []litmus.Stmt, vals map[string][]int64) ([]trace, error
 		if err != nil {
 			return fmt.Errorf("thread %d: %w", th, err)
 		}
+		nested, err := lockNest(r.events)
+		if err != nil {
+			return fmt.Errorf("thread %d: %w", th, err)
+		}
+		if nested {
+			return nil // it deadlocks: no execution has this run
+		}
 		out = append(out, trace{events: r.events, regs: r.regs})
 		return nil
 	}
@@ -305,7 +356,8 @@ func staticWrites(body []litmus.Stmt) int {
 	n := 0
 	for _, s := range body {
 		switch {
-		case s.Access != nil && s.Access.Op.Info().Writes:
+		case s.Access != nil && s.Access.Op.Info().Writes &&
+			s.Access.Op != litmus.OpSpinLock && s.Access.Op != litmus.OpSpinUnlock:
 			n++
 		case s.If != nil:
 			n += staticWrites(s.If.Then) + staticWrites(s.If.Else)
@@ -349,7 +401,7 @@ func threadTraces(t *litmus.Test, locs []string) ([][]trace, error) {
 			all[th] = ts
 			for _, tr := range ts {
 				for _, ev := range tr.events {
-					if ev.kind != write || contains(next[ev.loc], ev.val) {
+					if ev.kind != write || ev.lock != 0 || contains(next[ev.loc], ev.val) {
 						continue
 					}
 					next[ev.loc] = append(next[ev.loc], ev.val)

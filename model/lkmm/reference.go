@@ -8,6 +8,11 @@ import (
 	"github.com/flushproof/flushproof/model/litmus"
 )
 
+// ErrUnsupported says the reference refuses a test: a primitive it does
+// not model, or a use of locks lock.cat flags. It wraps
+// [litmus.ErrUnsupported], so a caller treats it as any model's refusal.
+var ErrUnsupported = fmt.Errorf("lkmm: %w", litmus.ErrUnsupported)
+
 // ErrTooLarge says a test is beyond the bounds the reference enumerates.
 var ErrTooLarge = errors.New("lkmm: test too large to enumerate")
 
@@ -33,8 +38,12 @@ func (Reference) Name() string { return "LKMM" }
 // Outcomes returns every final state of t that some execution allowed by
 // LKMM reaches, each once: every thread's registers (those its code
 // assigns, 0 if never set on the path taken) and every location's final
-// value (its co-last write). A test with a lock, or beyond the bounds, is
-// an error wrapping [litmus.ErrUnsupported] or [ErrTooLarge].
+// value (its co-last write; a spin lock is 0 free, 1 held). A test
+// beyond the bounds, or using a construct the reference refuses (see the
+// package doc and locks.go), is an error wrapping [ErrTooLarge] or
+// [ErrUnsupported]. A test whose every execution deadlocks (a lock never
+// released that another thread waits for, a lock taken twice) has no
+// outcome: the result is empty, not an error.
 func (Reference) Outcomes(t *litmus.Test) ([]litmus.Outcome, error) {
 	if len(t.Threads) > MaxThreads {
 		return nil, fmt.Errorf("%s: %w: %d threads (at most %d)", t.Name, ErrTooLarge, len(t.Threads), MaxThreads)
@@ -43,11 +52,15 @@ func (Reference) Outcomes(t *litmus.Test) ([]litmus.Outcome, error) {
 	if len(locs) > MaxLocs {
 		return nil, fmt.Errorf("%s: %w: %d locations (at most %d)", t.Name, ErrTooLarge, len(locs), MaxLocs)
 	}
+	locks, err := lockLocs(t)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", t.Name, err)
+	}
 	runs, err := threadTraces(t, locs)
 	if err != nil {
 		return nil, fmt.Errorf("%s: running the threads: %w", t.Name, err)
 	}
-	e := &enumerator{test: t, locs: locs, runs: runs, found: map[string]litmus.Outcome{}}
+	e := &enumerator{test: t, locs: locs, locks: locks, runs: runs, found: map[string]litmus.Outcome{}}
 	if err := e.combos(0, make([]int, len(runs))); err != nil {
 		return nil, fmt.Errorf("%s: %w", t.Name, err)
 	}
@@ -103,6 +116,7 @@ func testLocs(t *litmus.Test) []string {
 type enumerator struct {
 	test       *litmus.Test
 	locs       []string
+	locks      map[string]bool // the locations used as spin locks
 	runs       [][]trace
 	candidates int
 	found      map[string]litmus.Outcome
@@ -168,17 +182,20 @@ func (e *enumerator) combination(pick []int) error {
 	}
 
 	// rf candidates: a write of the same location and value that is not
-	// po-after the read (that would be a coherence cycle anyway).
+	// po-after the read (that would be a coherence cycle anyway). The
+	// lock events' rf and co follow from the order the critical sections
+	// take each lock (locks.go).
 	var reads []int
 	var rfChoices [][]int
 	writesOf := make([][]int, len(e.locs))
 	for i, ev := range x.events {
-		switch ev.kind {
-		case write:
+		switch {
+		case ev.lock != 0:
+		case ev.kind == write:
 			if ev.thread >= 0 {
 				writesOf[locIdx[ev.loc]] = append(writesOf[locIdx[ev.loc]], i)
 			}
-		case read:
+		case ev.kind == read:
 			var ws []int
 			for j, w := range x.events {
 				if w.kind == write && w.loc == ev.loc && w.val == ev.val && !x.po.has(i, j) {
@@ -193,7 +210,13 @@ func (e *enumerator) combination(pick []int) error {
 		}
 	}
 	cos := make([][][]int, len(e.locs))
+	sections := make([]lockSections, len(e.locs))
 	for l, ws := range writesOf {
+		if e.locks[e.locs[l]] {
+			sections[l] = x.sections(e.locs[l])
+			cos[l] = sections[l].orders(x.po)
+			continue
+		}
 		cos[l] = orders(ws, x.po)
 	}
 	n := 1
@@ -223,7 +246,12 @@ func (e *enumerator) combination(pick []int) error {
 		}
 		mem := map[string]int64{}
 		x.co = newRel(x.n)
+		x.rfLock = newRel(x.n)
 		for li, loc := range e.locs {
+			if e.locks[loc] {
+				mem[loc] = sections[li].place(x, li, cos[li][coPick[li]])
+				continue
+			}
 			order := append([]int{li}, cos[li][coPick[li]]...) // initial write first
 			for a := range order {
 				for b := a + 1; b < len(order); b++ {
@@ -249,7 +277,7 @@ func (e *enumerator) combination(pick []int) error {
 // consistent.
 func (e *enumerator) someRF(x *execution, reads []int, choices [][]int, k int) bool {
 	if k == 0 {
-		x.rf = newRel(x.n)
+		x.rf = x.rfLock.clone()
 	}
 	if k == len(reads) {
 		return x.consistent()

@@ -1,0 +1,210 @@
+package lkmm
+
+import (
+	"fmt"
+
+	"github.com/flushproof/flushproof/model/litmus"
+)
+
+// Spin locks, as tools/memory-model/lock.cat (Linux v6.18) gives them for
+// spin_lock and spin_unlock; the prose is the LOCKING section of
+// tools/memory-model/Documentation/explanation.txt.
+//
+// spin_lock(l) is two events, LKR then LKW, an rmw pair (lk-rmw);
+// spin_unlock(l) is one event, UL. LKR is an Acquire, UL a Release. A
+// critical section is an LKW with the first UL of l after it in its
+// thread (critical). The candidate executions of a lock location are the
+// orders in which the critical sections take the lock:
+//
+//   - co of l is the initial write, then each LKW followed at once by its
+//     UL, in the order chosen (co0 with IW first, then critical and
+//     critical^-1 ; co merge each UL just after its LKW);
+//   - each LKR reads from the write just before its LKW in co, the
+//     initial write or the previous holder's UL ([IW | UL] ;
+//     singlestep(co) ; lk-rmw^-1), so the lock is always taken free;
+//   - an LKW never released (UNMATCHED-LKW) comes last in co, and at
+//     most one per location is allowed (unmatched-locks): a thread that
+//     would wait forever for a lock gives no execution, so the outcomes
+//     are those of the executions in which every waiter gets the lock;
+//   - a thread that takes a lock it already holds deadlocks (lock-nest):
+//     that run gives no execution either.
+//
+// The orders keep each thread's critical sections in program order
+// (coherence would reject any other). What lock.cat only flags, herd7
+// reporting the test as suspect, is refused here with an error: an
+// unlock of a lock not held (unmatched-unlock), an ordinary access to a
+// lock location (mixed-lock-accesses), a final condition on a lock
+// location (lock-final). spin_trylock and spin_is_locked (LF, RL, RU
+// events) are not litmus primitives: the parser refuses them.
+
+// isLockOp reports whether op is spin_lock or spin_unlock.
+func isLockOp(op litmus.Op) bool {
+	return op == litmus.OpSpinLock || op == litmus.OpSpinUnlock
+}
+
+// lockLocs returns the locations t uses as spin locks, and refuses a test
+// that lock.cat would flag: an ordinary access to a lock location, an
+// initial value other than free, a final condition reading one.
+func lockLocs(t *litmus.Test) (map[string]bool, error) {
+	locks := map[string]bool{}
+	other := map[string]int{} // location -> line of an ordinary access
+	var walk func([]litmus.Stmt)
+	walk = func(body []litmus.Stmt) {
+		for _, s := range body {
+			switch {
+			case s.Access != nil && isLockOp(s.Access.Op):
+				locks[s.Access.Loc] = true
+			case s.Access != nil && s.Access.Loc != "":
+				if _, ok := other[s.Access.Loc]; !ok {
+					other[s.Access.Loc] = s.Line
+				}
+			case s.If != nil:
+				walk(s.If.Then)
+				walk(s.If.Else)
+			}
+		}
+	}
+	for _, th := range t.Threads {
+		walk(th.Body)
+	}
+	for l := range locks {
+		if line, ok := other[l]; ok {
+			return nil, fmt.Errorf("%w: line %d: %s is a spin lock and an ordinary location (lock.cat flags mixed-lock-accesses)",
+				ErrUnsupported, line, l)
+		}
+		if v := t.Init[l]; v != lockFree {
+			return nil, fmt.Errorf("%w: spin lock %s starts at %d, not free", ErrUnsupported, l, v)
+		}
+	}
+	var final string
+	var find func(e litmus.Expr)
+	find = func(e litmus.Expr) {
+		if locks[e.Loc] && final == "" {
+			final = e.Loc
+		}
+		for _, a := range e.Args {
+			find(a)
+		}
+	}
+	find(t.Cond)
+	if final != "" {
+		return nil, fmt.Errorf("%w: the final condition reads spin lock %s (lock.cat flags lock-final)", ErrUnsupported, final)
+	}
+	return locks, nil
+}
+
+// lockNest reports whether a run takes a lock it already holds
+// (lock.cat's lock-nest axiom: such a run deadlocks and gives no
+// execution; dropping it early saves enumerating executions that
+// coherence rejects too, its first LKW being unmatched so co-last yet
+// po-before another LKW of the lock), and fails on an unlock of a lock the thread does not hold
+// (lock.cat's unmatched-unlock flag).
+func lockNest(events []event) (bool, error) {
+	held := map[string]bool{}
+	for _, ev := range events {
+		switch ev.lock {
+		case lockLKR:
+			if held[ev.loc] {
+				return true, nil
+			}
+		case lockLKW:
+			held[ev.loc] = true
+		case lockUL:
+			if !held[ev.loc] {
+				return false, fmt.Errorf("%w: spin_unlock(%s) of a lock the thread does not hold (lock.cat flags unmatched-unlock)",
+					ErrUnsupported, ev.loc)
+			}
+			held[ev.loc] = false
+		}
+	}
+	return false, nil
+}
+
+// lockSections are the critical sections of one lock location in one
+// combination of runs: its LKW events, and for each the LKR paired with
+// it and the UL that ends it (-1 for a lock never released).
+type lockSections struct {
+	lkw    []int
+	lkr    map[int]int
+	unlock map[int]int
+}
+
+// sections finds the critical sections of loc among x's events (its
+// threads' po and rmw already built).
+func (x *execution) sections(loc string) lockSections {
+	s := lockSections{lkr: map[int]int{}, unlock: map[int]int{}}
+	for i, ev := range x.events {
+		if ev.lock != lockLKW || ev.loc != loc {
+			continue
+		}
+		s.lkw = append(s.lkw, i)
+		for r := range x.events {
+			if x.rmw.has(r, i) {
+				s.lkr[i] = r
+			}
+		}
+		// critical: the first UL or LKW of loc po-after the LKW, if it
+		// is an UL. (A run that nests locks, the first LKW unmatched
+		// with another after it, is dropped before; coherence would
+		// reject it anyway, an unmatched LKW being co-last.)
+		next := -1
+		for j, u := range x.events {
+			if u.loc == loc && (u.lock == lockUL || u.lock == lockLKW) && x.po.has(i, j) &&
+				(next < 0 || x.po.has(j, next)) {
+				next = j
+			}
+		}
+		s.unlock[i] = -1
+		if next >= 0 && x.events[next].lock == lockUL {
+			s.unlock[i] = next
+		}
+	}
+	return s
+}
+
+// orders returns the orders in which the critical sections may take the
+// lock: program order kept within a thread, the section never released
+// last. More than one section never released has no order
+// (unmatched-locks).
+func (s lockSections) orders(po rel) [][]int {
+	held := -1
+	for _, w := range s.lkw {
+		if s.unlock[w] < 0 {
+			if held >= 0 {
+				return nil
+			}
+			held = w
+		}
+	}
+	all := orders(s.lkw, po)
+	if held < 0 {
+		return all
+	}
+	var out [][]int
+	for _, o := range all {
+		if o[len(o)-1] == held {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// place sets co and the LKR reads of the lock location whose initial
+// write is iw, for the sections taking the lock in the order given, and
+// returns the lock's final value.
+func (s lockSections) place(x *execution, iw int, order []int) int64 {
+	co := []int{iw}
+	for _, w := range order {
+		x.rfLock.add(co[len(co)-1], s.lkr[w])
+		co = append(co, w)
+		if u := s.unlock[w]; u >= 0 {
+			co = append(co, u)
+		}
+	}
+	for a := range co {
+		for b := a + 1; b < len(co); b++ {
+			x.co.add(co[a], co[b])
+		}
+	}
+	return x.events[co[len(co)-1]].val
+}
