@@ -29,7 +29,9 @@ const (
 // test are those of its candidate executions that satisfy the axioms of
 // tools/memory-model/linux-kernel.cat. It implements [litmus.Model].
 type Reference struct {
-	_ struct{}
+	// Candidates, if not 0, bounds the candidate executions of one test
+	// instead of MaxCandidates (property tests keep each program cheap).
+	Candidates int
 }
 
 // Name returns "LKMM".
@@ -44,7 +46,7 @@ func (Reference) Name() string { return "LKMM" }
 // [ErrUnsupported]. A test whose every execution deadlocks (a lock never
 // released that another thread waits for, a lock taken twice) has no
 // outcome: the result is empty, not an error.
-func (Reference) Outcomes(t *litmus.Test) ([]litmus.Outcome, error) {
+func (r Reference) Outcomes(t *litmus.Test) ([]litmus.Outcome, error) {
 	if len(t.Threads) > MaxThreads {
 		return nil, fmt.Errorf("%s: %w: %d threads (at most %d)", t.Name, ErrTooLarge, len(t.Threads), MaxThreads)
 	}
@@ -60,7 +62,10 @@ func (Reference) Outcomes(t *litmus.Test) ([]litmus.Outcome, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: running the threads: %w", t.Name, err)
 	}
-	e := &enumerator{test: t, locs: locs, locks: locks, runs: runs, found: map[string]litmus.Outcome{}}
+	e := &enumerator{test: t, locs: locs, locks: locks, runs: runs, found: map[string]litmus.Outcome{}, maxCandidates: MaxCandidates}
+	if r.Candidates > 0 {
+		e.maxCandidates = r.Candidates
+	}
 	if err := e.combos(0, make([]int, len(runs))); err != nil {
 		return nil, fmt.Errorf("%s: %w", t.Name, err)
 	}
@@ -119,7 +124,9 @@ type enumerator struct {
 	locks      map[string]bool // the locations used as spin locks
 	runs       [][]trace
 	candidates int
-	found      map[string]litmus.Outcome
+	// maxCandidates is Reference.Candidates or MaxCandidates.
+	maxCandidates int
+	found         map[string]litmus.Outcome
 }
 
 // combos picks one run per thread, then checks the candidate executions
@@ -227,9 +234,9 @@ func (e *enumerator) combination(pick []int) error {
 		n *= len(c)
 	}
 	e.candidates += n
-	if e.candidates > MaxCandidates {
+	if e.candidates > e.maxCandidates {
 		return fmt.Errorf("%w: more than %d candidate executions (%d threads, %d events)",
-			ErrTooLarge, MaxCandidates, len(pick), x.n)
+			ErrTooLarge, e.maxCandidates, len(pick), x.n)
 	}
 
 	coPick := make([]int, len(e.locs))

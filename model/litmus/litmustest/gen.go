@@ -22,6 +22,10 @@ type Options struct {
 	// Branches draws if statements on loaded registers (control
 	// dependencies); Data draws stored values computed from registers.
 	Branches, Data bool
+	// Values, if not 0, draws each stored constant from 1..Values instead
+	// of giving every store a value of its own: fewer values a load may
+	// return keep the axiomatic reference's enumeration small.
+	Values int
 }
 
 // Default is 2 to 4 threads, up to 3 locations, up to 4 statements each,
@@ -36,9 +40,11 @@ func Default() Options {
 	return Options{MinThreads: 2, MaxThreads: 4, MaxLocs: 3, MaxStmts: 4, Ops: ops, Branches: true, Data: true}
 }
 
-// Draw draws a test. Every store writes a value no other store writes (the
-// value says which store a load read, as in the kernel's tests); the final
-// condition is "exists (true)": differential tests compare outcome sets.
+// Draw draws a test. Unless Options.Values is set, every store of a
+// constant writes a value no other store writes (the value says which
+// store a load read, as in the kernel's tests); values stay small (the operational models keep them in a byte).
+// The final condition is "exists (true)": differential tests compare
+// outcome sets.
 func Draw(t *rapid.T, o Options) *litmus.Test {
 	nThreads := rapid.IntRange(o.MinThreads, o.MaxThreads).Draw(t, "threads")
 	nLocs := rapid.IntRange(1, o.MaxLocs).Draw(t, "locs")
@@ -67,10 +73,13 @@ func (d *drawer) label(what string) string { return fmt.Sprintf("P%d %s", d.th, 
 func (d *drawer) value() litmus.Expr {
 	v := *d.next
 	*d.next++
+	if d.o.Values > 0 {
+		v = rapid.Int64Range(1, int64(d.o.Values)).Draw(d.t, d.label("value"))
+	}
 	if d.o.Data && len(d.regs) > 0 && rapid.Bool().Draw(d.t, d.label("data dependency")) {
-		// A value that depends on a register but is still unique: v + 100*r.
+		// A value that depends on a register: r + v.
 		r := rapid.SampledFrom(d.regs).Draw(d.t, d.label("data register"))
-		return litmus.Bin("+", litmus.C(v), litmus.Bin("*", litmus.C(100), litmus.R(r)))
+		return litmus.Bin("+", litmus.R(r), litmus.C(v))
 	}
 	return litmus.C(v)
 }
@@ -99,9 +108,7 @@ func (d *drawer) access() litmus.Stmt {
 	}
 	switch {
 	case op == litmus.OpAdd || op.ReturnsNew() || (op >= litmus.OpFetchAdd && op <= litmus.OpFetchAddRel):
-		// Adds keep values apart by adding a large unique amount.
-		a.Val = litmus.C(1000 * *d.next)
-		*d.next++
+		a.Val = litmus.C(rapid.Int64Range(1, 2).Draw(d.t, d.label("add")))
 	case info.Writes:
 		a.Val = d.value()
 	}
