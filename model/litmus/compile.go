@@ -1,0 +1,174 @@
+package litmus
+
+import (
+	"fmt"
+
+	"github.com/flushproof/flushproof/model/memory"
+)
+
+// Compiling a test for Operational: its threads as straight code with jumps.
+
+// supported reports whether the model runs op.
+func supported(m memory.Model, op Op) bool {
+	if m != memory.Relaxed {
+		return true
+	}
+	switch op {
+	case OpReadOnce, OpWriteOnce, OpMb, OpAddReturn, OpFetchAdd, OpXchg, OpCmpxchg:
+		return true
+	}
+	return false
+}
+
+func compile(m memory.Model, t *Test) (*opSystem, error) {
+	if m != memory.SC && m != memory.TSO && m != memory.Relaxed {
+		return nil, fmt.Errorf("litmus: unknown memory model %v", m)
+	}
+	if len(t.Threads) > memory.MaxThreads {
+		return nil, fmt.Errorf("%s: %w: %d threads, more than the %d memory.Memory holds", t.Name, ErrUnsupported, len(t.Threads), memory.MaxThreads)
+	}
+	if len(t.Locs) > memory.MaxLocations {
+		return nil, fmt.Errorf("%s: %w: %d locations, more than the %d memory.Memory holds", t.Name, ErrUnsupported, len(t.Locs), memory.MaxLocations)
+	}
+	if t.Quant == 0 {
+		return nil, fmt.Errorf("%s: no final condition", t.Name)
+	}
+	sys := &opSystem{model: m, test: t}
+	locIndex := map[string]int{}
+	for i, l := range t.Locs {
+		locIndex[l] = i
+		sys.init = append(sys.init, t.Init[l])
+	}
+	for l := range t.Init {
+		if _, ok := locIndex[l]; !ok {
+			return nil, fmt.Errorf("%s: initial value of %s, which is not in Locs", t.Name, l)
+		}
+	}
+	for ti, th := range t.Threads {
+		c := &compiler{sys: sys, m: m, name: t.Name, thread: ti, locs: locIndex, regs: map[string]int{}, wrote: map[string]bool{}}
+		if err := c.stmts(th.Body); err != nil {
+			return nil, err
+		}
+		if len(c.code) > 255 {
+			return nil, fmt.Errorf("%s: %w: P%d has %d instructions, more than 255", t.Name, ErrUnsupported, ti, len(c.code))
+		}
+		sys.code = append(sys.code, c.code)
+		sys.regs = append(sys.regs, c.regs)
+		sys.written = append(sys.written, c.written)
+	}
+	return sys, nil
+}
+
+type compiler struct {
+	sys     *opSystem
+	m       memory.Model
+	name    string
+	thread  int
+	locs    map[string]int
+	code    []instr
+	regs    map[string]int
+	wrote   map[string]bool
+	written []string
+}
+
+func (c *compiler) reg(name string, line int) error {
+	if _, ok := c.regs[name]; ok {
+		return nil
+	}
+	if len(c.regs) == MaxRegs {
+		return fmt.Errorf("%s: line %d: %w: P%d uses more than %d registers", c.name, line, ErrUnsupported, c.thread, MaxRegs)
+	}
+	c.regs[name] = len(c.regs)
+	return nil
+}
+
+func (c *compiler) write(name string, line int) error {
+	if err := c.reg(name, line); err != nil {
+		return err
+	}
+	if !c.wrote[name] {
+		c.wrote[name] = true
+		c.written = append(c.written, name)
+	}
+	return nil
+}
+
+func (c *compiler) expr(e Expr, line int) error {
+	if e.Loc != "" {
+		return fmt.Errorf("%s: line %d: location %s read in an expression of P%d", c.name, line, e.Loc, c.thread)
+	}
+	var err error
+	e.Regs(func(r string) {
+		if err == nil {
+			err = c.reg(r, line)
+		}
+	})
+	return err
+}
+
+func (c *compiler) stmts(body []Stmt) error {
+	for i := range body {
+		s := &body[i]
+		switch {
+		case s.Access != nil:
+			a := s.Access
+			if !supported(c.m, a.Op) {
+				return fmt.Errorf("%s: line %d: %w: %s does not support %s", c.name, s.Line, ErrUnsupported, c.m, a.Op)
+			}
+			info := a.Op.Info()
+			loc := -1
+			if !info.Fence {
+				l, ok := c.locs[a.Loc]
+				if !ok {
+					return fmt.Errorf("%s: line %d: %s on %q, which is not a location", c.name, s.Line, a.Op, a.Loc)
+				}
+				loc = l
+			}
+			for _, e := range []Expr{a.Val, a.Expect} {
+				if err := c.expr(e, s.Line); err != nil {
+					return err
+				}
+			}
+			if a.Reg != "" {
+				if !info.Returns {
+					return fmt.Errorf("%s: line %d: %s returns no value", c.name, s.Line, a.Op)
+				}
+				if err := c.write(a.Reg, s.Line); err != nil {
+					return err
+				}
+			}
+			c.code = append(c.code, instr{kind: iAccess, line: s.Line, access: a, loc: loc})
+		case s.Assign != nil:
+			if err := c.expr(s.Assign.Val, s.Line); err != nil {
+				return err
+			}
+			if err := c.write(s.Assign.Reg, s.Line); err != nil {
+				return err
+			}
+			c.code = append(c.code, instr{kind: iAssign, line: s.Line, assign: s.Assign})
+		case s.If != nil:
+			if err := c.expr(s.If.Cond, s.Line); err != nil {
+				return err
+			}
+			branch := len(c.code)
+			c.code = append(c.code, instr{kind: iBranch, line: s.Line, cond: s.If.Cond})
+			if err := c.stmts(s.If.Then); err != nil {
+				return err
+			}
+			if len(s.If.Else) == 0 {
+				c.code[branch].target = len(c.code)
+				continue
+			}
+			jump := len(c.code)
+			c.code = append(c.code, instr{kind: iJump, line: s.Line})
+			c.code[branch].target = len(c.code)
+			if err := c.stmts(s.If.Else); err != nil {
+				return err
+			}
+			c.code[jump].target = len(c.code)
+		default:
+			return fmt.Errorf("%s: line %d: empty statement in P%d", c.name, s.Line, c.thread)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,183 @@
+package litmus
+
+import "strconv"
+
+// Expressions of thread code and final conditions (Parse).
+
+// binary operators of thread code, by C precedence (higher binds tighter).
+var precedence = map[string]int{
+	"||": 1, "&&": 2, "|": 3, "^": 4, "&": 5,
+	"==": 6, "!=": 6, "<": 7, "<=": 7, ">": 7, ">=": 7,
+	"+": 8, "-": 8, "*": 9,
+}
+
+// unsupportedOps are C operators Expr does not have.
+var unsupportedOps = map[string]bool{"/": true, "%": true, "<<": true, ">>": true, "?": true, "~": true, "->": true, ".": true, "++": true, "--": true}
+
+func (p *parser) expr() (Expr, error) { return p.binary(1) }
+
+func (p *parser) binary(min int) (Expr, error) {
+	left, err := p.unary()
+	if err != nil {
+		return Expr{}, err
+	}
+	for {
+		t := p.peek()
+		if t.kind == tokPunct && unsupportedOps[t.text] {
+			return Expr{}, p.errf(t.line, "unsupported construct: operator %s", t.text)
+		}
+		prec, ok := precedence[t.text]
+		if t.kind != tokPunct || !ok || prec < min {
+			return left, nil
+		}
+		p.next()
+		right, err := p.binary(prec + 1)
+		if err != nil {
+			return Expr{}, err
+		}
+		left = Bin(t.text, left, right)
+	}
+}
+
+func (p *parser) unary() (Expr, error) {
+	t := p.peek()
+	switch {
+	case p.is("!") || p.is("-"):
+		p.next()
+		a, err := p.unary()
+		if err != nil {
+			return Expr{}, err
+		}
+		if t.text == "-" && a.IsConst {
+			return C(-a.Const), nil
+		}
+		return Expr{Op: t.text, Args: []Expr{a}}, nil
+	case p.is("("):
+		p.next()
+		e, err := p.expr()
+		if err != nil {
+			return Expr{}, err
+		}
+		_, err = p.expect(")", "closing (")
+		return e, err
+	case p.is("*"):
+		if n := p.peekAt(1); p.params[n.text] {
+			return Expr{}, p.errf(t.line, "unsupported construct: plain access *%s (use READ_ONCE)", n.text)
+		}
+		return Expr{}, p.errf(t.line, "unsupported construct: dereference of a register")
+	case p.is("&"):
+		return Expr{}, p.errf(t.line, "unsupported construct: address-of &")
+	case t.kind == tokPunct && unsupportedOps[t.text]:
+		return Expr{}, p.errf(t.line, "unsupported construct: operator %s", t.text)
+	case t.kind == tokNum:
+		v, err := p.number()
+		return C(v), err
+	case t.kind == tokIdent:
+		p.next()
+		if p.is("(") {
+			if _, ok := prims[t.text]; ok {
+				return Expr{}, p.errf(t.line, "unsupported construct: %s() inside an expression (assign it to a register first)", t.text)
+			}
+			return Expr{}, p.errf(t.line, "unsupported construct: %s()", t.text)
+		}
+		if p.params[t.text] {
+			return Expr{}, p.errf(t.line, "unsupported construct: the pointer %s used as a value", t.text)
+		}
+		if p.is("[") {
+			return Expr{}, p.errf(t.line, "unsupported construct: array %s", t.text)
+		}
+		return R(t.text), nil
+	}
+	return Expr{}, p.errf(t.line, "want an expression, got %q", t.text)
+}
+
+// condOr reads a final condition: "\/" of "/\" of "~" of atoms and
+// parenthesised conditions.
+func (p *parser) condOr() (Expr, error) {
+	left, err := p.condAnd()
+	if err != nil {
+		return Expr{}, err
+	}
+	for p.is(`\/`) {
+		p.next()
+		right, err := p.condAnd()
+		if err != nil {
+			return Expr{}, err
+		}
+		left = Bin("||", left, right)
+	}
+	return left, nil
+}
+
+func (p *parser) condAnd() (Expr, error) {
+	left, err := p.condNot()
+	if err != nil {
+		return Expr{}, err
+	}
+	for p.is(`/\`) {
+		p.next()
+		right, err := p.condNot()
+		if err != nil {
+			return Expr{}, err
+		}
+		left = Bin("&&", left, right)
+	}
+	return left, nil
+}
+
+func (p *parser) condNot() (Expr, error) {
+	t := p.peek()
+	switch {
+	case p.is("~"):
+		p.next()
+		a, err := p.condNot()
+		return Not(a), err
+	case p.is("("):
+		p.next()
+		e, err := p.condOr()
+		if err != nil {
+			return Expr{}, err
+		}
+		_, err = p.expect(")", "closing ( in the final condition")
+		return e, err
+	case t.kind == tokNum && p.peekAt(1).text == ":":
+		p.next()
+		p.next()
+		th, _ := strconv.Atoi(t.text)
+		if th >= len(p.test.Threads) {
+			return Expr{}, p.errf(t.line, "final condition names thread %d of %d", th, len(p.test.Threads))
+		}
+		reg, err := p.ident("a register")
+		if err != nil {
+			return Expr{}, err
+		}
+		return p.condValue(TR(th, reg.text))
+	case t.kind == tokIdent:
+		p.next()
+		known := false
+		for _, l := range p.test.Locs {
+			known = known || l == t.text
+		}
+		if !known {
+			return Expr{}, p.errf(t.line, "final condition names %s, which is no location", t.text)
+		}
+		return p.condValue(L(t.text))
+	}
+	return Expr{}, p.errf(t.line, "want a final condition atom (0:r0=1, x=1), got %q", t.text)
+}
+
+// condValue reads "=value" after the left side of an atom.
+func (p *parser) condValue(left Expr) (Expr, error) {
+	t := p.next()
+	if t.text != "=" {
+		return Expr{}, p.errf(t.line, "unsupported construct: %q in a final condition atom (want =)", t.text)
+	}
+	if v := p.peek(); v.kind == tokIdent {
+		return Expr{}, p.errf(v.line, "unsupported construct: pointer value %s in the final condition", v.text)
+	}
+	v, err := p.number()
+	if err != nil {
+		return Expr{}, err
+	}
+	return Bin("==", left, C(v)), nil
+}

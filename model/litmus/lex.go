@@ -1,0 +1,205 @@
+package litmus
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// The lexer of herd7's C litmus files (Parse).
+
+type tokKind uint8
+
+const (
+	tokEOF tokKind = iota
+	tokIdent
+	tokNum
+	tokPunct
+)
+
+type token struct {
+	kind tokKind
+	text string
+	line int
+}
+
+type parser struct {
+	file string
+	toks []token
+	pos  int
+	test *Test
+
+	params map[string]bool // the current thread's location parameters
+	regs   map[string]bool // the current thread's registers
+}
+
+func (p *parser) errf(line int, format string, args ...any) error {
+	return &Error{File: p.file, Line: line, Msg: fmt.Sprintf(format, args...)}
+}
+
+// puncts are the multi-character tokens, longest first; every other
+// punctuation character is a token of its own.
+var puncts = []string{`/\`, `\/`, "==", "!=", "<=", ">=", "&&", "||", "<<", ">>", "->", "++", "--", "+=", "-=", "*=", "|=", "&=", "^="}
+
+var (
+	resultLine = regexp.MustCompile(`Result:\s*(\w+)`)
+	infoLine   = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]*\s*=`)
+)
+
+// lex splits src into tokens. The first line is "C NAME". "(* ... *)" is a
+// comment outside the threads' bodies (inside, "(*" is C: READ_ONCE(*x));
+// "/* */" and "//" are comments everywhere.
+func (p *parser) lex(src string) error {
+	line := 1
+	i := 0
+	// Blank lines before the "C NAME" line.
+	for i < len(src) && (src[i] == '\n' || src[i] == ' ' || src[i] == '\t' || src[i] == '\r') {
+		if src[i] == '\n' {
+			line++
+		}
+		i++
+	}
+	end := strings.IndexByte(src[i:], '\n')
+	if end < 0 {
+		end = len(src) - i
+	}
+	first := strings.TrimSpace(src[i : i+end])
+	if !strings.HasPrefix(first, "C ") && !strings.HasPrefix(first, "C\t") {
+		return p.errf(line, "want a C litmus test (a first line \"C NAME\"), got %q", first)
+	}
+	p.test.Name = strings.TrimSpace(first[1:])
+	i += end
+	// herd7's header lines between the name and the initial state: a
+	// quoted description and "Key=value" lines (Cycle=, Relax=, Safe=,
+	// Prefetch=, Com=, Orig=... as diy7 writes them) say nothing of the
+	// program.
+	for {
+		j := i
+		for j < len(src) && (src[j] == '\n' || src[j] == ' ' || src[j] == '\t' || src[j] == '\r') {
+			j++
+		}
+		e := strings.IndexByte(src[j:], '\n')
+		if e < 0 {
+			e = len(src) - j
+		}
+		l := strings.TrimSpace(src[j : j+e])
+		quoted := strings.HasPrefix(l, `"`) && strings.Count(l, `"`) >= 2
+		if !quoted && !infoLine.MatchString(l) {
+			break
+		}
+		line += strings.Count(src[i:j+e], "\n")
+		i = j + e
+	}
+	depth := 0
+	inThread := false // inside a thread's body, where "(*" is C: READ_ONCE(*x)
+	for i < len(src) {
+		c := src[i]
+		switch {
+		case c == '\n':
+			line++
+			i++
+		case c == ' ' || c == '\t' || c == '\r':
+			i++
+		case !inThread && strings.HasPrefix(src[i:], "(*"):
+			j := strings.Index(src[i+2:], "*)")
+			if j < 0 {
+				return p.errf(line, "comment (* not closed")
+			}
+			body := src[i+2 : i+2+j]
+			if m := resultLine.FindStringSubmatch(body); m != nil && p.test.Result == "" && len(p.toks) == 0 {
+				p.test.Result = m[1]
+			}
+			line += strings.Count(body, "\n")
+			i += j + 4
+		case strings.HasPrefix(src[i:], "/*"):
+			j := strings.Index(src[i+2:], "*/")
+			if j < 0 {
+				return p.errf(line, "comment /* not closed")
+			}
+			line += strings.Count(src[i+2:i+2+j], "\n")
+			i += j + 4
+		case strings.HasPrefix(src[i:], "//"):
+			for i < len(src) && src[i] != '\n' {
+				i++
+			}
+		case c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
+			j := i
+			for j < len(src) && (src[j] == '_' || src[j] >= 'a' && src[j] <= 'z' || src[j] >= 'A' && src[j] <= 'Z' || src[j] >= '0' && src[j] <= '9') {
+				j++
+			}
+			p.toks = append(p.toks, token{tokIdent, src[i:j], line})
+			i = j
+		case c >= '0' && c <= '9':
+			j := i
+			for j < len(src) && (src[j] >= '0' && src[j] <= '9' || src[j] == 'x' || src[j] == 'X' || src[j] >= 'a' && src[j] <= 'f' || src[j] >= 'A' && src[j] <= 'F') {
+				j++
+			}
+			p.toks = append(p.toks, token{tokNum, src[i:j], line})
+			i = j
+		default:
+			text := string(c)
+			for _, pu := range puncts {
+				if strings.HasPrefix(src[i:], pu) {
+					text = pu
+					break
+				}
+			}
+			if !strings.ContainsRune("(){}[];,*&=<>+-^|!~:./%?\\", rune(c)) && len(text) == 1 {
+				return p.errf(line, "unexpected character %q", c)
+			}
+			switch text {
+			case "{":
+				if depth == 0 && len(p.toks) > 0 && p.toks[len(p.toks)-1].text == ")" {
+					inThread = true
+				}
+				depth++
+			case "}":
+				depth--
+				if depth == 0 {
+					inThread = false
+				}
+			}
+			p.toks = append(p.toks, token{tokPunct, text, line})
+			i += len(text)
+		}
+	}
+	p.toks = append(p.toks, token{tokEOF, "end of file", line})
+	return nil
+}
+
+func (p *parser) peek() token { return p.toks[p.pos] }
+func (p *parser) peekAt(k int) token {
+	if p.pos+k >= len(p.toks) {
+		return p.toks[len(p.toks)-1]
+	}
+	return p.toks[p.pos+k]
+}
+func (p *parser) next() token {
+	t := p.toks[p.pos]
+	if t.kind != tokEOF {
+		p.pos++
+	}
+	return t
+}
+
+// is reports whether the next token is text (a punctuation or a word).
+func (p *parser) is(text string) bool {
+	t := p.peek()
+	return (t.kind == tokPunct || t.kind == tokIdent) && t.text == text
+}
+
+func (p *parser) expect(text, what string) (token, error) {
+	t := p.next()
+	if (t.kind != tokPunct && t.kind != tokIdent) || t.text != text {
+		return t, p.errf(t.line, "want %q %s, got %q", text, what, t.text)
+	}
+	return t, nil
+}
+
+func (p *parser) ident(what string) (token, error) {
+	t := p.next()
+	if t.kind != tokIdent {
+		return t, p.errf(t.line, "want %s, got %q", what, t.text)
+	}
+	return t, nil
+}

@@ -1,0 +1,146 @@
+package litmus
+
+// The kernel primitives the parser knows, and their calls (Parse).
+
+// argKind is how a primitive takes an argument.
+type argKind uint8
+
+const (
+	argDeref argKind = iota + 1 // *x
+	argPtr                      // x
+	argVal                      // an expression
+)
+
+// primitive is one spelling of a primitive: its op, its arguments, and how
+// Access.Val is made (a constant for inc/dec, negated for sub).
+type primitive struct {
+	op    Op
+	args  []argKind
+	val   int64 // inc: 1, dec: -1, 0: from the argument
+	neg   bool  // sub: the argument negated
+	order []string
+}
+
+// prims maps every accepted spelling to its primitive, built by init below.
+var prims = map[string]primitive{}
+
+func init() {
+	plain := map[string]primitive{
+		"READ_ONCE":              {op: OpReadOnce, args: []argKind{argDeref}},
+		"WRITE_ONCE":             {op: OpWriteOnce, args: []argKind{argDeref, argVal}},
+		"smp_load_acquire":       {op: OpLoadAcquire, args: []argKind{argPtr}},
+		"smp_store_release":      {op: OpStoreRelease, args: []argKind{argPtr, argVal}},
+		"atomic_read":            {op: OpReadOnce, args: []argKind{argPtr}},
+		"atomic_set":             {op: OpWriteOnce, args: []argKind{argPtr, argVal}},
+		"atomic_read_acquire":    {op: OpLoadAcquire, args: []argKind{argPtr}},
+		"atomic_set_release":     {op: OpStoreRelease, args: []argKind{argPtr, argVal}},
+		"smp_mb":                 {op: OpMb},
+		"smp_rmb":                {op: OpRmb},
+		"smp_wmb":                {op: OpWmb},
+		"smp_mb__before_atomic":  {op: OpMbBeforeAtomic},
+		"smp_mb__after_atomic":   {op: OpMbAfterAtomic},
+		"smp_mb__after_spinlock": {op: OpMbAfterSpinlock},
+		"barrier":                {op: OpBarrier},
+		"atomic_inc":             {op: OpAdd, args: []argKind{argPtr}, val: 1},
+		"atomic_dec":             {op: OpAdd, args: []argKind{argPtr}, val: -1},
+		"atomic_add":             {op: OpAdd, args: []argKind{argVal, argPtr}},
+		"atomic_sub":             {op: OpAdd, args: []argKind{argVal, argPtr}, neg: true},
+		"spin_lock":              {op: OpSpinLock, args: []argKind{argPtr}},
+		"spin_unlock":            {op: OpSpinUnlock, args: []argKind{argPtr}},
+	}
+	for k, v := range plain {
+		prims[k] = v
+	}
+	// The ordered families: name, then name_relaxed, _acquire, _release.
+	family := func(base Op, names map[string]primitive) {
+		for name, pr := range names {
+			for i, sfx := range []string{"", "_relaxed", "_acquire", "_release"} {
+				q := pr
+				q.op = base + Op(i)
+				prims[name+sfx] = q
+			}
+		}
+	}
+	family(OpAddReturn, map[string]primitive{
+		"atomic_inc_return": {args: []argKind{argPtr}, val: 1},
+		"atomic_dec_return": {args: []argKind{argPtr}, val: -1},
+		"atomic_add_return": {args: []argKind{argVal, argPtr}},
+		"atomic_sub_return": {args: []argKind{argVal, argPtr}, neg: true},
+	})
+	family(OpFetchAdd, map[string]primitive{
+		"atomic_fetch_inc": {args: []argKind{argPtr}, val: 1},
+		"atomic_fetch_dec": {args: []argKind{argPtr}, val: -1},
+		"atomic_fetch_add": {args: []argKind{argVal, argPtr}},
+		"atomic_fetch_sub": {args: []argKind{argVal, argPtr}, neg: true},
+	})
+	family(OpXchg, map[string]primitive{
+		"xchg":        {args: []argKind{argPtr, argVal}},
+		"atomic_xchg": {args: []argKind{argPtr, argVal}},
+	})
+	family(OpCmpxchg, map[string]primitive{
+		"cmpxchg":        {args: []argKind{argPtr, argVal, argVal}},
+		"atomic_cmpxchg": {args: []argKind{argPtr, argVal, argVal}},
+	})
+}
+
+// call reads "name(args)" (name is read, "(" is next) into one access whose
+// result, if any, goes to reg.
+func (p *parser) call(name token, reg string) ([]Stmt, error) {
+	pr, ok := prims[name.text]
+	if !ok {
+		return nil, p.errf(name.line, "unsupported construct: %s()", name.text)
+	}
+	info := pr.op.Info()
+	if reg != "" && !info.Returns {
+		return nil, p.errf(name.line, "%s() returns no value to assign to %s", name.text, reg)
+	}
+	p.next() // (
+	a := &Access{Op: pr.op, Reg: reg}
+	var vals []Expr
+	for i, k := range pr.args {
+		if i > 0 {
+			if _, err := p.expect(",", "between the arguments of "+name.text); err != nil {
+				return nil, err
+			}
+		}
+		switch k {
+		case argDeref, argPtr:
+			t := p.peek()
+			if k == argDeref {
+				if _, err := p.expect("*", "in "+name.text+"(*x...)"); err != nil {
+					return nil, err
+				}
+			} else if p.is("*") || p.is("&") {
+				return nil, p.errf(t.line, "unsupported construct: %s%s in %s() (it takes the pointer parameter itself)", t.text, p.peekAt(1).text, name.text)
+			}
+			loc, err := p.ident("a location")
+			if err != nil {
+				return nil, err
+			}
+			if !p.params[loc.text] {
+				return nil, p.errf(loc.line, "unsupported construct: %s() on %s, which is not a location parameter of this thread", name.text, loc.text)
+			}
+			a.Loc = loc.text
+		case argVal:
+			e, err := p.expr()
+			if err != nil {
+				return nil, err
+			}
+			vals = append(vals, e)
+		}
+	}
+	if _, err := p.expect(")", "closing "+name.text+"("); err != nil {
+		return nil, err
+	}
+	switch {
+	case pr.val != 0:
+		a.Val = C(pr.val)
+	case len(vals) == 1 && pr.neg:
+		a.Val = Expr{Op: "-", Args: []Expr{vals[0]}}
+	case len(vals) == 1:
+		a.Val = vals[0]
+	case len(vals) == 2: // cmpxchg(x, old, new)
+		a.Expect, a.Val = vals[0], vals[1]
+	}
+	return []Stmt{{Access: a, Line: name.line}}, nil
+}
