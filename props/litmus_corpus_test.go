@@ -23,7 +23,7 @@ import (
 
 var (
 	litmusTable = flag.String("litmus.table", "", "write the corpus agreement table (Markdown) to this file")
-	litmusNest  = flag.Bool("litmus.nest", false, "run TestLitmusModelsNest (about 0.3 s a program; CI runs it with -rapid.checks=1000)")
+	litmusNest  = flag.Bool("litmus.nest", false, "run TestLitmusModelsNest (about 0.3 s a program; CI runs it with -rapid.checks=200)")
 )
 
 // The models a litmus test is run under: the two the explorer runs exactly
@@ -142,7 +142,7 @@ func nestOptions() litmustest.Options {
 // branches and data dependencies) and checks that each model allows only what the next,
 // weaker one allows: SC within x86-TSO within the LKMM reference. It holds
 // the reference and the operational models against each other until the
-// operational LKMM model exists. It runs with -litmus.nest (CI: 1000
+// operational LKMM model exists. It runs with -litmus.nest (CI: 200
 // programs).
 func TestLitmusModelsNest(t *testing.T) {
 	if !*litmusNest {
