@@ -133,6 +133,9 @@ type enumerator struct {
 // of that combination.
 func (e *enumerator) combos(th int, pick []int) error {
 	if th == len(e.runs) {
+		if !e.readable(pick) {
+			return nil // some read has no write of its value: no candidate
+		}
 		return e.combination(pick)
 	}
 	for i := range e.runs[th] {
@@ -142,6 +145,37 @@ func (e *enumerator) combos(th int, pick []int) error {
 		}
 	}
 	return nil
+}
+
+// readable reports whether every read of the picked runs (lock reads
+// aside: locks.go gives them their writes) returns the initial value of
+// its location or a value some picked run writes there. Most combinations
+// of runs fail this, and combination would build all their relations
+// before finding out; this check allocates nothing.
+func (e *enumerator) readable(pick []int) bool {
+	for th, i := range pick {
+		for _, r := range e.runs[th][i].events {
+			if r.kind != read || r.lock != 0 || r.val == e.test.Init[r.loc] {
+				continue
+			}
+			if !e.written(pick, r.loc, r.val) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// written reports whether a picked run writes val to loc.
+func (e *enumerator) written(pick []int, loc string, val int64) bool {
+	for th, i := range pick {
+		for _, w := range e.runs[th][i].events {
+			if w.kind == write && w.lock == 0 && w.loc == loc && w.val == val {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // combination builds the events of one run per thread and tries every rf
