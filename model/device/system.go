@@ -2,6 +2,7 @@ package device
 
 import (
 	"fmt"
+
 	"github.com/flushproof/flushproof/internal/mutate"
 
 	"github.com/flushproof/flushproof/model/explore"

@@ -2,6 +2,7 @@ package diocount
 
 import (
 	"fmt"
+
 	"github.com/flushproof/flushproof/model/memory"
 )
 

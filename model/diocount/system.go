@@ -2,10 +2,11 @@ package diocount
 
 import (
 	"fmt"
+	"strings"
+
 	"github.com/flushproof/flushproof/internal/mutate"
 	"github.com/flushproof/flushproof/model/explore"
 	"github.com/flushproof/flushproof/model/memory"
-	"strings"
 )
 
 // The state machine of DIO counting (the protocol and the model are

@@ -2,13 +2,13 @@ package explore
 
 import (
 	"errors"
-
 	"fmt"
-	"github.com/flushproof/flushproof/internal/mutate"
 	"hash/maphash"
 	"runtime"
 	"sync/atomic"
 	"time"
+
+	"github.com/flushproof/flushproof/internal/mutate"
 )
 
 // Label names one transition: which actor takes it and what it does. A
@@ -71,9 +71,9 @@ func Blocked[S comparable](sys System[S], s S) uint64 {
 
 // Canonicalizer is implemented by systems with symmetry (identical tasks):
 // Canonical maps a state to a fixed representative of the states that
-// differ from it only by renaming, and the invariant and whether some actor
-// is unfinished must not depend on names. The explorer then stores representatives only, and turns
-// counterexamples back into real paths.
+// differ from it only by renaming, and the invariant and whether some
+// actor is unfinished must not depend on names. The explorer then stores
+// representatives only, and turns counterexamples back into real paths.
 type Canonicalizer[S comparable] interface {
 	Canonical(S) S
 }
@@ -538,7 +538,7 @@ func (e *explorer[S]) add(s *S, parent int32, l Label) (int32, bool) {
 }
 
 // deadlock is the violation of state id, which has no transitions and in
-// which the actors u have not returned.
+// which some actor has not returned.
 func (e *explorer[S]) deadlock(id int32) *Violation {
 	return e.r.ViolationAt(Deadlock, int(id), deadlockIn(e.sys))
 }

@@ -153,7 +153,6 @@ type pendShard[S comparable] struct {
 	recs  []pendRec[S]
 	meta  []pendMeta
 	ids   []int32 // the number given at the end of the level (-1: none)
-	errs  []pendErr
 	_     [64]byte
 }
 
@@ -168,11 +167,6 @@ type pendMeta struct {
 	bad   bool // Check failed
 }
 
-type pendErr struct {
-	idx int32
-	Err error
-}
-
 func (p *pendShard[S]) reset() {
 	p.gen++
 	if p.gen == 0 {
@@ -180,8 +174,6 @@ func (p *pendShard[S]) reset() {
 		p.gen = 1
 	}
 	p.recs, p.meta, p.ids = p.recs[:0], p.meta[:0], p.ids[:0]
-	clear(p.errs)
-	p.errs = p.errs[:0]
 }
 
 func (p *pendShard[S]) slot(h uint64, idx int) uint64 {
@@ -225,15 +217,6 @@ func (p *pendShard[S]) add(s *S, h, key uint64, l Label) (int32, bool) {
 			}
 		}
 	}
-}
-
-func (p *pendShard[S]) Err(idx int32) error {
-	for _, e := range p.errs {
-		if e.idx == idx {
-			return e.Err
-		}
-	}
-	return nil
 }
 
 // blockedForever finds, for each actor, a state in which it has not

@@ -2,10 +2,11 @@ package flushseq
 
 import (
 	"fmt"
+	"math/bits"
+
 	"github.com/flushproof/flushproof/internal/mutate"
 	"github.com/flushproof/flushproof/model/explore"
 	"github.com/flushproof/flushproof/model/memory"
-	"math/bits"
 )
 
 // The xfs fsync flush-sequence protocol as an explicit-state system.

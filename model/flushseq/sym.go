@@ -2,6 +2,7 @@ package flushseq
 
 import (
 	"bytes"
+
 	"github.com/flushproof/flushproof/model/memory"
 )
 

@@ -2,10 +2,11 @@ package iowq
 
 import (
 	"fmt"
-	"github.com/flushproof/flushproof/internal/mutate"
-	"github.com/flushproof/flushproof/model/explore"
 	"math/bits"
 	"strings"
+
+	"github.com/flushproof/flushproof/internal/mutate"
+	"github.com/flushproof/flushproof/model/explore"
 )
 
 // io-wq hashing of O_DIRECT writes as an explicit-state system.

@@ -2,11 +2,12 @@ package iowq
 
 import (
 	"fmt"
-	"github.com/flushproof/flushproof/model/explore"
 	"io"
 	"math/rand/v2"
 	"text/tabwriter"
 	"time"
+
+	"github.com/flushproof/flushproof/model/explore"
 )
 
 // Lock waits: the patch is about efficiency, not correctness. A timed run of

@@ -2,9 +2,10 @@ package jbd2
 
 import (
 	"fmt"
-	"github.com/flushproof/flushproof/internal/mutate"
 	"math/bits"
 	"strings"
+
+	"github.com/flushproof/flushproof/internal/mutate"
 
 	"github.com/flushproof/flushproof/model/explore"
 	"github.com/flushproof/flushproof/spec"

@@ -2,8 +2,9 @@ package memory
 
 import (
 	"fmt"
-	"github.com/flushproof/flushproof/model/explore"
 	"sort"
+
+	"github.com/flushproof/flushproof/model/explore"
 )
 
 // Litmus is a litmus test (tools/memory-model/litmus-tests): two threads

@@ -2,8 +2,9 @@ package odsync
 
 import (
 	"fmt"
-	"github.com/flushproof/flushproof/internal/mutate"
 	"math/bits"
+
+	"github.com/flushproof/flushproof/internal/mutate"
 
 	"github.com/flushproof/flushproof/model/explore"
 	"github.com/flushproof/flushproof/spec"
