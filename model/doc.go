@@ -16,7 +16,10 @@
 //     state once and returns SAFE at a bound, a shortest counterexample,
 //     or UNKNOWN when a budget stopped it. Timeline renders a path.
 //   - memory: SC, x86-TSO and Relaxed as values (Memory, for explicit-state
-//     search) and as a mutable store (Wide, for the model world); Litmus.
+//     search) and as a mutable store (Wide, for the model world).
+//   - litmus, lkmm: litmus tests (herd7's C format) run under the
+//     operational models, and the axiomatic Linux kernel memory model
+//     that judges them.
 //   - device: the block device as a transition system, checked against
 //     spec.Contract in both directions (the "device" rows).
 //   - world: Go code over the spec interfaces run as coroutines, every call

@@ -54,6 +54,34 @@ func TestOperationalShapes(t *testing.T) {
 		{"MP+locks", two("exists (1:r0=1 /\\ 1:r1=0)",
 			"WRITE_ONCE(*x, 1); spin_lock(l); WRITE_ONCE(*y, 1); spin_unlock(l);",
 			"int r0; int r1; spin_lock(l); r0 = READ_ONCE(*y); spin_unlock(l); r1 = READ_ONCE(*x);"), "Never", "Never", "-"},
+		// The shape of the xfs flush sequence: a fully ordered RMW on the
+		// writer side and smp_mb on the reader side forbid the stale read;
+		// without the reader's barrier, Relaxed allows it.
+		{"MP+rmw+mb", two("exists (1:r0=1 /\\ 1:r1=0)",
+			"int r2; WRITE_ONCE(*x, 1); r2 = atomic_inc_return(v);",
+			"int r0; int r1; r0 = atomic_read(v); smp_mb(); r1 = READ_ONCE(*x);"), "Never", "Never", "Never"},
+		{"MP+rmw", two("exists (1:r0=1 /\\ 1:r1=0)",
+			"int r2; WRITE_ONCE(*x, 1); r2 = atomic_inc_return(v);",
+			"int r0; int r1; r0 = atomic_read(v); r1 = READ_ONCE(*x);"), "Never", "Never", "Sometimes"},
+		// A failed cmpxchg orders nothing (Documentation/atomic_t.txt); a
+		// successful one is fully ordered.
+		{"MP+rmw+failed-cmpxchg", two("exists (1:r0=1 /\\ 1:r1=0)",
+			"int r2; WRITE_ONCE(*x, 1); r2 = atomic_inc_return(v);",
+			"int r0; int r1; int r3; r0 = atomic_read(v); r3 = cmpxchg(y, 4, 5); r1 = READ_ONCE(*x);"), "Never", "Never", "Sometimes"},
+		{"MP+rmw+cmpxchg", two("exists (1:r0=1 /\\ 1:r1=0)",
+			"int r2; WRITE_ONCE(*x, 1); r2 = atomic_inc_return(v);",
+			"int r0; int r1; int r3; r0 = atomic_read(v); r3 = cmpxchg(y, 0, 1); r1 = READ_ONCE(*x);"), "Never", "Never", "Never"},
+		// Coherence: two reads of one location never go back in time.
+		{"CoRR", two("exists (1:r0=2 /\\ 1:r1=1)",
+			"WRITE_ONCE(*x, 1); WRITE_ONCE(*x, 2);",
+			"int r0; int r1; r0 = READ_ONCE(*x); r1 = READ_ONCE(*x);"), "Never", "Never", "Never"},
+		// Read-modify-writes on one location are atomic under every model:
+		// two increments return 1 and 2; an increment racing a cmpxchg(0, 1)
+		// comes first (the cmpxchg then fails) or sees its 1.
+		{"inc_return twice", two("forall ((0:r0=1 /\\ 1:r0=2) \\/ (0:r0=2 /\\ 1:r0=1))",
+			"int r0; r0 = atomic_inc_return(v);", "int r0; r0 = atomic_inc_return(v);"), "Always", "Always", "Always"},
+		{"inc_return against cmpxchg", two("forall ((0:r0=1 /\\ 1:r0=1) \\/ (0:r0=2 /\\ 1:r0=0))",
+			"int r0; r0 = atomic_inc_return(v);", "int r0; r0 = atomic_cmpxchg(v, 0, 1);"), "Always", "Always", "Always"},
 		{"LB", two("exists (0:r0=1 /\\ 1:r0=1)",
 			"int r0; r0 = READ_ONCE(*x); WRITE_ONCE(*y, 1);",
 			"int r0; r0 = READ_ONCE(*y); WRITE_ONCE(*x, 1);"), "Never", "Never", "Never"},
@@ -90,6 +118,25 @@ func TestOperationalShapes(t *testing.T) {
 			assert.Equal(t, want.result, a.Result, "%s under %s", tc.name, want.m)
 		}
 	}
+}
+
+// TestOperationalExploresEveryExecution: under SC, MP without barriers has
+// exactly the three outcomes of its interleavings.
+func TestOperationalExploresEveryExecution(t *testing.T) {
+	tt := mustParse(t, two("exists (1:r0=1 /\\ 1:r1=0)",
+		"WRITE_ONCE(*x, 1); WRITE_ONCE(*y, 1);",
+		"int r0; int r1; r0 = READ_ONCE(*y); r1 = READ_ONCE(*x);"))
+	outs, err := Operational{Model: memory.SC}.Outcomes(tt)
+	require.NoError(t, err)
+	var keys []string
+	for _, o := range outs {
+		keys = append(keys, o.Key())
+	}
+	assert.ElementsMatch(t, []string{
+		"1:r0=0; 1:r1=0; l=0; v=0; x=1; y=1;",
+		"1:r0=0; 1:r1=1; l=0; v=0; x=1; y=1;",
+		"1:r0=1; 1:r1=1; l=0; v=0; x=1; y=1;",
+	}, keys)
 }
 
 func TestOperationalInitAndOutcomes(t *testing.T) {

@@ -18,6 +18,7 @@
 //     Memory and Wide alike.
 //   - [Wide]: the same rules as a mutable store without fixed bounds, for
 //     the model world, where the scheduler picks which store a load reads.
-//   - [Litmus]: a two-thread litmus test run to every outcome under each
-//     model.
+//
+// Litmus tests run on these models through package model/litmus
+// (Operational), beside the axiomatic LKMM reference (model/lkmm).
 package memory

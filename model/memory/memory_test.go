@@ -7,19 +7,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestLitmusSCOutcomes: under SC, MP has exactly the three interleaving
-// outcomes; a check that Outcomes explores every execution.
-func TestLitmusSCOutcomes(t *testing.T) {
-	got, err := Litmus{Model: SC, Threads: [2][]LitmusOp{
-		{{Kind: LitStore, Loc: 0, Val: 1}, {Kind: LitStore, Loc: 1, Val: 1}},
-		{{Kind: LitLoad, Loc: 1, Reg: 0}, {Kind: LitLoad, Loc: 0, Reg: 1}},
-	}}.Outcomes(2)
-	require.NoError(t, err)
-	assert.Equal(t, []string{"r0=0 r1=0", "r0=0 r1=1", "r0=1 r1=1"}, got)
-	_, err = Litmus{Model: SC, Threads: [2][]LitmusOp{{{Kind: LitLoad, Loc: MaxLocations}}}}.Outcomes(1)
-	assert.Error(t, err)
-}
-
 func TestMemoryCompactsDeadStores(t *testing.T) {
 	const x = 0
 	readers := [MaxLocations]uint8{x: 0b01}
@@ -35,33 +22,6 @@ func TestMemoryCompactsDeadStores(t *testing.T) {
 	loads := m.Load(0, x)
 	assert.LessOrEqual(t, len(loads), 3, "only stores since the reader's last look are live")
 	assert.Equal(t, int64(20), loads[len(loads)-1].Val)
-}
-
-// TestLitmusRMWsOnOneLocation: two threads' read-modify-writes on one
-// location are atomic under every model (Documentation/atomic_t.txt: a
-// value-returning RMW reads the value just before its own write): two
-// increments return 1 and 2 in some order; of two cmpxchg(0 -> 1) exactly
-// one succeeds; an increment racing a cmpxchg(0 -> 1) either comes first
-// (the cmpxchg then fails) or sees its 1. No model lets both read 0.
-func TestLitmusRMWsOnOneLocation(t *testing.T) {
-	const x = 0
-	inc := func(reg int) LitmusOp { return LitmusOp{Kind: LitIncReturn, Loc: x, Reg: reg} }
-	cas := func(reg int) LitmusOp { return LitmusOp{Kind: LitCmpxchg, Loc: x, Val: 1, Reg: reg} }
-	for _, tc := range []struct {
-		name   string
-		t0, t1 LitmusOp
-		want   []string
-	}{
-		{"inc_return twice", inc(0), inc(1), []string{"r0=1 r1=2", "r0=2 r1=1"}},
-		{"cmpxchg twice", cas(0), cas(1), []string{"r0=0 r1=1", "r0=1 r1=0"}},
-		{"inc_return against cmpxchg", inc(0), cas(1), []string{"r0=1 r1=0", "r0=2 r1=1"}},
-	} {
-		for _, m := range Models() {
-			got, err := Litmus{Model: m, Threads: [2][]LitmusOp{{tc.t0}, {tc.t1}}}.Outcomes(2)
-			require.NoError(t, err, "%s under %v", tc.name, m)
-			assert.Equal(t, tc.want, got, "%s under %v", tc.name, m)
-		}
-	}
 }
 
 // TestReadersAreChecked: the readers of a location are a declaration the
