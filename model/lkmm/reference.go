@@ -32,6 +32,12 @@ type Reference struct {
 	// Candidates, if not 0, bounds the candidate executions of one test
 	// instead of MaxCandidates (property tests keep each program cheap).
 	Candidates int
+	// InOrder keeps only the executions in which po | rf is acyclic: those
+	// a machine running each thread in program order, each load reading a
+	// store already made, can produce. The outcomes it drops need load
+	// buffering (a load reading a store that depends on nothing the load
+	// precedes, made later in program order).
+	InOrder bool
 }
 
 // Name returns "LKMM".
@@ -62,7 +68,7 @@ func (r Reference) Outcomes(t *litmus.Test) ([]litmus.Outcome, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: running the threads: %w", t.Name, err)
 	}
-	e := &enumerator{test: t, locs: locs, locks: locks, runs: runs, found: map[string]litmus.Outcome{}, maxCandidates: MaxCandidates}
+	e := &enumerator{test: t, locs: locs, locks: locks, runs: runs, found: map[string]litmus.Outcome{}, maxCandidates: MaxCandidates, inOrder: r.InOrder}
 	if r.Candidates > 0 {
 		e.maxCandidates = r.Candidates
 	}
@@ -127,6 +133,7 @@ type enumerator struct {
 	// maxCandidates is Reference.Candidates or MaxCandidates.
 	maxCandidates int
 	found         map[string]litmus.Outcome
+	inOrder       bool // Reference.InOrder
 }
 
 // combos picks one run per thread, then checks the candidate executions
@@ -321,6 +328,9 @@ func (e *enumerator) someRF(x *execution, reads []int, choices [][]int, k int) b
 		x.rf = x.rfLock.clone()
 	}
 	if k == len(reads) {
+		if e.inOrder && !x.po.union(x.rf).acyclic() {
+			return false
+		}
 		return x.consistent()
 	}
 	r := reads[k]
