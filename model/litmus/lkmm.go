@@ -96,6 +96,8 @@ type lkMsg struct {
 	h     lknow
 	dep   lknow // H of the loads its value depends on (to-r: dep ; rfi)
 	pulp  lview // spin_unlock: Obs (without rfe) of what precedes it
+	node  int8  // the store's node, -1 for the initial store
+	prom  bool  // a promise not fulfilled yet
 	// ak are the access nodes that read or wrote this store, per thread.
 	ak [lkT]uint64
 }
@@ -128,7 +130,19 @@ type lkThread struct {
 	pendH, pendHR, pendHW  lknow
 	ulSeen, baSeen         bool
 	rmwSeen, lkwSeen       bool
+	// prom are the thread's promises not yet fulfilled: the store
+	// instruction and the store's node, in program order.
+	prom [lkP]lkPromise
+	np   uint8
 }
+
+// lkPromise is a store a thread made before running to it.
+type lkPromise struct {
+	pc   uint8
+	node int8
+}
+
+const lkP = 4 // outstanding promises per thread
 
 type lkState struct {
 	n     [lkL]uint8
@@ -149,10 +163,10 @@ func (s *lkState) node(n lkNode) int {
 	return int(s.nn) - 1
 }
 
-// eff resolves k's references: its views joined with those of the nodes
-// it references, transitively (rG ones for their G only).
-func (s *lkState) eff(k lknow) lknow {
-	full := k.rH
+// reach returns the nodes k references, transitively: those whose
+// knowledge applies in full, and those whose G applies.
+func (s *lkState) reach(k lknow) (full, g uint64) {
+	full = k.rH
 	for {
 		next := full
 		for n := 0; n < int(s.nn); n++ {
@@ -165,7 +179,7 @@ func (s *lkState) eff(k lknow) lknow {
 		}
 		full = next
 	}
-	g := k.rG
+	g = k.rG
 	for n := 0; n < int(s.nn); n++ {
 		if full&(1<<n) != 0 {
 			g |= s.nodes[n].know.rG
@@ -183,6 +197,13 @@ func (s *lkState) eff(k lknow) lknow {
 		}
 		g = next
 	}
+	return full, g
+}
+
+// eff resolves k's references: its views joined with those of the nodes
+// it references, transitively (rG ones for their G only).
+func (s *lkState) eff(k lknow) lknow {
+	full, g := s.reach(k)
 	out := k
 	for n := 0; n < int(s.nn); n++ {
 		if full&(1<<n) != 0 {
@@ -195,6 +216,31 @@ func (s *lkState) eff(k lknow) lknow {
 		}
 	}
 	return out
+}
+
+// ceil is the first position of x that thread t's own accesses may not
+// reach: its earliest promise to x (a store later in program order, so
+// every access before it in program order is before it in co).
+func (s *lkState) ceil(t, x int) int {
+	c := int(s.n[x]) + 1
+	th := &s.th[t]
+	for i := 0; i < int(th.np); i++ {
+		if p := s.posOf(x, th.prom[i].node); p >= 0 && p < c {
+			c = p
+		}
+	}
+	return c
+}
+
+// posOf is the position in x's co of the store whose node is n, -1 if
+// none.
+func (s *lkState) posOf(x int, n int8) int {
+	for i := 0; i < int(s.n[x]); i++ {
+		if s.msg[x][i].node == n {
+			return i
+		}
+	}
+	return -1
 }
 
 // instruction kinds.
@@ -217,11 +263,12 @@ type lkIns struct {
 }
 
 type lkProg struct {
-	test    *Test
-	code    [][]lkIns
-	regs    []map[string]int
-	written [][]string
-	locs    map[string]int
+	test     *Test
+	universe []int64 // every value an expression may take (universe)
+	code     [][]lkIns
+	regs     []map[string]int
+	written  [][]string
+	locs     map[string]int
 }
 
 func (p *lkProg) flatten(t int, body []Stmt) error {
@@ -320,10 +367,15 @@ func (m LKMM) Outcomes(t *Test) ([]Outcome, error) {
 	if err := p.bounds(); err != nil {
 		return nil, fmt.Errorf("%s: %w", t.Name, err)
 	}
+	u, err := universe(t)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", t.Name, err)
+	}
+	p.universe = u
 	var s lkState
 	for l, i := range p.locs {
 		s.n[i] = 1
-		s.msg[i][0] = lkMsg{val: t.Init[l], th: -1}
+		s.msg[i][0] = lkMsg{val: t.Init[l], th: -1, node: -1}
 	}
 	budget := m.MaxStates
 	if budget == 0 {
@@ -417,15 +469,20 @@ func (r *lkRun) dfs(s *lkState) error {
 	done := true
 	for t := range r.p.code {
 		if int(s.th[t].pc) >= len(r.p.code[t]) {
+			if s.th[t].np > 0 {
+				done = false // a promise never fulfilled: no outcome
+			}
 			continue
 		}
 		done = false
 		var err error
-		r.step(s, t, func(n *lkState) {
+		next := func(n *lkState) {
 			if err == nil {
 				err = r.dfs(n)
 			}
-		})
+		}
+		r.step(s, t, next)
+		r.promises(s, t, next)
 		if err != nil {
 			return err
 		}
@@ -445,6 +502,257 @@ func (r *lkRun) dfs(s *lkState) error {
 		r.found[o.Key()] = o
 	}
 	return nil
+}
+
+// promises yields the states where thread t has promised one of its
+// stores after its next instruction (a plain store, a release store or an
+// RMW; not spin_lock or spin_unlock) at some position of co. The value
+// is the one its expression has now if no instruction before it sets
+// its registers; else every value of the test's universe.
+func (r *lkRun) promises(s *lkState, t int, yield func(*lkState)) {
+	p := r.p
+	th := &s.th[t]
+	if int(th.np) == lkP {
+		return
+	}
+	pc := int(th.pc)
+	// A promise helps only if a read of t comes before the store: it is
+	// made just before that read (making it earlier changes nothing, as
+	// t's steps in between read nothing), and promises are made in
+	// program order (making two in the other order gives the same runs).
+	if in := p.code[t][pc]; in.kind != lkAccess || !in.acc.Op.Info().Reads {
+		return
+	}
+	first := pc + 1
+	for i := 0; i < int(th.np); i++ {
+		first = max(first, int(th.prom[i].pc)+1)
+	}
+	for i := first; i < len(p.code[t]); i++ {
+		in := p.code[t][i]
+		if in.kind != lkAccess {
+			continue
+		}
+		op := in.acc.Op
+		info := op.Info()
+		if !(op == OpWriteOnce || op == OpStoreRelease || op.IsRMW()) || th.promised(i) > 0 {
+			continue
+		}
+		if p.ordered(t, pc, i) {
+			continue
+		}
+		x := in.loc
+		vals := r.values(s, t, pc, i, in.acc.Val)
+		var expect []int64
+		if op.IsCmpxchg() {
+			expect = r.values(s, t, pc, i, in.acc.Expect)
+		}
+		for pos := 1; pos <= int(s.n[x]); pos++ {
+			if !op.IsRMW() {
+				for _, v := range vals {
+					n := *s
+					if n.promise(t, i, x, pos, v, info.Order == Release, false) {
+						yield(&n)
+					}
+				}
+				continue
+			}
+			old := s.msg[x][pos-1].val
+			if op.IsCmpxchg() && !containsVal(expect, old) {
+				continue // a cmpxchg that fails writes nothing to promise
+			}
+			seen := map[int64]bool{}
+			for _, d := range vals {
+				nv := old + d
+				if op.IsXchg() || op.IsCmpxchg() {
+					nv = d
+				}
+				if seen[nv] {
+					continue
+				}
+				seen[nv] = true
+				n := *s
+				if n.promise(t, i, x, pos, nv, info.Order == Release, true) {
+					yield(&n)
+				}
+			}
+		}
+	}
+}
+
+// ordered reports whether the store of instruction i is, whatever the
+// run, ppo-after the read of instruction pc of thread t: then promising
+// it before that read is of no use (what reads the promise would happen
+// after the read anyway, and a run without the promise gives it). Only
+// orders that hold on every path count: an acquire or fully ordered read
+// (a cmpxchg may fail, so not one), a release store, the same location,
+// a value computed from the read's register, an smp_mb or a fully
+// ordered RMW (not a cmpxchg) in between.
+func (p *lkProg) ordered(t, pc, i int) bool {
+	r, w := p.code[t][pc].acc, p.code[t][i].acc
+	ri, wi := r.Op.Info(), w.Op.Info()
+	switch {
+	case p.code[t][pc].loc == p.code[t][i].loc:
+		return true
+	case !r.Op.IsCmpxchg() && (ri.Order == Acquire || ri.Order == Mb):
+		return true
+	case !w.Op.IsCmpxchg() && wi.Order == Release:
+		return true
+	}
+	if r.Reg != "" && ri.Returns {
+		dep := false
+		w.Val.Regs(func(n string) { dep = dep || n == r.Reg })
+		if dep {
+			return true
+		}
+	}
+	for j := pc + 1; j < i; j++ {
+		in := p.code[t][j]
+		if in.kind == lkAccess && (in.acc.Op == OpMb || (in.acc.Op.IsRMW() && !in.acc.Op.IsCmpxchg() && in.acc.Op.Info().Order == Mb)) {
+			return true
+		}
+	}
+	return false
+}
+
+func containsVal(vs []int64, v int64) bool {
+	for _, x := range vs {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// values returns the values e may have when thread t, now at pc, runs
+// instruction i: its value now if no instruction from pc to i sets one of
+// its registers, else the test's universe.
+func (r *lkRun) values(s *lkState, t, pc, i int, e Expr) []int64 {
+	p := r.p
+	final := true
+	e.Regs(func(name string) {
+		for j := pc; j < i; j++ {
+			in := p.code[t][j]
+			if in.kind == lkAssign && in.assign.Reg == name ||
+				in.kind == lkAccess && in.acc.Reg == name && in.acc.Op.Info().Returns {
+				final = false
+			}
+		}
+	})
+	if !final {
+		return p.universe
+	}
+	v, err := e.Eval(func(_ int, name string) int64 { return s.th[t].regs[p.regs[t][name]] }, nil)
+	if err != nil {
+		panic(err)
+	}
+	return []int64{v}
+}
+
+// maxUniverse bounds the values a test's expressions may take.
+const maxUniverse = 64
+
+// universe returns every value the test's expressions may take, a
+// superset: starting from the initial values and the constants, each
+// round evaluates every expression (stored values, RMW operands,
+// assignments) with its registers set to values found so far, and adds
+// each RMW operand to every value found so far. A value an execution
+// computes comes from a chain of at most one evaluation per statement
+// (there are no loops), so that many rounds reach all.
+func universe(t *Test) ([]int64, error) {
+	set := map[int64]bool{0: true}
+	for _, v := range t.Init {
+		set[v] = true
+	}
+	var exprs, adds []Expr
+	stmts := 0
+	var walk func([]Stmt)
+	walk = func(body []Stmt) {
+		for _, st := range body {
+			stmts++
+			switch {
+			case st.Assign != nil:
+				exprs = append(exprs, st.Assign.Val)
+			case st.If != nil:
+				walk(st.If.Then)
+				walk(st.If.Else)
+			case st.Access != nil:
+				a := st.Access
+				exprs = append(exprs, a.Val, a.Expect)
+				if a.Op.IsRMW() && !a.Op.IsXchg() && !a.Op.IsCmpxchg() {
+					adds = append(adds, a.Val)
+				}
+			}
+		}
+	}
+	for _, th := range t.Threads {
+		walk(th.Body)
+	}
+	list := func() []int64 {
+		out := make([]int64, 0, len(set))
+		for v := range set {
+			out = append(out, v)
+		}
+		sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+		return out
+	}
+	evalAll := func(e Expr, cur []int64, f func(int64)) error {
+		var names []string
+		e.Regs(func(n string) {
+			for _, m := range names {
+				if m == n {
+					return
+				}
+			}
+			names = append(names, n)
+		})
+		if len(names) > 3 {
+			return fmt.Errorf("%w: an expression of more than 3 registers", ErrUnsupported)
+		}
+		vals := map[string]int64{}
+		var rec func(k int) error
+		rec = func(k int) error {
+			if k == len(names) {
+				v, err := e.Eval(func(_ int, n string) int64 { return vals[n] }, nil)
+				if err != nil {
+					return nil // a value no execution computes (division by zero)
+				}
+				f(v)
+				return nil
+			}
+			for _, v := range cur {
+				vals[names[k]] = v
+				if err := rec(k + 1); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		return rec(0)
+	}
+	for round := 0; round <= stmts; round++ {
+		cur := list()
+		for _, e := range exprs {
+			if err := evalAll(e, cur, func(v int64) { set[v] = true }); err != nil {
+				return nil, err
+			}
+		}
+		for _, e := range adds {
+			if err := evalAll(e, cur, func(d int64) {
+				for _, old := range cur {
+					set[old+d] = true
+				}
+			}); err != nil {
+				return nil, err
+			}
+		}
+		if len(set) > maxUniverse {
+			return nil, fmt.Errorf("%w: its values may take more than %d values", ErrUnsupported, maxUniverse)
+		}
+		if len(set) == len(cur) {
+			break
+		}
+	}
+	return list(), nil
 }
 
 // views calls f on every view of the state.
@@ -595,13 +903,14 @@ type lkRead struct {
 type lkWrite struct {
 	release, mb, rmw, ul, lkw bool
 	data                      lknow
+	promise                   int // node+1 of the promise this write fulfils, 0 if none
 }
 
 // read performs a read of x by t that reads position k, if the axioms
 // allow, and returns its H; ok is false if they do not.
 func (s *lkState) read(t, x, k int, f lkRead) (lknow, bool) {
 	th := &s.th[t]
-	if k < int(th.coh[x]) {
+	if k < int(th.coh[x]) || k >= s.ceil(t, x) {
 		return lknow{}, false
 	}
 	if f.rmw && th.baSeen {
@@ -667,17 +976,29 @@ func (s *lkState) read(t, x, k int, f lkRead) (lknow, bool) {
 }
 
 // write performs a write of v to x by t at position p of co; ok is false
-// if the axioms forbid it.
+// if the axioms forbid it. With f.promise set, it is the write that
+// fulfils t's promise f.promise-1 (a node), already at position p: its
+// knowledge must not reference the promise itself (nothing it depends on
+// may have read it, or a cycle through it would close), its Obs must be
+// the one the promise declared, and its position must satisfy what t
+// knows now.
 func (s *lkState) write(t, x, p int, v int64, f lkWrite) (lknow, bool) {
 	th := &s.th[t]
+	fulfil := f.promise > 0
 	if p <= int(th.coh[x]) || p > int(s.n[x]) {
 		return lknow{}, false
 	}
-	if p < int(s.n[x]) && s.msg[x][p].glued {
-		return lknow{}, false
-	}
-	if int(s.n[x]) == lkS {
-		panic(fmt.Sprintf("litmus: LKMM: more than %d stores to one location", lkS))
+	if fulfil {
+		if s.msg[x][p].node != int8(f.promise-1) || s.msg[x][p].val != v {
+			return lknow{}, false
+		}
+	} else {
+		if p > s.ceil(t, x) || (p < int(s.n[x]) && s.msg[x][p].glued) {
+			return lknow{}, false
+		}
+		if int(s.n[x]) == lkS {
+			panic(fmt.Sprintf("litmus: LKMM: more than %d stores to one location", lkS))
+		}
 	}
 	if f.rmw && th.baSeen {
 		s.beforeAtomic(t)
@@ -703,19 +1024,34 @@ func (s *lkState) write(t, x, p int, v int64, f lkWrite) (lknow, bool) {
 	if f.ul {
 		th.ulSeen, th.ulH, th.ulCF = true, th.hAll, th.accCF
 	}
-	s.insert(x, p, lkMsg{val: v, th: int8(t), glued: f.rmw || f.lkw})
-	// Views were shifted: shift the ones held in locals too.
-	shiftKnow(&know, x, p)
-	shiftKnow(&f.data, x, p)
-	if int(obsCF[x]) >= p {
-		obsCF[x]++
+	var id int
+	if fulfil {
+		id = f.promise - 1
+		if full, g := s.reach(know); (full|g)&(1<<id) != 0 {
+			return lknow{}, false
+		}
+		obs := obsCF
+		obs[x] = uint8(p)
+		if obs != s.msg[x][p].obs {
+			return lknow{}, false
+		}
+		s.msg[x][p].prom = false
+		th.dropPromise(int8(id))
+	} else {
+		id = s.node(lkNode{thread: int8(t)})
+		s.insert(x, p, lkMsg{val: v, th: int8(t), glued: f.rmw || f.lkw, node: int8(id)})
+		// Views were shifted: shift the ones held in locals too.
+		shiftKnow(&know, x, p)
+		shiftKnow(&f.data, x, p)
+		if int(obsCF[x]) >= p {
+			obsCF[x]++
+		}
 	}
 	obs := obsCF
 	obs[x] = uint8(p)
 	know.T[t].join(obs)
-	id := s.node(lkNode{obs: obs, thread: int8(t)})
 	know.rH |= 1 << id
-	s.nodes[id].know = know
+	s.nodes[id].know, s.nodes[id].obs = know, obs
 	th = &s.th[t]
 	w := &s.msg[x][p]
 	w.obs, w.h, w.dep = obs, know, f.data
@@ -741,6 +1077,77 @@ func (s *lkState) write(t, x, p int, v int64, f lkWrite) (lknow, bool) {
 		th.lkwSeen, th.lkwH, th.lkwObs = true, th.hAll, th.accA
 	}
 	return know, true
+}
+
+// dropPromise removes the promise whose store's node is n.
+func (th *lkThread) dropPromise(n int8) {
+	for i := 0; i < int(th.np); i++ {
+		if th.prom[i].node == n {
+			copy(th.prom[i:], th.prom[i+1:th.np])
+			th.np--
+			th.prom[th.np] = lkPromise{}
+			return
+		}
+	}
+}
+
+// promised returns the node+1 of t's promise for instruction pc, 0 if
+// none.
+func (th *lkThread) promised(pc int) int {
+	for i := 0; i < int(th.np); i++ {
+		if int(th.prom[i].pc) == pc {
+			return int(th.prom[i].node) + 1
+		}
+	}
+	return 0
+}
+
+// promise makes thread t promise the store of instruction pc (to x, value
+// v) at position p of co, before running to it: load buffering. The
+// message declares the Obs the store will have (what t's fences and locks
+// pass on now); its knowledge is a reference to its node, which the
+// fulfilling write fills, so that what read the promise learns it then.
+// An RMW's store is glued to the store before it, which its read will
+// read. ok is false if p is not a place the store may take.
+func (s *lkState) promise(t, pc, x, p int, v int64, release, rmw bool) bool {
+	th := &s.th[t]
+	if int(th.np) == lkP || p <= int(th.coh[x]) || p > int(s.n[x]) || (p < int(s.n[x]) && s.msg[x][p].glued) {
+		return false
+	}
+	// Co follows program order among t's stores to x.
+	for i := 0; i < int(th.np); i++ {
+		q := s.posOf(x, th.prom[i].node)
+		if q < 0 {
+			continue
+		}
+		if int(th.prom[i].pc) < pc && p <= q || int(th.prom[i].pc) > pc && p > q {
+			return false
+		}
+	}
+	if int(s.n[x]) == lkS {
+		panic(fmt.Sprintf("litmus: LKMM: more than %d stores to one location", lkS))
+	}
+	obsCF := th.sfObs
+	obsCF.join(th.wmbObs)
+	obsCF.join(th.pulpObs)
+	if release {
+		obsCF.join(th.accA)
+	}
+	id := s.node(lkNode{thread: int8(t)})
+	s.insert(x, p, lkMsg{val: v, th: int8(t), glued: rmw, node: int8(id), prom: true})
+	if int(obsCF[x]) >= p {
+		obsCF[x]++
+	}
+	obs := obsCF
+	obs[x] = uint8(p)
+	w := &s.msg[x][p]
+	w.obs, w.h = obs, lknow{rH: 1 << id}
+	w.ak[t] |= 1 << id
+	s.nodes[id].obs = obs
+	th = &s.th[t]
+	th.prom[th.np] = lkPromise{pc: uint8(pc), node: int8(id)}
+	th.np++
+	return true
 }
 
 func (r *lkRun) step(s *lkState, t int, yield func(*lkState)) {
@@ -838,9 +1245,18 @@ func (r *lkRun) step(s *lkState, t int, yield func(*lkState)) {
 			v = eval(s, a.Val)
 			data = n.regKnow(p, t, a.Val)
 		}
+		wf := lkWrite{release: op != OpWriteOnce, ul: op == OpSpinUnlock, data: data}
+		if pr := th.promised(int(s.th[t].pc)); pr > 0 {
+			wf.promise = pr
+			m := n
+			if _, ok := m.write(t, x, m.posOf(x, int8(pr-1)), v, wf); ok {
+				yield(&m)
+			}
+			return
+		}
 		for pos := 1; pos <= int(n.n[x]); pos++ {
 			m := n
-			if _, ok := m.write(t, x, pos, v, lkWrite{release: op != OpWriteOnce, ul: op == OpSpinUnlock, data: data}); ok {
+			if _, ok := m.write(t, x, pos, v, wf); ok {
 				yield(&m)
 			}
 		}
@@ -860,7 +1276,11 @@ func (r *lkRun) step(s *lkState, t int, yield func(*lkState)) {
 	case op.IsRMW():
 		vt := n.regKnow(p, t, a.Val)
 		val := eval(s, a.Val)
+		pr := th.promised(int(s.th[t].pc))
 		for k := 0; k < int(n.n[x]); k++ {
+			if pr > 0 && k != n.posOf(x, int8(pr-1))-1 {
+				continue // the read of a promised RMW reads the store its write is glued to
+			}
 			old := n.msg[x][k].val
 			ok := true
 			if op.IsCmpxchg() {
@@ -874,6 +1294,9 @@ func (r *lkRun) step(s *lkState, t int, yield func(*lkState)) {
 				continue
 			}
 			if !ok {
+				if pr > 0 {
+					continue // a promised RMW must write
+				}
 				setReg(&m, old, rk)
 				yield(&m)
 				continue
@@ -882,11 +1305,13 @@ func (r *lkRun) step(s *lkState, t int, yield func(*lkState)) {
 			if op.IsXchg() || op.IsCmpxchg() {
 				nv = val
 			}
-			if _, wok := m.write(t, x, k+1, nv, lkWrite{rmw: true, release: info.Order == Release, mb: info.Order == Mb, data: vt}); !wok {
+			if _, wok := m.write(t, x, k+1, nv, lkWrite{rmw: true, release: info.Order == Release, mb: info.Order == Mb, data: vt, promise: pr}); !wok {
 				continue
 			}
-			shiftKnow(&rk, x, k+1)
-			shiftKnow(&vt, x, k+1)
+			if pr == 0 {
+				shiftKnow(&rk, x, k+1)
+				shiftKnow(&vt, x, k+1)
+			}
 			ret, rkk := old, rk
 			if op.ReturnsNew() {
 				ret = nv
