@@ -20,6 +20,7 @@ var litmusModels = []litmus.Model{
 	litmus.Operational{Model: memory.SC},
 	litmus.Operational{Model: memory.TSO},
 	litmus.Operational{Model: memory.Relaxed},
+	litmus.LKMM{},
 	lkmm.Reference{},
 }
 

@@ -60,8 +60,8 @@ func TestLitmusJSON(t *testing.T) {
 		require.NoError(t, json.Unmarshal(sc.Bytes(), &r), sc.Text())
 		recs = append(recs, r)
 	}
-	require.Len(t, recs, 4)
-	for i, m := range []string{"SC", "TSO", "Relaxed", "LKMM"} {
+	require.Len(t, recs, 5)
+	for i, m := range []string{"SC", "TSO", "Relaxed", "LKMM-op", "LKMM"} {
 		assert.Equal(t, "litmus.result", recs[i].Kind)
 		assert.Equal(t, m, recs[i].Model)
 		assert.Equal(t, "Never", recs[i].Result, m)
@@ -85,7 +85,7 @@ func TestLitmusErrors(t *testing.T) {
 
 	_, errs, code = runLitmusArgs(t, "-model", "arm", litmusDir+"SB.litmus")
 	assert.Equal(t, exitUsage, code)
-	assert.Contains(t, errs, `-model: want a comma-separated list of sc, tso, relaxed, lkmm, got "arm"`)
+	assert.Contains(t, errs, `-model: want a comma-separated list of sc, tso, relaxed, lkmm-op, lkmm, got "arm"`)
 
 	_, errs, code = runLitmusArgs(t)
 	assert.Equal(t, exitUsage, code)

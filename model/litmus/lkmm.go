@@ -586,7 +586,7 @@ func (r *lkRun) promises(s *lkState, t int, yield func(*lkState)) {
 // orders that hold on every path count: an acquire or fully ordered read
 // (a cmpxchg may fail, so not one), a release store, the same location,
 // a value computed from the read's register, an smp_mb or a fully
-// ordered RMW (not a cmpxchg) in between.
+// ordered RMW (not a cmpxchg) in between with no if around it.
 func (p *lkProg) ordered(t, pc, i int) bool {
 	r, w := p.code[t][pc].acc, p.code[t][i].acc
 	ri, wi := r.Op.Info(), w.Op.Info()
@@ -607,6 +607,9 @@ func (p *lkProg) ordered(t, pc, i int) bool {
 	}
 	for j := pc + 1; j < i; j++ {
 		in := p.code[t][j]
+		if in.kind != lkAccess && in.kind != lkAssign {
+			return false // an if: the fence may lie on another path
+		}
 		if in.kind == lkAccess && (in.acc.Op == OpMb || (in.acc.Op.IsRMW() && !in.acc.Op.IsCmpxchg() && in.acc.Op.Info().Order == Mb)) {
 			return true
 		}
