@@ -10,7 +10,9 @@
 //   - [Outcome]: one final state (registers and memory); [Answer]: what a
 //     model says of the test's condition, in herd7's words.
 //   - [Model]: anything that gives the outcomes of a test: the axiomatic
-//     LKMM reference, the operational models the explorer runs.
+//     LKMM reference (model/lkmm), [Operational] (the memory models the
+//     explorer runs: SC, TSO, Relaxed) and [LKMM], the operational LKMM
+//     model (views of modification order, promises for load buffering).
 package litmus
 
 import (

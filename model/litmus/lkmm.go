@@ -1,13 +1,14 @@
 package litmus
 
 // LKMM: an operational, view-based model of the Linux kernel memory model
-// (work in progress: it has no load buffering yet, see InOrder).
+// (docs/memory.md, "The operational LKMM model").
 //
 // Each thread runs its code in program order, one statement per step; a
-// load reads a store that already exists. What makes it weaker than
-// sequential consistency is in the views, vectors of positions in each
-// location's modification order (co), which record what happens-before
-// (hb) and propagation-before (pb) of linux-kernel.cat demand of an event:
+// load reads a store that already exists or a promise (below). What makes
+// it weaker than sequential consistency is in the views, vectors of
+// positions in each location's modification order (co), which record what
+// happens-before (hb) and propagation-before (pb) of linux-kernel.cat
+// demand of an event:
 //
 //   - A store is inserted anywhere in co after what its thread must see,
 //     not only at the end (so S and 2+2W are allowed).
@@ -25,8 +26,19 @@ package litmus
 //     release, same-location order), along rfe, and along the prop & int
 //     edges an event's Obs creates: an earlier access of the same thread
 //     that the store in Obs overwrites happens before it.
-//   - Each store position keeps the H of the accesses that read or wrote
-//     it, per thread, so that the overwrite edges are found by position.
+//   - Each store position keeps the accesses that read or wrote it, per
+//     thread, so that the overwrite edges are found by position.
+//   - Knowledge holds references to nodes (events, strong fences) as well
+//     as views: an edge into an event that already ran is added to its
+//     node, and every event that references the node sees it when it
+//     checks its constraints.
+//   - Load buffering: just before a read, a thread may promise a later
+//     store of its own (value and co position); other threads may read it
+//     at once. The promise's knowledge is a reference to its node, filled
+//     when the thread reaches the store; the store fulfils the promise
+//     only if its value and Obs are the promised ones and nothing it
+//     depends on read the promise. A run left with a promise unfulfilled
+//     has no outcome.
 //
 // The primitives and their events are those of the reference (model/lkmm):
 // fully ordered RMWs order what precedes them before their read and their
@@ -333,7 +345,14 @@ func (p *lkProg) reg(t int, name string, line int, write bool) error {
 }
 
 // Outcomes returns every final state of t under the model.
-func (m LKMM) Outcomes(t *Test) ([]Outcome, error) {
+func (m LKMM) Outcomes(t *Test) (_ []Outcome, err error) {
+	defer func() {
+		// A bound bounds() should have refused: an error, not a crash
+		// and never a partial answer.
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%s under %s: %v", t.Name, m.Name(), r)
+		}
+	}()
 	if len(t.Threads) > lkT {
 		return nil, fmt.Errorf("%s: %w: %d threads (at most %d)", t.Name, ErrUnsupported, len(t.Threads), lkT)
 	}
@@ -1311,14 +1330,15 @@ func (r *lkRun) step(s *lkState, t int, yield func(*lkState)) {
 			if _, wok := m.write(t, x, k+1, nv, lkWrite{rmw: true, release: info.Order == Release, mb: info.Order == Mb, data: vt, promise: pr}); !wok {
 				continue
 			}
+			vk := vt // this iteration's copy: the loop's vt stays unshifted
 			if pr == 0 {
 				shiftKnow(&rk, x, k+1)
-				shiftKnow(&vt, x, k+1)
+				shiftKnow(&vk, x, k+1)
 			}
 			ret, rkk := old, rk
 			if op.ReturnsNew() {
 				ret = nv
-				rkk.join(vt)
+				rkk.join(vk)
 			}
 			setReg(&m, ret, rkk)
 			yield(&m)

@@ -65,6 +65,14 @@ func TestLKMMShapes(t *testing.T) {
 		// the first reads through another thread.
 		{"LB+reordered-loads", "C T\n{}\nP0(int *x, int *y, int *z)\n{\nint r1; int r2; r1 = READ_ONCE(*x); r2 = READ_ONCE(*y); WRITE_ONCE(*z, r2);\n}\n" +
 			"P1(int *x, int *z)\n{\nint r3; r3 = READ_ONCE(*z); WRITE_ONCE(*x, r3);\n}\nP2(int *y)\n{\nWRITE_ONCE(*y, 1);\n}\nexists (0:r1=1)\n", "Sometimes"},
+		// Found by the differential test: an RMW whose value depends on a
+		// register, reading the second store of a location, was refused
+		// because the loop over the stores it may read shifted the
+		// dependency's positions once per store tried.
+		{"RMW-data-after-insert", "C T\n{}\nP0(int *x, int *y)\n{\nint r0; int r1; r0 = smp_load_acquire(x); r1 = atomic_add_return_relaxed(2, y);\n}\n" +
+			"P1(int *x)\n{\nint r9; WRITE_ONCE(*x, 1); r9 = READ_ONCE(*x);\n}\n" +
+			"P2(int *x, int *y)\n{\nint r0; int r1; r0 = READ_ONCE(*y); r1 = xchg_relaxed(x, r0 + 2);\n}\n" +
+			"exists (0:r0=1 /\\ 2:r0=2 /\\ 2:r1=1 /\\ 1:r9=4)\n", "Sometimes"},
 	} {
 		assert.Equal(t, tc.want, judgeLKMM(t, tc.src), tc.name)
 	}
