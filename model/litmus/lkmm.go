@@ -122,7 +122,10 @@ type lkNode struct {
 	fence  bool
 }
 
-const lkN = 64 // nodes
+const (
+	lkN  = 64        // nodes
+	lkNT = lkN / lkT // nodes per thread
+)
 
 type lkThread struct {
 	pc    uint8
@@ -160,19 +163,26 @@ type lkState struct {
 	n     [lkL]uint8
 	msg   [lkL][lkS]lkMsg
 	th    [lkT]lkThread
-	nn    uint8
+	nn    [lkT]uint8 // nodes made by each thread
+	used  uint64     // the nodes in use
 	nodes [lkN]lkNode
 }
 
-// node adds a node. Outcomes checks beforehand that a test has room
-// for every node its run can make.
+// node adds a node of thread n.thread. A thread's nodes are numbered in
+// the order it makes them, in a block of its own, so that two runs that
+// differ only in how the threads interleave give equal states. Outcomes
+// checks beforehand that each thread has room for every node its run
+// can make.
 func (s *lkState) node(n lkNode) int {
-	if int(s.nn) == lkN {
-		panic(fmt.Sprintf("litmus: LKMM: more than %d events and fences", lkN))
+	t := int(n.thread)
+	if int(s.nn[t]) == lkNT {
+		panic(fmt.Sprintf("litmus: LKMM: more than %d events and fences in thread %d", lkNT, t))
 	}
-	s.nodes[s.nn] = n
-	s.nn++
-	return int(s.nn) - 1
+	id := t*lkNT + int(s.nn[t])
+	s.nn[t]++
+	s.nodes[id] = n
+	s.used |= 1 << id
+	return id
 }
 
 // reach returns the nodes k references, transitively: those whose
@@ -181,7 +191,7 @@ func (s *lkState) reach(k lknow) (full, g uint64) {
 	full = k.rH
 	for {
 		next := full
-		for n := 0; n < int(s.nn); n++ {
+		for n := 0; n < lkN; n++ {
 			if full&(1<<n) != 0 {
 				next |= s.nodes[n].know.rH
 			}
@@ -192,14 +202,14 @@ func (s *lkState) reach(k lknow) (full, g uint64) {
 		full = next
 	}
 	g = k.rG
-	for n := 0; n < int(s.nn); n++ {
+	for n := 0; n < lkN; n++ {
 		if full&(1<<n) != 0 {
 			g |= s.nodes[n].know.rG
 		}
 	}
 	for {
 		next := g
-		for n := 0; n < int(s.nn); n++ {
+		for n := 0; n < lkN; n++ {
 			if g&(1<<n) != 0 {
 				next |= s.nodes[n].know.rH | s.nodes[n].know.rG
 			}
@@ -217,7 +227,7 @@ func (s *lkState) reach(k lknow) (full, g uint64) {
 func (s *lkState) eff(k lknow) lknow {
 	full, g := s.reach(k)
 	out := k
-	for n := 0; n < int(s.nn); n++ {
+	for n := 0; n < lkN; n++ {
 		if full&(1<<n) != 0 {
 			for i := range out.T {
 				out.T[i].join(s.nodes[n].know.T[i])
@@ -416,9 +426,9 @@ func (m LKMM) Outcomes(t *Test) (_ []Outcome, err error) {
 // bounds checks that every run of the test fits the state: nodes for its
 // events and strong fences, room for its stores in each location's co.
 func (p *lkProg) bounds() error {
-	nodes := 0
 	stores := make([]int, lkL)
-	for _, code := range p.code {
+	for t, code := range p.code {
+		nodes := 0
 		for _, in := range code {
 			if in.kind != lkAccess {
 				continue
@@ -436,9 +446,9 @@ func (p *lkProg) bounds() error {
 				stores[in.loc]++
 			}
 		}
-	}
-	if nodes > lkN {
-		return fmt.Errorf("%w: up to %d events and strong fences, more than the %d LKMM holds", ErrUnsupported, nodes, lkN)
+		if nodes > lkNT {
+			return fmt.Errorf("%w: P%d makes up to %d events and strong fences, more than the %d LKMM holds per thread", ErrUnsupported, t, nodes, lkNT)
+		}
 	}
 	for l, n := range stores {
 		if n+1 > lkS {
@@ -794,7 +804,10 @@ func (s *lkState) views(f func(*lview)) {
 			f(&m.pulp)
 		}
 	}
-	for n := 0; n < int(s.nn); n++ {
+	for n := 0; n < lkN; n++ {
+		if s.used&(1<<n) == 0 {
+			continue
+		}
 		know(&s.nodes[n].know)
 		f(&s.nodes[n].obs)
 	}
@@ -874,9 +887,9 @@ func (s *lkState) pbProp(obs lview, k *lknow) {
 // has a store of x after j ((prop \ id) & int), and to every strong
 // fence whose Obs has one (pb, for G).
 func (s *lkState) late(t, a, x, j int) {
-	for n := 0; n < int(s.nn); n++ {
+	for n := 0; n < lkN; n++ {
 		nd := &s.nodes[n]
-		if n == a || int(nd.obs[x]) <= j {
+		if s.used&(1<<n) == 0 || n == a || int(nd.obs[x]) <= j {
 			continue
 		}
 		switch {
