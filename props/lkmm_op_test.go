@@ -60,7 +60,7 @@ var bigLitmus = flag.Bool("litmus.big", false, "TestOperationalLKMMRandom: progr
 // LKMM model against the reference on random programs (2 or 3 threads, up
 // to 2 locations, up to 3 statements each, every primitive but locks,
 // branches and data dependencies; -litmus.big: 2 to 4 threads, 1 to 4
-// locations, up to 4 statements): the same outcome sets. About 100 ms a
+// locations, up to 4 statements): the same outcome sets. About 25 ms a
 // program: 100 in go test ./props, 2000 in CI (-rapid.checks=N).
 func TestOperationalLKMMRandom(t *testing.T) {
 	start := time.Now()

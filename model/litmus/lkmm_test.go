@@ -65,6 +65,13 @@ func TestLKMMShapes(t *testing.T) {
 		// the first reads through another thread.
 		{"LB+reordered-loads", "C T\n{}\nP0(int *x, int *y, int *z)\n{\nint r1; int r2; r1 = READ_ONCE(*x); r2 = READ_ONCE(*y); WRITE_ONCE(*z, r2);\n}\n" +
 			"P1(int *x, int *z)\n{\nint r3; r3 = READ_ONCE(*z); WRITE_ONCE(*x, r3);\n}\nP2(int *y)\n{\nWRITE_ONCE(*y, 1);\n}\nexists (0:r1=1)\n", "Sometimes"},
+		// Found by the differential test: a pb edge (P2's read of x
+		// overwritten by P0's first store, which P0's RMW passed on as a
+		// strong fence) into the events after the fence that already ran.
+		{"pb-into-the-past", "C T\n{}\nP0(int *x)\n{\nint r0; int r1; r0 = atomic_fetch_add(1, x); WRITE_ONCE(*x, 1); r1 = READ_ONCE(*x);\n}\n" +
+			"P1(int *x, int *y)\n{\nint r0; int r1; r0 = atomic_fetch_add_acquire(1, x); r1 = READ_ONCE(*y);\n}\n" +
+			"P2(int *x, int *y)\n{\nint r0; int r1; r0 = atomic_fetch_add(1, y); r1 = READ_ONCE(*x);\n}\n" +
+			"exists (0:r0=0 /\\ 1:r0=1 /\\ 1:r1=0 /\\ 2:r0=0 /\\ 2:r1=0 /\\ x=2 /\\ y=1)\n", "Never"},
 		// Found by the differential test: an RMW whose value depends on a
 		// register, reading the second store of a location, was refused
 		// because the loop over the stores it may read shifted the
