@@ -428,17 +428,29 @@ func (m LKMM) Outcomes(t *Test) (_ []Outcome, err error) {
 func (p *lkProg) bounds() error {
 	stores := make([]int, lkL)
 	for t, code := range p.code {
-		nodes := 0
+		nodes, before := 0, false
 		for _, in := range code {
 			if in.kind != lkAccess {
 				continue
 			}
-			info := in.acc.Op.Info()
+			op := in.acc.Op
+			info := op.Info()
 			switch {
-			case in.acc.Op.IsRMW():
-				nodes += 5 // read, write, their two fence nodes, a before_atomic
-			case in.acc.Op == OpSpinLock:
+			case op.IsRMW():
+				nodes += 2 // its read and its write
+				if info.Order == Mb {
+					nodes += 2 // the strong fences into its read and out of its write
+				}
+				if before {
+					nodes++ // a pending smp_mb__before_atomic
+				}
+			case op == OpSpinLock:
 				nodes += 2
+			case op == OpMbBeforeAtomic:
+				before = true
+			case op == OpMb || op == OpMbAfterAtomic || op == OpMbAfterSpinlock:
+				nodes++
+			case info.Fence:
 			default:
 				nodes++
 			}
