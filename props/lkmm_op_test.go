@@ -93,5 +93,5 @@ func TestOperationalLKMMRandom(t *testing.T) {
 
 // opStates bounds the operational model's search per random program: a
 // program beyond it is skipped and counted, as one beyond the reference's
-// bound is (a few programs in a thousand need millions of states).
-const opStates = 200_000
+// bound is (a few programs in a thousand need hundreds of thousands of states or more).
+const opStates = 50_000
