@@ -285,7 +285,6 @@ type lkIns struct {
 }
 
 type lkProg struct {
-	test     *Test
 	universe []int64 // every value an expression may take (universe)
 	code     [][]lkIns
 	regs     []map[string]int
@@ -366,7 +365,7 @@ func (m LKMM) Outcomes(t *Test) (_ []Outcome, err error) {
 	if len(t.Threads) > lkT {
 		return nil, fmt.Errorf("%s: %w: %d threads (at most %d)", t.Name, ErrUnsupported, len(t.Threads), lkT)
 	}
-	p := &lkProg{test: t, locs: map[string]int{}}
+	p := &lkProg{locs: map[string]int{}}
 	for _, l := range t.Locs {
 		if len(p.locs) == lkL {
 			return nil, fmt.Errorf("%s: %w: more than %d locations", t.Name, ErrUnsupported, lkL)
