@@ -19,6 +19,10 @@ type Label struct {
 	Kind  uint8
 	ID    uint16
 	Arg   uint16
+	// Alt tells apart the results of one memory operation that has more
+	// than one (memory.Alt: where a store went in modification order,
+	// which pending barriers completed before a barrier).
+	Alt uint16
 }
 
 // System is an explicit-state transition system the explorer can search.

@@ -10,7 +10,14 @@ import (
 
 // supported reports whether the model runs op.
 func supported(m memory.Model, op Op) bool {
-	if m != memory.Relaxed {
+	switch m {
+	case memory.Relaxed:
+	case memory.LKMM:
+		switch op {
+		case OpAdd, OpAddReturnRlx, OpFetchAddRlx, OpXchgRlx, OpCmpxchgRlx:
+			return true // unordered read-modify-writes
+		}
+	default:
 		return true
 	}
 	switch op {
@@ -21,7 +28,7 @@ func supported(m memory.Model, op Op) bool {
 }
 
 func compile(m memory.Model, t *Test) (*opSystem, error) {
-	if m != memory.SC && m != memory.TSO && m != memory.Relaxed {
+	if m != memory.SC && m != memory.TSO && m != memory.Relaxed && m != memory.LKMM {
 		return nil, fmt.Errorf("litmus: unknown memory model %v", m)
 	}
 	if len(t.Threads) > memory.MaxThreads {

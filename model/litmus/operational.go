@@ -24,6 +24,11 @@ package litmus
 //     naming the primitive: Relaxed has no acquire, release, partial
 //     fence or unordered RMW, and answering with a stronger or weaker
 //     primitive in their place would be a wrong answer.
+//   - LKMM (memory.LKMM, named LKMM-memory here): Relaxed's primitives
+//     and the unordered read-modify-writes (atomic_add and its spellings,
+//     the _relaxed variants); a store that follows a load of its thread
+//     with no smp_mb between is refused (memory.ErrUnordered: the model is
+//     exact only without such a store) unless Operational.InOrder.
 //   - spin_lock is an atomic test-and-set of the lock word that has no step
 //     while the lock is held (the thread waits); spin_unlock stores 0. An
 //     execution where a thread waits forever for a lock is not an outcome.
@@ -49,7 +54,11 @@ type Operational struct {
 	// MaxStates bounds the search (0: DefaultMaxStates). A search that
 	// reaches it is an error: its outcomes would be incomplete.
 	MaxStates int
-	_         struct{}
+	// InOrder lets a store follow a load with no smp_mb between under
+	// memory.LKMM (memory.ErrUnordered, otherwise an unsupported test):
+	// the outcomes are then LKMM's without load buffering and dependencies.
+	InOrder bool
+	_       struct{}
 }
 
 // ErrCutShort is wrapped when the search reached its state budget: the
@@ -62,8 +71,14 @@ const DefaultMaxStates = 1 << 22
 // MaxRegs is the number of registers a thread may use.
 const MaxRegs = 8
 
-// Name is the memory model's name: SC, TSO or Relaxed.
-func (o Operational) Name() string { return o.Model.String() }
+// Name is the memory model's name: SC, TSO, Relaxed, or LKMM-memory for
+// memory.LKMM (LKMM itself is the axiomatic reference).
+func (o Operational) Name() string {
+	if o.Model == memory.LKMM {
+		return "LKMM-memory"
+	}
+	return o.Model.String()
+}
 
 // Outcomes returns every final state of t under the model.
 func (o Operational) Outcomes(t *Test) ([]Outcome, error) {
@@ -118,6 +133,7 @@ func (o Operational) run(t *Test) (*opSystem, *explore.Result[opState], error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	sys.inOrder = o.InOrder
 	budget := o.MaxStates
 	if budget == 0 {
 		budget = DefaultMaxStates
@@ -157,8 +173,9 @@ type instr struct {
 
 // faults that end a run.
 const (
-	faultRange  uint8 = iota + 1 // a value memory cannot hold
-	faultMemory                  // Memory refused a store (full buffer, too many live stores)
+	faultRange     uint8 = iota + 1 // a value memory cannot hold
+	faultMemory                     // Memory refused a store (full buffer, too many live stores)
+	faultUnordered                  // memory.ErrUnordered
 )
 
 type fault struct{ kind, thread, pc uint8 }
@@ -177,6 +194,7 @@ type opSystem struct {
 	regs    []map[string]int // per thread: register -> index
 	written [][]string       // per thread: the registers it writes, in order
 	init    []int64          // per location
+	inOrder bool             // Operational.InOrder
 }
 
 // Actors are the threads P0.. and the memory (TSO store buffer flushes).
@@ -198,6 +216,9 @@ func (s *opSystem) Init() []opState {
 		}
 	}
 	st := opState{mem: memory.New(s.model, readers)}
+	if s.inOrder {
+		st.mem.AllowUnordered()
+	}
 	for t, code := range s.code {
 		if len(code) == 0 {
 			st.mem.DropReader(t)
@@ -353,18 +374,28 @@ func (s *opSystem) step(st opState, t int, in instr, yield func(explore.Label, o
 			fail(faultRange)
 			return
 		}
-		m, err := st.mem.Store(t, in.loc, d)
+		ms, err := st.mem.Stores(t, in.loc, d)
+		if errors.Is(err, memory.ErrUnordered) {
+			fail(faultUnordered)
+			return
+		}
 		if err != nil {
 			fail(faultMemory)
 			return
 		}
-		n.mem = m
-		yield(explore.Label{Kind: kindValue, Arg: uint16(uint8(int8(d)))}, n)
-	case a.Op.Info().Fence:
-		if op == OpMb {
-			n.mem = st.mem.Fence(t)
+		for _, c := range ms {
+			n.mem = c.Mem
+			yield(explore.Label{Kind: kindValue, Arg: uint16(uint8(int8(d))), Alt: uint16(c.Alt)}, n)
 		}
-		yield(explore.Label{}, n)
+	case a.Op.Info().Fence:
+		if op != OpMb {
+			yield(explore.Label{}, n)
+			return
+		}
+		for _, c := range st.mem.Fences(t) {
+			n.mem = c.Mem
+			yield(explore.Label{Alt: uint16(c.Alt)}, n)
+		}
 	case op == OpSpinLock:
 		m := st.mem
 		if s.model == memory.TSO {
@@ -389,62 +420,57 @@ func (s *opSystem) step(st opState, t int, in instr, yield func(explore.Label, o
 		}
 		n.mem = m
 		yield(explore.Label{}, n)
-	case op.IsCmpxchg():
-		de, okE := s.stored(in.loc, eval(a.Expect))
-		dv, okV := s.stored(in.loc, eval(a.Val))
-		if !okE || !okV {
-			fail(faultRange)
-			return
-		}
-		_, seen, m, err := st.mem.CompareAndSwap(t, in.loc, de, dv)
-		if err != nil {
-			fail(faultMemory)
-			return
-		}
-		n.mem = m
-		setReg(s.real(in.loc, seen))
-		yield(explore.Label{Kind: kindValue, Arg: uint16(uint8(int8(seen)))}, n)
 	case op.IsRMW():
-		// A read-modify-write reads the newest value and replaces it,
-		// atomically: a compare-and-swap with the value it reads succeeds.
-		m := st.mem
-		if s.model == memory.TSO {
-			m = m.Drain(t)
-		}
-		cur := int64(m.Newest(in.loc))
-		for range 2 { // a second try only if a test mutation made the read stale
-			old := s.real(in.loc, cur)
+		// A read-modify-write: f gives the value to store for the value
+		// read (memory keeps differences from the initial value), or
+		// false for a cmpxchg that fails.
+		rangeFault := false
+		f := func(d int64) (int64, bool) {
+			old := s.real(in.loc, d)
 			var nv int64
 			switch {
+			case op.IsCmpxchg():
+				if old != eval(a.Expect) {
+					return 0, false
+				}
+				nv = eval(a.Val)
 			case op.IsXchg():
 				nv = eval(a.Val)
 			default:
 				nv = old + eval(a.Val)
 			}
-			d, ok := s.stored(in.loc, nv)
-			if !ok {
-				fail(faultRange)
-				return
-			}
-			swapped, seen, m2, err := m.CompareAndSwap(t, in.loc, cur, d)
-			if err != nil {
-				fail(faultMemory)
-				return
-			}
-			if !swapped {
-				cur = seen
-				continue
-			}
-			n.mem = m2
-			if op.ReturnsNew() {
-				setReg(nv)
-			} else {
-				setReg(old)
-			}
-			yield(explore.Label{Kind: kindValue, Arg: uint16(uint8(int8(cur)))}, n)
+			dv, ok := s.stored(in.loc, nv)
+			rangeFault = rangeFault || !ok
+			return dv, true
+		}
+		rmw := st.mem.RMW
+		if op.Info().Order == Once {
+			rmw = st.mem.RMWUnordered // only under LKMM (compile)
+		}
+		rs, err := rmw(t, in.loc, f)
+		if errors.Is(err, memory.ErrUnordered) {
+			fail(faultUnordered)
 			return
 		}
-		panic(fmt.Sprintf("litmus: %s on %s did not take effect", op, a.Loc))
+		if rangeFault {
+			fail(faultRange)
+			return
+		}
+		if err != nil {
+			fail(faultMemory)
+			return
+		}
+		for _, r := range rs {
+			n.mem = r.Mem
+			old := s.real(in.loc, r.Old)
+			switch {
+			case op.IsCmpxchg() || !op.ReturnsNew():
+				setReg(old)
+			default:
+				setReg(s.real(in.loc, r.New))
+			}
+			yield(explore.Label{Kind: kindValue, Arg: uint16(uint8(int8(r.Old))), Alt: uint16(r.Alt)}, n)
+		}
 	default:
 		panic(fmt.Sprintf("litmus: no step for %s", op))
 	}
@@ -455,6 +481,8 @@ func (s *opSystem) faultText(f fault) string {
 	switch f.kind {
 	case faultRange:
 		return fmt.Sprintf("line %d: P%d: a value of %s beyond the %d..%d from its initial value that memory.Memory holds", in.line, f.thread, s.test.Locs[in.loc], -128, 127)
+	case faultUnordered:
+		return fmt.Sprintf("line %d: P%d: a store after a load with no smp_mb between: memory.LKMM models neither the dependency that may order them nor load buffering", in.line, f.thread)
 	case faultMemory:
 		if s.model == memory.TSO {
 			return fmt.Sprintf("line %d: P%d: more stores waiting in the store buffer than memory.Memory holds", in.line, f.thread)
@@ -501,6 +529,10 @@ func (s *opSystem) Describe(lb explore.Label) string {
 		case !in.access.Val.IsConst:
 			text += fmt.Sprintf(" (%s=%d)", in.access.Loc, v)
 		}
+	}
+	if lb.Alt != 0 {
+		name := func(t int) string { return fmt.Sprintf("P%d", t) }
+		text += " (" + memory.Alt(lb.Alt).Text(name, in.access.Op.Info().Writes) + ")"
 	}
 	return text
 }

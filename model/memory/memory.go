@@ -29,6 +29,11 @@ const (
 	// the newest store; a read-modify-write always reads the newest store;
 	// a failed cmpxchg is unordered (it only raises that location's view).
 	Relaxed
+	// LKMM is the Linux kernel memory model (tools/memory-model) for the
+	// primitives Memory has, without load buffering: lkmm.go says how and
+	// where that is exact. Stores and read-modify-writes have one result
+	// per place in modification order they may take (Stores, RMW).
+	LKMM
 )
 
 // Models lists the models, weakest last.
@@ -42,6 +47,8 @@ func (m Model) String() string {
 		return "TSO"
 	case Relaxed:
 		return "Relaxed"
+	case LKMM:
+		return "LKMM"
 	}
 	return fmt.Sprintf("MemoryModel(%d)", uint8(m))
 }
@@ -70,6 +77,15 @@ type Memory struct {
 	readers [MaxLocations]uint8 // threads whose view of the location may still matter (SetReaders)
 	buf     [MaxThreads][maxBuffered]bufEntry
 	bufN    [MaxThreads]uint8
+
+	// LKMM (lkmm.go)
+	cur, acq, rel [MaxThreads]vw
+	glob          vw
+	mview         [MaxLocations][MaxStores]vw
+	glued         [MaxLocations]uint8 // bit i: store i is a read-modify-write's, glued to store i-1
+	unord         uint8               // threads (bit t) that loaded since their last full barrier
+	post          uint8               // threads (bit t) whose barrier after a read-modify-write is pending
+	anyOrder      bool                // AllowUnordered
 }
 
 type bufEntry struct{ loc, val int8 }
@@ -98,6 +114,7 @@ func (m *Memory) Newest(loc int) int8 { return m.vals[loc][m.n[loc]-1] }
 type Loaded struct {
 	Val int64
 	Mem Memory
+	Alt Alt // which store was read (LKMM)
 }
 
 // Load is a plain load (atomic64_read, READ_ONCE) by thread t. Under Relaxed
@@ -108,18 +125,20 @@ func (m Memory) Load(t, loc int) []Loaded {
 	}
 	switch m.model {
 	case TSO:
-		return []Loaded{{m.loadTSO(t, loc), m}}
+		return []Loaded{{m.loadTSO(t, loc), m, 0}}
+	case LKMM:
+		return m.lkLoad(t, loc)
 	case Relaxed:
 		var out []Loaded
 		for i := int(m.view[t][loc]); i < int(m.n[loc]); i++ {
 			next := m
 			next.view[t][loc] = uint8(i)
 			next.compact(loc)
-			out = append(out, Loaded{int64(m.vals[loc][i]), next})
+			out = append(out, Loaded{int64(m.vals[loc][i]), next, 0})
 		}
 		return out
 	}
-	return []Loaded{{int64(m.Newest(loc)), m}}
+	return []Loaded{{int64(m.Newest(loc)), m, 0}}
 }
 
 // loadTSO is a load under TSO: t's own newest buffered store to loc, else
@@ -143,13 +162,34 @@ func (m Memory) LoadNewest(t, loc int) (int64, Memory) {
 		m.view[t][loc] = m.n[loc] - 1
 		m.compact(loc)
 	}
+	if m.model == LKMM {
+		m = m.settle(t).lkRead(t, loc, int(m.n[loc]-1))
+		m.lkCompact(loc)
+	}
 	return int64(m.Newest(loc)), m
 }
 
+// Stores is a plain store (atomic64_set, WRITE_ONCE) by thread t: one
+// result per place in modification order it may take (one except under
+// LKMM). It fails only if a bound is reached.
+func (m Memory) Stores(t, loc int, v int64) ([]Choice, error) {
+	if m.model == LKMM {
+		return m.lkStores(t, loc, v)
+	}
+	next, err := m.Store(t, loc, v)
+	if err != nil {
+		return nil, err
+	}
+	return []Choice{{next, 0}}, nil
+}
+
 // Store is a plain store (atomic64_set, WRITE_ONCE) by thread t. Under TSO
-// it waits in the store buffer; it fails only if the buffer is full.
+// it waits in the store buffer; it fails only if the buffer is full. Under
+// LKMM, which has more than one result, it panics: use Stores.
 func (m Memory) Store(t, loc int, v int64) (Memory, error) {
 	switch m.model {
+	case LKMM:
+		panic("memory: Store under LKMM; use Stores")
 	case TSO:
 		if m.bufN[t] == maxBuffered {
 			return m, fmt.Errorf("memory: store buffer of thread %d is full", t)
@@ -169,11 +209,27 @@ func (m Memory) Store(t, loc int, v int64) (Memory, error) {
 // buffered completion is the same as a later completion). Otherwise it is
 // Store.
 func (m Memory) StoreVisible(t, loc int, v int64) (Memory, error) {
+	if m.model == LKMM {
+		panic("memory: StoreVisible under LKMM; use StoresVisible")
+	}
 	if m.model == TSO {
 		m.vals[loc][0] = int8(v)
 		return m, nil
 	}
 	return m.Store(t, loc, v)
+}
+
+// StoresVisible is StoreVisible with one result per place in modification
+// order the store may take (see Stores).
+func (m Memory) StoresVisible(t, loc int, v int64) ([]Choice, error) {
+	if m.model == LKMM {
+		return m.lkStores(t, loc, v)
+	}
+	next, err := m.StoreVisible(t, loc, v)
+	if err != nil {
+		return nil, err
+	}
+	return []Choice{{next, 0}}, nil
 }
 
 // append adds a store at the end of loc's modification order (Relaxed).
@@ -188,12 +244,29 @@ func (m Memory) append(t, loc int, v int64) (Memory, error) {
 	return m, nil
 }
 
-// Fence is smp_mb() by thread t.
+// Fence is smp_mb() by thread t. Under LKMM, which has more than one
+// result, it panics: use Fences.
 func (m Memory) Fence(t int) Memory {
+	if m.model == LKMM {
+		panic("memory: Fence under LKMM; use Fences")
+	}
 	if mutate.On(mutate.FenceWeak) {
 		return m
 	}
 	return m.fence(t)
+}
+
+// Fences is smp_mb() by thread t: one result, except under LKMM, where
+// the pending barriers of other threads' read-modify-writes may complete
+// before it in any order (lkmm.go).
+func (m Memory) Fences(t int) []Choice {
+	if m.model != LKMM {
+		return []Choice{{m.Fence(t), 0}}
+	}
+	if mutate.On(mutate.FenceWeak) {
+		return []Choice{{m.settle(t), 0}}
+	}
+	return m.lkFences(t)
 }
 
 // fence is the full barrier of smp_mb and of fully ordered read-modify-writes.
@@ -206,12 +279,55 @@ func (m Memory) fence(t int) Memory {
 			m.view[t][loc] = m.n[loc] - 1
 			m.compact(loc)
 		}
+	case LKMM:
+		panic("memory: fence under LKMM; use lkFences")
 	}
 	return m
 }
 
+// RMWResult is one result of a read-modify-write: the value read, whether
+// it stored (a failed cmpxchg does not) and what.
+type RMWResult struct {
+	Old, New int64
+	Stored   bool
+	Mem      Memory
+	Alt      Alt // which result this is (LKMM)
+}
+
+// RMW is a read-modify-write by thread t: f gives the value to store for
+// the value read, or false for a failed conditional one (cmpxchg). A store
+// is fully ordered (atomic64_inc_return, a successful cmpxchg); a failed
+// cmpxchg orders nothing under Relaxed and LKMM. Under TSO it is a locked
+// instruction, which drains the store buffer either way. It has one result
+// per store it may read (one except under LKMM).
+func (m Memory) RMW(t, loc int, f func(old int64) (int64, bool)) ([]RMWResult, error) {
+	if m.model == LKMM {
+		return m.lkRMW(t, loc, f)
+	}
+	if m.model == TSO {
+		m = m.Drain(t)
+	}
+	cur := m.rmwRead(t, loc)
+	v, ok := f(cur)
+	if !ok {
+		if m.model == Relaxed {
+			m.view[t][loc] = m.n[loc] - 1 // an RMW reads the newest store
+			m.compact(loc)
+		}
+		return []RMWResult{{Old: cur, Mem: m}}, nil
+	}
+	next, err := m.orderedStore(t, loc, v)
+	if err != nil {
+		return nil, err
+	}
+	return []RMWResult{{Old: cur, New: v, Stored: true, Mem: next}}, nil
+}
+
 // IncReturn is atomic64_inc_return: fully ordered, it returns the new value.
 func (m Memory) IncReturn(t, loc int) (int64, Memory, error) {
+	if m.model == LKMM {
+		panic("memory: IncReturn under LKMM; use RMW")
+	}
 	read := m.rmwRead(t, loc) // Relaxed: the barrier adds no store, so this is the newest after it too
 	m = m.fence(t)
 	if m.model != Relaxed {
@@ -234,6 +350,37 @@ func (m Memory) orderedStore(t, loc int, v int64) (Memory, error) {
 	return m.fence(t), err
 }
 
+// RMWUnordered is a read-modify-write with no ordering (atomic_inc,
+// atomic_add, the _relaxed variants): like RMW without its barriers. Under
+// TSO it is still a locked instruction.
+func (m Memory) RMWUnordered(t, loc int, f func(old int64) (int64, bool)) ([]RMWResult, error) {
+	if m.model == LKMM {
+		return m.lkRMWOnce(t, loc, f)
+	}
+	if m.model == TSO {
+		m = m.Drain(t)
+	}
+	cur := m.rmwRead(t, loc)
+	v, ok := f(cur)
+	if !ok {
+		if m.model == Relaxed {
+			m.view[t][loc] = m.n[loc] - 1
+			m.compact(loc)
+		}
+		return []RMWResult{{Old: cur, Mem: m}}, nil
+	}
+	var err error
+	if m.model == Relaxed {
+		m, err = m.append(t, loc, v)
+	} else {
+		m.vals[loc][0] = int8(v)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return []RMWResult{{Old: cur, New: v, Stored: true, Mem: m}}, nil
+}
+
 // rmwRead is the value a read-modify-write by t reads at loc: the newest
 // store (mutate.RMWStale: the oldest t's view allows, under Relaxed).
 func (m *Memory) rmwRead(t, loc int) int64 {
@@ -248,6 +395,9 @@ func (m *Memory) rmwRead(t, loc int) int64 {
 // with no ordering under Relaxed. Under TSO a locked cmpxchg drains the
 // store buffer either way.
 func (m Memory) CompareAndSwap(t, loc int, old, new int64) (bool, int64, Memory, error) {
+	if m.model == LKMM {
+		panic("memory: CompareAndSwap under LKMM; use RMW")
+	}
 	if m.model == TSO {
 		m = m.Drain(t)
 	}
@@ -347,13 +497,21 @@ func (m Memory) Permuted(threads, locs *[MaxThreads]int) Memory {
 			out.buf[i][k].loc = inv[out.buf[i][k].loc]
 		}
 	}
+	if m.model == LKMM {
+		m.lkPermuted(&out, threads, locs)
+	}
 	return out
 }
 
 // View is thread t's view of loc under Relaxed: the index, among loc's live
 // stores (oldest first), of the oldest store t may still read. Symmetry
 // reductions key states by it; it is 0 under SC and TSO.
-func (m *Memory) View(t, loc int) uint8 { return m.view[t][loc] }
+func (m *Memory) View(t, loc int) uint8 {
+	if m.model == LKMM {
+		return m.cur[t].at(loc)
+	}
+	return m.view[t][loc]
+}
 
 // Live returns loc's live stores, oldest first (one under SC and TSO).
 func (m *Memory) Live(loc int) []int8 { return m.vals[loc][:m.n[loc]] }
@@ -370,11 +528,16 @@ func (m *Memory) JoinView(dst, src, loc int) {
 	if mutate.On(mutate.JoinViewLost) {
 		return
 	}
-	if m.model != Relaxed {
-		return
+	switch m.model {
+	case Relaxed:
+		m.view[dst][loc] = max(m.view[dst][loc], m.view[src][loc])
+		m.compact(loc)
+	case LKMM:
+		*m = m.settle(dst).settle(src)
+		m.cur[dst] = m.cur[dst].with(loc, max(m.cur[dst].at(loc), m.cur[src].at(loc)))
+		m.acq[dst] = m.acq[dst].join(m.cur[dst])
+		m.lkCompact(loc)
 	}
-	m.view[dst][loc] = max(m.view[dst][loc], m.view[src][loc])
-	m.compact(loc)
 }
 
 // AddReader makes dst a reader of loc (see New) by an acquire from src,
@@ -401,6 +564,10 @@ func (m *Memory) SetReaders(loc int, threads uint8) {
 		panic(fmt.Sprintf("memory: SetReaders(%d, %#b) adds readers to %#b; use AddReader", loc, threads, m.readers[loc]))
 	}
 	m.readers[loc] = threads
+	if m.model == LKMM {
+		m.lkCompact(loc)
+		return
+	}
 	m.compact(loc)
 }
 

@@ -1,0 +1,397 @@
+package memory
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/flushproof/flushproof/internal/mutate"
+)
+
+// The LKMM model of Memory: views after the Promising semantics (Kang et
+// al., POPL 2017), without promises, for the primitives the protocols use:
+// READ_ONCE and WRITE_ONCE, smp_mb, fully ordered read-modify-writes and
+// the failed cmpxchg, which orders nothing (Documentation/atomic_t.txt).
+//
+//   - Each location keeps its live stores in modification order. A store
+//     goes anywhere in that order after the newest store its thread has
+//     seen at the location (coherence), except between a read-modify-write
+//     and the store it read (atomicity). So two stores of one thread to
+//     different locations may reach memory in either order (S, 2+2W).
+//   - Each store carries a message view: what its thread had seen when it
+//     last passed smp_mb, and the store itself. A plain store is
+//     cumulative only through an earlier strong fence.
+//   - Each thread has three views: cur (what it has seen; a load reads a
+//     store not older than cur and raises it), acq (cur and the message
+//     views of the stores it read, which smp_mb will take in) and rel (cur
+//     at its last smp_mb, which its plain stores carry).
+//   - smp_mb joins cur with acq and with a global view, then sets the global
+//     view to the result: strong fences act in the order they run, which
+//     is how smp_mb on both sides forbids SB, and how a barrier on one side
+//     alone orders nothing the other side did.
+//   - A fully ordered read-modify-write is smp_mb, the read of a store that
+//     no other read-modify-write has read, the store right after it, smp_mb
+//     (the fencerel(Mb) of linux-kernel.bell around the two events). The
+//     barrier after it stays pending: another thread may see the store
+//     before the barrier has taken effect. It completes at the thread's
+//     next step (its next operation, or Settle before a step that is not
+//     one), or before another thread's barrier: a barrier has one result
+//     for every order in which the pending barriers of other threads may
+//     complete before it (Fences). Only barriers read and write the global
+//     view, and a barrier commutes with every other operation of another
+//     thread, so completing it no earlier than the next barrier it meets
+//     loses no outcome.
+//
+// A thread runs in program order and a load reads only stores already made.
+// That is exact where every store that follows a load in its thread has
+// smp_mb (or a fully ordered RMW) in between; otherwise LKMM lets the store
+// propagate before the load is satisfied (load buffering is one case; a
+// strong fence of a third thread that runs between the two is another) or
+// orders the two by a dependency, which this model does not know. So such a
+// store is refused (ErrUnordered) rather than answered wrongly. The
+// differential test against the axiomatic reference (model/lkmm) holds
+// this model to LKMM's exact outcome sets on random programs it accepts. The readers of a location (New) must include every thread that
+// stores to it or updates it with a read-modify-write: their views order
+// their stores. A load that waits for the newest store (LoadNewest) needs
+// no declaration.
+
+// vw is a view: 4 bits per location, the index of a live store.
+type vw uint32
+
+func (v vw) at(l int) uint8 { return uint8(v>>(4*uint(l))) & 0xf }
+
+func (v vw) with(l int, i uint8) vw {
+	s := 4 * uint(l)
+	return v&^(0xf<<s) | vw(i)<<s
+}
+
+func (v vw) join(o vw) vw {
+	for l := 0; l < MaxLocations; l++ {
+		if i := o.at(l); i > v.at(l) {
+			v = v.with(l, i)
+		}
+	}
+	return v
+}
+
+// lkViews calls f on every view of the memory: the threads', the global
+// one and the live stores' message views.
+func (m *Memory) lkViews(f func(*vw)) {
+	for t := range m.cur {
+		f(&m.cur[t])
+		f(&m.acq[t])
+		f(&m.rel[t])
+	}
+	f(&m.glob)
+	for l := range m.mview {
+		for i := 0; i < int(m.n[l]); i++ {
+			f(&m.mview[l][i])
+		}
+	}
+}
+
+func (m *Memory) mustWrite(t, loc int) {
+	if m.readers[loc]&(1<<t) == 0 {
+		panic(fmt.Sprintf("memory: under LKMM thread %d stores to location %d but is not one of its declared readers (its view orders its stores)", t, loc))
+	}
+}
+
+// ErrUnordered is returned for a store under LKMM that follows a load of
+// its thread with no smp_mb (or fully ordered read-modify-write) between:
+// LKMM orders the two only by a dependency, which this model does not
+// know, and otherwise lets the store take effect first, which an in-order
+// thread cannot, so the answer could differ from LKMM's in either
+// direction. AllowUnordered lifts it; the outcomes are then some of LKMM's
+// (a test holds them to that), not all.
+var ErrUnordered = errors.New("memory: under LKMM a store follows a load with no smp_mb between (dependencies and load buffering are not modelled)")
+
+// AllowUnordered lets stores follow loads without a barrier under LKMM
+// (see ErrUnordered).
+func (m *Memory) AllowUnordered() { m.anyOrder = true }
+
+func (m *Memory) checkOrdered(t int) error {
+	if m.unord&(1<<t) != 0 && !m.anyOrder {
+		return fmt.Errorf("thread %d: %w", t, ErrUnordered)
+	}
+	return nil
+}
+
+// Settle is thread t taking a step that is not a memory operation (device
+// I/O, say): under LKMM the barrier after its last read-modify-write, if
+// still pending, completes first, because a fully ordered operation orders
+// every later event of its thread. Memory's own operations settle by
+// themselves. It returns m unchanged under the other models.
+func (m Memory) Settle(t int) Memory { return m.settle(t) }
+
+// settle completes t's pending barrier (the one after its last
+// read-modify-write), if any: every operation of t starts with it.
+func (m Memory) settle(t int) Memory {
+	if m.post&(1<<t) != 0 {
+		m = m.lkFence(t)
+	}
+	return m
+}
+
+// lkFences is smp_mb by t after every sequence of other threads' pending
+// barriers completing (none first included), each with its Alt.
+func (m Memory) lkFences(t int) []Choice {
+	var out []Choice
+	var walk func(m Memory, alt Alt, k int)
+	walk = func(m Memory, alt Alt, k int) {
+		out = append(out, Choice{m.lkFence(t), alt})
+		for u := 0; u < MaxThreads; u++ {
+			if u != t && m.post&(1<<u) != 0 && k < altThreads {
+				walk(m.lkFence(u), alt|Alt(u+1)<<(4*k), k+1)
+			}
+		}
+	}
+	walk(m, 0, 0)
+	return out
+}
+
+// Alt says which of the results of one memory operation a result is
+// (explore.Label.Alt): bits 0-11 the threads whose pending barriers
+// completed first, in order (4 bits each, thread+1); bits 12-14 how many
+// stores are newer in modification order than the store made or read.
+type Alt uint16
+
+const altThreads = 3
+
+// Choice is one result of a store or a barrier, with its Alt.
+type Choice struct {
+	Mem Memory
+	Alt Alt
+}
+
+func (a Alt) withNewer(k int) Alt { return a | Alt(k)<<12 }
+
+// Text describes the choice for a timeline ("" for the first one), naming
+// threads with name. store says whether the operation stored (else it read).
+func (a Alt) Text(name func(int) string, store bool) string {
+	var parts []string
+	var ts []string
+	for k := 0; k < altThreads; k++ {
+		if u := int(a>>(4*k)) & 0xf; u != 0 {
+			ts = append(ts, name(u-1))
+		}
+	}
+	if len(ts) > 0 {
+		parts = append(parts, "after the barrier of "+strings.Join(ts, ", then ")+" took effect")
+	}
+	if k := int(a>>12) & 7; k > 0 {
+		verb := "read"
+		if store {
+			verb = "placed"
+		}
+		parts = append(parts, fmt.Sprintf("%s %d store(s) before the newest", verb, k))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// lkLoad is a plain load: one result per store not older than t's view.
+func (m Memory) lkLoad(t, loc int) []Loaded {
+	m = m.settle(t)
+	var out []Loaded
+	for i := int(m.cur[t].at(loc)); i < int(m.n[loc]); i++ {
+		next := m.lkRead(t, loc, i)
+		next.lkCompact(loc)
+		out = append(out, Loaded{int64(m.vals[loc][i]), next, Alt(0).withNewer(int(m.n[loc]) - 1 - i)})
+	}
+	return out
+}
+
+// lkRead is the memory after t read store i of loc, not compacted.
+func (m Memory) lkRead(t, loc, i int) Memory {
+	m.cur[t] = m.cur[t].with(loc, uint8(i))
+	m.acq[t] = m.acq[t].join(m.mview[loc][i]).join(m.cur[t])
+	m.unord |= 1 << t
+	return m
+}
+
+// lkFence is smp_mb.
+func (m Memory) lkFence(t int) Memory {
+	c := m.cur[t].join(m.acq[t]).join(m.glob)
+	m.cur[t], m.acq[t], m.rel[t], m.glob = c, c, c, c
+	m.unord &^= 1 << t
+	m.post &^= 1 << t
+	for l := range m.n {
+		m.lkCompact(l)
+	}
+	return m
+}
+
+// lkStores is a plain store of v: one result per place in loc's
+// modification order after t's view and not inside a read-modify-write.
+func (m Memory) lkStores(t, loc int, v int64) ([]Choice, error) {
+	m.mustWrite(t, loc)
+	m = m.settle(t)
+	if err := m.checkOrdered(t); err != nil {
+		return nil, err
+	}
+	if m.n[loc] == MaxStores {
+		return nil, fmt.Errorf("memory: more than %d live stores to location %d", MaxStores, loc)
+	}
+	var out []Choice
+	for p := int(m.n[loc]); p > int(m.cur[t].at(loc)); p-- {
+		if p < int(m.n[loc]) && m.glued[loc]&(1<<p) != 0 {
+			continue
+		}
+		next := m
+		next.lkInsert(t, loc, p, v, false)
+		next.lkCompact(loc)
+		out = append(out, Choice{next, Alt(0).withNewer(int(m.n[loc]) - p)})
+	}
+	return out, nil
+}
+
+// lkInsert puts t's store of v at index p of loc (glued: the store of a
+// read-modify-write that read index p-1).
+func (m *Memory) lkInsert(t, loc, p int, v int64, glued bool) {
+	m.lkViews(func(w *vw) {
+		if i := w.at(loc); int(i) >= p {
+			*w = w.with(loc, i+1)
+		}
+	})
+	n := int(m.n[loc])
+	copy(m.vals[loc][p+1:n+1], m.vals[loc][p:n])
+	copy(m.mview[loc][p+1:n+1], m.mview[loc][p:n])
+	g := m.glued[loc]
+	g = g&(1<<p-1) | (g>>p)<<(p+1)
+	if glued {
+		g |= 1 << p
+	}
+	m.glued[loc] = g
+	m.n[loc]++
+	m.vals[loc][p] = int8(v)
+	m.mview[loc][p] = m.rel[t].with(loc, uint8(p))
+	m.cur[t] = m.cur[t].with(loc, uint8(p))
+	m.acq[t] = m.acq[t].join(m.cur[t])
+}
+
+// lkRMW is a read-modify-write: f gives the value to store for the value
+// read, or false (a failed cmpxchg: a plain read, no barrier). A store is
+// fully ordered and reads a store no other read-modify-write has read.
+func (m Memory) lkRMW(t, loc int, f func(old int64) (int64, bool)) ([]RMWResult, error) {
+	m.mustWrite(t, loc)
+	var out []RMWResult
+	for _, r := range m.lkLoad(t, loc) {
+		if _, ok := f(r.Val); !ok {
+			out = append(out, RMWResult{Old: r.Val, Mem: r.Mem, Alt: r.Alt})
+		}
+	}
+	for _, c := range m.lkFences(t) {
+		fenced := c.Mem
+		for i := int(fenced.cur[t].at(loc)); i < int(fenced.n[loc]); i++ {
+			old := int64(fenced.vals[loc][i])
+			v, ok := f(old)
+			if !ok {
+				continue
+			}
+			if i+1 < int(fenced.n[loc]) && fenced.glued[loc]&(1<<(i+1)) != 0 && !mutate.On(mutate.RMWStale) {
+				continue // another read-modify-write read store i
+			}
+			if fenced.n[loc] == MaxStores {
+				return nil, fmt.Errorf("memory: more than %d live stores to location %d", MaxStores, loc)
+			}
+			next := fenced.lkRead(t, loc, i)
+			next.lkInsert(t, loc, i+1, v, true)
+			next.post |= 1 << t
+			next.lkCompact(loc)
+			out = append(out, RMWResult{Old: old, New: v, Stored: true, Mem: next, Alt: c.Alt.withNewer(int(fenced.n[loc]) - 1 - i)})
+		}
+	}
+	return out, nil
+}
+
+// lkRMWOnce is an unordered read-modify-write (atomic_inc,
+// cmpxchg_relaxed...): no barrier, the read of a store no other
+// read-modify-write has read, and the store right after it.
+func (m Memory) lkRMWOnce(t, loc int, f func(old int64) (int64, bool)) ([]RMWResult, error) {
+	m.mustWrite(t, loc)
+	m = m.settle(t)
+	if err := m.checkOrdered(t); err != nil {
+		return nil, err
+	}
+	var out []RMWResult
+	for i := int(m.cur[t].at(loc)); i < int(m.n[loc]); i++ {
+		old := int64(m.vals[loc][i])
+		v, ok := f(old)
+		newer := Alt(0).withNewer(int(m.n[loc]) - 1 - i)
+		if !ok {
+			next := m.lkRead(t, loc, i)
+			next.lkCompact(loc)
+			out = append(out, RMWResult{Old: old, Mem: next, Alt: newer})
+			continue
+		}
+		if i+1 < int(m.n[loc]) && m.glued[loc]&(1<<(i+1)) != 0 && !mutate.On(mutate.RMWStale) {
+			continue
+		}
+		if m.n[loc] == MaxStores {
+			return nil, fmt.Errorf("memory: more than %d live stores to location %d", MaxStores, loc)
+		}
+		next := m.lkRead(t, loc, i)
+		next.lkInsert(t, loc, i+1, v, true)
+		next.lkCompact(loc)
+		out = append(out, RMWResult{Old: old, New: v, Stored: true, Mem: next, Alt: newer})
+	}
+	return out, nil
+}
+
+// lkCompact drops the stores to loc older than every reader's view.
+func (m *Memory) lkCompact(loc int) {
+	low := m.n[loc] - 1
+	for t := 0; t < MaxThreads; t++ {
+		if m.readers[loc]&(1<<t) != 0 {
+			low = min(low, m.cur[t].at(loc))
+		}
+	}
+	if low == 0 {
+		return
+	}
+	n := m.n[loc]
+	copy(m.vals[loc][:], m.vals[loc][low:n])
+	copy(m.mview[loc][:], m.mview[loc][low:n])
+	for i := n - low; i < n; i++ {
+		m.vals[loc][i], m.mview[loc][i] = 0, 0
+	}
+	m.glued[loc] = m.glued[loc] >> low &^ 1
+	m.n[loc] = n - low
+	m.lkViews(func(w *vw) {
+		if i := w.at(loc); i >= low {
+			*w = w.with(loc, i-low)
+		} else {
+			*w = w.with(loc, 0)
+		}
+	})
+}
+
+// lkPermuted renames threads and locations in the LKMM views (see
+// Permuted).
+func (m Memory) lkPermuted(out *Memory, threads, locs *[MaxThreads]int) {
+	pv := func(v vw) vw {
+		var o vw
+		for l := 0; l < MaxLocations; l++ {
+			o = o.with(l, v.at(locs[l]))
+		}
+		return o
+	}
+	for i := 0; i < MaxThreads; i++ {
+		out.cur[i], out.acq[i], out.rel[i] = pv(m.cur[threads[i]]), pv(m.acq[threads[i]]), pv(m.rel[threads[i]])
+	}
+	out.glob = pv(m.glob)
+	out.unord, out.post = 0, 0
+	for i := 0; i < MaxThreads; i++ {
+		if m.unord&(1<<threads[i]) != 0 {
+			out.unord |= 1 << i
+		}
+		if m.post&(1<<threads[i]) != 0 {
+			out.post |= 1 << i
+		}
+	}
+	for l := 0; l < MaxLocations; l++ {
+		out.glued[l] = m.glued[locs[l]]
+		for i := range out.mview[l] {
+			out.mview[l][i] = pv(m.mview[locs[l]][i])
+		}
+	}
+}

@@ -1,0 +1,185 @@
+package props
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
+
+	"github.com/flushproof/flushproof/model/litmus"
+	"github.com/flushproof/flushproof/model/litmus/litmustest"
+	"github.com/flushproof/flushproof/model/lkmm"
+	"github.com/flushproof/flushproof/model/memory"
+)
+
+// opMem is the explorer's LKMM memory (memory.LKMM) running litmus tests.
+var opMem = litmus.Operational{Model: memory.LKMM}
+
+// opMemInOrder is memory.LKMM with stores after unfenced loads allowed.
+var opMemInOrder = litmus.Operational{Model: memory.LKMM, InOrder: true}
+
+// inOrder is the LKMM reference restricted to executions with acyclic
+// po | rf: what memory.LKMM, which has no promises, must give exactly.
+var inOrder = lkmm.Reference{InOrder: true}
+
+// memOps are the primitives memory.Memory has.
+func memOps() []litmus.Op {
+	return []litmus.Op{litmus.OpReadOnce, litmus.OpWriteOnce, litmus.OpMb,
+		litmus.OpAddReturn, litmus.OpFetchAdd, litmus.OpXchg, litmus.OpCmpxchg,
+		litmus.OpAdd, litmus.OpAddReturnRlx, litmus.OpFetchAddRlx, litmus.OpXchgRlx, litmus.OpCmpxchgRlx}
+}
+
+// TestMemoryLKMMCorpus runs the corpus tests made of Memory's primitives
+// under memory.LKMM. Where no store follows a load without smp_mb between,
+// its outcomes must be exactly the reference's; the others it must refuse
+// (memory.ErrUnordered), and with InOrder, on tests without dependencies,
+// give only outcomes of the reference's executions without load buffering
+// (some of those it does not give: see TestMemoryLKMMRandom).
+func TestMemoryLKMMCorpus(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "litmus", "*.litmus"))
+	require.NoError(t, err)
+	sort.Strings(files)
+	var exact, refused, inOrderRan int
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		require.NoError(t, err)
+		test, err := litmus.Parse(f, src)
+		require.NoError(t, err, f)
+		name := filepath.Base(f)
+		if _, err := outcomeKeys(opMemInOrder, test); errors.Is(err, litmus.ErrUnsupported) {
+			continue // a primitive Memory has not
+		}
+		got, err := outcomeKeys(opMem, test)
+		if err == nil {
+			want, err := outcomeKeys(reference, test)
+			require.NoError(t, err, name)
+			assert.Empty(t, missing(got, want), "%s: memory.LKMM allows what LKMM forbids", name)
+			assert.Empty(t, missing(want, got), "%s: memory.LKMM forbids what LKMM allows", name)
+			exact++
+		} else {
+			require.ErrorIs(t, err, litmus.ErrUnsupported, name)
+			require.ErrorContains(t, err, "a store after a load", name)
+			refused++
+		}
+		if hasDeps(test) {
+			continue
+		}
+		got = mustKeysT(t, opMemInOrder, test)
+		want, err := outcomeKeys(inOrder, test)
+		require.NoError(t, err, name)
+		assert.Empty(t, missing(got, want), "%s: memory.LKMM (in order) allows what LKMM forbids", name)
+		if m := missing(want, got); len(m) > 0 {
+			t.Logf("%s: in order, memory.LKMM does not give %v", name, m)
+		}
+		inOrderRan++
+	}
+	t.Logf("corpus tests in Memory's primitives: %d exact, %d refused (a store after an unfenced load); %d without dependencies run in order", exact, refused, inOrderRan)
+}
+
+func mustKeysT(t *testing.T, m litmus.Model, test *litmus.Test) map[string]bool {
+	set, err := outcomeKeys(m, test)
+	require.NoError(t, err, "%s under %s", test.Name, m.Name())
+	return set
+}
+
+// hasDeps reports whether a test has branches, assignments or accesses
+// computed from registers: dependencies, which memory.LKMM does not model.
+func hasDeps(t *litmus.Test) bool {
+	for _, th := range t.Threads {
+		for _, st := range th.Body {
+			if st.If != nil || st.Assign != nil {
+				return true
+			}
+			if a := st.Access; a != nil {
+				regs := 0
+				a.Val.Regs(func(string) { regs++ })
+				a.Expect.Regs(func(string) { regs++ })
+				if regs > 0 {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// TestMemoryLKMMRandom: with stores after unfenced loads allowed
+// (InOrder), memory.LKMM gives only outcomes of the reference's executions
+// with acyclic po | rf, on random programs of Memory's primitives without
+// dependencies. Not all of them: a thread runs in order, so a store that
+// follows a load is made after it, and strong fences that run in between
+// see it; LKMM lets the store propagate first (found by this test:
+// P0: r0 = cmpxchg(y, 0, 1); WRITE_ONCE(x, 1) with fully ordered RMWs in
+// the other threads). That is why the model refuses such a store by
+// default (TestMemoryLKMMGuarded).
+func TestMemoryLKMMRandom(t *testing.T) {
+	start := time.Now()
+	var ran, skipped int
+	o := memOptions()
+	o.Branches, o.Data = false, false
+	rapid.Check(t, func(rt *rapid.T) {
+		test := litmustest.Draw(rt, o)
+		ref, err := outcomeKeys(lkmm.Reference{Candidates: nestCandidates, InOrder: true}, test)
+		if errors.Is(err, lkmm.ErrTooLarge) {
+			skipped++
+			return
+		}
+		if err != nil {
+			rt.Fatalf("LKMM reference: %v", err)
+		}
+		got := mustKeys(rt, opMemInOrder, test)
+		within(rt, got, "memory.LKMM", ref, "the LKMM reference (in order)")
+		ran++
+	})
+	t.Logf("%d random programs (%d over the reference's bounds, skipped) in %v", ran, skipped, time.Since(start).Round(time.Millisecond))
+}
+
+// TestMemoryLKMMGuarded: on random programs of Memory's primitives with
+// branches and data dependencies, memory.LKMM either refuses the program
+// (a store after an unfenced load) or gives exactly the reference's
+// outcomes.
+func TestMemoryLKMMGuarded(t *testing.T) {
+	start := time.Now()
+	var ran, refused, skipped int
+	rapid.Check(t, func(rt *rapid.T) {
+		test := litmustest.Draw(rt, memOptions())
+		got, err := outcomeKeys(opMem, test)
+		if errors.Is(err, litmus.ErrUnsupported) {
+			refused++
+			return
+		}
+		if err != nil {
+			rt.Fatalf("memory.LKMM: %v", err)
+		}
+		ref, err := outcomeKeys(lkmm.Reference{Candidates: nestCandidates}, test)
+		if errors.Is(err, lkmm.ErrTooLarge) {
+			skipped++
+			return
+		}
+		if err != nil {
+			rt.Fatalf("LKMM reference: %v", err)
+		}
+		within(rt, got, "memory.LKMM", ref, "the LKMM reference")
+		within(rt, ref, "the LKMM reference", got, "memory.LKMM")
+		ran++
+	})
+	t.Logf("%d random programs equal, %d refused (a store after an unfenced load), %d over the reference's bounds, in %v", ran, refused, skipped, time.Since(start).Round(time.Millisecond))
+}
+
+// memOptions are random programs of Memory's primitives: the sizes of
+// TestOperationalLKMMRandom (-litmus.big too).
+func memOptions() litmustest.Options {
+	o := nestOptions()
+	if *bigLitmus {
+		o = litmustest.Default()
+		o.MaxLocs, o.Values = 4, 2
+	}
+	o.Ops = memOps()
+	return o
+}
