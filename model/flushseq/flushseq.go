@@ -163,7 +163,7 @@ func NewSystem(cfg Config) (*System, error) {
 	// Every flush may be numbered: under Relaxed each number is a store that
 	// may stay live; values are int8 everywhere.
 	maxFlushes := maxFlushValue
-	if cfg.Memory == memory.Relaxed {
+	if cfg.Memory == memory.Relaxed || cfg.Memory == memory.LKMM {
 		maxFlushes = memory.MaxStores - 1
 	}
 	if cfg.Fsyncs < 1 || cfg.Tasks*cfg.Fsyncs > maxFlushes {
@@ -172,7 +172,7 @@ func NewSystem(cfg Config) (*System, error) {
 	if _, ok := variantNames[cfg.Variant]; !ok {
 		return nil, fmt.Errorf("fsync model: unknown variant %d", cfg.Variant)
 	}
-	if cfg.Memory < memory.SC || cfg.Memory > memory.Relaxed {
+	if cfg.Memory < memory.SC || cfg.Memory > memory.LKMM {
 		return nil, fmt.Errorf("fsync model: unknown memory model %d", cfg.Memory)
 	}
 	s := &System{cfg: cfg}
@@ -194,7 +194,14 @@ func (s *System) Init() []State {
 	all := uint8(1)<<s.cfg.Tasks - 1
 	readers[locSubmitted], readers[locCompleted] = all, all
 	// The completion words are read only by LoadNewest (a task waits until
-	// its write's completion is there), so they have no plain readers.
+	// its write's completion is there), so they have no plain readers;
+	// under LKMM the device, which stores them, is one (its view orders
+	// its stores).
+	if s.cfg.Memory == memory.LKMM {
+		for t := 0; t < s.cfg.Tasks; t++ {
+			readers[locDone(t)] = 1 << s.device()
+		}
+	}
 	st := State{mem: memory.New(s.cfg.Memory, readers)}
 	for t := 0; t < s.cfg.Tasks; t++ {
 		st.task[t].pc = s.roundStart()
@@ -232,6 +239,15 @@ const (
 
 // Describe implements System.
 func (s *System) Describe(l explore.Label) string {
+	text := s.describe(l)
+	if l.Alt != 0 {
+		store := l.Kind == kDevWrite || l.Kind == kDoneStore || l.Kind == kNumber || (l.Kind == kDoneCAS && l.ID == 1)
+		text += " (" + memory.Alt(l.Alt).Text(s.threadName, store) + ")"
+	}
+	return text
+}
+
+func (s *System) describe(l explore.Label) string {
 	a, v := int(l.ID), int(int16(l.Arg))
 	switch l.Kind {
 	case kWrite:
@@ -371,6 +387,12 @@ func lab(t int, kind uint8, id int, arg int) explore.Label {
 	return explore.Label{Actor: uint8(t), Kind: kind, ID: uint16(id), Arg: uint16(int16(arg))}
 }
 
+// alt marks which of a memory operation's results a step took (LKMM).
+func alt(l explore.Label, a memory.Alt) explore.Label {
+	l.Alt = uint16(a)
+	return l
+}
+
 // What each variant changes, asked by the phase it changes. The mutants are
 // marked again at the step they change.
 
@@ -431,6 +453,9 @@ func withPC(st State, t int, pc uint8) State {
 // A phase that takes no step of its own (an smp_mb under SC, a check that
 // cannot skip) goes on to the next phase in the same step.
 func (s *System) taskSteps(st State, t int, yield func(explore.Label, State)) {
+	// Every step of the task is after a barrier of its last fully ordered
+	// read-modify-write (LKMM: one still pending completes first).
+	st.mem = st.mem.Settle(t)
 	switch st.task[t].pc {
 	case pcWrite:
 		s.submitWrite(st, t, yield)
@@ -495,17 +520,20 @@ func (s *System) seeWrite(st State, t int, yield func(explore.Label, State)) {
 	if st.wst[t] != 2 || val != int64(st.task[t].round) {
 		return
 	}
+	cs := []memory.Choice{{Mem: m}}
 	if s.cfg.WaiterSleeps {
-		m = m.Fence(t)
+		cs = m.Fences(t)
 	}
-	n := withPC(st, t, pcMB)
-	if s.cfg.Variant.readsSFirst() {
-		// mutant MutantReadBeforeWriteback: S was read before the write
-		// (readSEarly); the patch reads it only after the write completed.
-		n.task[t].pc = s.afterS()
+	for _, c := range cs {
+		n := withPC(st, t, pcMB)
+		if s.cfg.Variant.readsSFirst() {
+			// mutant MutantReadBeforeWriteback: S was read before the write
+			// (readSEarly); the patch reads it only after the write completed.
+			n.task[t].pc = s.afterS()
+		}
+		n.mem = c.Mem
+		yield(alt(lab(t, kSeeWrite, 0, 0), c.Alt), n)
 	}
-	n.mem = m
-	yield(lab(t, kSeeWrite, 0, 0), n)
 }
 
 // Sample S: smp_mb(), then S = atomic64_read(&bt_flush_submitted).
@@ -527,9 +555,6 @@ func (s *System) readSEarly(st State, t int, yield func(explore.Label, State)) {
 func (s *System) barrier(st State, t int, yield func(explore.Label, State)) {
 	n := withPC(st, t, pcReadS)
 	fences := s.cfg.Variant.fencesBeforeS()
-	if fences {
-		n.mem = st.mem.Fence(t)
-	}
 	// mutant MutantNoMB: no barrier here; the patch has smp_mb() between seeing
 	// the write complete and reading bt_flush_submitted.
 	if !fences || s.cfg.Memory == memory.SC {
@@ -538,7 +563,10 @@ func (s *System) barrier(st State, t int, yield func(explore.Label, State)) {
 		s.taskSteps(n, t, yield)
 		return
 	}
-	yield(lab(t, kMB, 0, 0), n)
+	for _, c := range st.mem.Fences(t) {
+		n.mem = c.Mem
+		yield(alt(lab(t, kMB, 0, 0), c.Alt), n)
+	}
 }
 
 // readS reads S, possibly a stale value under a weak memory model.
@@ -588,8 +616,10 @@ func (s *System) logWait(st State, t int, yield func(explore.Label, State)) {
 	}
 	n := withPC(st, t, pcCheck)
 	n.task[t].logWait = 0
-	n.mem = st.mem.Fence(t) // woken from sleep: a full barrier
-	yield(lab(t, kLogWoken, u, 0), n)
+	for _, c := range st.mem.Fences(t) { // woken from sleep: a full barrier
+		n.mem = c.Mem
+		yield(alt(lab(t, kLogWoken, u, 0), c.Alt), n)
+	}
 }
 
 // Decide skip: if (!DAX && completed > S) return 0.
@@ -668,8 +698,10 @@ func (s *System) Drain(st State, t int, yield func(explore.Label, State)) {
 	}
 	n := withPC(st, t, pcCheck)
 	n.task[t].drained = true
-	n.mem = st.mem.Fence(t) // woken: a full barrier
-	yield(lab(t, kDrained, 0, int(tk.s)), n)
+	for _, c := range st.mem.Fences(t) { // woken: a full barrier
+		n.mem = c.Mem
+		yield(alt(lab(t, kDrained, 0, int(tk.s)), c.Alt), n)
+	}
 }
 
 // joinWait is woken when the joined flush has ended.
@@ -684,8 +716,10 @@ func (s *System) joinWait(st State, t int, yield func(explore.Label, State)) {
 	// waits for a flush.
 	n := withPC(st, t, pcJoinRecheck)
 	n.task[t].wait = 0
-	n.mem = st.mem.Fence(t)
-	yield(lab(t, kJoinWait, int(tk.wait), 0), n)
+	for _, c := range st.mem.Fences(t) {
+		n.mem = c.Mem
+		yield(alt(lab(t, kJoinWait, int(tk.wait), 0), c.Alt), n)
+	}
 }
 
 // joinRecheck reads completed again: skip if the joined flush helped, else
@@ -719,10 +753,17 @@ func (s *System) joinRecheck(st State, t int, yield func(explore.Label, State)) 
 
 // numberFlush takes the flush's number.
 func (s *System) numberFlush(st State, t int, yield func(explore.Label, State)) {
-	seq, m, err := st.mem.IncReturn(t, locSubmitted)
+	rs, err := st.mem.RMW(t, locSubmitted, func(old int64) (int64, bool) { return old + 1, true })
 	if err != nil {
 		panic(fmt.Sprintf("fsync model: %v (raise the memory bounds)", err))
 	}
+	for _, r := range rs {
+		s.numbered(st, t, r.New, r.Mem, r.Alt, yield)
+	}
+}
+
+// numbered is the task after inc_return gave seq.
+func (s *System) numbered(st State, t int, seq int64, m memory.Memory, a memory.Alt, yield func(explore.Label, State)) {
 	n := withPC(st, t, pcSubmit)
 	n.mem, n.task[t].seq = m, int8(seq)
 	if s.cfg.Variant.numbersAfterSubmit() {
@@ -735,7 +776,7 @@ func (s *System) numberFlush(st State, t int, yield func(explore.Label, State)) 
 			s.flushEnded(&n, t, f == 2) // it ended before it was numbered
 		}
 	}
-	yield(lab(t, kNumber, 0, int(seq)), n)
+	yield(alt(lab(t, kNumber, 0, int(seq)), a), n)
 }
 
 // submitFlush submits the flush: it covers the writes completed now (a DAX
@@ -770,13 +811,15 @@ func (s *System) doneLoad(st State, t int, yield func(explore.Label, State)) {
 	if s.cfg.Variant.storesCompleted() {
 		// BenignPlainStore (benign): completed = seq may lower it,
 		// which only costs skips.
-		m, err := st.mem.Store(t, locCompleted, int64(tk.seq))
+		ms, err := st.mem.Stores(t, locCompleted, int64(tk.seq))
 		if err != nil {
 			panic(fmt.Sprintf("fsync model: %v (raise the memory bounds)", err))
 		}
-		n := withPC(st, t, pcReturn)
-		n.mem = m
-		yield(lab(t, kDoneStore, 0, int(tk.seq)), n)
+		for _, c := range ms {
+			n := withPC(st, t, pcReturn)
+			n.mem = c.Mem
+			yield(alt(lab(t, kDoneStore, 0, int(tk.seq)), c.Alt), n)
+		}
 		return
 	}
 	for _, r := range st.mem.Load(t, locCompleted) {
@@ -794,20 +837,22 @@ func (s *System) doneLoad(st State, t int, yield func(explore.Label, State)) {
 // doneCAS is cmpxchg(completed, c, seq); on failure it loads again.
 func (s *System) doneCAS(st State, t int, yield func(explore.Label, State)) {
 	tk := st.task[t]
-	ok, _, m, err := st.mem.CompareAndSwap(t, locCompleted, int64(tk.C), int64(tk.seq))
+	rs, err := st.mem.RMW(t, locCompleted, func(old int64) (int64, bool) { return int64(tk.seq), old == int64(tk.C) })
 	if err != nil {
 		panic(fmt.Sprintf("fsync model: %v (raise the memory bounds)", err))
 	}
-	n := st
-	n.mem = m
-	okArg := 0
-	if ok {
-		n.task[t].pc = pcReturn
-		okArg = 1
-	} else {
-		n.task[t].pc = pcDoneLoad
+	for _, r := range rs {
+		n := st
+		n.mem = r.Mem
+		okArg := 0
+		if r.Stored {
+			n.task[t].pc = pcReturn
+			okArg = 1
+		} else {
+			n.task[t].pc = pcDoneLoad
+		}
+		yield(alt(lab(t, kDoneCAS, okArg, int(tk.seq)), r.Alt), n)
 	}
-	yield(lab(t, kDoneCAS, okArg, int(tk.seq)), n)
 }
 
 // Return: fsync returns 0, or -EIO after a failed flush; returning 0 with
@@ -838,14 +883,16 @@ func (s *System) deviceSteps(st State, yield func(explore.Label, State)) {
 	d := s.device()
 	for t := 0; t < s.cfg.Tasks; t++ {
 		if st.wst[t] == 1 {
-			m, err := st.mem.StoreVisible(d, locDone(t), int64(st.task[t].round))
+			ms, err := st.mem.StoresVisible(d, locDone(t), int64(st.task[t].round))
 			if err != nil {
 				panic(fmt.Sprintf("fsync model: %v (raise the memory bounds)", err))
 			}
-			n := st
-			n.wst[t] = 2
-			n.mem = m
-			yield(lab(d, kDevWrite, t, 0), n)
+			for _, c := range ms {
+				n := st
+				n.wst[t] = 2
+				n.mem = c.Mem
+				yield(alt(lab(d, kDevWrite, t, 0), c.Alt), n)
+			}
 		}
 		if st.flush[t].st == 1 {
 			n := st

@@ -21,7 +21,7 @@ func TestFlushSeqSymmetryKeepsVerdicts(t *testing.T) {
 		if v == MutantDAXSkips {
 			continue // DAX breaks the symmetry; the reduction is off there
 		}
-		for _, m := range memory.Models() {
+		for _, m := range Models() {
 			cfg := Config{Variant: v, Memory: m, Tasks: 3, Fsyncs: 1, FlushFailures: v == MutantAdvanceOnFailure}
 			sys, err := NewSystem(cfg)
 			require.NoError(t, err)
@@ -56,7 +56,7 @@ func TestNewFsyncSystemRejectsBadConfigs(t *testing.T) {
 
 func TestLabelsDetermineSteps(t *testing.T) {
 	for _, v := range Variants() {
-		for _, m := range memory.Models() {
+		for _, m := range Models() {
 			cfg := Config{Variant: v, Memory: m, Tasks: 2, Fsyncs: 1, FlushFailures: true, LogForce: true}
 			sys, err := NewSystem(cfg)
 			require.NoError(t, err)

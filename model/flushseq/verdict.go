@@ -17,7 +17,7 @@ func (c Config) ExpectUnsafe() bool {
 		return false
 	}
 	if c.Variant == MutantNoMB {
-		return c.Memory == memory.Relaxed && !c.WaiterSleeps
+		return (c.Memory == memory.Relaxed || c.Memory == memory.LKMM) && !c.WaiterSleeps
 	}
 	return true
 }
@@ -59,16 +59,16 @@ func StandardConfig(v Variant, m memory.Model) Config {
 func Checks() []Config {
 	var out []Config
 	for _, v := range Variants() {
-		for _, m := range memory.Models() {
+		for _, m := range Models() {
 			out = append(out, StandardConfig(v, m))
 		}
 	}
-	for _, m := range memory.Models() {
+	for _, m := range Models() {
 		c := StandardConfig(Patched, m)
 		c.DAX = 1
 		out = append(out, c)
 	}
-	for _, m := range memory.Models() {
+	for _, m := range Models() {
 		c := StandardConfig(MutantNoMB, m)
 		c.WaiterSleeps = true
 		out = append(out, c)
@@ -81,6 +81,11 @@ func Checks() []Config {
 	}
 	return out
 }
+
+// Models are the memory models the protocol is checked under: the
+// model world's (memory.Models: SC, TSO and Relaxed), and LKMM, which the
+// explorer's memory has and the model world's has not yet.
+func Models() []memory.Model { return append(memory.Models(), memory.LKMM) }
 
 // Check explores one configuration exhaustively.
 func Check(c Config, opt explore.Options) (verdict.Verdict, error) {
@@ -105,7 +110,7 @@ func Rows() []verdict.Row { return verdict.Rows(Checks(), ProofChecks()) }
 func ProofChecks() []Config {
 	var out []Config
 	for _, v := range []Variant{Baseline, Patched, Improved, GroupCommit} {
-		for _, m := range memory.Models() {
+		for _, m := range Models() {
 			out = append(out, Config{Variant: v, Memory: m, Tasks: 3, Fsyncs: 2})
 		}
 	}
