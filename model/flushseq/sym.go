@@ -2,6 +2,7 @@ package flushseq
 
 import (
 	"bytes"
+	"encoding/binary"
 
 	"github.com/flushproof/flushproof/model/memory"
 )
@@ -94,12 +95,14 @@ func (s *System) taskKey(st *State, t int) taskKey {
 	for i, v := range m.Live(d) {
 		k[taskKeyFixed+i] = byte(v)
 	}
+	binary.BigEndian.PutUint64(k[taskKeyFixed+memory.MaxStores:], m.ThreadKey(t, locSubmitted, locCompleted, d))
 	return k
 }
 
 // taskKey is what task t looks like on its own: taskKeyFixed bytes of task,
-// flush and view state, then its completion word's live stores.
-type taskKey [taskKeyFixed + memory.MaxStores]byte
+// flush and view state, then its completion word's live stores, then its
+// LKMM views (memory.ThreadKey).
+type taskKey [taskKeyFixed + memory.MaxStores + 8]byte
 
 const taskKeyFixed = 20
 

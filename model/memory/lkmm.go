@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unique"
 
 	"github.com/flushproof/flushproof/internal/mutate"
 )
@@ -55,6 +56,33 @@ import (
 // their stores. A load that waits for the newest store (LoadNewest) needs
 // no declaration.
 
+// lkExtra is what LKMM keeps beside the stores. Memory holds it through a
+// unique.Handle, so that a Memory value stays small (the explorer stores
+// millions) and equal extras are one pointer.
+type lkExtra struct {
+	cur, acq, rel [MaxThreads]vw
+	glob          vw
+	mview         [MaxLocations][MaxStores]vw // per live store: its message view
+	glued         [MaxLocations]uint8         // bit i: store i is a read-modify-write's, glued to store i-1
+	unord         uint8                       // threads (bit t) that loaded since their last full barrier
+	post          uint8                       // threads (bit t) whose barrier after a read-modify-write is pending
+	anyOrder      bool                        // AllowUnordered
+}
+
+// lk is a Memory under LKMM opened for an operation: its extras by value.
+type lk struct {
+	Memory
+	lkExtra
+}
+
+func (m Memory) open() lk { return lk{m, m.ext.Value()} }
+
+func (m lk) close() Memory {
+	out := m.Memory
+	out.ext = unique.Make(m.lkExtra)
+	return out
+}
+
 // vw is a view: 4 bits per location, the index of a live store.
 type vw uint32
 
@@ -76,7 +104,7 @@ func (v vw) join(o vw) vw {
 
 // lkViews calls f on every view of the memory: the threads', the global
 // one and the live stores' message views.
-func (m *Memory) lkViews(f func(*vw)) {
+func (m *lk) lkViews(f func(*vw)) {
 	for t := range m.cur {
 		f(&m.cur[t])
 		f(&m.acq[t])
@@ -90,7 +118,7 @@ func (m *Memory) lkViews(f func(*vw)) {
 	}
 }
 
-func (m *Memory) mustWrite(t, loc int) {
+func (m *lk) mustWrite(t, loc int) {
 	if m.readers[loc]&(1<<t) == 0 {
 		panic(fmt.Sprintf("memory: under LKMM thread %d stores to location %d but is not one of its declared readers (its view orders its stores)", t, loc))
 	}
@@ -107,9 +135,16 @@ var ErrUnordered = errors.New("memory: under LKMM a store follows a load with no
 
 // AllowUnordered lets stores follow loads without a barrier under LKMM
 // (see ErrUnordered).
-func (m *Memory) AllowUnordered() { m.anyOrder = true }
+func (m *Memory) AllowUnordered() {
+	if m.model != LKMM {
+		return
+	}
+	w := m.open()
+	w.anyOrder = true
+	*m = w.close()
+}
 
-func (m *Memory) checkOrdered(t int) error {
+func (m *lk) checkOrdered(t int) error {
 	if m.unord&(1<<t) != 0 && !m.anyOrder {
 		return fmt.Errorf("thread %d: %w", t, ErrUnordered)
 	}
@@ -121,11 +156,16 @@ func (m *Memory) checkOrdered(t int) error {
 // still pending, completes first, because a fully ordered operation orders
 // every later event of its thread. Memory's own operations settle by
 // themselves. It returns m unchanged under the other models.
-func (m Memory) Settle(t int) Memory { return m.settle(t) }
+func (m Memory) Settle(t int) Memory {
+	if m.model != LKMM || m.ext.Value().post&(1<<t) == 0 {
+		return m
+	}
+	return m.open().settle(t).close()
+}
 
 // settle completes t's pending barrier (the one after its last
 // read-modify-write), if any: every operation of t starts with it.
-func (m Memory) settle(t int) Memory {
+func (m lk) settle(t int) lk {
 	if m.post&(1<<t) != 0 {
 		m = m.lkFence(t)
 	}
@@ -134,11 +174,11 @@ func (m Memory) settle(t int) Memory {
 
 // lkFences is smp_mb by t after every sequence of other threads' pending
 // barriers completing (none first included), each with its Alt.
-func (m Memory) lkFences(t int) []Choice {
-	var out []Choice
-	var walk func(m Memory, alt Alt, k int)
-	walk = func(m Memory, alt Alt, k int) {
-		out = append(out, Choice{m.lkFence(t), alt})
+func (m lk) lkFences(t int) []lkChoice {
+	var out []lkChoice
+	var walk func(m lk, alt Alt, k int)
+	walk = func(m lk, alt Alt, k int) {
+		out = append(out, lkChoice{m.lkFence(t), alt})
 		for u := 0; u < MaxThreads; u++ {
 			if u != t && m.post&(1<<u) != 0 && k < altThreads {
 				walk(m.lkFence(u), alt|Alt(u+1)<<(4*k), k+1)
@@ -161,6 +201,19 @@ const altThreads = 3
 type Choice struct {
 	Mem Memory
 	Alt Alt
+}
+
+type lkChoice struct {
+	m   lk
+	alt Alt
+}
+
+func closeAll(cs []lkChoice) []Choice {
+	out := make([]Choice, len(cs))
+	for i, c := range cs {
+		out[i] = Choice{c.m.close(), c.alt}
+	}
+	return out
 }
 
 func (a Alt) withNewer(k int) Alt { return a | Alt(k)<<12 }
@@ -189,19 +242,19 @@ func (a Alt) Text(name func(int) string, store bool) string {
 }
 
 // lkLoad is a plain load: one result per store not older than t's view.
-func (m Memory) lkLoad(t, loc int) []Loaded {
+func (m lk) lkLoad(t, loc int) []Loaded {
 	m = m.settle(t)
 	var out []Loaded
 	for i := int(m.cur[t].at(loc)); i < int(m.n[loc]); i++ {
 		next := m.lkRead(t, loc, i)
 		next.lkCompact(loc)
-		out = append(out, Loaded{int64(m.vals[loc][i]), next, Alt(0).withNewer(int(m.n[loc]) - 1 - i)})
+		out = append(out, Loaded{int64(m.vals[loc][i]), next.close(), Alt(0).withNewer(int(m.n[loc]) - 1 - i)})
 	}
 	return out
 }
 
 // lkRead is the memory after t read store i of loc, not compacted.
-func (m Memory) lkRead(t, loc, i int) Memory {
+func (m lk) lkRead(t, loc, i int) lk {
 	m.cur[t] = m.cur[t].with(loc, uint8(i))
 	m.acq[t] = m.acq[t].join(m.mview[loc][i]).join(m.cur[t])
 	m.unord |= 1 << t
@@ -209,7 +262,7 @@ func (m Memory) lkRead(t, loc, i int) Memory {
 }
 
 // lkFence is smp_mb.
-func (m Memory) lkFence(t int) Memory {
+func (m lk) lkFence(t int) lk {
 	c := m.cur[t].join(m.acq[t]).join(m.glob)
 	m.cur[t], m.acq[t], m.rel[t], m.glob = c, c, c, c
 	m.unord &^= 1 << t
@@ -222,7 +275,7 @@ func (m Memory) lkFence(t int) Memory {
 
 // lkStores is a plain store of v: one result per place in loc's
 // modification order after t's view and not inside a read-modify-write.
-func (m Memory) lkStores(t, loc int, v int64) ([]Choice, error) {
+func (m lk) lkStores(t, loc int, v int64) ([]Choice, error) {
 	m.mustWrite(t, loc)
 	m = m.settle(t)
 	if err := m.checkOrdered(t); err != nil {
@@ -239,14 +292,14 @@ func (m Memory) lkStores(t, loc int, v int64) ([]Choice, error) {
 		next := m
 		next.lkInsert(t, loc, p, v, false)
 		next.lkCompact(loc)
-		out = append(out, Choice{next, Alt(0).withNewer(int(m.n[loc]) - p)})
+		out = append(out, Choice{next.close(), Alt(0).withNewer(int(m.n[loc]) - p)})
 	}
 	return out, nil
 }
 
 // lkInsert puts t's store of v at index p of loc (glued: the store of a
 // read-modify-write that read index p-1).
-func (m *Memory) lkInsert(t, loc, p int, v int64, glued bool) {
+func (m *lk) lkInsert(t, loc, p int, v int64, glued bool) {
 	m.lkViews(func(w *vw) {
 		if i := w.at(loc); int(i) >= p {
 			*w = w.with(loc, i+1)
@@ -271,7 +324,7 @@ func (m *Memory) lkInsert(t, loc, p int, v int64, glued bool) {
 // lkRMW is a read-modify-write: f gives the value to store for the value
 // read, or false (a failed cmpxchg: a plain read, no barrier). A store is
 // fully ordered and reads a store no other read-modify-write has read.
-func (m Memory) lkRMW(t, loc int, f func(old int64) (int64, bool)) ([]RMWResult, error) {
+func (m lk) lkRMW(t, loc int, f func(old int64) (int64, bool)) ([]RMWResult, error) {
 	m.mustWrite(t, loc)
 	var out []RMWResult
 	for _, r := range m.lkLoad(t, loc) {
@@ -280,7 +333,7 @@ func (m Memory) lkRMW(t, loc int, f func(old int64) (int64, bool)) ([]RMWResult,
 		}
 	}
 	for _, c := range m.lkFences(t) {
-		fenced := c.Mem
+		fenced := c.m
 		for i := int(fenced.cur[t].at(loc)); i < int(fenced.n[loc]); i++ {
 			old := int64(fenced.vals[loc][i])
 			v, ok := f(old)
@@ -297,7 +350,7 @@ func (m Memory) lkRMW(t, loc int, f func(old int64) (int64, bool)) ([]RMWResult,
 			next.lkInsert(t, loc, i+1, v, true)
 			next.post |= 1 << t
 			next.lkCompact(loc)
-			out = append(out, RMWResult{Old: old, New: v, Stored: true, Mem: next, Alt: c.Alt.withNewer(int(fenced.n[loc]) - 1 - i)})
+			out = append(out, RMWResult{Old: old, New: v, Stored: true, Mem: next.close(), Alt: c.alt.withNewer(int(fenced.n[loc]) - 1 - i)})
 		}
 	}
 	return out, nil
@@ -306,7 +359,7 @@ func (m Memory) lkRMW(t, loc int, f func(old int64) (int64, bool)) ([]RMWResult,
 // lkRMWOnce is an unordered read-modify-write (atomic_inc,
 // cmpxchg_relaxed...): no barrier, the read of a store no other
 // read-modify-write has read, and the store right after it.
-func (m Memory) lkRMWOnce(t, loc int, f func(old int64) (int64, bool)) ([]RMWResult, error) {
+func (m lk) lkRMWOnce(t, loc int, f func(old int64) (int64, bool)) ([]RMWResult, error) {
 	m.mustWrite(t, loc)
 	m = m.settle(t)
 	if err := m.checkOrdered(t); err != nil {
@@ -320,7 +373,7 @@ func (m Memory) lkRMWOnce(t, loc int, f func(old int64) (int64, bool)) ([]RMWRes
 		if !ok {
 			next := m.lkRead(t, loc, i)
 			next.lkCompact(loc)
-			out = append(out, RMWResult{Old: old, Mem: next, Alt: newer})
+			out = append(out, RMWResult{Old: old, Mem: next.close(), Alt: newer})
 			continue
 		}
 		if i+1 < int(m.n[loc]) && m.glued[loc]&(1<<(i+1)) != 0 && !mutate.On(mutate.RMWStale) {
@@ -332,13 +385,44 @@ func (m Memory) lkRMWOnce(t, loc int, f func(old int64) (int64, bool)) ([]RMWRes
 		next := m.lkRead(t, loc, i)
 		next.lkInsert(t, loc, i+1, v, true)
 		next.lkCompact(loc)
-		out = append(out, RMWResult{Old: old, New: v, Stored: true, Mem: next, Alt: newer})
+		out = append(out, RMWResult{Old: old, New: v, Stored: true, Mem: next.close(), Alt: newer})
 	}
 	return out, nil
 }
 
+// lkForget forgets the views of thread t, which takes no step any more
+// (DropReader): they order nothing of its own, and others see only what
+// its stores carry, unless its barrier is still pending (the barrier
+// after a read-modify-write may still take effect before another
+// thread's), which joins its view into the global one.
+func (m *Memory) lkForget(t int) {
+	x := m.ext.Value()
+	if x.post&(1<<t) != 0 {
+		return
+	}
+	x.cur[t], x.acq[t], x.rel[t] = 0, 0, 0
+	x.unord &^= 1 << t
+	m.ext = unique.Make(x)
+}
+
+// ThreadKey summarises thread t's part of the LKMM state at the given
+// locations (its views there, its pending barrier, whether it loaded since
+// its last barrier), for symmetry reductions that sort threads by what
+// they look like on their own. It is 0 under the other models.
+func (m *Memory) ThreadKey(t int, locs ...int) uint64 {
+	if m.model != LKMM {
+		return 0
+	}
+	x := m.ext.Value()
+	k := uint64(x.post>>t&1)<<1 | uint64(x.unord>>t&1)
+	for _, l := range locs {
+		k = k<<12 | uint64(x.cur[t].at(l))<<8 | uint64(x.acq[t].at(l))<<4 | uint64(x.rel[t].at(l))
+	}
+	return k
+}
+
 // lkCompact drops the stores to loc older than every reader's view.
-func (m *Memory) lkCompact(loc int) {
+func (m *lk) lkCompact(loc int) {
 	low := m.n[loc] - 1
 	for t := 0; t < MaxThreads; t++ {
 		if m.readers[loc]&(1<<t) != 0 {
@@ -367,7 +451,7 @@ func (m *Memory) lkCompact(loc int) {
 
 // lkPermuted renames threads and locations in the LKMM views (see
 // Permuted).
-func (m Memory) lkPermuted(out *Memory, threads, locs *[MaxThreads]int) {
+func (m lk) lkPermuted(out *lk, threads, locs *[MaxThreads]int) {
 	pv := func(v vw) vw {
 		var o vw
 		for l := 0; l < MaxLocations; l++ {

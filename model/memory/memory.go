@@ -2,6 +2,7 @@ package memory
 
 import (
 	"fmt"
+	"unique"
 
 	"github.com/flushproof/flushproof/internal/mutate"
 )
@@ -77,15 +78,7 @@ type Memory struct {
 	readers [MaxLocations]uint8 // threads whose view of the location may still matter (SetReaders)
 	buf     [MaxThreads][maxBuffered]bufEntry
 	bufN    [MaxThreads]uint8
-
-	// LKMM (lkmm.go)
-	cur, acq, rel [MaxThreads]vw
-	glob          vw
-	mview         [MaxLocations][MaxStores]vw
-	glued         [MaxLocations]uint8 // bit i: store i is a read-modify-write's, glued to store i-1
-	unord         uint8               // threads (bit t) that loaded since their last full barrier
-	post          uint8               // threads (bit t) whose barrier after a read-modify-write is pending
-	anyOrder      bool                // AllowUnordered
+	ext     unique.Handle[lkExtra] // LKMM (lkmm.go)
 }
 
 type bufEntry struct{ loc, val int8 }
@@ -101,6 +94,9 @@ func New(m Model, readers [MaxLocations]uint8) Memory {
 	mem := Memory{model: m, readers: readers}
 	for l := range mem.n {
 		mem.n[l] = 1
+	}
+	if m == LKMM {
+		mem.ext = unique.Make(lkExtra{})
 	}
 	return mem
 }
@@ -127,7 +123,7 @@ func (m Memory) Load(t, loc int) []Loaded {
 	case TSO:
 		return []Loaded{{m.loadTSO(t, loc), m, 0}}
 	case LKMM:
-		return m.lkLoad(t, loc)
+		return m.open().lkLoad(t, loc)
 	case Relaxed:
 		var out []Loaded
 		for i := int(m.view[t][loc]); i < int(m.n[loc]); i++ {
@@ -163,8 +159,9 @@ func (m Memory) LoadNewest(t, loc int) (int64, Memory) {
 		m.compact(loc)
 	}
 	if m.model == LKMM {
-		m = m.settle(t).lkRead(t, loc, int(m.n[loc]-1))
-		m.lkCompact(loc)
+		w := m.open().settle(t).lkRead(t, loc, int(m.n[loc]-1))
+		w.lkCompact(loc)
+		m = w.close()
 	}
 	return int64(m.Newest(loc)), m
 }
@@ -174,7 +171,7 @@ func (m Memory) LoadNewest(t, loc int) (int64, Memory) {
 // LKMM). It fails only if a bound is reached.
 func (m Memory) Stores(t, loc int, v int64) ([]Choice, error) {
 	if m.model == LKMM {
-		return m.lkStores(t, loc, v)
+		return m.open().lkStores(t, loc, v)
 	}
 	next, err := m.Store(t, loc, v)
 	if err != nil {
@@ -223,7 +220,7 @@ func (m Memory) StoreVisible(t, loc int, v int64) (Memory, error) {
 // order the store may take (see Stores).
 func (m Memory) StoresVisible(t, loc int, v int64) ([]Choice, error) {
 	if m.model == LKMM {
-		return m.lkStores(t, loc, v)
+		return m.open().lkStores(t, loc, v)
 	}
 	next, err := m.StoreVisible(t, loc, v)
 	if err != nil {
@@ -264,9 +261,9 @@ func (m Memory) Fences(t int) []Choice {
 		return []Choice{{m.Fence(t), 0}}
 	}
 	if mutate.On(mutate.FenceWeak) {
-		return []Choice{{m.settle(t), 0}}
+		return []Choice{{m.Settle(t), 0}}
 	}
-	return m.lkFences(t)
+	return closeAll(m.open().lkFences(t))
 }
 
 // fence is the full barrier of smp_mb and of fully ordered read-modify-writes.
@@ -302,7 +299,7 @@ type RMWResult struct {
 // per store it may read (one except under LKMM).
 func (m Memory) RMW(t, loc int, f func(old int64) (int64, bool)) ([]RMWResult, error) {
 	if m.model == LKMM {
-		return m.lkRMW(t, loc, f)
+		return m.open().lkRMW(t, loc, f)
 	}
 	if m.model == TSO {
 		m = m.Drain(t)
@@ -355,7 +352,7 @@ func (m Memory) orderedStore(t, loc int, v int64) (Memory, error) {
 // TSO it is still a locked instruction.
 func (m Memory) RMWUnordered(t, loc int, f func(old int64) (int64, bool)) ([]RMWResult, error) {
 	if m.model == LKMM {
-		return m.lkRMWOnce(t, loc, f)
+		return m.open().lkRMWOnce(t, loc, f)
 	}
 	if m.model == TSO {
 		m = m.Drain(t)
@@ -498,7 +495,9 @@ func (m Memory) Permuted(threads, locs *[MaxThreads]int) Memory {
 		}
 	}
 	if m.model == LKMM {
-		m.lkPermuted(&out, threads, locs)
+		w, o := m.open(), out.open()
+		w.lkPermuted(&o, threads, locs)
+		out = o.close()
 	}
 	return out
 }
@@ -508,7 +507,7 @@ func (m Memory) Permuted(threads, locs *[MaxThreads]int) Memory {
 // reductions key states by it; it is 0 under SC and TSO.
 func (m *Memory) View(t, loc int) uint8 {
 	if m.model == LKMM {
-		return m.cur[t].at(loc)
+		return m.ext.Value().cur[t].at(loc)
 	}
 	return m.view[t][loc]
 }
@@ -533,10 +532,11 @@ func (m *Memory) JoinView(dst, src, loc int) {
 		m.view[dst][loc] = max(m.view[dst][loc], m.view[src][loc])
 		m.compact(loc)
 	case LKMM:
-		*m = m.settle(dst).settle(src)
-		m.cur[dst] = m.cur[dst].with(loc, max(m.cur[dst].at(loc), m.cur[src].at(loc)))
-		m.acq[dst] = m.acq[dst].join(m.cur[dst])
-		m.lkCompact(loc)
+		w := m.open().settle(dst).settle(src)
+		w.cur[dst] = w.cur[dst].with(loc, max(w.cur[dst].at(loc), w.cur[src].at(loc)))
+		w.acq[dst] = w.acq[dst].join(w.cur[dst])
+		w.lkCompact(loc)
+		*m = w.close()
 	}
 }
 
@@ -565,7 +565,9 @@ func (m *Memory) SetReaders(loc int, threads uint8) {
 	}
 	m.readers[loc] = threads
 	if m.model == LKMM {
-		m.lkCompact(loc)
+		w := m.open()
+		w.lkCompact(loc)
+		*m = w.close()
 		return
 	}
 	m.compact(loc)
@@ -578,5 +580,8 @@ func (m *Memory) DropReader(t int) {
 		if m.readers[loc]&(1<<t) != 0 {
 			m.SetReaders(loc, m.readers[loc]&^(1<<t))
 		}
+	}
+	if m.model == LKMM {
+		m.lkForget(t)
 	}
 }
