@@ -44,8 +44,10 @@ import (
 //     loses no outcome.
 //
 // A thread runs in program order and a load reads only stores already made.
-// That is exact where every store that follows a load in its thread has
-// smp_mb (or a fully ordered RMW) in between; otherwise LKMM lets the store
+// That is exact where every store that follows a load of another location
+// in its thread has smp_mb (or a fully ordered RMW) in between (a load of
+// the same location is ordered before it by coherence); otherwise LKMM
+// lets the store
 // propagate before the load is satisfied (load buffering is one case; a
 // strong fence of a third thread that runs between the two is another) or
 // orders the two by a dependency, which this model does not know. So such a
@@ -64,7 +66,7 @@ type lkExtra struct {
 	glob          vw
 	mview         [MaxLocations][MaxStores]vw // per live store: its message view
 	glued         [MaxLocations]uint8         // bit i: store i is a read-modify-write's, glued to store i-1
-	unord         uint8                       // threads (bit t) that loaded since their last full barrier
+	unord         [MaxThreads]uint8           // per thread: the locations (bit l) it loaded since its last full barrier
 	post          uint8                       // threads (bit t) whose barrier after a read-modify-write is pending
 	anyOrder      bool                        // AllowUnordered
 }
@@ -118,20 +120,29 @@ func (m *lk) lkViews(f func(*vw)) {
 	}
 }
 
-func (m *lk) mustWrite(t, loc int) {
+// mustWrite checks that t may store to loc: it is a reader, or (rmw) it
+// updates a location whose stores are a chain of read-modify-writes (see
+// chain), where it can read only the newest store: its view is raised to
+// it.
+func (m *lk) mustWrite(t, loc int, rmw bool) {
+	if m.readers[loc]&(1<<t) == 0 && rmw && m.chain(loc) {
+		m.cur[t] = m.cur[t].with(loc, m.n[loc]-1)
+		return
+	}
 	if m.readers[loc]&(1<<t) == 0 {
 		panic(fmt.Sprintf("memory: under LKMM thread %d stores to location %d but is not one of its declared readers (its view orders its stores)", t, loc))
 	}
 }
 
 // ErrUnordered is returned for a store under LKMM that follows a load of
-// its thread with no smp_mb (or fully ordered read-modify-write) between:
+// another location by its thread with no smp_mb (or fully ordered
+// read-modify-write) between:
 // LKMM orders the two only by a dependency, which this model does not
 // know, and otherwise lets the store take effect first, which an in-order
 // thread cannot, so the answer could differ from LKMM's in either
 // direction. AllowUnordered lifts it; the outcomes are then some of LKMM's
 // (a test holds them to that), not all.
-var ErrUnordered = errors.New("memory: under LKMM a store follows a load with no smp_mb between (dependencies and load buffering are not modelled)")
+var ErrUnordered = errors.New("memory: under LKMM a store follows a load of another location with no smp_mb between (dependencies and load buffering are not modelled)")
 
 // AllowUnordered lets stores follow loads without a barrier under LKMM
 // (see ErrUnordered).
@@ -144,8 +155,12 @@ func (m *Memory) AllowUnordered() {
 	*m = w.close()
 }
 
-func (m *lk) checkOrdered(t int) error {
-	if m.unord&(1<<t) != 0 && !m.anyOrder {
+// checkOrdered refuses t's store to loc after a load of another location
+// with no barrier between. A load of loc itself is ordered before the
+// store by coherence ((overwrite & int) is in LKMM's ppo), which the
+// model keeps.
+func (m *lk) checkOrdered(t, loc int) error {
+	if m.unord[t]&^(1<<loc) != 0 && !m.anyOrder {
 		return fmt.Errorf("thread %d: %w", t, ErrUnordered)
 	}
 	return nil
@@ -241,6 +256,23 @@ func (a Alt) Text(name func(int) string, store bool) string {
 	return strings.Join(parts, "; ")
 }
 
+// mustRead panics if t, which reads loc as a failed cmpxchg, is not one of
+// its readers.
+func (m *lk) mustRead(t, loc int) {
+	if m.readers[loc]&(1<<t) == 0 {
+		panic(fmt.Sprintf("memory: thread %d's cmpxchg on location %d fails, a read, but it is not one of its declared readers", t, loc))
+	}
+}
+
+// chain reports whether every live store of loc but the oldest is a
+// read-modify-write's: then a read-modify-write can read only the newest,
+// whatever its thread's view, so a thread that only updates loc with
+// read-modify-writes need not be a reader.
+func (m *lk) chain(loc int) bool {
+	all := uint8(1)<<m.n[loc] - 1
+	return m.glued[loc]|1 == all
+}
+
 // lkLoad is a plain load: one result per store not older than t's view.
 func (m lk) lkLoad(t, loc int) []Loaded {
 	m = m.settle(t)
@@ -257,7 +289,7 @@ func (m lk) lkLoad(t, loc int) []Loaded {
 func (m lk) lkRead(t, loc, i int) lk {
 	m.cur[t] = m.cur[t].with(loc, uint8(i))
 	m.acq[t] = m.acq[t].join(m.mview[loc][i]).join(m.cur[t])
-	m.unord |= 1 << t
+	m.unord[t] |= 1 << loc
 	return m
 }
 
@@ -265,7 +297,7 @@ func (m lk) lkRead(t, loc, i int) lk {
 func (m lk) lkFence(t int) lk {
 	c := m.cur[t].join(m.acq[t]).join(m.glob)
 	m.cur[t], m.acq[t], m.rel[t], m.glob = c, c, c, c
-	m.unord &^= 1 << t
+	m.unord[t] = 0
 	m.post &^= 1 << t
 	for l := range m.n {
 		m.lkCompact(l)
@@ -276,9 +308,9 @@ func (m lk) lkFence(t int) lk {
 // lkStores is a plain store of v: one result per place in loc's
 // modification order after t's view and not inside a read-modify-write.
 func (m lk) lkStores(t, loc int, v int64) ([]Choice, error) {
-	m.mustWrite(t, loc)
+	m.mustWrite(t, loc, false)
 	m = m.settle(t)
-	if err := m.checkOrdered(t); err != nil {
+	if err := m.checkOrdered(t, loc); err != nil {
 		return nil, err
 	}
 	if m.n[loc] == MaxStores {
@@ -325,10 +357,11 @@ func (m *lk) lkInsert(t, loc, p int, v int64, glued bool) {
 // read, or false (a failed cmpxchg: a plain read, no barrier). A store is
 // fully ordered and reads a store no other read-modify-write has read.
 func (m lk) lkRMW(t, loc int, f func(old int64) (int64, bool)) ([]RMWResult, error) {
-	m.mustWrite(t, loc)
+	m.mustWrite(t, loc, true)
 	var out []RMWResult
 	for _, r := range m.lkLoad(t, loc) {
 		if _, ok := f(r.Val); !ok {
+			m.mustRead(t, loc)
 			out = append(out, RMWResult{Old: r.Val, Mem: r.Mem, Alt: r.Alt})
 		}
 	}
@@ -360,9 +393,9 @@ func (m lk) lkRMW(t, loc int, f func(old int64) (int64, bool)) ([]RMWResult, err
 // cmpxchg_relaxed...): no barrier, the read of a store no other
 // read-modify-write has read, and the store right after it.
 func (m lk) lkRMWOnce(t, loc int, f func(old int64) (int64, bool)) ([]RMWResult, error) {
-	m.mustWrite(t, loc)
+	m.mustWrite(t, loc, true)
 	m = m.settle(t)
-	if err := m.checkOrdered(t); err != nil {
+	if err := m.checkOrdered(t, loc); err != nil {
 		return nil, err
 	}
 	var out []RMWResult
@@ -371,6 +404,7 @@ func (m lk) lkRMWOnce(t, loc int, f func(old int64) (int64, bool)) ([]RMWResult,
 		v, ok := f(old)
 		newer := Alt(0).withNewer(int(m.n[loc]) - 1 - i)
 		if !ok {
+			m.mustRead(t, loc)
 			next := m.lkRead(t, loc, i)
 			next.lkCompact(loc)
 			out = append(out, RMWResult{Old: old, Mem: next.close(), Alt: newer})
@@ -401,7 +435,7 @@ func (m *Memory) lkForget(t int) {
 		return
 	}
 	x.cur[t], x.acq[t], x.rel[t] = 0, 0, 0
-	x.unord &^= 1 << t
+	x.unord[t] = 0
 	m.ext = unique.Make(x)
 }
 
@@ -414,9 +448,9 @@ func (m *Memory) ThreadKey(t int, locs ...int) uint64 {
 		return 0
 	}
 	x := m.ext.Value()
-	k := uint64(x.post>>t&1)<<1 | uint64(x.unord>>t&1)
+	k := uint64(x.post >> t & 1)
 	for _, l := range locs {
-		k = k<<12 | uint64(x.cur[t].at(l))<<8 | uint64(x.acq[t].at(l))<<4 | uint64(x.rel[t].at(l))
+		k = k<<13 | uint64(x.unord[t]>>l&1)<<12 | uint64(x.cur[t].at(l))<<8 | uint64(x.acq[t].at(l))<<4 | uint64(x.rel[t].at(l))
 	}
 	return k
 }
@@ -463,11 +497,13 @@ func (m lk) lkPermuted(out *lk, threads, locs *[MaxThreads]int) {
 		out.cur[i], out.acq[i], out.rel[i] = pv(m.cur[threads[i]]), pv(m.acq[threads[i]]), pv(m.rel[threads[i]])
 	}
 	out.glob = pv(m.glob)
-	out.unord, out.post = 0, 0
+	out.post = 0
 	for i := 0; i < MaxThreads; i++ {
-		if m.unord&(1<<threads[i]) != 0 {
-			out.unord |= 1 << i
+		var u uint8
+		for l := 0; l < MaxLocations; l++ {
+			u |= (m.unord[threads[i]] >> locs[l] & 1) << l
 		}
+		out.unord[i] = u
 		if m.post&(1<<threads[i]) != 0 {
 			out.post |= 1 << i
 		}
