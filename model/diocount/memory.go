@@ -19,10 +19,39 @@ const (
 	mutexThread = memory.MaxThreads - 1 // i_mutex
 )
 
+// counted is one result of counterRMW: the counter's new value.
+type counted struct {
+	v   int64
+	mem memory.Memory
+	alt memory.Alt
+}
+
 // counterRMW is inode_dio_begin (delta +1: atomic_inc, unordered) or
 // inode_dio_end (delta -1: atomic_dec_and_test, fully ordered) by thread t.
 // Under TSO both are locked instructions, which drain the store buffer.
-func counterRMW(m memory.Memory, t int, delta int64) (int64, memory.Memory) {
+// Under LKMM it has one result per store it may read and per pending
+// barrier that may complete first (memory.LKMM); otherwise one.
+func counterRMW(m memory.Memory, t int, delta int64) []counted {
+	if m.Model() == memory.LKMM {
+		rmw := m.RMWUnordered
+		if delta < 0 {
+			rmw = m.RMW
+		}
+		rs, err := rmw(t, locCount, func(old int64) (int64, bool) { return old + delta, true })
+		if err != nil {
+			panic(fmt.Sprintf("diocount model: %v (raise the memory bounds)", err))
+		}
+		out := make([]counted, len(rs))
+		for i, r := range rs {
+			out[i] = counted{r.New, r.Mem, r.Alt}
+		}
+		return out
+	}
+	v, m := counterRMWOne(m, t, delta)
+	return []counted{{v, m, 0}}
+}
+
+func counterRMWOne(m memory.Memory, t int, delta int64) (int64, memory.Memory) {
 	ordered := delta < 0
 	if ordered {
 		m = m.Fence(t)

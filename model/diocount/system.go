@@ -70,7 +70,7 @@ func NewSystem(cfg Config) (*System, error) {
 	if _, ok := variantNames[cfg.Variant]; !ok {
 		return nil, fmt.Errorf("diocount model: unknown variant %d", cfg.Variant)
 	}
-	if cfg.Memory < memory.SC || cfg.Memory > memory.Relaxed {
+	if cfg.Memory < memory.SC || cfg.Memory > memory.LKMM {
 		return nil, fmt.Errorf("diocount model: unknown memory model %d", cfg.Memory)
 	}
 	s := &System{cfg: cfg, n: len(cfg.Writers)}
@@ -85,8 +85,8 @@ func NewSystem(cfg Config) (*System, error) {
 	if n := s.maxCount(); n > 120 {
 		return nil, fmt.Errorf("diocount model: i_dio_count may reach %d, Memory's values stop at 127", n)
 	}
-	if live := s.relaxedLiveStores(); cfg.Memory == memory.Relaxed && live > memory.MaxStores {
-		return nil, fmt.Errorf("diocount model: up to %d live stores to i_dio_count under Relaxed, Memory keeps %d (fewer writers or AIOs)", live, memory.MaxStores)
+	if live := s.relaxedLiveStores(); (cfg.Memory == memory.Relaxed || cfg.Memory == memory.LKMM) && live > memory.MaxStores {
+		return nil, fmt.Errorf("diocount model: up to %d live stores to i_dio_count under %v, Memory keeps %d (fewer writers or AIOs)", live, cfg.Memory, memory.MaxStores)
 	}
 	return s, nil
 }
@@ -287,6 +287,12 @@ func label(actor int, op Op, id, arg int) explore.Label {
 	return explore.Label{Actor: uint8(actor), Kind: uint8(op), ID: uint16(id), Arg: uint16(int16(arg))}
 }
 
+// alt marks which of a memory operation's results a step took (LKMM).
+func alt(l explore.Label, a memory.Alt) explore.Label {
+	l.Alt = uint16(a)
+	return l
+}
+
 // endIO moves writer w past the end of its direct write: the next one, or
 // finished.
 func (s *System) endIO(n *State, w int) {
@@ -311,6 +317,9 @@ func (s *System) jump(n *State, w int, ops ...Op) {
 }
 
 func (s *System) writerSteps(st State, w int, yield func(explore.Label, State)) {
+	// Every step is after the barrier of the writer's last fully ordered
+	// RMW (LKMM: one still pending completes first).
+	st.mem = st.mem.Settle(w)
 	op := s.op(st, w)
 	if op == 0 || op == opWaitBio {
 		return // finished, or woken by the device
@@ -333,9 +342,10 @@ func (s *System) writerSteps(st State, w int, yield func(explore.Label, State)) 
 		n.holder = uint8(w + 1)
 		yield(label(w, OpLock, int(n.w[w].io), 0), n)
 	case OpCallerBegin, OpCalleeBegin, OpCalleeEnd, OpCallerEnd:
-		var v int64
-		v, n.mem = counterRMW(st.mem, w, int64(op.CounterRMW()))
-		yield(label(w, op, 0, int(v)), n)
+		for _, c := range counterRMW(st.mem, w, int64(op.CounterRMW())) {
+			n.mem = c.mem
+			yield(alt(label(w, op, 0, int(c.v)), c.alt), n)
+		}
 	case OpUnlock:
 		n.holder = 0
 		n.mem = s.release(n.mem, w)
@@ -381,6 +391,7 @@ func (s *System) writerSteps(st State, w int, yield func(explore.Label, State)) 
 
 func (s *System) truncateSteps(st State, yield func(explore.Label, State)) {
 	t := s.truncActor()
+	st.mem = st.mem.Settle(t)
 	n := st
 	switch st.trunc {
 	case truncLock:
@@ -401,12 +412,14 @@ func (s *System) truncateSteps(st State, yield func(explore.Label, State)) {
 			yield(label(t, OpWaitRead, newest, int(r.Val)), n)
 		}
 	case truncPrepare:
-		v, m := st.mem.Fence(t).LoadNewest(t, locCount)
-		n.mem, n.trunc = m, truncSleep
-		if v == 0 {
-			n.trunc = truncFree
+		for _, c := range st.mem.Fences(t) {
+			v, m := c.Mem.LoadNewest(t, locCount)
+			n.mem, n.trunc = m, truncSleep
+			if v == 0 {
+				n.trunc = truncFree
+			}
+			yield(alt(label(t, OpWaitPrepare, 0, int(v)), c.Alt), n)
 		}
-		yield(label(t, OpWaitPrepare, 0, int(v)), n)
 	case truncSleep:
 		if st.mem.Newest(locCount) != 0 {
 			return // asleep until the inode_dio_end that reaches 0 wakes it
@@ -414,9 +427,11 @@ func (s *System) truncateSteps(st State, yield func(explore.Label, State)) {
 		if mutate.On(mutate.WaiterNeverWakes) {
 			return // mutation: that wake-up (inode_dio_end's wake_up_bit) is lost
 		}
-		_, n.mem = st.mem.Fence(t).LoadNewest(t, locCount)
-		n.trunc = truncFree
-		yield(label(t, OpWaitWoken, 0, 0), n)
+		for _, c := range st.mem.Fences(t) {
+			_, n.mem = c.Mem.LoadNewest(t, locCount)
+			n.trunc = truncFree
+			yield(alt(label(t, OpWaitWoken, 0, 0), c.Alt), n)
+		}
 	case truncFree:
 		n.freed = true
 		n.holder = 0
@@ -428,6 +443,7 @@ func (s *System) truncateSteps(st State, yield func(explore.Label, State)) {
 
 func (s *System) deviceSteps(st State, yield func(explore.Label, State)) {
 	d := s.device()
+	st.mem = st.mem.Settle(d)
 	for w := 0; w < s.n; w++ {
 		wr := st.w[w]
 		if s.op(st, w) == opWaitBio {
@@ -454,15 +470,24 @@ func (s *System) deviceSteps(st State, yield func(explore.Label, State)) {
 		if wr.landed > 0 {
 			n := st
 			n.w[w].landed--
-			var v int64
-			v, n.mem = counterRMW(st.mem, d, -1)
-			yield(label(d, OpAIOComplete, w, int(v)), n)
+			for _, c := range counterRMW(st.mem, d, -1) {
+				n.mem = c.mem
+				yield(alt(label(d, OpAIOComplete, w, int(c.v)), c.alt), n)
+			}
 		}
 	}
 }
 
 // Describe implements System.
 func (s *System) Describe(l explore.Label) string {
+	text := s.describe(l)
+	if l.Alt != 0 {
+		text += " (" + memory.Alt(l.Alt).Text(func(t int) string { return s.actors[t] }, Op(l.Kind).CounterRMW() != 0 || Op(l.Kind) == OpAIOComplete) + ")"
+	}
+	return text
+}
+
+func (s *System) describe(l explore.Label) string {
 	a, v := int(l.Actor), int(int16(l.Arg))
 	callee := func(w int) string {
 		if s.cfg.Writers[w] == DAX {

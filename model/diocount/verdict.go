@@ -68,6 +68,10 @@ func StandardConfig(v Variant, m memory.Model, kinds ...Kind) Config {
 	return Config{Variant: v, Memory: m, Writers: kinds, IOs: 1}
 }
 
+// Models are the memory models the protocol is checked under: the model
+// world's (memory.Models) and LKMM, which the explorer's memory has.
+func Models() []memory.Model { return append(memory.Models(), memory.LKMM) }
+
 // Checks lists the rows of the DIO-count table: every variant under
 // every memory model with two writers of one kind (DAX, synchronous block
 // DIO, AIO), with a DAX and an AIO writer side by side, with i_mutex held
@@ -82,7 +86,7 @@ func Checks() []Config {
 	var out []Config
 	for _, v := range Variants() {
 		for _, k := range Kinds() {
-			for _, m := range memory.Models() {
+			for _, m := range Models() {
 				c := StandardConfig(v, m, k, k)
 				if _, err := NewSystem(c); err != nil {
 					continue
@@ -92,7 +96,7 @@ func Checks() []Config {
 		}
 	}
 	for _, v := range Variants() {
-		for _, m := range memory.Models() {
+		for _, m := range Models() {
 			c := StandardConfig(v, m, DAX, AIO)
 			if _, err := NewSystem(c); err != nil {
 				continue
@@ -101,14 +105,18 @@ func Checks() []Config {
 		}
 	}
 	for _, v := range Variants() {
-		c := StandardConfig(v, memory.Relaxed, AIO, AIO)
-		c.HoldLock = true
-		out = append(out, c)
+		for _, m := range []memory.Model{memory.Relaxed, memory.LKMM} {
+			c := StandardConfig(v, m, AIO, AIO)
+			c.HoldLock = true
+			out = append(out, c)
+		}
 	}
 	for _, v := range Variants() {
-		c := StandardConfig(v, memory.Relaxed, AIO)
-		c.IOs = 2
-		out = append(out, c)
+		for _, m := range []memory.Model{memory.Relaxed, memory.LKMM} {
+			c := StandardConfig(v, m, AIO)
+			c.IOs = 2
+			out = append(out, c)
+		}
 	}
 	for _, v := range Variants() {
 		for _, m := range []memory.Model{memory.SC, memory.TSO} {
