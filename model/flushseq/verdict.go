@@ -10,8 +10,8 @@ import (
 
 // ExpectUnsafe says whether the checker must find a counterexample for this
 // configuration: every mutant is unsafe, except that the missing smp_mb only
-// matters under Relaxed, and not when waking from the wait for the write is
-// itself a full barrier (WaiterSleeps).
+// matters under Relaxed and LKMM, and not when waking from the wait for the
+// write is itself a full barrier (WaiterSleeps).
 func (c Config) ExpectUnsafe() bool {
 	if !c.Variant.Mutant() {
 		return false

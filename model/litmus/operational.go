@@ -26,8 +26,8 @@ package litmus
 //     primitive in their place would be a wrong answer.
 //   - LKMM (memory.LKMM, named LKMM-memory here): Relaxed's primitives
 //     and the unordered read-modify-writes (atomic_add and its spellings,
-//     the _relaxed variants); a store that follows a load of its thread
-//     with no smp_mb between is refused (memory.ErrUnordered: the model is
+//     the _relaxed variants); a store that follows a load of another
+//     location in its thread with no smp_mb between is refused (memory.ErrUnordered: the model is
 //     exact only without such a store) unless Operational.InOrder.
 //   - spin_lock is an atomic test-and-set of the lock word that has no step
 //     while the lock is held (the thread waits); spin_unlock stores 0. An
@@ -482,7 +482,7 @@ func (s *opSystem) faultText(f fault) string {
 	case faultRange:
 		return fmt.Sprintf("line %d: P%d: a value of %s beyond the %d..%d from its initial value that memory.Memory holds", in.line, f.thread, s.test.Locs[in.loc], -128, 127)
 	case faultUnordered:
-		return fmt.Sprintf("line %d: P%d: a store after a load with no smp_mb between: memory.LKMM models neither the dependency that may order them nor load buffering", in.line, f.thread)
+		return fmt.Sprintf("line %d: P%d: a store after a load of another location with no smp_mb between: memory.LKMM models neither the dependency that may order them nor load buffering", in.line, f.thread)
 	case faultMemory:
 		if s.model == memory.TSO {
 			return fmt.Sprintf("line %d: P%d: more stores waiting in the store buffer than memory.Memory holds", in.line, f.thread)
