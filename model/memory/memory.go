@@ -301,6 +301,13 @@ func (m Memory) RMW(t, loc int, f func(old int64) (int64, bool)) ([]RMWResult, e
 	if m.model == LKMM {
 		return m.open().lkRMW(t, loc, f)
 	}
+	return m.rmw(t, loc, f, true)
+}
+
+// rmw is a read-modify-write under SC, TSO or Relaxed: it reads the newest
+// store (TSO: after draining the buffer); a store is fully ordered if
+// ordered, else appended without barriers.
+func (m Memory) rmw(t, loc int, f func(old int64) (int64, bool), ordered bool) ([]RMWResult, error) {
 	if m.model == TSO {
 		m = m.Drain(t)
 	}
@@ -313,11 +320,19 @@ func (m Memory) RMW(t, loc int, f func(old int64) (int64, bool)) ([]RMWResult, e
 		}
 		return []RMWResult{{Old: cur, Mem: m}}, nil
 	}
-	next, err := m.orderedStore(t, loc, v)
+	var err error
+	switch {
+	case ordered:
+		m, err = m.orderedStore(t, loc, v)
+	case m.model == Relaxed:
+		m, err = m.append(t, loc, v)
+	default:
+		m.vals[loc][0] = int8(v)
+	}
 	if err != nil {
 		return nil, err
 	}
-	return []RMWResult{{Old: cur, New: v, Stored: true, Mem: next}}, nil
+	return []RMWResult{{Old: cur, New: v, Stored: true, Mem: m}}, nil
 }
 
 // IncReturn is atomic64_inc_return: fully ordered, it returns the new value.
@@ -354,28 +369,7 @@ func (m Memory) RMWUnordered(t, loc int, f func(old int64) (int64, bool)) ([]RMW
 	if m.model == LKMM {
 		return m.open().lkRMWOnce(t, loc, f)
 	}
-	if m.model == TSO {
-		m = m.Drain(t)
-	}
-	cur := m.rmwRead(t, loc)
-	v, ok := f(cur)
-	if !ok {
-		if m.model == Relaxed {
-			m.view[t][loc] = m.n[loc] - 1
-			m.compact(loc)
-		}
-		return []RMWResult{{Old: cur, Mem: m}}, nil
-	}
-	var err error
-	if m.model == Relaxed {
-		m, err = m.append(t, loc, v)
-	} else {
-		m.vals[loc][0] = int8(v)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return []RMWResult{{Old: cur, New: v, Stored: true, Mem: m}}, nil
+	return m.rmw(t, loc, f, false)
 }
 
 // rmwRead is the value a read-modify-write by t reads at loc: the newest
