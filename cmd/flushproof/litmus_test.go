@@ -70,6 +70,19 @@ func TestLitmusJSON(t *testing.T) {
 	}
 }
 
+// TestLitmusExplorerLKMM: -model lkmm-memory runs the explorer's LKMM
+// model, which answers SB+mbs as LKMM does and refuses a load followed by
+// a store to another location with no barrier between.
+func TestLitmusExplorerLKMM(t *testing.T) {
+	out, errs, code := runLitmusArgs(t, "-model", "lkmm-memory", litmusDir+"SB+mbs.litmus")
+	assert.Equal(t, exitOK, code, errs)
+	assert.Contains(t, out, "under LKMM-memory")
+	assert.Contains(t, out, "Observation SB+mbs Never")
+	out, _, code = runLitmusArgs(t, "-model", "lkmm-memory", litmusDir+"LB.litmus")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, out, "a store after a load of another location with no smp_mb between")
+}
+
 func TestLitmusErrors(t *testing.T) {
 	// A construct the parser refuses: exit 2, file:line: construct, nothing run.
 	out, errs, code := runLitmusArgs(t, litmusDir+"plain.litmus", litmusDir+"SB.litmus")
@@ -85,7 +98,7 @@ func TestLitmusErrors(t *testing.T) {
 
 	_, errs, code = runLitmusArgs(t, "-model", "arm", litmusDir+"SB.litmus")
 	assert.Equal(t, exitUsage, code)
-	assert.Contains(t, errs, `-model: want a comma-separated list of sc, tso, relaxed, lkmm-op, lkmm, got "arm"`)
+	assert.Contains(t, errs, `-model: want a comma-separated list of sc, tso, relaxed, lkmm-op, lkmm, lkmm-memory, got "arm"`)
 
 	_, errs, code = runLitmusArgs(t)
 	assert.Equal(t, exitUsage, code)
