@@ -1,11 +1,17 @@
 // Package memory models how CPU loads may see stores: sequential
-// consistency, x86-TSO and Relaxed (a view-based model of the Linux kernel
-// memory model), for a few atomic64 words.
+// consistency, x86-TSO, Relaxed (an older view-based model, stronger than
+// the Linux kernel memory model) and LKMM (lkmm.go: the kernel's model for
+// these primitives, exact where it does not refuse), for a few atomic64
+// words.
 //
-//   - [Model]: SC, TSO or Relaxed; [Models] lists them.
-//   - [Memory]: memory as a comparable value, for explicit-state search: a
-//     load has one result per store it may read ([Memory.Load]); stores,
-//     fences and fully ordered read-modify-writes return the next memory.
+//   - [Model]: SC, TSO, Relaxed or LKMM; [Models] lists those the model
+//     world has too (not LKMM yet).
+//   - [Memory]: memory as a comparable value, for explicit-state search:
+//     every operation returns each result it may have ([Memory.Load],
+//     [Memory.Stores], [Memory.RMW], [Memory.RMWUnordered],
+//     [Memory.Fences]), one except under Relaxed's loads and under LKMM,
+//     each with an [Alt] that names it; [Memory.Settle] is a step of a
+//     thread that is not a memory operation.
 //     The seams a protocol's symmetry reduction needs are methods:
 //     [Memory.Permuted], [Memory.View], [Memory.Live], [Memory.BufferLen].
 //     A location's readers ([New]) are a declaration the memory checks (a
@@ -16,8 +22,9 @@
 //   - Test-only mutations (internal/mutate) weaken smp_mb (FenceWeak), the
 //     read-modify-writes (RMWStale) and the lock's view (JoinViewLost), in
 //     Memory and Wide alike.
-//   - [Wide]: the same rules as a mutable store without fixed bounds, for
-//     the model world, where the scheduler picks which store a load reads.
+//   - [Wide]: the rules of SC, TSO and Relaxed as a mutable store without
+//     fixed bounds, for the model world, where the scheduler picks which
+//     store a load reads.
 //
 // Litmus tests run on these models through package model/litmus
 // (Operational), beside the axiomatic LKMM reference (model/lkmm).

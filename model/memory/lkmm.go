@@ -11,8 +11,9 @@ import (
 
 // The LKMM model of Memory: views after the Promising semantics (Kang et
 // al., POPL 2017), without promises, for the primitives the protocols use:
-// READ_ONCE and WRITE_ONCE, smp_mb, fully ordered read-modify-writes and
-// the failed cmpxchg, which orders nothing (Documentation/atomic_t.txt).
+// READ_ONCE and WRITE_ONCE, smp_mb, fully ordered read-modify-writes,
+// unordered ones (atomic_inc, the _relaxed variants) and the failed
+// cmpxchg, which orders nothing (Documentation/atomic_t.txt).
 //
 //   - Each location keeps its live stores in modification order. A store
 //     goes anywhere in that order after the newest store its thread has
@@ -47,16 +48,18 @@ import (
 // That is exact where every store that follows a load of another location
 // in its thread has smp_mb (or a fully ordered RMW) in between (a load of
 // the same location is ordered before it by coherence); otherwise LKMM
-// lets the store
-// propagate before the load is satisfied (load buffering is one case; a
-// strong fence of a third thread that runs between the two is another) or
-// orders the two by a dependency, which this model does not know. So such a
-// store is refused (ErrUnordered) rather than answered wrongly. The
-// differential test against the axiomatic reference (model/lkmm) holds
-// this model to LKMM's exact outcome sets on random programs it accepts. The readers of a location (New) must include every thread that
-// stores to it or updates it with a read-modify-write: their views order
-// their stores. A load that waits for the newest store (LoadNewest) needs
-// no declaration.
+// lets the store propagate before the load is satisfied (load buffering is
+// one case; a strong fence of a third thread that runs between the two is
+// another) or orders the two by a dependency, which this model does not
+// know. So such a store is refused (ErrUnordered) rather than answered
+// wrongly. The differential test against the axiomatic reference
+// (model/lkmm) holds this model to LKMM's exact outcome sets on random
+// programs it accepts.
+//
+// The readers of a location (New) must include every thread that stores
+// to it (its view places its stores), except a thread that only updates a
+// location whose stores are a chain of read-modify-writes (chain). A load
+// that waits for the newest store (LoadNewest) needs no declaration.
 
 // lkExtra is what LKMM keeps beside the stores. Memory holds it through a
 // unique.Handle, so that a Memory value stays small (the explorer stores
@@ -67,7 +70,6 @@ type lkExtra struct {
 	mview         [MaxLocations][MaxStores]vw // per live store: its message view
 	glued         [MaxLocations]uint8         // bit i: store i is a read-modify-write's, glued to store i-1
 	unord         [MaxThreads]uint8           // per thread: the locations (bit l) it loaded since its last full barrier
-	post          uint8                       // threads (bit t) whose barrier after a read-modify-write is pending
 	anyOrder      bool                        // AllowUnordered
 }
 
@@ -172,7 +174,7 @@ func (m *lk) checkOrdered(t, loc int) error {
 // every later event of its thread. Memory's own operations settle by
 // themselves. It returns m unchanged under the other models.
 func (m Memory) Settle(t int) Memory {
-	if m.model != LKMM || m.ext.Value().post&(1<<t) == 0 {
+	if m.post&(1<<t) == 0 {
 		return m
 	}
 	return m.open().settle(t).close()
@@ -195,9 +197,15 @@ func (m lk) lkFences(t int) []lkChoice {
 	walk = func(m lk, alt Alt, k int) {
 		out = append(out, lkChoice{m.lkFence(t), alt})
 		for u := 0; u < MaxThreads; u++ {
-			if u != t && m.post&(1<<u) != 0 && k < altThreads {
-				walk(m.lkFence(u), alt|Alt(u+1)<<(4*k), k+1)
+			if u == t || m.post&(1<<u) == 0 {
+				continue
 			}
+			if k == altThreads {
+				// Alt names at most altThreads of them: more would be
+				// orders left out, so refuse rather than drop them.
+				panic(fmt.Sprintf("memory: more than %d other threads' barriers pending at thread %d's smp_mb (Alt cannot name their orders)", altThreads, t))
+			}
+			walk(m.lkFence(u), alt|Alt(u+1)<<(4*k), k+1)
 		}
 	}
 	walk(m, 0, 0)
@@ -430,10 +438,10 @@ func (m lk) lkRMWOnce(t, loc int, f func(old int64) (int64, bool)) ([]RMWResult,
 // after a read-modify-write may still take effect before another
 // thread's), which joins its view into the global one.
 func (m *Memory) lkForget(t int) {
-	x := m.ext.Value()
-	if x.post&(1<<t) != 0 {
+	if m.post&(1<<t) != 0 {
 		return
 	}
+	x := m.ext.Value()
 	x.cur[t], x.acq[t], x.rel[t] = 0, 0, 0
 	x.unord[t] = 0
 	m.ext = unique.Make(x)
@@ -448,7 +456,7 @@ func (m *Memory) ThreadKey(t int, locs ...int) uint64 {
 		return 0
 	}
 	x := m.ext.Value()
-	k := uint64(x.post >> t & 1)
+	k := uint64(m.post >> t & 1)
 	for _, l := range locs {
 		k = k<<13 | uint64(x.unord[t]>>l&1)<<12 | uint64(x.cur[t].at(l))<<8 | uint64(x.acq[t].at(l))<<4 | uint64(x.rel[t].at(l))
 	}

@@ -37,7 +37,8 @@ const (
 	LKMM
 )
 
-// Models lists the models, weakest last.
+// Models lists the models the model world (Wide) has too, weakest last:
+// not LKMM yet, which protocol explorers add to their own lists.
 func Models() []Model { return []Model{SC, TSO, Relaxed} }
 
 func (m Model) String() string {
@@ -79,6 +80,7 @@ type Memory struct {
 	buf     [MaxThreads][maxBuffered]bufEntry
 	bufN    [MaxThreads]uint8
 	ext     unique.Handle[lkExtra] // LKMM (lkmm.go)
+	post    uint8                  // LKMM: threads (bit t) whose barrier after a read-modify-write is pending, outside ext so that Settle is cheap
 }
 
 type bufEntry struct{ loc, val int8 }
@@ -335,19 +337,23 @@ func (m Memory) rmw(t, loc int, f func(old int64) (int64, bool), ordered bool) (
 	return []RMWResult{{Old: cur, New: v, Stored: true, Mem: m}}, nil
 }
 
-// IncReturn is atomic64_inc_return: fully ordered, it returns the new value.
+// IncReturn is atomic64_inc_return: fully ordered, it returns the new
+// value. It is RMW with its one result, so it panics under LKMM.
 func (m Memory) IncReturn(t, loc int) (int64, Memory, error) {
+	r, err := m.one(t, loc, func(old int64) (int64, bool) { return old + 1, true })
+	return r.New, r.Mem, err
+}
+
+// one is RMW under a model where it has one result (panics under LKMM).
+func (m Memory) one(t, loc int, f func(old int64) (int64, bool)) (RMWResult, error) {
 	if m.model == LKMM {
-		panic("memory: IncReturn under LKMM; use RMW")
+		panic("memory: a single-result read-modify-write under LKMM; use RMW")
 	}
-	read := m.rmwRead(t, loc) // Relaxed: the barrier adds no store, so this is the newest after it too
-	m = m.fence(t)
-	if m.model != Relaxed {
-		read = int64(m.Newest(loc)) // TSO: after the drain
+	rs, err := m.rmw(t, loc, f, true)
+	if err != nil {
+		return RMWResult{Mem: m}, err
 	}
-	v := read + 1
-	m, err := m.orderedStore(t, loc, v)
-	return v, m, err
+	return rs[0], nil
 }
 
 // orderedStore is the store of a fully ordered read-modify-write: a full
@@ -384,24 +390,11 @@ func (m *Memory) rmwRead(t, loc int) int64 {
 // CompareAndSwap is atomic64_try_cmpxchg: if loc holds old, store new and
 // report true (fully ordered); otherwise report false and the value seen,
 // with no ordering under Relaxed. Under TSO a locked cmpxchg drains the
-// store buffer either way.
+// store buffer either way. It is RMW with its one result, so it panics
+// under LKMM.
 func (m Memory) CompareAndSwap(t, loc int, old, new int64) (bool, int64, Memory, error) {
-	if m.model == LKMM {
-		panic("memory: CompareAndSwap under LKMM; use RMW")
-	}
-	if m.model == TSO {
-		m = m.Drain(t)
-	}
-	cur := m.rmwRead(t, loc)
-	if cur != old {
-		if m.model == Relaxed {
-			m.view[t][loc] = m.n[loc] - 1 // an RMW reads the newest store
-			m.compact(loc)
-		}
-		return false, cur, m, nil
-	}
-	m, err := m.orderedStore(t, loc, new)
-	return true, cur, m, err
+	r, err := m.one(t, loc, func(cur int64) (int64, bool) { return new, cur == old })
+	return r.Stored, r.Old, r.Mem, err
 }
 
 // drain moves every buffered store of t to memory, oldest first (TSO).

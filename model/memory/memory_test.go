@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -66,4 +67,50 @@ func TestAddReaderIsExact(t *testing.T) {
 		got = append(got, l.Val)
 	}
 	assert.Equal(t, []int64{1, 2, 3}, got)
+}
+
+// TestLKMMFencesEveryOrder: under LKMM a barrier has one result for each
+// sequence in which other threads' pending barriers (after their fully
+// ordered RMWs) complete before it: with two pending, none first, either
+// one, or both in either order (5); the results are told apart by Alt.
+// With more pending than Alt can name it panics rather than drop orders.
+func TestLKMMFencesEveryOrder(t *testing.T) {
+	const x = 0
+	inc := func(old int64) (int64, bool) { return old + 1, true }
+	pending := func(n int) Memory {
+		m := New(LKMM, [MaxLocations]uint8{x: 1<<MaxThreads - 1})
+		for u := 1; u <= n; u++ {
+			rs, err := m.RMW(u, x, inc)
+			require.NoError(t, err)
+			require.Len(t, rs, orders(u-1), "thread %d's RMW: its barrier after every order of the %d pending ones", u, u-1)
+			require.Equal(t, Alt(0), rs[0].Alt&0xfff, "the first result completes none first")
+			m = rs[0].Mem // every barrier stays pending
+		}
+		require.Equal(t, uint8(1<<(n+1)-2), m.post)
+		return m
+	}
+	cs := pending(2).Fences(0)
+	require.Len(t, cs, orders(2))
+	require.Equal(t, 5, orders(2))
+	alts := map[Alt]bool{}
+	for _, c := range cs {
+		alts[c.Alt] = true
+	}
+	assert.Len(t, alts, 5, "each order has its own Alt")
+	assert.Equal(t, "after the barrier of T2, then T1 took effect", Alt(3|2<<4).Text(func(u int) string { return fmt.Sprintf("T%d", u) }, false))
+	assert.Len(t, pending(3).Fences(0), orders(3))
+	assert.Panics(t, func() { pending(4).Fences(0) })
+	assert.Equal(t, pending(1), pending(1).Settle(0), "Settle of a thread with nothing pending")
+	assert.NotEqual(t, pending(1), pending(1).Settle(1))
+}
+
+// orders is the number of sequences of distinct elements of an n-set,
+// the empty one included: sum over k of n!/(n-k)!.
+func orders(n int) int {
+	total, p := 1, 1
+	for k := 1; k <= n; k++ {
+		p *= n - k + 1
+		total += p
+	}
+	return total
 }
