@@ -23,7 +23,7 @@ var reduceMutations = []struct {
 }{
 	{mutate.FenceWeak, true},
 	{mutate.RMWStale, true},
-	{mutate.JoinViewLost, false}, // only the diocount rows take a lock, and they have no reduction
+	{mutate.JoinViewLost, true}, // only the diocount rows take a lock; under LKMM their memory reduces (explore.InnerReducer)
 	{mutate.JoinNoFallback, true},
 	{mutate.WaiterNeverWakes, true},
 }

@@ -21,6 +21,9 @@ import (
 // opMem is the explorer's LKMM memory (memory.LKMM) running litmus tests.
 var opMem = litmus.Operational{Model: memory.LKMM}
 
+// opMemFull is memory.LKMM without its subsumption of pending barriers.
+var opMemFull = litmus.Operational{Model: memory.LKMM, NoReduce: true}
+
 // opMemInOrder is memory.LKMM with stores after unfenced loads allowed.
 var opMemInOrder = litmus.Operational{Model: memory.LKMM, InOrder: true}
 
@@ -57,6 +60,7 @@ func TestMemoryLKMMCorpus(t *testing.T) {
 		}
 		got, err := outcomeKeys(opMem, test)
 		if err == nil {
+			assert.Equal(t, mustKeysT(t, opMemFull, test), got, "%s: memory.LKMM with and without its reductions", name)
 			want, err := outcomeKeys(reference, test)
 			require.NoError(t, err, name)
 			assert.Empty(t, missing(got, want), "%s: memory.LKMM allows what LKMM forbids", name)
@@ -157,6 +161,9 @@ func TestMemoryLKMMGuarded(t *testing.T) {
 		if err != nil {
 			rt.Fatalf("memory.LKMM: %v", err)
 		}
+		full := mustKeys(rt, opMemFull, test)
+		within(rt, got, "memory.LKMM", full, "memory.LKMM without reductions")
+		within(rt, full, "memory.LKMM without reductions", got, "memory.LKMM")
 		ref, err := outcomeKeys(lkmm.Reference{Candidates: nestCandidates}, test)
 		if errors.Is(err, lkmm.ErrTooLarge) {
 			skipped++

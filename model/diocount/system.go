@@ -45,10 +45,11 @@ type State struct {
 
 // System is the protocol for the explorer.
 type System struct {
-	cfg    Config
-	n      int // writers
-	prog   [maxWriters][]Op
-	actors []string
+	cfg       Config
+	unreduced bool // WithoutReductions
+	n         int  // writers
+	prog      [maxWriters][]Op
+	actors    []string
 
 	// unorderedLock (tests only) makes inode_unlock publish nothing under
 	// Relaxed, to show that the Relaxed verdicts rest on i_mutex's
@@ -206,7 +207,21 @@ func (s *System) Init() []State {
 		readers[locCount] = 1 << mutexThread // until truncate takes i_mutex
 	}
 	st.mem = memory.New(s.cfg.Memory, readers)
+	if s.unreduced {
+		st.mem.Unreduced()
+	}
 	return []State{st}
+}
+
+// Reduces implements explore.InnerReducer: LKMM memory leaves out
+// subsumed results of pending barriers (memory.Memory.Unreduced).
+func (s *System) Reduces() bool { return s.cfg.Memory == memory.LKMM && !s.unreduced }
+
+// WithoutReductions implements explore.InnerReducer.
+func (s *System) WithoutReductions() explore.System[State] {
+	u := *s
+	u.unreduced = true
+	return &u
 }
 
 // Unfinished implements System: the writers with direct writes left, and

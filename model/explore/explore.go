@@ -61,6 +61,16 @@ type System[S comparable] interface {
 	Unfinished(s S) uint64
 }
 
+// InnerReducer is a System whose Next leaves out successors that another
+// successor subsumes (a memory model that drops the results whose
+// behaviours another result has, say). Explore marks its Result Reduced
+// when Reduces reports true, and with Options.NoReduce searches
+// WithoutReductions instead, a system that yields every successor.
+type InnerReducer[S comparable] interface {
+	Reduces() bool
+	WithoutReductions() System[S]
+}
+
 // Blocked returns the actors of s that have not returned (Unfinished) and
 // have no transition enabled in s (no label of theirs among Next's): the
 // tasks that wait in s, whatever they wait for.
@@ -215,8 +225,9 @@ type Result[S comparable] struct {
 	// whose counterexample is a real path.
 	Unreduced bool
 	// Reduced is set when the search stored canonical representatives (the
-	// system implements Canonicalizer and Options.NoReduce was off): only
-	// then can a search without reductions differ from it.
+	// system implements Canonicalizer and Options.NoReduce was off), or its
+	// system left out subsumed successors (InnerReducer): only then can a
+	// search without reductions differ from it.
 	Reduced bool
 
 	sys        System[S]
@@ -372,6 +383,9 @@ const defaultParallelMinLevel = 4096
 // without copying); the visited set holds 8-byte hash and id slots only.
 // The states new in a level are copied once more, until the level ends.
 func Explore[S comparable](sys System[S], opt Options) *Result[S] {
+	if in, ok := sys.(InnerReducer[S]); ok && opt.NoReduce && in.Reduces() {
+		return Explore(in.WithoutReductions(), opt)
+	}
 	if _, sym := sys.(Canonicalizer[S]); sym && opt.NoReduce {
 		return Explore(unreduced(sys), opt)
 	}
@@ -394,6 +408,9 @@ func Explore[S comparable](sys System[S], opt Options) *Result[S] {
 	}
 	r := e.run()
 	r.Reduced = e.sym
+	if in, ok := sys.(InnerReducer[S]); ok && in.Reduces() {
+		r.Reduced = true
+	}
 	if r.pathFailed && e.sym {
 		// The counterexample must replay: search again with every state
 		// kept as it is.

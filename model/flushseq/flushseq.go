@@ -151,8 +151,20 @@ type State struct {
 
 // System is the protocol for the explorer.
 type System struct {
-	cfg    Config
-	actors []string
+	cfg       Config
+	actors    []string
+	unreduced bool // WithoutReductions
+}
+
+// Reduces implements explore.InnerReducer: LKMM memory leaves out
+// subsumed results of pending barriers (memory.Memory.Unreduced).
+func (s *System) Reduces() bool { return s.cfg.Memory == memory.LKMM && !s.unreduced }
+
+// WithoutReductions implements explore.InnerReducer.
+func (s *System) WithoutReductions() explore.System[State] {
+	u := *s
+	u.unreduced = true
+	return &u
 }
 
 // NewSystem checks the configuration.
@@ -203,6 +215,9 @@ func (s *System) Init() []State {
 		}
 	}
 	st := State{mem: memory.New(s.cfg.Memory, readers)}
+	if s.unreduced {
+		st.mem.Unreduced()
+	}
 	for t := 0; t < s.cfg.Tasks; t++ {
 		st.task[t].pc = s.roundStart()
 	}

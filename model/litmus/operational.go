@@ -58,7 +58,11 @@ type Operational struct {
 	// memory.LKMM (memory.ErrUnordered, otherwise an unsupported test):
 	// the outcomes are then LKMM's without load buffering and dependencies.
 	InOrder bool
-	_       struct{}
+	// NoReduce searches without reductions (explore.Options.NoReduce):
+	// under memory.LKMM, every result of a pending barrier, none left out
+	// as subsumed by another. The outcomes are the same.
+	NoReduce bool
+	_        struct{}
 }
 
 // ErrCutShort is wrapped when the search reached its state budget: the
@@ -138,7 +142,7 @@ func (o Operational) run(t *Test) (*opSystem, *explore.Result[opState], error) {
 	if budget == 0 {
 		budget = DefaultMaxStates
 	}
-	r := explore.Explore[opState](sys, explore.Options{Workers: 1, MaxStates: budget})
+	r := explore.Explore[opState](sys, explore.Options{Workers: 1, MaxStates: budget, NoReduce: o.NoReduce})
 	if r.Stopped != "" {
 		return nil, nil, fmt.Errorf("%s under %s: %w (%s) after %d states: outcomes unknown", t.Name, o.Name(), ErrCutShort, r.Stopped, r.States)
 	}
@@ -195,6 +199,18 @@ type opSystem struct {
 	written [][]string       // per thread: the registers it writes, in order
 	init    []int64          // per location
 	inOrder bool             // Operational.InOrder
+	full    bool             // WithoutReductions
+}
+
+// Reduces implements explore.InnerReducer: LKMM memory leaves out
+// subsumed results of pending barriers (memory.Memory.Unreduced).
+func (s *opSystem) Reduces() bool { return s.model == memory.LKMM && !s.full }
+
+// WithoutReductions implements explore.InnerReducer.
+func (s *opSystem) WithoutReductions() explore.System[opState] {
+	u := *s
+	u.full = true
+	return &u
 }
 
 // Actors are the threads P0.. and the memory (TSO store buffer flushes).
@@ -218,6 +234,9 @@ func (s *opSystem) Init() []opState {
 	st := opState{mem: memory.New(s.model, readers)}
 	if s.inOrder {
 		st.mem.AllowUnordered()
+	}
+	if s.full {
+		st.mem.Unreduced()
 	}
 	for t, code := range s.code {
 		if len(code) == 0 {

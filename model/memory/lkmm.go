@@ -71,6 +71,7 @@ type lkExtra struct {
 	glued         [MaxLocations]uint8         // bit i: store i is a read-modify-write's, glued to store i-1
 	unord         [MaxThreads]uint8           // per thread: the locations (bit l) it loaded since its last full barrier
 	anyOrder      bool                        // AllowUnordered
+	unreduced     bool                        // Unreduced: no subsumption of pending barriers
 }
 
 // lk is a Memory under LKMM opened for an operation: its extras by value.
@@ -82,6 +83,9 @@ type lk struct {
 func (m Memory) open() lk { return lk{m, m.ext.Value()} }
 
 func (m lk) close() Memory {
+	if m.post != 0 && !m.unreduced {
+		m = m.completeSubsumed()
+	}
 	out := m.Memory
 	out.ext = unique.Make(m.lkExtra)
 	return out
@@ -189,13 +193,68 @@ func (m lk) settle(t int) lk {
 	return m
 }
 
+// Subsumption. Under LKMM a bigger view only takes behaviours away: a load
+// may read fewer stores, a store has fewer places, a barrier publishes and
+// takes in more. So of two memories that differ only in that one's views
+// are within the other's, the second allows every execution of the first
+// (the same operations reading the same values), and the first need not be
+// searched: every value, store and durability outcome reachable from it
+// is reachable from the second. Two such pairs arise from pending
+// barriers, and the search keeps only the second of each:
+//
+//   - A pending barrier whose thread has seen nothing beyond the global
+//     view would publish nothing: completing it now, or later when the
+//     global view may have grown, differs only in the thread's own views,
+//     which are smallest now. So it completes now (completeSubsumed).
+//   - Barrier B of thread t after pending barrier P of u, when t has seen
+//     nothing beyond what P publishes: B's result equals that of B first
+//     with P completing right after it, except that t's view is bigger. So
+//     the result "P, then B" is dropped, and "B first" kept (lkFences).
+//
+// Unreduced turns both off; the search without reductions
+// (explore.Options.NoReduce) does, and its verdicts are held equal to
+// the reduced search's (model.TestReductionsKeepVerdicts). The argument
+// covers reachability; whether an actor can be blocked forever (a
+// property of every path from a state) is covered by that test.
+
+// within reports whether v is at or below o at every location.
+func (v vw) within(o vw) bool { return v.join(o) == o }
+
+// completeSubsumed completes every pending barrier that would publish
+// nothing new (see Subsumption).
+func (m lk) completeSubsumed() lk {
+	for u := 0; u < MaxThreads; u++ {
+		if m.post&(1<<u) != 0 && m.cur[u].join(m.acq[u]).within(m.glob) {
+			m = m.lkFence(u)
+		}
+	}
+	return m
+}
+
+// Unreduced turns off the subsumption of pending barriers under LKMM (see
+// Subsumption), for the search without reductions. Memories that differ
+// only in this are different states.
+func (m *Memory) Unreduced() {
+	if m.model != LKMM {
+		return
+	}
+	w := m.open()
+	w.unreduced = true
+	*m = w.close()
+}
+
 // lkFences is smp_mb by t after every sequence of other threads' pending
 // barriers completing (none first included), each with its Alt.
 func (m lk) lkFences(t int) []lkChoice {
 	var out []lkChoice
 	var walk func(m lk, alt Alt, k int)
 	walk = func(m lk, alt Alt, k int) {
-		out = append(out, lkChoice{m.lkFence(t), alt})
+		// After a pending barrier that published all t has seen (k > 0),
+		// the result is subsumed by the one where t's barrier went first
+		// (see subsumption).
+		if k == 0 || m.unreduced || !m.cur[t].join(m.acq[t]).within(m.glob) {
+			out = append(out, lkChoice{m.lkFence(t), alt})
+		}
 		for u := 0; u < MaxThreads; u++ {
 			if u == t || m.post&(1<<u) == 0 {
 				continue

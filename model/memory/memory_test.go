@@ -74,11 +74,13 @@ func TestAddReaderIsExact(t *testing.T) {
 // ordered RMWs) complete before it: with two pending, none first, either
 // one, or both in either order (5); the results are told apart by Alt.
 // With more pending than Alt can name it panics rather than drop orders.
+// (Without reductions: TestLKMMSubsumption has what they leave out.)
 func TestLKMMFencesEveryOrder(t *testing.T) {
 	const x = 0
 	inc := func(old int64) (int64, bool) { return old + 1, true }
 	pending := func(n int) Memory {
 		m := New(LKMM, [MaxLocations]uint8{x: 1<<MaxThreads - 1})
+		m.Unreduced()
 		for u := 1; u <= n; u++ {
 			rs, err := m.RMW(u, x, inc)
 			require.NoError(t, err)
@@ -113,4 +115,60 @@ func orders(n int) int {
 		total += p
 	}
 	return total
+}
+
+// TestLKMMSubsumption: the two results of pending barriers that the
+// reduced search leaves out (see Subsumption in lkmm.go). Threads 1 and 2
+// increment x with fully ordered RMWs, both barriers after them pending
+// (thread 2 read thread 1's store); then thread 0 runs smp_mb, with or
+// without a store to y before it that thread 3 may read.
+func TestLKMMSubsumption(t *testing.T) {
+	const x, y = 0, 1
+	inc := func(old int64) (int64, bool) { return old + 1, true }
+	setup := func(reduced, stored bool) Memory {
+		m := New(LKMM, [MaxLocations]uint8{x: 0b111, y: 0b1001}) // thread 3 may read y
+		if !reduced {
+			m.Unreduced()
+		}
+		if stored {
+			cs, err := m.Stores(0, y, 1)
+			require.NoError(t, err)
+			require.Len(t, cs, 1)
+			m = cs[0].Mem
+		}
+		for u := 1; u <= 2; u++ {
+			rs, err := m.RMW(u, x, inc)
+			require.NoError(t, err)
+			m = rs[0].Mem // the one where its barrier went first
+			require.Equal(t, int64(u), rs[0].New)
+		}
+		require.Equal(t, uint8(0b110), m.post, "both barriers pending")
+		return m
+	}
+	find := func(cs []Choice, alt Alt) Memory {
+		for _, c := range cs {
+			if c.Alt == alt {
+				return c.Mem
+			}
+		}
+		t.Fatalf("no result with Alt %#x", alt)
+		return Memory{}
+	}
+	// Thread 0 has seen y = 1, which no pending barrier publishes: every
+	// order stays. After "thread 2's, then thread 0's" the global view has
+	// thread 2's increment, which covers all thread 1 has seen, so thread
+	// 1's barrier would publish nothing new: it completes at once.
+	full, red := setup(false, true).Fences(0), setup(true, true).Fences(0)
+	assert.Len(t, full, 5)
+	assert.Len(t, red, 5)
+	after2 := Alt(3) // thread 2's barrier first (thread+1)
+	assert.Equal(t, uint8(0b010), find(full, after2).post)
+	assert.Equal(t, uint8(0), find(red, after2).post, "thread 1's barrier publishes nothing new")
+	// Thread 0 has seen nothing: a result where a pending barrier went
+	// first differs from "thread 0's first" only in thread 0's bigger
+	// view, so only that one stays.
+	full, red = setup(false, false).Fences(0), setup(true, false).Fences(0)
+	assert.Len(t, full, 5)
+	require.Len(t, red, 1)
+	assert.Equal(t, Alt(0), red[0].Alt)
 }
