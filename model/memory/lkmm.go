@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"unique"
 
 	"github.com/flushproof/flushproof/internal/mutate"
 )
@@ -61,9 +60,10 @@ import (
 // location whose stores are a chain of read-modify-writes (chain). A load
 // that waits for the newest store (LoadNewest) needs no declaration.
 
-// lkExtra is what LKMM keeps beside the stores. Memory holds it through a
-// unique.Handle, so that a Memory value stays small (the explorer stores
-// millions) and equal extras are one pointer.
+// lkExtra is what LKMM keeps beside the stores. Memory holds it by its
+// number in a table (intern.go), so that a Memory value stays small and
+// without pointers (the explorer stores millions) and equal extras are
+// one number.
 type lkExtra struct {
 	cur, acq, rel [MaxThreads]vw
 	glob          vw
@@ -80,14 +80,17 @@ type lk struct {
 	lkExtra
 }
 
-func (m Memory) open() lk { return lk{m, m.ext.Value()} }
+func (m Memory) open() lk { return lk{m, lkGet(m.ext)} }
 
 func (m lk) close() Memory {
 	if m.post != 0 && !m.unreduced {
 		m = m.completeSubsumed()
 	}
+	if !m.unreduced {
+		m.lkNormalize()
+	}
 	out := m.Memory
-	out.ext = unique.Make(m.lkExtra)
+	out.ext = lkPut(&m.lkExtra)
 	return out
 }
 
@@ -207,15 +210,50 @@ func (m lk) settle(t int) lk {
 //     global view may have grown, differs only in the thread's own views,
 //     which are smallest now. So it completes now (completeSubsumed).
 //   - Barrier B of thread t after pending barrier P of u, when t has seen
-//     nothing beyond what P publishes: B's result equals that of B first
-//     with P completing right after it, except that t's view is bigger. So
-//     the result "P, then B" is dropped, and "B first" kept (lkFences).
+//     nothing beyond the global view P leaves: the result "P, then B"
+//     equals "B, then P right after it" except that t's view is bigger.
+//     So it is dropped, and "B first" kept (lkFences).
 //
-// Unreduced turns both off; the search without reductions
-// (explore.Options.NoReduce) does, and its verdicts are held equal to
-// the reduced search's (model.TestReductionsKeepVerdicts). The argument
-// covers reachability; whether an actor can be blocked forever (a
-// property of every path from a state) is covered by that test.
+// The views only a barrier takes in are also forgotten where the global
+// view covers them (lkNormalize). Unreduced turns all three off; the
+// search without reductions (explore.Options.NoReduce) does, and its
+// verdicts are held equal to the reduced search's
+// (model.TestReductionsKeepVerdicts). The argument covers reachability;
+// whether an actor can be blocked forever (a property of every path from
+// a state) is covered by that test.
+
+// lkNormalize forgets the parts of views that cannot matter: a thread's
+// acq view, its rel view and the message views of stores are taken in
+// only by a barrier, which joins them with the global view, and the
+// global view only grows. So where one of them is at or below the global
+// view it is lowered (acq to the thread's cur, the others to 0); where acq
+// is at or below cur it is cur.
+func (m *lk) lkNormalize() {
+	g := m.glob
+	for t := range m.cur {
+		c, a, r := m.cur[t], m.acq[t], m.rel[t]
+		for l := 0; l < MaxLocations; l++ {
+			if ai := a.at(l); ai <= max(c.at(l), g.at(l)) {
+				a = a.with(l, c.at(l))
+			}
+			if r.at(l) <= g.at(l) {
+				r = r.with(l, 0)
+			}
+		}
+		m.acq[t], m.rel[t] = a, r
+	}
+	for l := range m.mview {
+		for i := 0; i < int(m.n[l]); i++ {
+			v := m.mview[l][i]
+			for k := 0; k < MaxLocations; k++ {
+				if v.at(k) <= g.at(k) {
+					v = v.with(k, 0)
+				}
+			}
+			m.mview[l][i] = v
+		}
+	}
+}
 
 // within reports whether v is at or below o at every location.
 func (v vw) within(o vw) bool { return v.join(o) == o }
@@ -231,8 +269,8 @@ func (m lk) completeSubsumed() lk {
 	return m
 }
 
-// Unreduced turns off the subsumption of pending barriers under LKMM (see
-// Subsumption), for the search without reductions. Memories that differ
+// Unreduced turns off the reductions of LKMM (see Subsumption in
+// lkmm.go), for the search without reductions. Memories that differ
 // only in this are different states.
 func (m *Memory) Unreduced() {
 	if m.model != LKMM {
@@ -500,10 +538,10 @@ func (m *Memory) lkForget(t int) {
 	if m.post&(1<<t) != 0 {
 		return
 	}
-	x := m.ext.Value()
+	x := lkGet(m.ext)
 	x.cur[t], x.acq[t], x.rel[t] = 0, 0, 0
 	x.unord[t] = 0
-	m.ext = unique.Make(x)
+	m.ext = lkPut(&x)
 }
 
 // ThreadKey summarises thread t's part of the LKMM state at the given
@@ -514,7 +552,7 @@ func (m *Memory) ThreadKey(t int, locs ...int) uint64 {
 	if m.model != LKMM {
 		return 0
 	}
-	x := m.ext.Value()
+	x := lkGet(m.ext)
 	k := uint64(m.post >> t & 1)
 	for _, l := range locs {
 		k = k<<13 | uint64(x.unord[t]>>l&1)<<12 | uint64(x.cur[t].at(l))<<8 | uint64(x.acq[t].at(l))<<4 | uint64(x.rel[t].at(l))

@@ -2,7 +2,6 @@ package memory
 
 import (
 	"fmt"
-	"unique"
 
 	"github.com/flushproof/flushproof/internal/mutate"
 )
@@ -79,8 +78,8 @@ type Memory struct {
 	readers [MaxLocations]uint8 // threads whose view of the location may still matter (SetReaders)
 	buf     [MaxThreads][maxBuffered]bufEntry
 	bufN    [MaxThreads]uint8
-	ext     unique.Handle[lkExtra] // LKMM (lkmm.go)
-	post    uint8                  // LKMM: threads (bit t) whose barrier after a read-modify-write is pending, outside ext so that Settle is cheap
+	ext     lkID  // LKMM (lkmm.go, intern.go)
+	post    uint8 // LKMM: threads (bit t) whose barrier after a read-modify-write is pending, outside ext so that Settle is cheap
 }
 
 type bufEntry struct{ loc, val int8 }
@@ -96,9 +95,6 @@ func New(m Model, readers [MaxLocations]uint8) Memory {
 	mem := Memory{model: m, readers: readers}
 	for l := range mem.n {
 		mem.n[l] = 1
-	}
-	if m == LKMM {
-		mem.ext = unique.Make(lkExtra{})
 	}
 	return mem
 }
@@ -494,7 +490,7 @@ func (m Memory) Permuted(threads, locs *[MaxThreads]int) Memory {
 // reductions key states by it; it is 0 under SC and TSO.
 func (m *Memory) View(t, loc int) uint8 {
 	if m.model == LKMM {
-		return m.ext.Value().cur[t].at(loc)
+		return lkGet(m.ext).cur[t].at(loc)
 	}
 	return m.view[t][loc]
 }
