@@ -157,7 +157,8 @@ func (m Memory) LoadNewest(t, loc int) (int64, Memory) {
 		m.compact(loc)
 	}
 	if m.model == LKMM {
-		w := m.open().settle(t).lkRead(t, loc, int(m.n[loc]-1))
+		w := m.open().settle(t) // which may drop old stores
+		w = w.lkRead(t, loc, int(w.n[loc]-1))
 		w.lkCompact(loc)
 		m = w.close()
 	}

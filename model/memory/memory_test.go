@@ -209,3 +209,28 @@ func TestLKMMNormalize(t *testing.T) {
 	assert.Equal(t, run(true, true), run(true, false))
 	assert.NotEqual(t, run(false, true), run(false, false))
 }
+
+// TestLKMMLoadNewestAfterSettle: a LoadNewest whose thread's pending
+// barrier completes first, raising its view so that the oldest store is
+// dropped, still reads (and leaves the thread's view at) the newest store.
+// Found by TestWideLKMMMatchesMemory: the index was taken before the drop.
+func TestLKMMLoadNewestAfterSettle(t *testing.T) {
+	const x = 0
+	m := New(LKMM, [MaxLocations]uint8{x: 0b11})
+	m.Unreduced() // else thread 1's barrier, which would publish nothing new, completes at once
+	rs, err := m.RMW(1, x, func(old int64) (int64, bool) { return old + 1, true })
+	require.NoError(t, err)
+	m = rs[0].Mem // thread 1's barrier pending
+	cs, err := m.Stores(0, x, 2)
+	require.NoError(t, err)
+	m = cs[0].Mem          // after thread 1's store
+	m = m.Fences(0)[0].Mem // thread 0's barrier first: the global view has its store
+	require.Equal(t, uint8(0b10), m.post)
+	v, m := m.LoadNewest(1, x)
+	assert.Equal(t, int64(2), v)
+	var got []int64
+	for _, l := range m.Load(1, x) {
+		got = append(got, l.Val)
+	}
+	assert.Equal(t, []int64{2}, got)
+}

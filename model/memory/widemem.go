@@ -13,6 +13,7 @@ type Wide struct {
 	vals  [][]int64 // per location: stores in modification order (one under SC and TSO)
 	view  [][]int   // [thread][location]: index of the oldest store the thread may read (Relaxed)
 	buf   [][]bufOp // per thread: its store buffer, oldest first (TSO)
+	lk    *wideLK   // LKMM (widelkmm.go)
 }
 
 type bufOp struct {
@@ -31,17 +32,33 @@ func NewWide(m Model, threads, locs int) *Wide {
 	for t := range w.view {
 		w.view[t] = make([]int, locs)
 	}
+	if m == LKMM {
+		w.lk = newWideLK(threads, locs)
+	}
 	return w
 }
 
 // Model returns the memory model.
 func (w *Wide) Model() Model { return w.model }
 
-func (w *Wide) Newest(loc int) int64 { return w.vals[loc][len(w.vals[loc])-1] }
+func (w *Wide) Newest(loc int) int64 {
+	if w.lk != nil {
+		s := w.lk.st[loc]
+		return s[len(s)-1].val
+	}
+	return w.vals[loc][len(w.vals[loc])-1]
+}
 
 // Readable returns the values a plain load of loc by thread t may return,
 // oldest first, in the order Memory.Load returns them.
 func (w *Wide) Readable(t, loc int) []int64 {
+	if w.lk != nil {
+		var out []int64
+		for _, s := range w.lk.st[loc][w.lk.settledCur(t, loc):] {
+			out = append(out, s.val)
+		}
+		return out
+	}
 	switch w.model {
 	case TSO:
 		for i := len(w.buf[t]) - 1; i >= 0; i-- {
@@ -57,6 +74,14 @@ func (w *Wide) Readable(t, loc int) []int64 {
 
 // Load is a plain load that returns Readable(t, loc)[choice].
 func (w *Wide) Load(t, loc, choice int) int64 {
+	if w.lk != nil {
+		i := w.lk.settledCur(t, loc) + choice
+		w.lk.settle(t)
+		w.lk.read(t, loc, i)
+		v := w.lk.st[loc][i].val
+		w.lk.compactAll()
+		return v
+	}
 	vs := w.Readable(t, loc)
 	v := vs[choice]
 	if w.model == Relaxed {
@@ -72,8 +97,10 @@ func (w *Wide) LoadNewest(t, loc int) int64 {
 	return w.Load(t, loc, len(vs)-1)
 }
 
-// Store is a plain store.
+// Store is a plain store. It has more than one result under LKMM, where
+// it panics: use StoreAt.
 func (w *Wide) Store(t, loc int, v int64) {
+	w.single("Store")
 	switch w.model {
 	case TSO:
 		w.buf[t] = append(w.buf[t], bufOp{loc, v})
@@ -86,6 +113,7 @@ func (w *Wide) Store(t, loc int, v int64) {
 
 // StoreVisible is Memory.StoreVisible.
 func (w *Wide) StoreVisible(t, loc int, v int64) {
+	w.single("StoreVisible")
 	if w.model == TSO {
 		w.vals[loc][0] = v
 		return
@@ -99,8 +127,18 @@ func (w *Wide) append(t, loc int, v int64) {
 	w.compact(loc)
 }
 
-// Fence is smp_mb() by thread t.
+// Fence is smp_mb() by thread t. Under LKMM the pending barriers of other
+// threads are left pending (Complete takes them in).
 func (w *Wide) Fence(t int) {
+	if w.lk != nil {
+		if mutate.On(mutate.FenceWeak) {
+			w.lk.settle(t)
+		} else {
+			w.lk.fence(t)
+		}
+		w.lk.compactAll()
+		return
+	}
 	if mutate.On(mutate.FenceWeak) {
 		return
 	}
@@ -122,8 +160,9 @@ func (w *Wide) fence(t int) {
 	}
 }
 
-// IncReturn is atomic64_inc_return.
+// IncReturn is atomic64_inc_return (RMWAt under LKMM).
 func (w *Wide) IncReturn(t, loc int) int64 {
+	w.single("IncReturn")
 	read := w.rmwRead(t, loc) // Relaxed: the barrier adds no store, so this is the newest after it too
 	w.fence(t)
 	if w.model != Relaxed {
@@ -152,8 +191,9 @@ func (w *Wide) rmwRead(t, loc int) int64 {
 	return w.Newest(loc)
 }
 
-// CompareAndSwap is Memory.CompareAndSwap.
+// CompareAndSwap is Memory.CompareAndSwap (RMWAt under LKMM).
 func (w *Wide) CompareAndSwap(t, loc int, old, new int64) (bool, int64) {
+	w.single("CompareAndSwap")
 	if w.model == TSO {
 		w.fence(t)
 	}
@@ -167,6 +207,38 @@ func (w *Wide) CompareAndSwap(t, loc int, old, new int64) (bool, int64) {
 	}
 	w.orderedStore(t, loc, new)
 	return true, cur
+}
+
+// single panics under LKMM, where op has more than one result.
+func (w *Wide) single(op string) {
+	if w.lk != nil {
+		panic("memory: Wide." + op + " under LKMM, which has more than one result; use the ...At operation")
+	}
+}
+
+// rmw is Memory.rmw: a read-modify-write under SC, TSO or Relaxed.
+func (w *Wide) rmw(t, loc int, ordered bool, f func(old int64) (int64, bool)) (old, new int64, stored bool) {
+	if w.model == TSO {
+		w.fence(t)
+	}
+	cur := w.rmwRead(t, loc)
+	v, ok := f(cur)
+	if !ok {
+		if w.model == Relaxed {
+			w.view[t][loc] = len(w.vals[loc]) - 1 // an RMW reads the newest store
+			w.compact(loc)
+		}
+		return cur, cur, false
+	}
+	switch {
+	case ordered:
+		w.orderedStore(t, loc, v)
+	case w.model == Relaxed:
+		w.append(t, loc, v)
+	default:
+		w.vals[loc][0] = v
+	}
+	return cur, v, true
 }
 
 // Buffered returns the threads with stores in their buffer (TSO).
