@@ -145,7 +145,7 @@ func TestSyncerInModelWorldValidated(t *testing.T) {
 	runs, skips, joins := 0, 0, 0
 	rapidctl.Check(t, 1000, func(t *rapid.T) {
 		r := &worldRun{}
-		r.draw(t, []impl.Policy{impl.SkipIfFlushedSince, impl.Join, impl.GroupCommit}, memory.Models(), 3, 2)
+		r.draw(t, []impl.Policy{impl.SkipIfFlushedSince, impl.Join, impl.GroupCommit}, flushseq.Models(), 3, 2)
 		w, err := r.run(rapidctl.Chooser(t))
 		if err != nil {
 			t.Fatalf("%v %v %d tasks: %v\n%s", r.policy, r.memory, r.tasks, err, w.Format(60))
@@ -176,7 +176,7 @@ func TestSyncerInModelWorldLarge(t *testing.T) {
 			var syncs, skipped int64
 			rapidctl.Check(t, 300, func(t *rapid.T) {
 				r := &worldRun{}
-				r.draw(t, []impl.Policy{p}, memory.Models(), 16, 50)
+				r.draw(t, []impl.Policy{p}, flushseq.Models(), 16, 50)
 				r.tasks = 16
 				w, err := r.run(rapidctl.Chooser(t))
 				if err != nil {
@@ -208,7 +208,7 @@ func TestSyncerMutantsInModelWorld(t *testing.T) {
 		t.Run(fmt.Sprint(map[mutation]string{sampleEarly: "sample-before-write", greaterEqual: ">="}[m]), func(t *testing.T) {
 			f := rapidctl.Expect(t, 2000, func(t *rapid.T) {
 				r := &worldRun{mut: m}
-				r.draw(t, []impl.Policy{impl.SkipIfFlushedSince, impl.Join, impl.GroupCommit}, memory.Models(), 3, 2)
+				r.draw(t, []impl.Policy{impl.SkipIfFlushedSince, impl.Join, impl.GroupCommit}, flushseq.Models(), 3, 2)
 				w, err := r.run(rapidctl.Chooser(t))
 				if err == nil {
 					return

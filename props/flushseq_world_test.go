@@ -72,18 +72,18 @@ func fsyncWorldProp(v flushseq.Variant, tasks, fsyncs int, mems []memory.Model, 
 }
 
 // TestFlushSeqWorldLarge is the flush-sequence protocol far beyond the
-// explorer's bounds: 16 tasks x 50 fsyncs each, random schedules, relaxed,
-// TSO and SC memory, flush failures, log forces and crashes, for the real
+// explorer's bounds: 16 tasks x 50 fsyncs each, random schedules, LKMM,
+// relaxed, TSO and SC memory, flush failures, log forces and crashes, for the real
 // variants and the benign one (false-positive controls). 2,000 checks per
 // variant by default (400 under -short); -rapid.checks=N for more.
 func TestFlushSeqWorldLarge(t *testing.T) {
 	for _, v := range []flushseq.Variant{flushseq.Patched, flushseq.Improved, flushseq.BenignPlainStore, flushseq.Baseline} {
 		t.Run(v.String(), func(t *testing.T) {
 			st := &worldStats{memory: map[memory.Model]int{}}
-			rapidctl.Check(t, 2000, fsyncWorldProp(v, 16, 50, memory.Models(), st))
+			rapidctl.Check(t, 2000, fsyncWorldProp(v, 16, 50, flushseq.Models(), st))
 			t.Log(st)
 			require.NotZero(t, st.runs)
-			assert.Len(t, st.memory, 3, "every memory model must be drawn")
+			assert.Len(t, st.memory, len(flushseq.Models()), "every memory model must be drawn")
 			assert.NotZero(t, st.crashes, "no run crashed")
 			assert.NotZero(t, st.failedFsyncs, "no flush failed")
 			if v != flushseq.Baseline {
@@ -98,23 +98,27 @@ func TestFlushSeqWorldLarge(t *testing.T) {
 // TestFlushSeqWorldMutants are the negative controls in the model world:
 // rapid must find each mutant's bug and the failure must replay from its
 // seed. The bound is small (4 tasks x 3 fsyncs) so that rapid's shrinker
-// finishes quickly; the missing smp_mb is caught under Relaxed only (under
-// SC and TSO it must pass).
+// finishes quickly; the missing smp_mb is caught under Relaxed and LKMM
+// only (under SC and TSO it must pass).
 func TestFlushSeqWorldMutants(t *testing.T) {
 	for _, v := range flushseq.Variants() {
 		if !v.Mutant() || v == flushseq.MutantDAXSkips {
 			continue
 		}
 		t.Run(v.String(), func(t *testing.T) {
-			mems := memory.Models()
+			mems := flushseq.Models()
 			if v == flushseq.MutantNoMB {
-				mems = []memory.Model{memory.Relaxed}
+				mems = []memory.Model{memory.Relaxed, memory.LKMM}
 			}
 			f := rapidctl.Expect(t, 2000, fsyncWorldProp(v, 4, 3, mems, nil))
 			assert.Contains(t, f.Output, "not durable")
 			t.Logf("caught; replays with -rapid.seed=%s", f.Seed)
 		})
 	}
+	t.Run("mutant-no-smp_mb/LKMM", func(t *testing.T) {
+		f := rapidctl.Expect(t, 2000, fsyncWorldProp(flushseq.MutantNoMB, 4, 3, []memory.Model{memory.LKMM}, nil))
+		assert.Contains(t, f.Output, "not durable")
+	})
 	t.Run("mutant-no-smp_mb/SC+TSO", func(t *testing.T) {
 		rapidctl.Check(t, 500, fsyncWorldProp(flushseq.MutantNoMB, 4, 3, []memory.Model{memory.SC, memory.TSO}, nil))
 	})
@@ -140,7 +144,7 @@ func TestFlushSeqWorldTraceValidation(t *testing.T) {
 		v := rapid.SampledFrom(vs).Draw(t, "variant")
 		cfg := flushseq.Config{
 			Variant:       v,
-			Memory:        rapid.SampledFrom(memory.Models()).Draw(t, "memory"),
+			Memory:        rapid.SampledFrom(flushseq.Models()).Draw(t, "memory"),
 			Tasks:         rapid.IntRange(1, 3).Draw(t, "tasks"),
 			Fsyncs:        2,
 			FlushFailures: rapid.Bool().Draw(t, "flush failures"),

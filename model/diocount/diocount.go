@@ -206,6 +206,7 @@ const (
 	OpWaitPrepare               // truncate: prepare_to_wait (smp_mb), atomic_read; sleeps if not 0
 	OpWaitWoken                 // truncate: woken by the inode_dio_end that reached 0, reads 0
 	OpTruncFree                 // truncate: ext4_truncate frees the blocks; inode_unlock
+	OpBarrier                   // any actor (LKMM): the barrier after its last fully ordered RMW takes effect, before its next step
 
 	opWaitBio Op = 100 // a writer waits for its synchronous bio: no step of its own
 )

@@ -331,10 +331,27 @@ func (s *System) jump(n *State, w int, ops ...Op) {
 	panic(fmt.Sprintf("diocount model: writer %d has no %v after pc %d", w, ops, n.w[w].pc))
 }
 
+// settled reports whether actor a has no barrier pending (LKMM: the one
+// after its last fully ordered RMW). If it has, its only step is that
+// barrier taking effect, yielded here, in every order with the other
+// threads' pending ones (Memory.Settle): every later step of a is after
+// it, and its locks (JoinView) need it done.
+func (s *System) settled(st State, a int, yield func(explore.Label, State)) bool {
+	if !st.mem.Pending(a) {
+		return true
+	}
+	for _, c := range st.mem.Settle(a) {
+		n := st
+		n.mem = c.Mem
+		yield(alt(label(a, OpBarrier, 0, 0), c.Alt), n)
+	}
+	return false
+}
+
 func (s *System) writerSteps(st State, w int, yield func(explore.Label, State)) {
-	// Every step is after the barrier of the writer's last fully ordered
-	// RMW (LKMM: one still pending completes first).
-	st.mem = st.mem.Settle(w)
+	if !s.settled(st, w, yield) {
+		return
+	}
 	op := s.op(st, w)
 	if op == 0 || op == opWaitBio {
 		return // finished, or woken by the device
@@ -406,7 +423,9 @@ func (s *System) writerSteps(st State, w int, yield func(explore.Label, State)) 
 
 func (s *System) truncateSteps(st State, yield func(explore.Label, State)) {
 	t := s.truncActor()
-	st.mem = st.mem.Settle(t)
+	if !s.settled(st, t, yield) {
+		return
+	}
 	n := st
 	switch st.trunc {
 	case truncLock:
@@ -424,12 +443,13 @@ func (s *System) truncateSteps(st State, yield func(explore.Label, State)) {
 			if r.Val == 0 {
 				n.trunc = truncFree
 			}
-			yield(label(t, OpWaitRead, newest, int(r.Val)), n)
+			yield(alt(label(t, OpWaitRead, newest, int(r.Val)), r.Alt.Orders()), n)
 		}
 	case truncPrepare:
 		for _, c := range st.mem.Fences(t) {
-			v, m := c.Mem.LoadNewest(t, locCount)
-			n.mem, n.trunc = m, truncSleep
+			l := c.Mem.LoadNewest(t, locCount)[0] // its barrier is not pending: one result
+			v := l.Val
+			n.mem, n.trunc = l.Mem, truncSleep
 			if v == 0 {
 				n.trunc = truncFree
 			}
@@ -443,7 +463,7 @@ func (s *System) truncateSteps(st State, yield func(explore.Label, State)) {
 			return // mutation: that wake-up (inode_dio_end's wake_up_bit) is lost
 		}
 		for _, c := range st.mem.Fences(t) {
-			_, n.mem = c.Mem.LoadNewest(t, locCount)
+			n.mem = c.Mem.LoadNewest(t, locCount)[0].Mem
 			n.trunc = truncFree
 			yield(alt(label(t, OpWaitWoken, 0, 0), c.Alt), n)
 		}
@@ -458,7 +478,9 @@ func (s *System) truncateSteps(st State, yield func(explore.Label, State)) {
 
 func (s *System) deviceSteps(st State, yield func(explore.Label, State)) {
 	d := s.device()
-	st.mem = st.mem.Settle(d)
+	if !s.settled(st, d, yield) {
+		return
+	}
 	for w := 0; w < s.n; w++ {
 		wr := st.w[w]
 		if s.op(st, w) == opWaitBio {
@@ -569,6 +591,8 @@ func (s *System) describe(l explore.Label) string {
 		return "prepare_to_wait, smp_mb: i_dio_count -> 0"
 	case OpWaitWoken:
 		return "woken: i_dio_count -> 0"
+	case OpBarrier:
+		return "the barrier after its last fully ordered RMW takes effect"
 	case OpTruncFree:
 		var blocks []string
 		for w := 0; w < s.n; w++ {

@@ -468,9 +468,6 @@ func withPC(st State, t int, pc uint8) State {
 // A phase that takes no step of its own (an smp_mb under SC, a check that
 // cannot skip) goes on to the next phase in the same step.
 func (s *System) taskSteps(st State, t int, yield func(explore.Label, State)) {
-	// Every step of the task is after a barrier of its last fully ordered
-	// read-modify-write (LKMM: one still pending completes first).
-	st.mem = st.mem.Settle(t)
 	switch st.task[t].pc {
 	case pcWrite:
 		s.submitWrite(st, t, yield)
@@ -518,23 +515,35 @@ func (s *System) taskSteps(st State, t int, yield func(explore.Label, State)) {
 // submitWrite starts a round: the data write is in flight, no longer
 // durable, and covered by no flush yet.
 func (s *System) submitWrite(st State, t int, yield func(explore.Label, State)) {
-	n := withPC(st, t, pcWaitW)
-	n.task[t].round++
-	n.task[t].failed = false
-	n.wst[t] = 1
-	n.dur &^= 1 << t
-	for f := range n.flush {
-		n.flush[f].cover &^= 1 << t
+	// I/O is after the barrier of the task's last fully ordered RMW
+	// (LKMM: one still pending completes first, in every order with
+	// other threads' pending ones); memory operations complete it
+	// themselves, and steps of control alone (the return of fsync, a log
+	// force's branch) leave it pending.
+	for _, c := range st.mem.Settle(t) {
+		n := withPC(st, t, pcWaitW)
+		n.mem = c.Mem
+		n.task[t].round++
+		n.task[t].failed = false
+		n.wst[t] = 1
+		n.dur &^= 1 << t
+		for f := range n.flush {
+			n.flush[f].cover &^= 1 << t
+		}
+		yield(alt(lab(t, kWrite, int(n.task[t].round), 0), c.Alt), n)
 	}
-	yield(lab(t, kWrite, int(n.task[t].round), 0), n)
 }
 
 // seeWrite is the task observing its write's completion word.
 func (s *System) seeWrite(st State, t int, yield func(explore.Label, State)) {
-	val, m := st.mem.LoadNewest(t, locDone(t))
-	if st.wst[t] != 2 || val != int64(st.task[t].round) {
+	// The task's barrier is not pending: it took no fully ordered RMW
+	// since it submitted the write (submitWrite), so LoadNewest has one
+	// result and Fences' orders are the step's only ones.
+	l := st.mem.LoadNewest(t, locDone(t))[0]
+	if st.wst[t] != 2 || l.Val != int64(st.task[t].round) {
 		return
 	}
+	m := l.Mem
 	cs := []memory.Choice{{Mem: m}}
 	if s.cfg.WaiterSleeps {
 		cs = m.Fences(t)
@@ -562,7 +571,7 @@ func (s *System) readSEarly(st State, t int, yield func(explore.Label, State)) {
 	for _, r := range st.mem.Load(t, locSubmitted) {
 		n := withPC(st, t, pcWrite)
 		n.mem, n.task[t].s = r.Mem, int8(r.Val)
-		yield(lab(t, kReadS, newest, int(r.Val)), n)
+		yield(alt(lab(t, kReadS, newest, int(r.Val)), r.Alt.Orders()), n)
 	}
 }
 
@@ -590,7 +599,7 @@ func (s *System) readS(st State, t int, yield func(explore.Label, State)) {
 	for _, r := range st.mem.Load(t, locSubmitted) {
 		n := withPC(st, t, s.afterS())
 		n.mem, n.task[t].s = r.Mem, int8(r.Val)
-		yield(lab(t, kReadS, newest, int(r.Val)), n)
+		yield(alt(lab(t, kReadS, newest, int(r.Val)), r.Alt.Orders()), n)
 	}
 }
 
@@ -665,7 +674,7 @@ func (s *System) decideSkip(st State, t int, yield func(explore.Label, State)) {
 		n.mem = r.Mem
 		if skip {
 			n.task[t].pc = pcReturn
-			yield(lab(t, kSkip, int(c), int(tk.s)), n)
+			yield(alt(lab(t, kSkip, int(c), int(tk.s)), r.Alt.Orders()), n)
 			continue
 		}
 		n.task[t].pc = pcNumber
@@ -675,7 +684,7 @@ func (s *System) decideSkip(st State, t int, yield func(explore.Label, State)) {
 		if v.joinsInFlight() {
 			n.task[t].pc = pcJoinLoad
 		}
-		yield(lab(t, kNoSkip, int(c), int(tk.s)), n)
+		yield(alt(lab(t, kNoSkip, int(c), int(tk.s)), r.Alt.Orders()), n)
 	}
 }
 
@@ -695,7 +704,7 @@ func (s *System) joinLoad(st State, t int, yield func(explore.Label, State)) {
 			// first (others pile up behind them), then check again.
 			n.task[t].pc = pcDrain
 		}
-		yield(lab(t, kJoinLoad, int(r.Val), int(tk.s)), n)
+		yield(alt(lab(t, kJoinLoad, int(r.Val), int(tk.s)), r.Alt.Orders()), n)
 	}
 }
 
@@ -752,12 +761,12 @@ func (s *System) joinRecheck(st State, t int, yield func(explore.Label, State)) 
 		n.mem = r.Mem
 		if c := int8(r.Val); c > tk.s {
 			n.task[t].pc = pcReturn
-			yield(lab(t, kSkip, int(c), int(tk.s)), n)
+			yield(alt(lab(t, kSkip, int(c), int(tk.s)), r.Alt.Orders()), n)
 		} else if !mutate.On(mutate.WaiterNeverWakes) {
 			// mutation WaiterNeverWakes: the waiter that finds the joined
 			// flush did not help (it failed) has no step: it never goes
 			// on to the flush of its own that replaces it.
-			yield(lab(t, kNoSkip, int(c), int(tk.s)), n)
+			yield(alt(lab(t, kNoSkip, int(c), int(tk.s)), r.Alt.Orders()), n)
 		}
 	}
 }
@@ -797,6 +806,14 @@ func (s *System) numbered(st State, t int, seq int64, m memory.Memory, a memory.
 // submitFlush submits the flush: it covers the writes completed now (a DAX
 // task's only its own), and it writes the iclog that log forces wait for.
 func (s *System) submitFlush(st State, t int, yield func(explore.Label, State)) {
+	for _, c := range st.mem.Settle(t) { // I/O: see submitWrite
+		n := st
+		n.mem = c.Mem
+		s.submitFlushSettled(n, t, c.Alt, yield)
+	}
+}
+
+func (s *System) submitFlushSettled(st State, t int, a memory.Alt, yield func(explore.Label, State)) {
 	tk := st.task[t]
 	n := withPC(st, t, pcWaitF)
 	if s.cfg.Variant.numbersAfterSubmit() {
@@ -814,7 +831,7 @@ func (s *System) submitFlush(st State, t int, yield func(explore.Label, State)) 
 			n.task[j].logWait = int8(t + 1) // this flush writes the iclog j waits for
 		}
 	}
-	yield(lab(t, kSubmitF, 0, int(tk.seq)), n)
+	yield(alt(lab(t, kSubmitF, 0, int(tk.seq)), a), n)
 }
 
 // Advance completed: xfs_buftarg_flush_done raises bt_flush_completed to seq
@@ -845,7 +862,7 @@ func (s *System) doneLoad(st State, t int, yield func(explore.Label, State)) {
 		} else {
 			n.task[t].pc = pcDoneCAS
 		}
-		yield(lab(t, kDoneLoad, 0, int(r.Val)), n)
+		yield(alt(lab(t, kDoneLoad, 0, int(r.Val)), r.Alt.Orders()), n)
 	}
 }
 

@@ -24,7 +24,9 @@ import (
 // as a step of its own is invisible: System's "sees its write
 // complete" (the world resumes the task at completion), the world's smp_mb
 // under SC (System omits the no-op) and the world's wake-up at the end
-// of an asynchronous flush (System wakes the task with the flush).
+// of an asynchronous flush (System wakes the task with the flush), and
+// under LKMM the world's pending barrier taking effect as a step of its
+// own (System completes it inside the barrier or step that meets it).
 
 type obsKind uint8
 
@@ -84,6 +86,10 @@ func projectWorld(ev world.Event, m memory.Model) (obs, bool, error) {
 		return obs{actor: -1, kind: oFlushFail, loc: ev.Of}, true, nil
 	case world.ActDrain:
 		return obs{actor: -1, kind: oDrain, loc: ev.Of}, true, nil
+	case world.ActBarrier:
+		// LKMM: System completes a pending barrier inside the next
+		// barrier or step that meets it (memory.Memory.Fences, Settle).
+		return obs{}, false, nil
 	}
 	switch ms := ev.Milestone.(type) {
 	case nil:

@@ -178,22 +178,29 @@ func (m *lk) checkOrdered(t, loc int) error {
 // Settle is thread t taking a step that is not a memory operation (device
 // I/O, say): under LKMM the barrier after its last read-modify-write, if
 // still pending, completes first, because a fully ordered operation orders
-// every later event of its thread. Memory's own operations settle by
-// themselves. It returns m unchanged under the other models.
-func (m Memory) Settle(t int) Memory {
+// every later event of its thread. Like any barrier, it has one result per
+// order in which other threads' pending barriers may complete before it
+// (Fences). Memory's own operations settle by themselves. It returns m
+// alone under the other models and when t has no pending barrier.
+func (m Memory) Settle(t int) []Choice {
 	if m.post&(1<<t) == 0 {
-		return m
+		return []Choice{{m, 0}}
 	}
-	return m.open().settle(t).close()
+	return closeAll(m.open().lkSettles(t))
 }
 
-// settle completes t's pending barrier (the one after its last
-// read-modify-write), if any: every operation of t starts with it.
-func (m lk) settle(t int) lk {
-	if m.post&(1<<t) != 0 {
-		m = m.lkFence(t)
+// Pending reports whether thread t's barrier after its last fully ordered
+// read-modify-write is pending (LKMM; never under the other models).
+func (m *Memory) Pending(t int) bool { return m.post&(1<<t) != 0 }
+
+// lkSettles completes t's pending barrier (the one after its last
+// read-modify-write), if any, after every order of other threads' pending
+// barriers (lkFences): every operation of t starts with it.
+func (m lk) lkSettles(t int) []lkChoice {
+	if m.post&(1<<t) == 0 {
+		return []lkChoice{{m, 0}}
 	}
-	return m
+	return m.lkFences(t)
 }
 
 // Subsumption. Under LKMM a bigger view only takes behaviours away: a load
@@ -338,6 +345,10 @@ func closeAll(cs []lkChoice) []Choice {
 
 func (a Alt) withNewer(k int) Alt { return a | Alt(k)<<12 }
 
+// Orders is the part of a that names the pending barriers that completed
+// first (for a load, whose label names the value read already).
+func (a Alt) Orders() Alt { return a & (1<<(4*altThreads) - 1) }
+
 // Text describes the choice for a timeline ("" for the first one), naming
 // threads with name. store says whether the operation stored (else it read).
 func (a Alt) Text(name func(int) string, store bool) string {
@@ -378,14 +389,29 @@ func (m *lk) chain(loc int) bool {
 	return m.glued[loc]|1 == all
 }
 
-// lkLoad is a plain load: one result per store not older than t's view.
+// lkLoad is a plain load: one result per store not older than t's view
+// (after its pending barrier, in every order: lkSettles).
 func (m lk) lkLoad(t, loc int) []Loaded {
-	m = m.settle(t)
 	var out []Loaded
-	for i := int(m.cur[t].at(loc)); i < int(m.n[loc]); i++ {
-		next := m.lkRead(t, loc, i)
+	for _, c := range m.lkSettles(t) {
+		m := c.m
+		for i := int(m.cur[t].at(loc)); i < int(m.n[loc]); i++ {
+			next := m.lkRead(t, loc, i)
+			next.lkCompact(loc)
+			out = append(out, Loaded{int64(m.vals[loc][i]), next.close(), c.alt.withNewer(int(m.n[loc]) - 1 - i)})
+		}
+	}
+	return out
+}
+
+// lkLoadNewest is LoadNewest: the newest store, after t's pending barrier
+// in every order.
+func (m lk) lkLoadNewest(t, loc int) []Loaded {
+	var out []Loaded
+	for _, c := range m.lkSettles(t) {
+		next := c.m.lkRead(t, loc, int(c.m.n[loc]-1))
 		next.lkCompact(loc)
-		out = append(out, Loaded{int64(m.vals[loc][i]), next.close(), Alt(0).withNewer(int(m.n[loc]) - 1 - i)})
+		out = append(out, Loaded{int64(c.m.vals[loc][c.m.n[loc]-1]), next.close(), c.alt})
 	}
 	return out
 }
@@ -414,22 +440,24 @@ func (m lk) lkFence(t int) lk {
 // modification order after t's view and not inside a read-modify-write.
 func (m lk) lkStores(t, loc int, v int64) ([]Choice, error) {
 	m.mustWrite(t, loc, false)
-	m = m.settle(t)
-	if err := m.checkOrdered(t, loc); err != nil {
-		return nil, err
-	}
-	if m.n[loc] == MaxStores {
-		return nil, fmt.Errorf("memory: more than %d live stores to location %d", MaxStores, loc)
-	}
 	var out []Choice
-	for p := int(m.n[loc]); p > int(m.cur[t].at(loc)); p-- {
-		if p < int(m.n[loc]) && m.glued[loc]&(1<<p) != 0 {
-			continue
+	for _, c := range m.lkSettles(t) {
+		m := c.m
+		if err := m.checkOrdered(t, loc); err != nil {
+			return nil, err
 		}
-		next := m
-		next.lkInsert(t, loc, p, v, false)
-		next.lkCompact(loc)
-		out = append(out, Choice{next.close(), Alt(0).withNewer(int(m.n[loc]) - p)})
+		if m.n[loc] == MaxStores {
+			return nil, fmt.Errorf("memory: more than %d live stores to location %d", MaxStores, loc)
+		}
+		for p := int(m.n[loc]); p > int(m.cur[t].at(loc)); p-- {
+			if p < int(m.n[loc]) && m.glued[loc]&(1<<p) != 0 {
+				continue
+			}
+			next := m
+			next.lkInsert(t, loc, p, v, false)
+			next.lkCompact(loc)
+			out = append(out, Choice{next.close(), c.alt.withNewer(int(m.n[loc]) - p)})
+		}
 	}
 	return out, nil
 }
@@ -499,7 +527,19 @@ func (m lk) lkRMW(t, loc int, f func(old int64) (int64, bool)) ([]RMWResult, err
 // read-modify-write has read, and the store right after it.
 func (m lk) lkRMWOnce(t, loc int, f func(old int64) (int64, bool)) ([]RMWResult, error) {
 	m.mustWrite(t, loc, true)
-	m = m.settle(t)
+	var out []RMWResult
+	for _, c := range m.lkSettles(t) {
+		rs, err := c.m.lkRMWOnceSettled(t, loc, f, c.alt)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rs...)
+	}
+	return out, nil
+}
+
+// lkRMWOnceSettled is lkRMWOnce once t's barrier is no longer pending.
+func (m lk) lkRMWOnceSettled(t, loc int, f func(old int64) (int64, bool), first Alt) ([]RMWResult, error) {
 	if err := m.checkOrdered(t, loc); err != nil {
 		return nil, err
 	}
@@ -507,7 +547,7 @@ func (m lk) lkRMWOnce(t, loc int, f func(old int64) (int64, bool)) ([]RMWResult,
 	for i := int(m.cur[t].at(loc)); i < int(m.n[loc]); i++ {
 		old := int64(m.vals[loc][i])
 		v, ok := f(old)
-		newer := Alt(0).withNewer(int(m.n[loc]) - 1 - i)
+		newer := first.withNewer(int(m.n[loc]) - 1 - i)
 		if !ok {
 			m.mustRead(t, loc)
 			next := m.lkRead(t, loc, i)
@@ -531,13 +571,13 @@ func (m lk) lkRMWOnce(t, loc int, f func(old int64) (int64, bool)) ([]RMWResult,
 
 // lkForget forgets the views of thread t, which takes no step any more
 // (DropReader): they order nothing of its own, and others see only what
-// its stores carry, unless its barrier is still pending (the barrier
-// after a read-modify-write may still take effect before another
-// thread's), which joins its view into the global one.
+// its stores carry. A barrier of its still pending is dropped too: a
+// barrier orders its thread's earlier events before its later ones, and
+// there are none (a strong fence relates events of its own thread on
+// both sides, linux-kernel.cat); its taking effect would only give other
+// threads' barriers more to see.
 func (m *Memory) lkForget(t int) {
-	if m.post&(1<<t) != 0 {
-		return
-	}
+	m.post &^= 1 << t
 	x := lkGet(m.ext)
 	x.cur[t], x.acq[t], x.rel[t] = 0, 0, 0
 	x.unord[t] = 0

@@ -36,8 +36,10 @@ const (
 	LKMM
 )
 
-// Models lists the models the model world (Wide) has too, weakest last:
-// not LKMM yet, which protocol explorers add to their own lists.
+// Models lists the models whose operations have one result each (Store,
+// Fence, IncReturn, and Wide's of the same names), weakest last. LKMM,
+// whose operations have several (Stores, Fences, RMW; Wide's ...Choices),
+// the protocols add to their own lists.
 func Models() []Model { return []Model{SC, TSO, Relaxed} }
 
 func (m Model) String() string {
@@ -147,22 +149,21 @@ func (m *Memory) loadTSO(t, loc int) int64 {
 }
 
 // LoadNewest is a load that reads the newest store (a thread that waits for
-// a value until it sees it), raising only that location's view.
-func (m Memory) LoadNewest(t, loc int) (int64, Memory) {
-	if m.model == TSO {
-		return m.loadTSO(t, loc), m
-	}
-	if m.model == Relaxed {
+// a value until it sees it), raising only that location's view. It has one
+// result, except under LKMM when t's barrier after a read-modify-write is
+// pending: then one per order in which other threads' pending barriers
+// complete before it (Settle).
+func (m Memory) LoadNewest(t, loc int) []Loaded {
+	switch m.model {
+	case TSO:
+		return []Loaded{{Val: m.loadTSO(t, loc), Mem: m}}
+	case Relaxed:
 		m.view[t][loc] = m.n[loc] - 1
 		m.compact(loc)
+	case LKMM:
+		return m.open().lkLoadNewest(t, loc)
 	}
-	if m.model == LKMM {
-		w := m.open().settle(t) // which may drop old stores
-		w = w.lkRead(t, loc, int(w.n[loc]-1))
-		w.lkCompact(loc)
-		m = w.close()
-	}
-	return int64(m.Newest(loc)), m
+	return []Loaded{{Val: int64(m.Newest(loc)), Mem: m}}
 }
 
 // Stores is a plain store (atomic64_set, WRITE_ONCE) by thread t: one
@@ -260,7 +261,7 @@ func (m Memory) Fences(t int) []Choice {
 		return []Choice{{m.Fence(t), 0}}
 	}
 	if mutate.On(mutate.FenceWeak) {
-		return []Choice{{m.Settle(t), 0}}
+		return m.Settle(t)
 	}
 	return closeAll(m.open().lkFences(t))
 }
@@ -516,7 +517,10 @@ func (m *Memory) JoinView(dst, src, loc int) {
 		m.view[dst][loc] = max(m.view[dst][loc], m.view[src][loc])
 		m.compact(loc)
 	case LKMM:
-		w := m.open().settle(dst).settle(src)
+		if m.post&(1<<dst|1<<src) != 0 {
+			panic(fmt.Sprintf("memory: JoinView(%d, %d) under LKMM with a barrier of either pending: Settle it first (it has more than one result)", dst, src))
+		}
+		w := m.open()
 		w.cur[dst] = w.cur[dst].with(loc, max(w.cur[dst].at(loc), w.cur[src].at(loc)))
 		w.acq[dst] = w.acq[dst].join(w.cur[dst])
 		w.lkCompact(loc)

@@ -17,7 +17,7 @@ func TestMemoryCompactsDeadStores(t *testing.T) {
 		m, err = m.Store(1, x, v)
 		require.NoError(t, err)
 		if v%3 == 0 {
-			_, m = m.LoadNewest(0, x)
+			m = m.LoadNewest(0, x)[0].Mem
 		}
 	}
 	loads := m.Load(0, x)
@@ -36,8 +36,7 @@ func TestReadersAreChecked(t *testing.T) {
 		assert.Panics(t, func() { m.Load(a, x) }, "%v: a load by a thread that is not a reader", model)
 		assert.Panics(t, func() { m.SetReaders(x, 1<<a|1<<lock) }, "%v: SetReaders adds a reader", model)
 		assert.Panics(t, func() { m.AddReader(x, a, b) }, "%v: an acquire from a thread that is not a reader", model)
-		v, _ := m.LoadNewest(a, x)
-		assert.Equal(t, int64(0), v, "%v: LoadNewest needs no declaration", model)
+		assert.Equal(t, int64(0), m.LoadNewest(a, x)[0].Val, "%v: LoadNewest needs no declaration", model)
 		m.AddReader(x, a, lock)
 		assert.Equal(t, uint8(1<<a|1<<lock), m.Readers(x))
 		assert.NotPanics(t, func() { m.Load(a, x) }, "%v", model)
@@ -102,8 +101,9 @@ func TestLKMMFencesEveryOrder(t *testing.T) {
 	assert.Equal(t, "after the barrier of T2, then T1 took effect", Alt(3|2<<4).Text(func(u int) string { return fmt.Sprintf("T%d", u) }, false))
 	assert.Len(t, pending(3).Fences(0), orders(3))
 	assert.Panics(t, func() { pending(4).Fences(0) })
-	assert.Equal(t, pending(1), pending(1).Settle(0), "Settle of a thread with nothing pending")
-	assert.NotEqual(t, pending(1), pending(1).Settle(1))
+	assert.Equal(t, []Choice{{pending(1), 0}}, pending(1).Settle(0), "Settle of a thread with nothing pending")
+	assert.NotEqual(t, pending(1), pending(1).Settle(1)[0].Mem)
+	assert.Len(t, pending(2).Settle(2), orders(1), "a settle is a barrier: the others' pending ones may complete first")
 }
 
 // orders is the number of sequences of distinct elements of an n-set,
@@ -226,7 +226,9 @@ func TestLKMMLoadNewestAfterSettle(t *testing.T) {
 	m = cs[0].Mem          // after thread 1's store
 	m = m.Fences(0)[0].Mem // thread 0's barrier first: the global view has its store
 	require.Equal(t, uint8(0b10), m.post)
-	v, m := m.LoadNewest(1, x)
+	ls := m.LoadNewest(1, x)
+	require.Len(t, ls, 1, "thread 0 has no pending barrier")
+	v, m := ls[0].Val, ls[0].Mem
 	assert.Equal(t, int64(2), v)
 	var got []int64
 	for _, l := range m.Load(1, x) {

@@ -115,7 +115,9 @@ func wideRun(t *rapid.T, model Model, threads, locs, n int, ops *rapid.Generator
 		case wideOpLoadNewest:
 			step = fmt.Sprintf("op %d: T%d LoadNewest(%d)", i, th, loc)
 			var want int64
-			want, m = m.LoadNewest(th, loc)
+			l := m.LoadNewest(th, loc)
+			require.Len(t, l, 1, step)
+			want, m = l[0].Val, l[0].Mem
 			require.Equal(t, want, w.LoadNewest(th, loc), "%s: value", step)
 		case wideOpStore, wideOpStoreVisible:
 			v := val.Draw(t, "val")

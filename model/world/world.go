@@ -17,8 +17,11 @@ import (
 // which is a scheduling point. The scheduler collects every action that is
 // possible then (a task's pending call; a device completing an in-flight
 // write or flush, or failing a flush; under TSO a store buffer draining one
-// store; a task's choice among the values a relaxed load may read) and a
-// Chooser picks one: rapid, a seeded random source or a latency model.
+// store; under LKMM the pending barrier after a task's fully ordered RMW
+// taking effect; a task's choice among the values a relaxed load may read,
+// and under LKMM among the places a store may take in modification order)
+// and a Chooser picks one: rapid, a seeded random source or a latency
+// model.
 // Only one task runs at a time, so runs are deterministic given the
 // choices and replay from them.
 //
@@ -35,7 +38,11 @@ import (
 // land after it), or the initial content while no write to the block is
 // durable. Emulated FUA is treated like native FUA: a write seen without its
 // data-done event promises only itself (spec.Contract, rule 3). Memory is
-// memory.Wide: Memory's semantics without its size bounds.
+// memory.Wide: Memory's semantics without its size bounds. Under LKMM a
+// task step that is not a memory operation (I/O, a choice) first lets the
+// barrier after the task's last fully ordered RMW take effect, as the
+// explorer's Memory.Settle does; a store the memory refuses
+// (memory.ErrUnordered) fails the run.
 
 // Config describes a world.
 type Config struct {
@@ -75,6 +82,7 @@ const (
 	// the task still waits for the write.
 	ActWritePreflushed
 	ActDrain     // TSO: a thread's oldest buffered store reaches memory
+	ActBarrier   // LKMM: the barrier after a thread's fully ordered RMW takes effect
 	ActNote      // not a choice: a task's annotation in the trace
 	ActMilestone // not a choice: a protocol's typed milestone (Task.Reached)
 )
@@ -82,7 +90,7 @@ const (
 var actNames = [...]string{ActLoad: "load", ActStore: "store", ActFence: "smp_mb",
 	ActIncReturn: "inc_return", ActCAS: "cmpxchg", ActWrite: "write", ActFlush: "flush", ActRead: "read",
 	ActWake: "wake", ActChoice: "choice", ActWriteDone: "write-done", ActFlushDone: "flush-done",
-	ActFlushFail: "flush-fail", ActWritePreflushed: "write-preflushed", ActDrain: "drain", ActNote: "note",
+	ActFlushFail: "flush-fail", ActWritePreflushed: "write-preflushed", ActDrain: "drain", ActBarrier: "barrier", ActNote: "note",
 	ActMilestone: "milestone"}
 
 func (k ActionKind) String() string {
@@ -98,7 +106,7 @@ func (k ActionKind) String() string {
 // happen when their latency has passed.
 func (k ActionKind) Machine() bool {
 	switch k {
-	case ActWriteDone, ActWritePreflushed, ActFlushDone, ActFlushFail, ActDrain:
+	case ActWriteDone, ActWritePreflushed, ActFlushDone, ActFlushFail, ActDrain, ActBarrier:
 		return true
 	}
 	return false
@@ -106,9 +114,13 @@ func (k ActionKind) Machine() bool {
 
 // Action is one possible next step.
 type Action struct {
-	Kind  ActionKind
-	Task  int    // the task that acts or whose request the device serves
-	Arg   int    // ActLoad: the index among the readable values; ActChoice: the branch
+	Kind ActionKind
+	Task int // the task that acts or whose request the device serves
+	// Arg is, for ActLoad, the index among the readable values; for
+	// ActStore, ActIncReturn and ActCAS, the index among the memory's
+	// results (memory.Wide, several under LKMM; -1: the memory refused
+	// the operation, which fails the run); for ActChoice, the branch.
+	Arg   int
 	Name  string // ActChoice and ActWake: what the task chooses or waits for
 	Block int    // ActWrite, ActRead: the block
 	// Milestone is the typed meaning of an ActChoice or ActWake (the
@@ -136,7 +148,7 @@ type Event struct {
 	OK    bool   // cmpxchg succeeded; a flush or write did not fail
 	Of    int    // device events: the task whose request it serves
 	Note  string // free text for people (timelines); no logic reads it
-	Stale bool   // ActLoad: a value older than the newest was read
+	Stale bool   // ActLoad, and ActIncReturn under LKMM: a store older than the newest was read
 	// Milestone is the typed meaning of the event for the protocol that
 	// emitted it: set on ActMilestone (Task.Reached), and on ActChoice and
 	// ActWake from the branch taken. Trace validation and timing read it.
@@ -258,7 +270,7 @@ func New(cfg Config) (*World, error) {
 	if cfg.Tasks < 1 || cfg.Words < 0 || cfg.Blocks < 0 {
 		return nil, fmt.Errorf("model world: %d tasks, %d words, %d blocks", cfg.Tasks, cfg.Words, cfg.Blocks)
 	}
-	if cfg.Memory < memory.SC || cfg.Memory > memory.Relaxed {
+	if cfg.Memory < memory.SC || cfg.Memory > memory.LKMM {
 		return nil, fmt.Errorf("model world: unknown memory model %d", cfg.Memory)
 	}
 	if cfg.BlockSize == 0 {
@@ -389,6 +401,17 @@ func (w *World) actions(acts []Action) []Action {
 			for i := range w.mem.Readable(t.id, r.loc) {
 				acts = append(acts, Action{Kind: ActLoad, Task: t.id, Arg: i})
 			}
+		case ActStore, ActIncReturn, ActCAS:
+			n, err := w.memChoices(t.id, r)
+			if err != nil {
+				n = 1 // one action, which fails the run (Arg -1)
+			}
+			for i := range n {
+				if err != nil {
+					i = -1
+				}
+				acts = append(acts, Action{Kind: r.kind, Task: t.id, Arg: i})
+			}
 		case ActChoice:
 			for i, b := range r.branches {
 				if b.When == nil || b.When() {
@@ -432,7 +455,35 @@ func (w *World) actions(acts []Action) []Action {
 			acts = append(acts, Action{Kind: ActDrain, Task: th})
 		}
 	}
+	for _, th := range w.mem.Pending() {
+		acts = append(acts, Action{Kind: ActBarrier, Task: th})
+	}
 	return acts
+}
+
+// memChoices is the number of results of r, a task's store or
+// read-modify-write (one, except under LKMM), or the memory's refusal.
+func (w *World) memChoices(t int, r *request) (int, error) {
+	if w.cfg.Memory != memory.LKMM {
+		return 1, nil
+	}
+	var ks []int
+	var err error
+	if r.kind == ActStore {
+		ks, err = w.mem.StoreChoices(t, r.loc)
+	} else {
+		ks, err = w.mem.RMWChoices(t, r.loc, true, r.rmw())
+	}
+	return len(ks), err
+}
+
+// rmw is the function of a read-modify-write request.
+func (r *request) rmw() func(int64) (int64, bool) {
+	if r.kind == ActCAS {
+		old, new := r.old, r.val
+		return func(v int64) (int64, bool) { return new, v == old }
+	}
+	return func(v int64) (int64, bool) { return v + 1, true }
 }
 
 func (w *World) perform(a Action) {
@@ -450,12 +501,57 @@ func (w *World) perform(a Action) {
 		w.mem.Drain(a.Task)
 		w.record(Event{Kind: ActDrain, Task: -1, Of: a.Task})
 		return
+	case ActBarrier:
+		w.mem.Complete(a.Task)
+		w.record(Event{Kind: ActBarrier, Task: -1, Of: a.Task})
+		return
 	}
 	t := w.tasks[a.Task]
 	r := t.req
 	t.req = request{}
 	var resp response
 	ev := Event{Kind: a.Kind, Task: t.id, Loc: r.loc}
+	if a.Arg < 0 {
+		_, err := w.memChoices(t.id, &r)
+		w.Fail(fmt.Errorf("model world: task %d: %w", t.id, err))
+		return
+	}
+	switch {
+	case a.Kind == ActLoad || a.Kind == ActStore || a.Kind == ActFence || a.Kind == ActIncReturn || a.Kind == ActCAS:
+	case a.Kind == ActWake && r.kind == ActChoice: // a wake-up from a wait queue is a barrier
+	default:
+		// A step that is not a memory operation (I/O, a choice, the end
+		// of a wait for the device): under LKMM the barrier after the
+		// task's last fully ordered RMW takes effect first. Memory
+		// operations complete it themselves.
+		w.mem.Settle(t.id)
+	}
+	if w.cfg.Memory == memory.LKMM {
+		switch a.Kind {
+		case ActStore:
+			ks, _ := w.mem.StoreChoices(t.id, r.loc)
+			w.mem.StoreAt(t.id, r.loc, r.val, false, a.Arg)
+			ev.Val, ev.Note = r.val, placed(ks[a.Arg])
+			w.record(ev)
+			t.resp = resp
+			t.resume()
+			return
+		case ActIncReturn, ActCAS:
+			ks, _ := w.mem.RMWChoices(t.id, r.loc, true, r.rmw())
+			old, _, stored := w.mem.RMWAt(t.id, r.loc, true, r.rmw(), a.Arg)
+			ev.Stale = ks[a.Arg] > 0
+			if a.Kind == ActIncReturn {
+				resp.val, ev.Val = old+1, old+1
+			} else {
+				resp.ok, resp.val = stored, old
+				ev.Val, ev.OK = r.val, stored
+			}
+			w.record(ev)
+			t.resp = resp
+			t.resume()
+			return
+		}
+	}
 	switch a.Kind {
 	case ActLoad:
 		newest := len(w.mem.Readable(t.id, r.loc)) - 1
@@ -943,10 +1039,16 @@ func (w *World) describe(ev Event) string {
 		}
 		return fmt.Sprintf("load %s -> %d", w.word(ev.Loc), ev.Val)
 	case ActStore:
+		if ev.Note != "" {
+			return fmt.Sprintf("store %s = %d (%s)", w.word(ev.Loc), ev.Val, ev.Note)
+		}
 		return fmt.Sprintf("store %s = %d", w.word(ev.Loc), ev.Val)
 	case ActFence:
 		return "smp_mb()"
 	case ActIncReturn:
+		if ev.Stale {
+			return fmt.Sprintf("inc_return(%s) -> %d (read a store older than the newest)", w.word(ev.Loc), ev.Val)
+		}
 		return fmt.Sprintf("inc_return(%s) -> %d", w.word(ev.Loc), ev.Val)
 	case ActCAS:
 		if ev.OK {
@@ -980,6 +1082,17 @@ func (w *World) describe(ev Event) string {
 		return fmt.Sprintf("task %d's flush (tag %d) fails (EIO)", ev.Of, ev.Val)
 	case ActDrain:
 		return fmt.Sprintf("store buffer of task %d drains one store", ev.Of)
+	case ActBarrier:
+		return fmt.Sprintf("the barrier after task %d's read-modify-write takes effect", ev.Of)
 	}
 	return ev.Kind.String()
+}
+
+// placed describes where a store went in modification order: "" for the
+// end, else how many stores it was placed before.
+func placed(newer int) string {
+	if newer == 0 {
+		return ""
+	}
+	return fmt.Sprintf("placed before %d newer store(s)", newer)
 }
