@@ -104,13 +104,18 @@ func (v vw) with(l int, i uint8) vw {
 	return v&^(0xf<<s) | vw(i)<<s
 }
 
+// The views are compared and joined a nibble at a time all at once: a
+// nibble holds a store's index, below MaxStores = 8, so its top bit is
+// free, and (o|8) - v in each nibble neither borrows from the next nor
+// loses its top bit exactly when v <= o.
+const nibTop vw = 0x88888888
+
+// le has 0xf in each nibble where v is at or below o, 0 elsewhere.
+func (v vw) le(o vw) vw { return ((o | nibTop) - v) & nibTop >> 3 * 0xf }
+
 func (v vw) join(o vw) vw {
-	for l := 0; l < MaxLocations; l++ {
-		if i := o.at(l); i > v.at(l) {
-			v = v.with(l, i)
-		}
-	}
-	return v
+	m := o.le(v) // where o is at or below v, keep v
+	return v&m | o&^m
 }
 
 // lkViews calls f on every view of the memory: the threads', the global
@@ -239,25 +244,14 @@ func (m *lk) lkNormalize() {
 	g := m.glob
 	for t := range m.cur {
 		c, a, r := m.cur[t], m.acq[t], m.rel[t]
-		for l := 0; l < MaxLocations; l++ {
-			if ai := a.at(l); ai <= max(c.at(l), g.at(l)) {
-				a = a.with(l, c.at(l))
-			}
-			if r.at(l) <= g.at(l) {
-				r = r.with(l, 0)
-			}
-		}
-		m.acq[t], m.rel[t] = a, r
+		low := a.le(c.join(g))
+		m.acq[t] = a&^low | c&low
+		m.rel[t] = r &^ r.le(g)
 	}
 	for l := range m.mview {
 		for i := 0; i < int(m.n[l]); i++ {
 			v := m.mview[l][i]
-			for k := 0; k < MaxLocations; k++ {
-				if v.at(k) <= g.at(k) {
-					v = v.with(k, 0)
-				}
-			}
-			m.mview[l][i] = v
+			m.mview[l][i] = v &^ v.le(g)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
 )
 
 func TestMemoryCompactsDeadStores(t *testing.T) {
@@ -235,4 +236,24 @@ func TestLKMMLoadNewestAfterSettle(t *testing.T) {
 		got = append(got, l.Val)
 	}
 	assert.Equal(t, []int64{2}, got)
+}
+
+// TestViewNibbles: the views' all-at-once comparison and join agree with
+// location by location ones on every pair of views of in-range indices.
+func TestViewNibbles(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		draw := func(name string) vw {
+			var v vw
+			for l := 0; l < MaxLocations; l++ {
+				v = v.with(l, uint8(rapid.IntRange(0, MaxStores-1).Draw(t, name)))
+			}
+			return v
+		}
+		a, b := draw("a"), draw("b")
+		for l := 0; l < MaxLocations; l++ {
+			le := a.le(b)>>(4*uint(l))&0xf == 0xf
+			require.Equal(t, a.at(l) <= b.at(l), le, "location %d", l)
+			require.Equal(t, max(a.at(l), b.at(l)), a.join(b).at(l), "location %d", l)
+		}
+	})
 }
