@@ -68,8 +68,8 @@ func StandardConfig(v Variant, m memory.Model, kinds ...Kind) Config {
 	return Config{Variant: v, Memory: m, Writers: kinds, IOs: 1}
 }
 
-// Models are the memory models the protocol is checked under: the model
-// world's (memory.Models) and LKMM, which the explorer's memory has.
+// Models are the memory models the protocol is checked under: those whose
+// operations have one result (memory.Models) and LKMM.
 func Models() []memory.Model { return append(memory.Models(), memory.LKMM) }
 
 // Checks lists the rows of the DIO-count table: every variant under

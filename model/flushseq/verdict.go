@@ -82,9 +82,9 @@ func Checks() []Config {
 	return out
 }
 
-// Models are the memory models the protocol is checked under: the
-// model world's (memory.Models: SC, TSO and Relaxed), and LKMM, which the
-// explorer's memory has and the model world's has not yet.
+// Models are the memory models the protocol is checked under, in the
+// explorer and in the model world: those whose operations have one result
+// (memory.Models: SC, TSO and Relaxed), and LKMM.
 func Models() []memory.Model { return append(memory.Models(), memory.LKMM) }
 
 // Check explores one configuration exhaustively.

@@ -4,7 +4,8 @@
 //
 //   - [World]: the machine: tasks, a device with a volatile cache (its
 //     crash set follows spec.Contract; a differential test holds it to it),
-//     memory under SC, TSO or Relaxed ([Config]). [World.Run] runs a body per
+//     memory under SC, TSO, Relaxed or LKMM ([Config]; under LKMM a
+//     pending barrier taking effect is a step, [ActBarrier]). [World.Run] runs a body per
 //     task; a [Chooser] picks every step (which task, which device event,
 //     which store a load reads); [RandomChooser] is one.
 //   - [Task]: a task's handles: [Task.Device], [Task.Word], [Task.Fence],
