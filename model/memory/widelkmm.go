@@ -110,16 +110,21 @@ func (k *wideLK) compact(loc int) {
 	}
 	k.st[loc] = append([]wlStore(nil), k.st[loc][low:]...)
 	k.st[loc][0].glued = false
-	lower := func(view []int) { view[loc] = max(view[loc]-low, 0) }
+	k.views(func(view []int) { view[loc] = max(view[loc]-low, 0) })
+}
+
+// views calls f on every view: the threads', the global one and the live
+// stores' message views.
+func (k *wideLK) views(f func([]int)) {
 	for u := range k.cur {
-		lower(k.cur[u])
-		lower(k.acq[u])
-		lower(k.rel[u])
+		f(k.cur[u])
+		f(k.acq[u])
+		f(k.rel[u])
 	}
-	lower(k.glob)
+	f(k.glob)
 	for l := range k.st {
 		for i := range k.st[l] {
-			lower(k.st[l][i].mview)
+			f(k.st[l][i].mview)
 		}
 	}
 }
@@ -133,22 +138,11 @@ func (k *wideLK) read(t, loc, i int) {
 
 // insert puts t's store of v at index p of loc.
 func (k *wideLK) insert(t, loc, p int, v int64, glued bool) {
-	shift := func(view []int) {
+	k.views(func(view []int) {
 		if view[loc] >= p {
 			view[loc]++
 		}
-	}
-	for u := range k.cur {
-		shift(k.cur[u])
-		shift(k.acq[u])
-		shift(k.rel[u])
-	}
-	shift(k.glob)
-	for l := range k.st {
-		for i := range k.st[l] {
-			shift(k.st[l][i].mview)
-		}
-	}
+	})
 	mv := append([]int(nil), k.rel[t]...)
 	mv[loc] = p
 	s := k.st[loc]

@@ -105,6 +105,14 @@ func altParts(a Alt) (first []int, newer int) {
 	return first, int(a>>12) & 7
 }
 
+// completeAll lets the pending barriers of threads us take effect in w,
+// in order: what Memory did before the result taken.
+func completeAll(w *Wide, us []int) {
+	for _, u := range us {
+		w.Complete(u)
+	}
+}
+
 // index is the position of k in ks (it must be there).
 func index(t *rapid.T, ks []int, k int, what string) int {
 	i := slices.Index(ks, k)
@@ -187,9 +195,7 @@ func lkWideOps(t *rapid.T, threads, locs, n int, ops *rapid.Generator[int]) (*Wi
 			c := choose(len(loads))
 			first, newer := altParts(loads[c].Alt)
 			step += fmt.Sprintf(" load %d after the barriers of %v, %d stores newer", loc, first, newer)
-			for _, u := range first {
-				w.Complete(u)
-			}
+			completeAll(w, first)
 			n := len(w.Readable(th, loc))
 			require.Less(t, newer, n, step)
 			require.Equal(t, loads[c].Val, w.Load(th, loc, n-1-newer), "%s: value", step)
@@ -200,9 +206,7 @@ func lkWideOps(t *rapid.T, threads, locs, n int, ops *rapid.Generator[int]) (*Wi
 			c := choose(len(ls))
 			first, _ := altParts(ls[c].Alt)
 			step += fmt.Sprintf(" after the barriers of %v", first)
-			for _, u := range first {
-				w.Complete(u)
-			}
+			completeAll(w, first)
 			require.Equal(t, ls[c].Val, w.LoadNewest(th, loc), "%s: value", step)
 			m = ls[c].Mem
 		case lkOpStore:
@@ -219,9 +223,7 @@ func lkWideOps(t *rapid.T, threads, locs, n int, ops *rapid.Generator[int]) (*Wi
 			c := choose(len(cs))
 			first, nw := altParts(cs[c].Alt)
 			step += fmt.Sprintf(" store %d to %d after the barriers of %v, %d stores newer", v, loc, first, nw)
-			for _, u := range first {
-				w.Complete(u)
-			}
+			completeAll(w, first)
 			k, _ = w.StoreChoices(th, loc)
 			w.StoreAt(th, loc, v, false, index(t, k, nw, step))
 			m, stores = cs[c].Mem, stores+1
@@ -230,9 +232,7 @@ func lkWideOps(t *rapid.T, threads, locs, n int, ops *rapid.Generator[int]) (*Wi
 			c := choose(len(cs))
 			first, _ := altParts(cs[c].Alt)
 			step += fmt.Sprintf(" smp_mb after the barriers of %v", first)
-			for _, u := range first {
-				w.Complete(u)
-			}
+			completeAll(w, first)
 			w.Fence(th)
 			m = cs[c].Mem
 		case lkOpInc, lkOpCmpxchg, lkOpIncOnce, lkOpCmpxchgRlx:
@@ -260,9 +260,7 @@ func lkWideOps(t *rapid.T, threads, locs, n int, ops *rapid.Generator[int]) (*Wi
 			c := choose(len(rs))
 			first, newer := altParts(rs[c].Alt)
 			step += fmt.Sprintf(" RMW (op %d) on %d after the barriers of %v, %d stores newer", op, loc, first, newer)
-			for _, u := range first {
-				w.Complete(u)
-			}
+			completeAll(w, first)
 			k, _ = w.RMWChoices(th, loc, ordered, f)
 			o, nw, stored := w.RMWAt(th, loc, ordered, f, index(t, k, newer, step))
 			require.Equal(t, rs[c].Old, o, "%s: old", step)
@@ -278,9 +276,7 @@ func lkWideOps(t *rapid.T, threads, locs, n int, ops *rapid.Generator[int]) (*Wi
 			c := choose(len(cs))
 			first, _ := altParts(cs[c].Alt)
 			step += fmt.Sprintf(" after the barriers of %v", first)
-			for _, u := range first {
-				w.Complete(u)
-			}
+			completeAll(w, first)
 			w.Settle(th)
 			m = cs[c].Mem
 		}
