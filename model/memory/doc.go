@@ -4,14 +4,16 @@
 // these primitives, exact where it does not refuse), for a few atomic64
 // words.
 //
-//   - [Model]: SC, TSO, Relaxed or LKMM; [Models] lists those the model
-//     world has too (not LKMM yet).
+//   - [Model]: SC, TSO, Relaxed or LKMM; [Models] lists those whose
+//     operations have one result each (all but LKMM).
 //   - [Memory]: memory as a comparable value, for explicit-state search:
 //     every operation returns each result it may have ([Memory.Load],
 //     [Memory.Stores], [Memory.RMW], [Memory.RMWUnordered],
 //     [Memory.Fences]), one except under Relaxed's loads and under LKMM,
 //     each with an [Alt] that names it; [Memory.Settle] is a step of a
-//     thread that is not a memory operation.
+//     thread that is not a memory operation (I/O). Under LKMM the memory
+//     leaves out results another result subsumes, unless
+//     [Memory.Unreduced]; the views are interned (intern.go).
 //     The seams a protocol's symmetry reduction needs are methods:
 //     [Memory.Permuted], [Memory.View], [Memory.Live], [Memory.BufferLen].
 //     A location's readers ([New]) are a declaration the memory checks (a
@@ -22,9 +24,10 @@
 //   - Test-only mutations (internal/mutate) weaken smp_mb (FenceWeak), the
 //     read-modify-writes (RMWStale) and the lock's view (JoinViewLost), in
 //     Memory and Wide alike.
-//   - [Wide]: the rules of SC, TSO and Relaxed as a mutable store without
-//     fixed bounds, for the model world, where the scheduler picks which
-//     store a load reads.
+//   - [Wide]: the same rules (LKMM included, widelkmm.go) as a mutable
+//     store without fixed bounds, for the model world, where the scheduler
+//     picks which store a load reads, where a store goes and (LKMM) when a
+//     pending barrier takes effect ([Wide.Pending], [Wide.Complete]).
 //
 // Litmus tests run on these models through package model/litmus
 // (Operational), beside the axiomatic LKMM reference (model/lkmm).

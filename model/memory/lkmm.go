@@ -35,13 +35,13 @@ import (
 //     (the fencerel(Mb) of linux-kernel.bell around the two events). The
 //     barrier after it stays pending: another thread may see the store
 //     before the barrier has taken effect. It completes at the thread's
-//     next step (its next operation, or Settle before a step that is not
-//     one), or before another thread's barrier: a barrier has one result
-//     for every order in which the pending barriers of other threads may
-//     complete before it (Fences). Only barriers read and write the global
-//     view, and a barrier commutes with every other operation of another
-//     thread, so completing it no earlier than the next barrier it meets
-//     loses no outcome.
+//     next operation (or Settle, before its I/O), or before another
+//     thread's barrier: a barrier, and a thread's own pending one
+//     completing, has one result for every order in which the pending
+//     barriers of other threads may complete before it (Fences, Settle).
+//     Only barriers read and write the global view, and a barrier commutes
+//     with every other operation of another thread, so completing it no
+//     earlier than the next barrier it meets loses no outcome.
 //
 // A thread runs in program order and a load reads only stores already made.
 // That is exact where every store that follows a load of another location
