@@ -39,10 +39,9 @@ import (
 // durable. Emulated FUA is treated like native FUA: a write seen without its
 // data-done event promises only itself (spec.Contract, rule 3). Memory is
 // memory.Wide: Memory's semantics without its size bounds. Under LKMM a
-// task step that is not a memory operation (I/O, a choice) first lets the
-// barrier after the task's last fully ordered RMW take effect, as the
-// explorer's Memory.Settle does; a store the memory refuses
-// (memory.ErrUnordered) fails the run.
+// task's I/O first lets the barrier after the task's last fully ordered
+// RMW take effect, as the explorer's Memory.Settle does; a store the
+// memory refuses (memory.ErrUnordered) fails the run.
 
 // Config describes a world.
 type Config struct {
@@ -516,14 +515,13 @@ func (w *World) perform(a Action) {
 		w.Fail(fmt.Errorf("model world: task %d: %w", t.id, err))
 		return
 	}
-	switch {
-	case a.Kind == ActLoad || a.Kind == ActStore || a.Kind == ActFence || a.Kind == ActIncReturn || a.Kind == ActCAS:
-	case a.Kind == ActWake && r.kind == ActChoice: // a wake-up from a wait queue is a barrier
-	default:
-		// A step that is not a memory operation (I/O, a choice, the end
-		// of a wait for the device): under LKMM the barrier after the
-		// task's last fully ordered RMW takes effect first. Memory
-		// operations complete it themselves.
+	switch a.Kind {
+	case ActWrite, ActFlush, ActRead:
+		// I/O: under LKMM the barrier after the task's last fully
+		// ordered RMW takes effect first. Memory operations (a wake-up
+		// from a wait queue is a barrier) complete it themselves; a step
+		// of control alone (a choice, the end of a wait for the device)
+		// is no event and leaves it pending, as in the state machines.
 		w.mem.Settle(t.id)
 	}
 	if w.cfg.Memory == memory.LKMM {
