@@ -226,8 +226,8 @@ type Result[S comparable] struct {
 	Unreduced bool
 	// Reduced is set when the search stored canonical representatives (the
 	// system implements Canonicalizer and Options.NoReduce was off), or its
-	// system left out subsumed successors (InnerReducer): only then can a
-	// search without reductions differ from it.
+	// system may have left out subsumed successors (InnerReducer): only
+	// then can a search without reductions differ from it.
 	Reduced bool
 
 	sys        System[S]

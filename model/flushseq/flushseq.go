@@ -539,7 +539,11 @@ func (s *System) seeWrite(st State, t int, yield func(explore.Label, State)) {
 	// The task's barrier is not pending: it took no fully ordered RMW
 	// since it submitted the write (submitWrite), so LoadNewest has one
 	// result and Fences' orders are the step's only ones.
-	l := st.mem.LoadNewest(t, locDone(t))[0]
+	ls := st.mem.LoadNewest(t, locDone(t))
+	if len(ls) != 1 {
+		panic(fmt.Sprintf("fsync model: task %d waits for its write with its barrier pending (%d results)", t, len(ls)))
+	}
+	l := ls[0]
 	if st.wst[t] != 2 || l.Val != int64(st.task[t].round) {
 		return
 	}

@@ -301,7 +301,7 @@ func (m lk) lkFences(t int) []lkChoice {
 			if k == altThreads {
 				// Alt names at most altThreads of them: more would be
 				// orders left out, so refuse rather than drop them.
-				panic(fmt.Sprintf("memory: more than %d other threads' barriers pending at thread %d's smp_mb (Alt cannot name their orders)", altThreads, t))
+				panic(fmt.Sprintf("memory: more than %d other threads' barriers pending at a barrier of thread %d (Alt cannot name their orders)", altThreads, t))
 			}
 			walk(m.lkFence(u), alt|Alt(u+1)<<(4*k), k+1)
 		}

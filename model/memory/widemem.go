@@ -163,13 +163,7 @@ func (w *Wide) fence(t int) {
 // IncReturn is atomic64_inc_return (RMWAt under LKMM).
 func (w *Wide) IncReturn(t, loc int) int64 {
 	w.single("IncReturn")
-	read := w.rmwRead(t, loc) // Relaxed: the barrier adds no store, so this is the newest after it too
-	w.fence(t)
-	if w.model != Relaxed {
-		read = w.Newest(loc) // TSO: after the drain
-	}
-	v := read + 1
-	w.orderedStore(t, loc, v)
+	_, v, _ := w.rmw(t, loc, true, func(old int64) (int64, bool) { return old + 1, true })
 	return v
 }
 
@@ -194,19 +188,8 @@ func (w *Wide) rmwRead(t, loc int) int64 {
 // CompareAndSwap is Memory.CompareAndSwap (RMWAt under LKMM).
 func (w *Wide) CompareAndSwap(t, loc int, old, new int64) (bool, int64) {
 	w.single("CompareAndSwap")
-	if w.model == TSO {
-		w.fence(t)
-	}
-	cur := w.rmwRead(t, loc)
-	if cur != old {
-		if w.model == Relaxed {
-			w.view[t][loc] = len(w.vals[loc]) - 1
-			w.compact(loc)
-		}
-		return false, cur
-	}
-	w.orderedStore(t, loc, new)
-	return true, cur
+	cur, _, ok := w.rmw(t, loc, true, func(v int64) (int64, bool) { return new, v == old })
+	return ok, cur
 }
 
 // single panics under LKMM, where op has more than one result.
@@ -216,7 +199,9 @@ func (w *Wide) single(op string) {
 	}
 }
 
-// rmw is Memory.rmw: a read-modify-write under SC, TSO or Relaxed.
+// rmw is Memory.rmw: a read-modify-write under SC, TSO or Relaxed (TSO:
+// a locked instruction, after the drain; Relaxed: it reads the newest
+// store, the mutation RMWStale aside).
 func (w *Wide) rmw(t, loc int, ordered bool, f func(old int64) (int64, bool)) (old, new int64, stored bool) {
 	if w.model == TSO {
 		w.fence(t)

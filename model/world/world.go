@@ -403,12 +403,11 @@ func (w *World) actions(acts []Action) []Action {
 		case ActStore, ActIncReturn, ActCAS:
 			n, err := w.memChoices(t.id, r)
 			if err != nil {
-				n = 1 // one action, which fails the run (Arg -1)
+				// One action, which fails the run.
+				acts = append(acts, Action{Kind: r.kind, Task: t.id, Arg: -1})
+				continue
 			}
 			for i := range n {
-				if err != nil {
-					i = -1
-				}
 				acts = append(acts, Action{Kind: r.kind, Task: t.id, Arg: i})
 			}
 		case ActChoice:
@@ -463,9 +462,6 @@ func (w *World) actions(acts []Action) []Action {
 // memChoices is the number of results of r, a task's store or
 // read-modify-write (one, except under LKMM), or the memory's refusal.
 func (w *World) memChoices(t int, r *request) (int, error) {
-	if w.cfg.Memory != memory.LKMM {
-		return 1, nil
-	}
 	var ks []int
 	var err error
 	if r.kind == ActStore {
@@ -524,48 +520,27 @@ func (w *World) perform(a Action) {
 		// is no event and leaves it pending, as in the state machines.
 		w.mem.Settle(t.id)
 	}
-	if w.cfg.Memory == memory.LKMM {
-		switch a.Kind {
-		case ActStore:
-			ks, _ := w.mem.StoreChoices(t.id, r.loc)
-			w.mem.StoreAt(t.id, r.loc, r.val, false, a.Arg)
-			ev.Val, ev.Note = r.val, placed(ks[a.Arg])
-			w.record(ev)
-			t.resp = resp
-			t.resume()
-			return
-		case ActIncReturn, ActCAS:
-			ks, _ := w.mem.RMWChoices(t.id, r.loc, true, r.rmw())
-			old, _, stored := w.mem.RMWAt(t.id, r.loc, true, r.rmw(), a.Arg)
-			ev.Stale = ks[a.Arg] > 0
-			if a.Kind == ActIncReturn {
-				resp.val, ev.Val = old+1, old+1
-			} else {
-				resp.ok, resp.val = stored, old
-				ev.Val, ev.OK = r.val, stored
-			}
-			w.record(ev)
-			t.resp = resp
-			t.resume()
-			return
-		}
-	}
 	switch a.Kind {
 	case ActLoad:
 		newest := len(w.mem.Readable(t.id, r.loc)) - 1
 		resp.val = w.mem.Load(t.id, r.loc, a.Arg)
 		ev.Val, ev.Stale = resp.val, a.Arg < newest
 	case ActStore:
-		w.mem.Store(t.id, r.loc, r.val)
-		ev.Val = r.val
+		ks, _ := w.mem.StoreChoices(t.id, r.loc)
+		w.mem.StoreAt(t.id, r.loc, r.val, false, a.Arg)
+		ev.Val, ev.Note = r.val, placed(ks[a.Arg])
 	case ActFence:
 		w.mem.Fence(t.id)
-	case ActIncReturn:
-		resp.val = w.mem.IncReturn(t.id, r.loc)
-		ev.Val = resp.val
-	case ActCAS:
-		resp.ok, resp.val = w.mem.CompareAndSwap(t.id, r.loc, r.old, r.val)
-		ev.Val, ev.OK = r.val, resp.ok
+	case ActIncReturn, ActCAS:
+		ks, _ := w.mem.RMWChoices(t.id, r.loc, true, r.rmw())
+		old, new, stored := w.mem.RMWAt(t.id, r.loc, true, r.rmw(), a.Arg)
+		ev.Stale = ks[a.Arg] > 0 // under LKMM, a store older than the newest
+		if a.Kind == ActIncReturn {
+			resp.val, ev.Val = new, new
+		} else {
+			resp.ok, resp.val = stored, old
+			ev.Val, ev.OK = r.val, stored
+		}
 	case ActChoice:
 		resp.val = int64(a.Arg)
 		ev.Val, ev.Note, ev.Milestone = int64(a.Arg), a.Name, a.Milestone
