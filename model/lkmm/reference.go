@@ -130,16 +130,27 @@ type enumerator struct {
 	locks      map[string]bool // the locations used as spin locks
 	runs       [][]trace
 	candidates int
+	// combinations counts the combinations of runs looked at (combos).
+	combinations int
 	// maxCandidates is Reference.Candidates or MaxCandidates.
 	maxCandidates int
 	found         map[string]litmus.Outcome
 	inOrder       bool // Reference.InOrder
 }
 
+// combosPerCandidate bounds the combinations of runs combos looks at, as
+// a multiple of the candidate bound: most fail readable at once, but a
+// test whose reads have many values can have too many to look at.
+const combosPerCandidate = 64
+
 // combos picks one run per thread, then checks the candidate executions
 // of that combination.
 func (e *enumerator) combos(th int, pick []int) error {
 	if th == len(e.runs) {
+		e.combinations++
+		if e.combinations > combosPerCandidate*e.maxCandidates {
+			return fmt.Errorf("%w: more than %d combinations of the threads' runs", ErrTooLarge, combosPerCandidate*e.maxCandidates)
+		}
 		if !e.readable(pick) {
 			return nil // some read has no write of its value: no candidate
 		}
