@@ -23,7 +23,8 @@ const (
 	None Mutation = iota
 
 	// FenceWeak: smp_mb() orders nothing: under Relaxed it raises no view,
-	// under TSO it drains no store buffer. Fully ordered read-modify-writes
+	// under TSO it drains no store buffer, under LKMM it takes in and
+	// publishes nothing. Fully ordered read-modify-writes
 	// keep their own ordering.
 	FenceWeak
 	// RMWStale: a fully ordered read-modify-write (atomic64_inc_return,

@@ -72,6 +72,7 @@ type lkExtra struct {
 	unord         [MaxThreads]uint8           // per thread: the locations (bit l) it loaded since its last full barrier
 	anyOrder      bool                        // AllowUnordered
 	unreduced     bool                        // Unreduced: no subsumption of pending barriers
+	deps          bool                        // UseDependencies: views kept whole
 }
 
 // lk is a Memory under LKMM opened for an operation: its extras by value.
@@ -86,7 +87,7 @@ func (m lk) close() Memory {
 	if m.post != 0 && !m.unreduced {
 		m = m.completeSubsumed()
 	}
-	if !m.unreduced {
+	if !m.unreduced && !m.deps {
 		m.lkNormalize()
 	}
 	out := m.Memory
@@ -150,13 +151,12 @@ func (m *lk) mustWrite(t, loc int, rmw bool) {
 
 // ErrUnordered is returned for a store under LKMM that follows a load of
 // another location by its thread with no smp_mb (or fully ordered
-// read-modify-write) between:
-// LKMM orders the two only by a dependency, which this model does not
-// know, and otherwise lets the store take effect first, which an in-order
-// thread cannot, so the answer could differ from LKMM's in either
-// direction. AllowUnordered lifts it; the outcomes are then some of LKMM's
-// (a test holds them to that), not all.
-var ErrUnordered = errors.New("memory: under LKMM a store follows a load of another location with no smp_mb between (dependencies and load buffering are not modelled)")
+// read-modify-write) between and that does not depend on it (the deps of
+// StoresDep and RMWUnorderedDep): LKMM then lets the store take effect
+// first, which an in-order thread cannot, so the answer could differ from
+// LKMM's. AllowUnordered lifts it; the outcomes are then some of LKMM's (a
+// test holds them to that), not all.
+var ErrUnordered = errors.New("memory: under LKMM a store follows a load of another location with no smp_mb between and no dependency on it (load buffering is not modelled)")
 
 // AllowUnordered lets stores follow loads without a barrier under LKMM
 // (see ErrUnordered).
@@ -169,12 +169,48 @@ func (m *Memory) AllowUnordered() {
 	*m = w.close()
 }
 
+// UseDependencies declares that stores with dependencies will be made
+// (StoresDep, RMWUnorderedDep with deps other than 0): such a store is
+// placed after the message views of the stores its loads read (see
+// writeBase), so those views are kept whole instead of forgotten where the
+// global view covers them (lkNormalize). A store with dependencies on a
+// memory without the declaration panics. A no-op under the other models.
+func (m *Memory) UseDependencies() {
+	if m.model != LKMM {
+		return
+	}
+	w := m.open()
+	w.deps = true
+	*m = w.close()
+}
+
+// writeBase is the view after which t's store to loc goes. A load that
+// LKMM orders before the store (the store depends on it) has been
+// satisfied when the store executes, and with it every store that had to
+// propagate to t's CPU before the one it read (that store's message view:
+// linux-kernel.cat's prop, which links the store's overwriting to the load
+// through cumul-fence and rfe, is then part of hb with the dependency).
+// So when the store depends on every load of another location since the
+// last barrier, it goes after acq, which is cur joined with those loads'
+// message views; otherwise after cur.
+func (m *lk) writeBase(t, loc int, deps uint8) vw {
+	if deps != 0 && !m.deps {
+		panic("memory: a store with dependencies on a memory without UseDependencies")
+	}
+	if o := m.unord[t] &^ (1 << loc); o != 0 && o&^deps == 0 {
+		return m.acq[t]
+	}
+	return m.cur[t]
+}
+
 // checkOrdered refuses t's store to loc after a load of another location
-// with no barrier between. A load of loc itself is ordered before the
+// with no barrier between, unless the store depends on every such load of
+// that location (deps, bit l). A load of loc itself is ordered before the
 // store by coherence ((overwrite & int) is in LKMM's ppo), which the
-// model keeps.
-func (m *lk) checkOrdered(t, loc int) error {
-	if m.unord[t]&^(1<<loc) != 0 && !m.anyOrder {
+// model keeps; a load the store depends on is ordered before it by the
+// dependency (rwdep is in ppo).
+func (m *lk) checkOrdered(t, loc int, deps uint8) error {
+	if m.unord[t]&^(1<<loc)&^deps != 0 && !m.anyOrder {
 		return fmt.Errorf("thread %d: %w", t, ErrUnordered)
 	}
 	return nil
@@ -192,6 +228,20 @@ func (m Memory) Settle(t int) []Choice {
 		return []Choice{{m, 0}}
 	}
 	return closeAll(m.open().lkSettles(t))
+}
+
+// weakFences is smp_mb under mutate.FenceWeak: a barrier that takes in and
+// publishes nothing. Its thread's loads still count as ordered before its
+// later stores (ErrUnordered), so that the mutation weakens what the
+// barrier does to views and nothing else.
+func (m Memory) weakFences(t int) []Choice {
+	cs := m.Settle(t)
+	for i := range cs {
+		w := cs[i].Mem.open()
+		w.unord[t] = 0
+		cs[i].Mem = w.close()
+	}
+	return cs
 }
 
 // Pending reports whether thread t's barrier after its last fully ordered
@@ -432,18 +482,19 @@ func (m lk) lkFence(t int) lk {
 
 // lkStores is a plain store of v: one result per place in loc's
 // modification order after t's view and not inside a read-modify-write.
-func (m lk) lkStores(t, loc int, v int64) ([]Choice, error) {
+func (m lk) lkStores(t, loc int, v int64, deps uint8) ([]Choice, error) {
 	m.mustWrite(t, loc, false)
 	var out []Choice
 	for _, c := range m.lkSettles(t) {
 		m := c.m
-		if err := m.checkOrdered(t, loc); err != nil {
+		if err := m.checkOrdered(t, loc, deps); err != nil {
 			return nil, err
 		}
 		if m.n[loc] == MaxStores {
 			return nil, fmt.Errorf("memory: more than %d live stores to location %d", MaxStores, loc)
 		}
-		for p := int(m.n[loc]); p > int(m.cur[t].at(loc)); p-- {
+		base := m.writeBase(t, loc, deps)
+		for p := int(m.n[loc]); p > int(base.at(loc)); p-- {
 			if p < int(m.n[loc]) && m.glued[loc]&(1<<p) != 0 {
 				continue
 			}
@@ -519,11 +570,11 @@ func (m lk) lkRMW(t, loc int, f func(old int64) (int64, bool)) ([]RMWResult, err
 // lkRMWOnce is an unordered read-modify-write (atomic_inc,
 // cmpxchg_relaxed...): no barrier, the read of a store no other
 // read-modify-write has read, and the store right after it.
-func (m lk) lkRMWOnce(t, loc int, f func(old int64) (int64, bool)) ([]RMWResult, error) {
+func (m lk) lkRMWOnce(t, loc int, f func(old int64) (int64, bool), deps uint8) ([]RMWResult, error) {
 	m.mustWrite(t, loc, true)
 	var out []RMWResult
 	for _, c := range m.lkSettles(t) {
-		rs, err := c.m.lkRMWOnceSettled(t, loc, f, c.alt)
+		rs, err := c.m.lkRMWOnceSettled(t, loc, f, c.alt, deps)
 		if err != nil {
 			return nil, err
 		}
@@ -533,11 +584,12 @@ func (m lk) lkRMWOnce(t, loc int, f func(old int64) (int64, bool)) ([]RMWResult,
 }
 
 // lkRMWOnceSettled is lkRMWOnce once t's barrier is no longer pending.
-func (m lk) lkRMWOnceSettled(t, loc int, f func(old int64) (int64, bool), first Alt) ([]RMWResult, error) {
-	if err := m.checkOrdered(t, loc); err != nil {
+func (m lk) lkRMWOnceSettled(t, loc int, f func(old int64) (int64, bool), first Alt, deps uint8) ([]RMWResult, error) {
+	if err := m.checkOrdered(t, loc, deps); err != nil {
 		return nil, err
 	}
 	var out []RMWResult
+	base := m.writeBase(t, loc, deps)
 	for i := int(m.cur[t].at(loc)); i < int(m.n[loc]); i++ {
 		old := int64(m.vals[loc][i])
 		v, ok := f(old)
@@ -551,6 +603,9 @@ func (m lk) lkRMWOnceSettled(t, loc int, f func(old int64) (int64, bool), first 
 		}
 		if i+1 < int(m.n[loc]) && m.glued[loc]&(1<<(i+1)) != 0 && !mutate.On(mutate.RMWStale) {
 			continue
+		}
+		if i < int(base.at(loc)) {
+			continue // its store would go before a store its dependencies saw
 		}
 		if m.n[loc] == MaxStores {
 			return nil, fmt.Errorf("memory: more than %d live stores to location %d", MaxStores, loc)

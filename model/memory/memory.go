@@ -170,8 +170,21 @@ func (m Memory) LoadNewest(t, loc int) []Loaded {
 // result per place in modification order it may take (one except under
 // LKMM). It fails only if a bound is reached.
 func (m Memory) Stores(t, loc int, v int64) ([]Choice, error) {
+	return m.StoresDep(t, loc, v, 0)
+}
+
+// StoresDep is Stores of a store that depends on t's loads of the
+// locations in deps (bit l): on every load of each that t made since its
+// last smp_mb (or fully ordered read-modify-write), through a control
+// dependency (the store lies in an arm of a branch on the loaded value,
+// which includes everything after a return the branch takes) or a data
+// dependency (the stored value is computed from it). LKMM orders such a
+// load before the store (rwdep is in its ppo), so under LKMM the store is
+// not refused after it (ErrUnordered). The other models run in program
+// order anyway and ignore deps.
+func (m Memory) StoresDep(t, loc int, v int64, deps uint8) ([]Choice, error) {
 	if m.model == LKMM {
-		return m.open().lkStores(t, loc, v)
+		return m.open().lkStores(t, loc, v, deps)
 	}
 	next, err := m.Store(t, loc, v)
 	if err != nil {
@@ -220,7 +233,7 @@ func (m Memory) StoreVisible(t, loc int, v int64) (Memory, error) {
 // order the store may take (see Stores).
 func (m Memory) StoresVisible(t, loc int, v int64) ([]Choice, error) {
 	if m.model == LKMM {
-		return m.open().lkStores(t, loc, v)
+		return m.open().lkStores(t, loc, v, 0)
 	}
 	next, err := m.StoreVisible(t, loc, v)
 	if err != nil {
@@ -261,7 +274,7 @@ func (m Memory) Fences(t int) []Choice {
 		return []Choice{{m.Fence(t), 0}}
 	}
 	if mutate.On(mutate.FenceWeak) {
-		return m.Settle(t)
+		return m.weakFences(t)
 	}
 	return closeAll(m.open().lkFences(t))
 }
@@ -370,8 +383,14 @@ func (m Memory) orderedStore(t, loc int, v int64) (Memory, error) {
 // atomic_add, the _relaxed variants): like RMW without its barriers. Under
 // TSO it is still a locked instruction.
 func (m Memory) RMWUnordered(t, loc int, f func(old int64) (int64, bool)) ([]RMWResult, error) {
+	return m.RMWUnorderedDep(t, loc, f, 0)
+}
+
+// RMWUnorderedDep is RMWUnordered whose store depends on t's loads of the
+// locations in deps, as in StoresDep.
+func (m Memory) RMWUnorderedDep(t, loc int, f func(old int64) (int64, bool), deps uint8) ([]RMWResult, error) {
 	if m.model == LKMM {
-		return m.open().lkRMWOnce(t, loc, f)
+		return m.open().lkRMWOnce(t, loc, f, deps)
 	}
 	return m.rmw(t, loc, f, false)
 }

@@ -257,3 +257,89 @@ func TestViewNibbles(t *testing.T) {
 		}
 	})
 }
+
+// TestLKMMDependencies: under LKMM a store after a load of another
+// location with no barrier between is refused unless it depends on that
+// location's loads; a dependency on one location does not cover another,
+// nor a load made after the store; smp_mb covers all.
+func TestLKMMDependencies(t *testing.T) {
+	const x, y, z = 0, 1, 2
+	inc := func(old int64) (int64, bool) { return old + 1, true }
+	m := New(LKMM, [MaxLocations]uint8{x: 1, y: 1, z: 1})
+	m = m.Load(0, x)[0].Mem
+	assert.Panics(t, func() { _, _ = m.StoresDep(0, y, 1, 1<<x) }, "a dependency without UseDependencies")
+	m.UseDependencies()
+	_, err := m.Stores(0, y, 1)
+	require.ErrorIs(t, err, ErrUnordered, "a store after an unfenced load of x")
+	_, err = m.RMWUnordered(0, y, inc)
+	require.ErrorIs(t, err, ErrUnordered, "an unordered RMW after an unfenced load of x")
+	_, err = m.StoresDep(0, y, 1, 1<<z)
+	require.ErrorIs(t, err, ErrUnordered, "a dependency on z does not order the load of x")
+	cs, err := m.StoresDep(0, y, 1, 1<<x)
+	require.NoError(t, err, "a store that depends on the load of x")
+	_, err = m.RMWUnorderedDep(0, y, inc, 1<<x)
+	require.NoError(t, err, "an unordered RMW that depends on the load of x")
+	_, err = cs[0].Mem.Stores(0, z, 1)
+	require.ErrorIs(t, err, ErrUnordered, "the dependency covered one store only")
+	cs, err = m.Stores(0, x, 1)
+	require.NoError(t, err, "a store to the location loaded: ordered by coherence")
+	m = m.Load(0, y)[0].Mem
+	_, err = m.StoresDep(0, z, 1, 1<<x)
+	require.ErrorIs(t, err, ErrUnordered, "the load of y is not depended on")
+	_, err = m.StoresDep(0, z, 1, 1<<x|1<<y)
+	require.NoError(t, err)
+	for _, c := range m.Fences(0) {
+		_, err = c.Mem.Stores(0, z, 1)
+		require.NoError(t, err, "smp_mb orders every earlier load")
+	}
+	for _, model := range Models() {
+		m := New(model, [MaxLocations]uint8{x: 1, y: 1})
+		m.UseDependencies()
+		m = m.Load(0, x)[0].Mem
+		_, err := m.StoresDep(0, y, 1, 1<<x)
+		assert.NoError(t, err, "%v runs in program order", model)
+	}
+}
+
+// TestLKMMDependentStorePlacement: a store that depends on a load goes
+// after the stores that load's message view holds (S+mb+data: P0 stores
+// a=2, smp_mb, b=1; P1 reads b=1 and stores a from it: its store cannot
+// go before a=2), and a plain store does not (it is refused); with
+// AllowUnordered the store without dependency may go before a=2.
+func TestLKMMDependentStorePlacement(t *testing.T) {
+	const a, b = 0, 1
+	places := func(m Memory, deps uint8) []int64 {
+		var finals []int64
+		cs, err := m.StoresDep(1, a, 1, deps)
+		require.NoError(t, err)
+		for _, c := range cs {
+			finals = append(finals, int64(c.Mem.Newest(a)))
+		}
+		return finals
+	}
+	for _, anyOrder := range []bool{false, true} {
+		m := New(LKMM, [MaxLocations]uint8{a: 0b11, b: 0b11})
+		m.UseDependencies()
+		if anyOrder {
+			m.AllowUnordered()
+		}
+		cs, err := m.Stores(0, a, 2)
+		require.NoError(t, err)
+		m = cs[0].Mem.Fences(0)[0].Mem
+		cs, err = m.Stores(0, b, 1)
+		require.NoError(t, err)
+		m = cs[0].Mem
+		var read bool
+		for _, l := range m.Load(1, b) {
+			if l.Val != 1 {
+				continue
+			}
+			read = true
+			assert.Equal(t, []int64{1}, places(l.Mem, 1<<b), "a store that depends on the load of b=1 goes after a=2")
+			if anyOrder {
+				assert.Equal(t, []int64{1, 2}, places(l.Mem, 0), "without the dependency it may go before a=2")
+			}
+		}
+		require.True(t, read)
+	}
+}

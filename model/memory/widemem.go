@@ -132,7 +132,10 @@ func (w *Wide) append(t, loc int, v int64) {
 func (w *Wide) Fence(t int) {
 	if w.lk != nil {
 		if mutate.On(mutate.FenceWeak) {
+			// Takes in and publishes nothing; t's loads still count as
+			// ordered before its later stores (Memory's weakFences).
 			w.lk.settle(t)
+			clear(w.lk.unord[t])
 		} else {
 			w.lk.fence(t)
 		}
