@@ -52,7 +52,7 @@ func compile(m memory.Model, t *Test) (*opSystem, error) {
 		}
 	}
 	for ti, th := range t.Threads {
-		c := &compiler{sys: sys, m: m, name: t.Name, thread: ti, locs: locIndex, regs: map[string]int{}, wrote: map[string]bool{}}
+		c := &compiler{sys: sys, m: m, name: t.Name, thread: ti, locs: locIndex, regs: map[string]int{}, wrote: map[string]bool{}, dep: newDepAnalysis()}
 		if err := c.stmts(th.Body); err != nil {
 			return nil, err
 		}
@@ -76,6 +76,7 @@ type compiler struct {
 	regs    map[string]int
 	wrote   map[string]bool
 	written []string
+	dep     *depAnalysis
 }
 
 func (c *compiler) reg(name string, line int) error {
@@ -144,7 +145,7 @@ func (c *compiler) stmts(body []Stmt) error {
 					return err
 				}
 			}
-			c.code = append(c.code, instr{kind: iAccess, line: s.Line, access: a, loc: loc})
+			c.code = append(c.code, instr{kind: iAccess, line: s.Line, access: a, loc: loc, deps: c.dep.access(a, loc)})
 		case s.Assign != nil:
 			if err := c.expr(s.Assign.Val, s.Line); err != nil {
 				return err
@@ -152,6 +153,7 @@ func (c *compiler) stmts(body []Stmt) error {
 			if err := c.write(s.Assign.Reg, s.Line); err != nil {
 				return err
 			}
+			c.dep.assign(s.Assign)
 			c.code = append(c.code, instr{kind: iAssign, line: s.Line, assign: s.Assign})
 		case s.If != nil:
 			if err := c.expr(s.If.Cond, s.Line); err != nil {
@@ -159,10 +161,13 @@ func (c *compiler) stmts(body []Stmt) error {
 			}
 			branch := len(c.code)
 			c.code = append(c.code, instr{kind: iBranch, line: s.Line, cond: s.If.Cond})
+			before := c.dep.branch(s.If.Cond)
 			if err := c.stmts(s.If.Then); err != nil {
 				return err
 			}
+			first := c.dep.otherArm(before, s.If.Cond)
 			if len(s.If.Else) == 0 {
+				c.dep.join(before, first)
 				c.code[branch].target = len(c.code)
 				continue
 			}
@@ -172,6 +177,7 @@ func (c *compiler) stmts(body []Stmt) error {
 			if err := c.stmts(s.If.Else); err != nil {
 				return err
 			}
+			c.dep.join(before, first)
 			c.code[jump].target = len(c.code)
 		default:
 			return fmt.Errorf("%s: line %d: empty statement in P%d", c.name, s.Line, c.thread)

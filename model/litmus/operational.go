@@ -27,8 +27,10 @@ package litmus
 //   - LKMM (memory.LKMM, named LKMM-memory here): Relaxed's primitives
 //     and the unordered read-modify-writes (atomic_add and its spellings,
 //     the _relaxed variants); a store that follows a load of another
-//     location in its thread with no smp_mb between is refused (memory.ErrUnordered: the model is
-//     exact only without such a store) unless Operational.InOrder.
+//     location in its thread with no smp_mb between is refused
+//     (memory.ErrUnordered: the model has no load buffering) unless it
+//     depends on that load, through its value or the ifs it lies in
+//     (deps.go), or Operational.InOrder.
 //   - spin_lock is an atomic test-and-set of the lock word that has no step
 //     while the lock is held (the thread waits); spin_unlock stores 0. An
 //     execution where a thread waits forever for a lock is not an outcome.
@@ -173,6 +175,7 @@ type instr struct {
 	assign *Assign
 	cond   Expr
 	target int
+	deps   uint8 // a store's: the locations whose loads it depends on (deps.go)
 }
 
 // faults that end a run.
@@ -224,14 +227,19 @@ func (s *opSystem) Actors() []string {
 
 func (s *opSystem) Init() []opState {
 	var readers [memory.MaxLocations]uint8
+	deps := false
 	for t, code := range s.code {
 		for _, in := range code {
 			if in.kind == iAccess && in.loc >= 0 {
 				readers[in.loc] |= 1 << t
 			}
+			deps = deps || in.deps != 0
 		}
 	}
 	st := opState{mem: memory.New(s.model, readers)}
+	if deps {
+		st.mem.UseDependencies()
+	}
 	if s.inOrder {
 		st.mem.AllowUnordered()
 	}
@@ -393,7 +401,7 @@ func (s *opSystem) step(st opState, t int, in instr, yield func(explore.Label, o
 			fail(faultRange)
 			return
 		}
-		ms, err := st.mem.Stores(t, in.loc, d)
+		ms, err := st.mem.StoresDep(t, in.loc, d, in.deps)
 		if errors.Is(err, memory.ErrUnordered) {
 			fail(faultUnordered)
 			return
@@ -462,11 +470,13 @@ func (s *opSystem) step(st opState, t int, in instr, yield func(explore.Label, o
 			rangeFault = rangeFault || !ok
 			return dv, true
 		}
-		rmw := st.mem.RMW
+		var rs []memory.RMWResult
+		var err error
 		if op.Info().Order == Once {
-			rmw = st.mem.RMWUnordered // only under LKMM (compile)
+			rs, err = st.mem.RMWUnorderedDep(t, in.loc, f, in.deps) // only under LKMM (compile)
+		} else {
+			rs, err = st.mem.RMW(t, in.loc, f)
 		}
-		rs, err := rmw(t, in.loc, f)
 		if errors.Is(err, memory.ErrUnordered) {
 			fail(faultUnordered)
 			return
@@ -501,7 +511,7 @@ func (s *opSystem) faultText(f fault) string {
 	case faultRange:
 		return fmt.Sprintf("line %d: P%d: a value of %s beyond the %d..%d from its initial value that memory.Memory holds", in.line, f.thread, s.test.Locs[in.loc], -128, 127)
 	case faultUnordered:
-		return fmt.Sprintf("line %d: P%d: a store after a load of another location with no smp_mb between: memory.LKMM models neither the dependency that may order them nor load buffering", in.line, f.thread)
+		return fmt.Sprintf("line %d: P%d: a store after a load of another location with no smp_mb between and no dependency on it: memory.LKMM does not model load buffering", in.line, f.thread)
 	case faultMemory:
 		if s.model == memory.TSO {
 			return fmt.Sprintf("line %d: P%d: more stores waiting in the store buffer than memory.Memory holds", in.line, f.thread)

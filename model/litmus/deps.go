@@ -1,0 +1,181 @@
+package litmus
+
+import "github.com/flushproof/flushproof/model/memory"
+
+// Dependencies for memory.LKMM. That model refuses a store that follows a
+// load of another location with no smp_mb between, unless the caller says
+// the store depends on every such load of that location
+// (memory.Memory.StoresDep). The compiler works that out from the code,
+// erring on the side of refusing:
+//
+//   - A store depends on a load through the registers its value is computed
+//     from (data) and through the conditions of the ifs it lies in (ctrl),
+//     as the LKMM reference's events do (an if's ctrl reaches its arms
+//     only). Expect of a cmpxchg is no dependency of its store.
+//   - A register's loads are those it depends on on every path to the
+//     point (the intersection where the arms of an if meet): a dependency
+//     that holds on one path only is no dependency.
+//   - A location's loads since the last full barrier are those on any path
+//     (the union where the arms meet). smp_mb, and a fully ordered
+//     read-modify-write other than cmpxchg (which may fail and order
+//     nothing), start them afresh; so does nothing else.
+//
+// A store's deps are the locations whose loads since the last barrier are
+// all among the loads it depends on. Dependencies through memory (a store
+// the thread reads back, carry-dep in linux-kernel.cat) are not followed,
+// so a store that LKMM orders that way is still refused.
+
+// depState is what the analysis knows at a point of a thread's code. Loads
+// are numbered in the order they appear in the code, one bit each; past
+// 64 the analysis gives up (no deps).
+type depState struct {
+	taint map[string]uint64           // register: the loads it depends on, on every path
+	ctrl  uint64                      // the loads the enclosing if conditions depend on
+	loads [memory.MaxLocations]uint64 // per location: its loads since the last full barrier, on any path
+	_     struct{}
+}
+
+type depAnalysis struct {
+	next     int // number of the next load
+	overflow bool
+	st       depState
+}
+
+func newDepAnalysis() *depAnalysis {
+	return &depAnalysis{st: depState{taint: map[string]uint64{}}}
+}
+
+func (d *depAnalysis) regs(e Expr) uint64 {
+	var t uint64
+	e.Regs(func(r string) { t |= d.st.taint[r] })
+	return t
+}
+
+// load numbers a read of loc and returns its bit.
+func (d *depAnalysis) load(loc int) uint64 {
+	if d.next == 64 {
+		d.overflow = true
+		return 0
+	}
+	b := uint64(1) << d.next
+	d.next++
+	d.st.loads[loc] |= b
+	return b
+}
+
+// deps is the deps of a store whose value comes from e.
+func (d *depAnalysis) deps(e Expr) uint8 {
+	if d.overflow {
+		return 0
+	}
+	on := d.regs(e) | d.st.ctrl
+	var out uint8
+	for l, ls := range d.st.loads {
+		if ls != 0 && ls&^on == 0 {
+			out |= 1 << l
+		}
+	}
+	return out
+}
+
+// access steps the analysis over a at loc and returns the deps of its
+// store (0 if it stores nothing).
+func (d *depAnalysis) access(a *Access, loc int) uint8 {
+	info := a.Op.Info()
+	switch {
+	case info.Fence:
+		if a.Op == OpMb {
+			d.st.loads = [memory.MaxLocations]uint64{}
+		}
+		return 0
+	case info.Reads && !info.Writes:
+		b := d.load(loc)
+		if a.Reg != "" {
+			d.st.taint[a.Reg] = b
+		}
+		return 0
+	case !info.Reads && info.Writes:
+		return d.deps(a.Val)
+	}
+	// A read-modify-write: its store depends on what its value comes from.
+	deps := d.deps(a.Val)
+	vt := d.regs(a.Val)
+	if info.Order == Mb && !a.Op.IsCmpxchg() {
+		d.st.loads = [memory.MaxLocations]uint64{}
+	}
+	b := d.load(loc)
+	if a.Reg != "" {
+		t := b
+		if a.Op.ReturnsNew() {
+			t |= vt
+		}
+		d.st.taint[a.Reg] = t
+	}
+	return deps
+}
+
+func (d *depAnalysis) assign(a *Assign) { d.st.taint[a.Reg] = d.regs(a.Val) }
+
+// branch enters the first arm of an if on cond and returns the state
+// before the if.
+func (d *depAnalysis) branch(cond Expr) depState {
+	before := d.st.clone()
+	d.st.ctrl |= d.regs(cond)
+	return before
+}
+
+// otherArm ends the first arm of the if that branch entered and enters the
+// second (empty if the if has no else), returning the state at the end of
+// the first.
+func (d *depAnalysis) otherArm(before depState, cond Expr) depState {
+	first := d.st
+	d.st = before.clone()
+	d.st.ctrl |= d.regs(cond)
+	return first
+}
+
+// join meets the ends of an if's two arms, given the state before the if
+// and at the end of the first arm; ctrl is restored from before the if.
+func (d *depAnalysis) join(before, first depState) {
+	for r, t := range d.st.taint {
+		d.st.taint[r] = t & first.taint[r] // a register neither arm set keeps its taint in both
+	}
+	for r := range first.taint {
+		if _, ok := d.st.taint[r]; !ok {
+			d.st.taint[r] = 0
+		}
+	}
+	for l := range d.st.loads {
+		d.st.loads[l] |= first.loads[l]
+	}
+	d.st.ctrl = before.ctrl
+}
+
+func (s depState) clone() depState {
+	c := s
+	c.taint = make(map[string]uint64, len(s.taint))
+	for r, t := range s.taint {
+		c.taint[r] = t
+	}
+	return c
+}
+
+// DependentStores counts the stores in t's code (plain, or the store of a
+// read-modify-write) that memory.LKMM is told depend on loads of other
+// locations: the ones the dependency lets through. 0 if memory.LKMM does
+// not run t.
+func DependentStores(t *Test) int {
+	sys, err := compile(memory.LKMM, t)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, code := range sys.code {
+		for _, in := range code {
+			if in.deps != 0 && in.deps&^(1<<in.loc) != 0 {
+				n++
+			}
+		}
+	}
+	return n
+}
