@@ -102,7 +102,7 @@ func TestFlushSeqWorldLarge(t *testing.T) {
 // only (under SC and TSO it must pass).
 func TestFlushSeqWorldMutants(t *testing.T) {
 	for _, v := range flushseq.Variants() {
-		if !v.Mutant() || v == flushseq.MutantDAXSkips {
+		if !v.Mutant() || !v.InWorld() {
 			continue
 		}
 		t.Run(v.String(), func(t *testing.T) {
@@ -136,8 +136,7 @@ func TestFlushSeqWorldTraceValidation(t *testing.T) {
 	rapidctl.Check(t, 1000, func(t *rapid.T) {
 		var vs []flushseq.Variant
 		for _, v := range flushseq.Variants() {
-			// DAX is not in the world.
-			if v != flushseq.MutantDAXSkips {
+			if v.InWorld() {
 				vs = append(vs, v)
 			}
 		}

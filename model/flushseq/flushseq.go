@@ -1,6 +1,7 @@
 package flushseq
 
 import (
+	"errors"
 	"fmt"
 	"math/bits"
 
@@ -50,6 +51,7 @@ const (
 	MutantDAXSkips                               // mutant: DAX tasks skip on the counter too
 	BenignPlainStore                             // benign: completed = seq, a plain store, not a max
 	GroupCommit                                  // ours: improved, but first wait for the earlier flushes in flight
+	MutantRelaxedNumber                          // mutant: numbered with inc_return_relaxed (the smp_mb before S kept)
 )
 
 var variantNames = map[Variant]string{
@@ -58,6 +60,7 @@ var variantNames = map[Variant]string{
 	MutantGreaterEqual: "mutant->=", MutantAdvanceOnFailure: "mutant-advance-on-failed-flush",
 	MutantNumberAfterSubmit: "mutant-number-after-submit", MutantDAXSkips: "mutant-dax-skips",
 	BenignPlainStore: "benign-plain-store-completed", GroupCommit: "group-commit",
+	MutantRelaxedNumber: "mutant-inc_return_relaxed",
 }
 
 func (v Variant) String() string {
@@ -70,8 +73,12 @@ func (v Variant) String() string {
 // Variants lists every variant.
 func Variants() []Variant {
 	return []Variant{Baseline, Patched, Improved, GroupCommit, BenignPlainStore,
-		MutantReadBeforeWriteback, MutantNoMB, MutantGreaterEqual, MutantAdvanceOnFailure, MutantNumberAfterSubmit, MutantDAXSkips}
+		MutantReadBeforeWriteback, MutantNoMB, MutantRelaxedNumber, MutantGreaterEqual, MutantAdvanceOnFailure, MutantNumberAfterSubmit, MutantDAXSkips}
 }
+
+// InWorld reports whether the model world runs the variant (Program): it
+// has no DAX files, and its words (spec.Word) have no relaxed increment.
+func (v Variant) InWorld() bool { return v != MutantDAXSkips && v != MutantRelaxedNumber }
 
 // Mutant reports whether the variant is a negative control.
 func (v Variant) Mutant() bool {
@@ -215,6 +222,9 @@ func (s *System) Init() []State {
 		}
 	}
 	st := State{mem: memory.New(s.cfg.Memory, readers)}
+	if s.cfg.Variant.numbersRelaxed() {
+		st.mem.UseDependencies()
+	}
 	if s.unreduced {
 		st.mem.Unreduced()
 	}
@@ -288,6 +298,9 @@ func (s *System) describe(l explore.Label) string {
 		}
 		return fmt.Sprintf("completed=%d %s S=%d: no skip", a, noSkip, v)
 	case kNumber:
+		if s.cfg.Variant.numbersRelaxed() {
+			return fmt.Sprintf("seq = inc_return_relaxed(submitted) -> %d", v)
+		}
 		return fmt.Sprintf("seq = inc_return(submitted) -> %d", v)
 	case kSubmitF:
 		return fmt.Sprintf("submit flush (seq %d)", v)
@@ -420,6 +433,10 @@ func (v Variant) fencesBeforeS() bool { return v != MutantNoMB }
 // numbersFlushes: every variant but Baseline numbers its flushes and may
 // skip on the counters.
 func (v Variant) numbersFlushes() bool { return v != Baseline }
+
+// numbersRelaxed: mutant MutantRelaxedNumber numbers its flush with
+// atomic64_inc_return_relaxed.
+func (v Variant) numbersRelaxed() bool { return v == MutantRelaxedNumber }
 
 // daxSkips: mutant MutantDAXSkips lets a DAX task skip on the counters too.
 func (v Variant) daxSkips() bool { return v == MutantDAXSkips }
@@ -781,7 +798,22 @@ func (s *System) joinRecheck(st State, t int, yield func(explore.Label, State)) 
 
 // numberFlush takes the flush's number.
 func (s *System) numberFlush(st State, t int, yield func(explore.Label, State)) {
-	rs, err := st.mem.RMW(t, locSubmitted, func(old int64) (int64, bool) { return old + 1, true })
+	inc := func(old int64) (int64, bool) { return old + 1, true }
+	var rs []memory.RMWResult
+	var err error
+	if s.cfg.Variant.numbersRelaxed() {
+		// mutant MutantRelaxedNumber: an unordered increment, so the
+		// number may reach other tasks after the flush was submitted; the
+		// patch's atomic64_inc_return is fully ordered. The increment lies
+		// after the return that completed > S takes: a control dependency
+		// on the load of completed, which LKMM orders before its store.
+		rs, err = st.mem.RMWUnorderedDep(t, locSubmitted, inc, 1<<locCompleted)
+	} else {
+		rs, err = st.mem.RMW(t, locSubmitted, inc)
+	}
+	if errors.Is(err, memory.ErrUnordered) {
+		panic(fmt.Sprintf("fsync model: %v", err))
+	}
 	if err != nil {
 		panic(fmt.Sprintf("fsync model: %v (raise the memory bounds)", err))
 	}

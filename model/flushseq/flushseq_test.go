@@ -2,6 +2,7 @@ package flushseq
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/flushproof/flushproof/model/device"
@@ -126,6 +127,35 @@ func TestDAXTaskFlushesInEveryVariant(t *testing.T) {
 			if tasks == 1 && v != MutantDAXSkips {
 				assert.Nil(t, r.Violation, "%v: one DAX task alone is safe", v)
 			}
+		}
+	}
+}
+
+// TestRelaxedNumberingOneSided: the flush sequence with the barrier on the
+// reader's side only (smp_mb before reading S kept, the numbering
+// inc_return_relaxed) is UNSAFE under LKMM, waking from sleep or not, and
+// its counterexample has a task read a stale S after its smp_mb; under SC,
+// TSO and Relaxed it is SAFE. The increment after the load of completed is
+// not refused: it depends on that load.
+func TestRelaxedNumberingOneSided(t *testing.T) {
+	for _, m := range Models() {
+		for _, sleeps := range []bool{false, true} {
+			c := StandardConfig(MutantRelaxedNumber, m)
+			c.WaiterSleeps = sleeps
+			sys, err := NewSystem(c)
+			require.NoError(t, err)
+			r := explore.Explore[State](sys, explore.Options{})
+			require.Empty(t, r.Stopped)
+			if m != memory.LKMM {
+				assert.Nil(t, r.Violation, "%v, waiter sleeps %v", m, sleeps)
+				continue
+			}
+			require.NotNil(t, r.Violation, "waiter sleeps %v", sleeps)
+			stale := false
+			for _, st := range r.Violation.Path {
+				stale = stale || (st.Label.Kind == kReadS && strings.Contains(st.Text, "stale"))
+			}
+			assert.True(t, stale, "waiter sleeps %v: the counterexample reads a stale S", sleeps)
 		}
 	}
 }

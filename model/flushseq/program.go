@@ -16,8 +16,8 @@ import (
 // the same protocol for runs far beyond the explorer's bounds (any number of
 // tasks and fsyncs), with every call a scheduling point of the world.
 //
-// Variants: every Variant but MutantDAXSkips (the world has no DAX files),
-// group commit included: it waits for the flushes numbered <= S to end as
+// Variants: every Variant that InWorld reports (all but the DAX mutant and
+// the relaxed numbering), group commit included: it waits for the flushes numbered <= S to end as
 // impl.Syncer's GroupCommit policy does, and is validated against
 // System's GroupCommit like the other variants.
 //
@@ -62,7 +62,7 @@ func (p *Program) WorldConfig(tasks int, m memory.Model) world.Config {
 // Run runs the program in w and then, if the machine crashed, checks every
 // acknowledged write against what the crash may leave.
 func (p *Program) Run(w *world.World, ch world.Chooser) (world.Outcome, error) {
-	if _, ok := variantNames[p.Variant]; !ok || p.Variant == MutantDAXSkips {
+	if _, ok := variantNames[p.Variant]; !ok || !p.Variant.InWorld() {
 		return world.Outcome{}, fmt.Errorf("fsync program: variant %v is not supported in the model world", p.Variant)
 	}
 	if p.Fsyncs < 1 {

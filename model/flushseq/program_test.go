@@ -20,7 +20,7 @@ func runProgram(t *testing.T, p *Program, tasks int, m memory.Model, failures bo
 
 func TestFsyncProgramRandomRuns(t *testing.T) {
 	for _, v := range Variants() {
-		if v == MutantDAXSkips { // the world has no DAX files
+		if !v.InWorld() {
 			continue
 		}
 		for _, m := range Models() {
@@ -48,7 +48,7 @@ func TestFsyncProgramRandomRuns(t *testing.T) {
 // and joined one in flight at least once, or its own steps went unchecked.
 func TestFsyncProgramValidated(t *testing.T) {
 	for _, v := range Variants() {
-		if v == MutantDAXSkips {
+		if !v.InWorld() {
 			continue
 		}
 		t.Run(v.String(), func(t *testing.T) {
