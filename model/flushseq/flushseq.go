@@ -223,7 +223,7 @@ func (s *System) Init() []State {
 	}
 	st := State{mem: memory.New(s.cfg.Memory, readers)}
 	if s.cfg.Variant.numbersRelaxed() {
-		st.mem.UseDependencies()
+		st.mem.UseOrderings()
 	}
 	if s.unreduced {
 		st.mem.Unreduced()
@@ -807,7 +807,7 @@ func (s *System) numberFlush(st State, t int, yield func(explore.Label, State)) 
 		// patch's atomic64_inc_return is fully ordered. The increment lies
 		// after the return that completed > S takes: a control dependency
 		// on the load of completed, which LKMM orders before its store.
-		rs, err = st.mem.RMWUnorderedDep(t, locSubmitted, inc, 1<<locCompleted)
+		rs, err = st.mem.RMWOrdered(t, locSubmitted, inc, memory.RMWOrder{Deps: 1 << locCompleted})
 	} else {
 		rs, err = st.mem.RMW(t, locSubmitted, inc)
 	}

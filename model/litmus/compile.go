@@ -14,9 +14,10 @@ func supported(m memory.Model, op Op) bool {
 	case memory.Relaxed:
 	case memory.LKMM:
 		switch op {
-		case OpAdd, OpAddReturnRlx, OpFetchAddRlx, OpXchgRlx, OpCmpxchgRlx:
-			return true // unordered read-modify-writes
+		case OpSpinLock, OpSpinUnlock, OpMbAfterSpinlock:
+			return false // no locks
 		}
+		return true
 	default:
 		return true
 	}
@@ -52,7 +53,7 @@ func compile(m memory.Model, t *Test) (*opSystem, error) {
 		}
 	}
 	for ti, th := range t.Threads {
-		c := &compiler{sys: sys, m: m, name: t.Name, thread: ti, locs: locIndex, regs: map[string]int{}, wrote: map[string]bool{}, dep: newDepAnalysis()}
+		c := &compiler{sys: sys, m: m, name: t.Name, thread: ti, locs: locIndex, regs: map[string]int{}, wrote: map[string]bool{}, dep: newDepAnalysis(), hasRMW: hasRMW(th.Body)}
 		if err := c.stmts(th.Body); err != nil {
 			return nil, err
 		}
@@ -77,6 +78,7 @@ type compiler struct {
 	wrote   map[string]bool
 	written []string
 	dep     *depAnalysis
+	hasRMW  bool // the thread has a read-modify-write (atomicFence)
 }
 
 func (c *compiler) reg(name string, line int) error {
@@ -123,6 +125,10 @@ func (c *compiler) stmts(body []Stmt) error {
 			if !supported(c.m, a.Op) {
 				return fmt.Errorf("%s: line %d: %w: %s does not support %s", c.name, s.Line, ErrUnsupported, c.m, a.Op)
 			}
+			as, err := c.atomicFence(body, i)
+			if err != nil {
+				return err
+			}
 			info := a.Op.Info()
 			loc := -1
 			if !info.Fence {
@@ -145,7 +151,7 @@ func (c *compiler) stmts(body []Stmt) error {
 					return err
 				}
 			}
-			c.code = append(c.code, instr{kind: iAccess, line: s.Line, access: a, loc: loc, deps: c.dep.access(a, loc)})
+			c.code = append(c.code, instr{kind: iAccess, line: s.Line, access: a, loc: loc, fence: as, deps: c.dep.access(a, as, loc)})
 		case s.Assign != nil:
 			if err := c.expr(s.Assign.Val, s.Line); err != nil {
 				return err
@@ -184,4 +190,57 @@ func (c *compiler) stmts(body []Stmt) error {
 		}
 	}
 	return nil
+}
+
+// atomicFence is what the access at body[i] does as a fence under
+// memory.LKMM: smp_mb__before_atomic and smp_mb__after_atomic make the
+// read-modify-write after or before them fully ordered, which is smp_mb at
+// the fence when that RMW is the very next or last statement (then the
+// events the fence separates are those that linux-kernel.bell's mb for it
+// relates: fencerel(Before-atomic) ; [RMW] ; po? and po? ; [RMW] ;
+// fencerel(After-atomic)), and nothing when the thread has no
+// read-modify-write at all. Otherwise, with other accesses between, the
+// fence is refused (memory.Memory would order those too). Every other
+// access, and every fence under the other models, is itself (OpMb for
+// smp_mb, OpRmb, OpWmb; OpBarrier for those that order nothing here).
+func (c *compiler) atomicFence(body []Stmt, i int) (Op, error) {
+	op := body[i].Access.Op
+	if !op.Info().Fence {
+		return 0, nil
+	}
+	if c.m != memory.LKMM {
+		if op == OpMb {
+			return OpMb, nil
+		}
+		return op, nil
+	}
+	var adj int
+	switch op {
+	case OpMbBeforeAtomic:
+		adj = i + 1
+	case OpMbAfterAtomic:
+		adj = i - 1
+	default:
+		return op, nil
+	}
+	if adj >= 0 && adj < len(body) && body[adj].Access != nil && body[adj].Access.Op.IsRMW() {
+		return OpMb, nil
+	}
+	if !c.hasRMW {
+		return OpBarrier, nil
+	}
+	return 0, fmt.Errorf("%s: line %d: %w: %s with a statement other than a read-modify-write next to it in P%d, which memory.LKMM cannot order exactly", c.name, body[i].Line, ErrUnsupported, op, c.thread)
+}
+
+// hasRMW reports whether a thread's code has a read-modify-write.
+func hasRMW(body []Stmt) bool {
+	for _, s := range body {
+		if s.Access != nil && s.Access.Op.IsRMW() {
+			return true
+		}
+		if s.If != nil && (hasRMW(s.If.Then) || hasRMW(s.If.Else)) {
+			return true
+		}
+	}
+	return false
 }

@@ -16,9 +16,11 @@ import "github.com/flushproof/flushproof/model/memory"
 //     point (the intersection where the arms of an if meet): a dependency
 //     that holds on one path only is no dependency.
 //   - A location's loads since the last full barrier are those on any path
-//     (the union where the arms meet). smp_mb, and a fully ordered
-//     read-modify-write other than cmpxchg (which may fail and order
-//     nothing), start them afresh; so does nothing else.
+//     (the union where the arms meet). smp_mb (and an atomic fence that
+//     acts as one, atomicFence), and a fully ordered read-modify-write
+//     other than cmpxchg (which may fail and order nothing), start them
+//     afresh; so does nothing else. An acquire load is none of them: it is
+//     ordered before every later event.
 //
 // A store's deps are the locations whose loads since the last barrier are
 // all among the loads it depends on. Dependencies through memory (a store
@@ -78,18 +80,31 @@ func (d *depAnalysis) deps(e Expr) uint8 {
 	return out
 }
 
-// access steps the analysis over a at loc and returns the deps of its
-// store (0 if it stores nothing).
-func (d *depAnalysis) access(a *Access, loc int) uint8 {
+// access steps the analysis over a at loc (fence: what a does as a fence,
+// atomicFence) and returns the deps of its store (0 if it stores nothing).
+func (d *depAnalysis) access(a *Access, fence Op, loc int) uint8 {
 	info := a.Op.Info()
 	switch {
 	case info.Fence:
-		if a.Op == OpMb {
+		if fence == OpMb {
 			d.st.loads = [memory.MaxLocations]uint64{}
 		}
 		return 0
 	case info.Reads && !info.Writes:
-		b := d.load(loc)
+		// An acquire load is ordered before every later event: it is no
+		// load a store must depend on. Its value still carries the
+		// dependency on it.
+		b := uint64(0)
+		if a.Op == OpLoadAcquire {
+			if d.next < 64 {
+				b = uint64(1) << d.next
+				d.next++
+			} else {
+				d.overflow = true
+			}
+		} else {
+			b = d.load(loc)
+		}
 		if a.Reg != "" {
 			d.st.taint[a.Reg] = b
 		}

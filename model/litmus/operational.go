@@ -176,6 +176,7 @@ type instr struct {
 	cond   Expr
 	target int
 	deps   uint8 // a store's: the locations whose loads it depends on (deps.go)
+	fence  Op    // a fence's: what it does (atomicFence)
 }
 
 // faults that end a run.
@@ -227,18 +228,19 @@ func (s *opSystem) Actors() []string {
 
 func (s *opSystem) Init() []opState {
 	var readers [memory.MaxLocations]uint8
-	deps := false
+	orderings := false
 	for t, code := range s.code {
 		for _, in := range code {
 			if in.kind == iAccess && in.loc >= 0 {
 				readers[in.loc] |= 1 << t
 			}
-			deps = deps || in.deps != 0
+			orderings = orderings || in.deps != 0 || in.fence == OpRmb || in.fence == OpWmb ||
+				(in.kind == iAccess && !in.access.Op.Info().Fence && (in.access.Op.Info().Order == Acquire || in.access.Op.Info().Order == Release))
 		}
 	}
 	st := opState{mem: memory.New(s.model, readers)}
-	if deps {
-		st.mem.UseDependencies()
+	if orderings {
+		st.mem.UseOrderings()
 	}
 	if s.inOrder {
 		st.mem.AllowUnordered()
@@ -386,7 +388,11 @@ func (s *opSystem) step(st opState, t int, in instr, yield func(explore.Label, o
 	}
 	switch op := a.Op; {
 	case op == OpReadOnce || op == OpLoadAcquire:
-		for i, r := range st.mem.Load(t, in.loc) {
+		load := st.mem.Load
+		if op == OpLoadAcquire {
+			load = st.mem.LoadAcquire
+		}
+		for i, r := range load(t, in.loc) {
 			n.mem = r.Mem
 			setReg(s.real(in.loc, r.Val))
 			yield(explore.Label{Kind: kindValue, Arg: uint16(uint8(int8(r.Val))) | uint16(i)<<8}, n)
@@ -401,7 +407,11 @@ func (s *opSystem) step(st opState, t int, in instr, yield func(explore.Label, o
 			fail(faultRange)
 			return
 		}
-		ms, err := st.mem.StoresDep(t, in.loc, d, in.deps)
+		store := func() ([]memory.Choice, error) { return st.mem.StoresDep(t, in.loc, d, in.deps) }
+		if op == OpStoreRelease {
+			store = func() ([]memory.Choice, error) { return st.mem.StoresRelease(t, in.loc, d) }
+		}
+		ms, err := store()
 		if errors.Is(err, memory.ErrUnordered) {
 			fail(faultUnordered)
 			return
@@ -415,11 +425,19 @@ func (s *opSystem) step(st opState, t int, in instr, yield func(explore.Label, o
 			yield(explore.Label{Kind: kindValue, Arg: uint16(uint8(int8(d))), Alt: uint16(c.Alt)}, n)
 		}
 	case a.Op.Info().Fence:
-		if op != OpMb {
+		var cs []memory.Choice
+		switch {
+		case in.fence == OpMb:
+			cs = st.mem.Fences(t)
+		case in.fence == OpRmb && s.model == memory.LKMM:
+			cs = st.mem.Rmbs(t)
+		case in.fence == OpWmb && s.model == memory.LKMM:
+			cs = st.mem.Wmbs(t)
+		default:
 			yield(explore.Label{}, n)
 			return
 		}
-		for _, c := range st.mem.Fences(t) {
+		for _, c := range cs {
 			n.mem = c.Mem
 			yield(explore.Label{Alt: uint16(c.Alt)}, n)
 		}
@@ -472,10 +490,12 @@ func (s *opSystem) step(st opState, t int, in instr, yield func(explore.Label, o
 		}
 		var rs []memory.RMWResult
 		var err error
-		if op.Info().Order == Once {
-			rs, err = st.mem.RMWUnorderedDep(t, in.loc, f, in.deps) // only under LKMM (compile)
-		} else {
+		switch info := op.Info(); info.Order {
+		case Mb:
 			rs, err = st.mem.RMW(t, in.loc, f)
+		default: // only under LKMM and, unordered, TSO and SC (compile)
+			rs, err = st.mem.RMWOrdered(t, in.loc, f, memory.RMWOrder{Acquire: info.Order == Acquire,
+				Release: info.Order == Release, NoReturn: !info.Returns, Deps: in.deps})
 		}
 		if errors.Is(err, memory.ErrUnordered) {
 			fail(faultUnordered)

@@ -72,7 +72,8 @@ type lkExtra struct {
 	unord         [MaxThreads]uint8           // per thread: the locations (bit l) it loaded since its last full barrier
 	anyOrder      bool                        // AllowUnordered
 	unreduced     bool                        // Unreduced: no subsumption of pending barriers
-	deps          bool                        // UseDependencies: views kept whole
+	whole         bool                        // UseOrderings: views kept whole, rv and own kept
+	rv, own       [MaxThreads]vw              // UseOrderings: per thread, what smp_rmb takes in and what smp_wmb passes on
 }
 
 // lk is a Memory under LKMM opened for an operation: its extras by value.
@@ -87,7 +88,7 @@ func (m lk) close() Memory {
 	if m.post != 0 && !m.unreduced {
 		m = m.completeSubsumed()
 	}
-	if !m.unreduced && !m.deps {
+	if !m.unreduced && !m.whole {
 		m.lkNormalize()
 	}
 	out := m.Memory
@@ -126,6 +127,8 @@ func (m *lk) lkViews(f func(*vw)) {
 		f(&m.cur[t])
 		f(&m.acq[t])
 		f(&m.rel[t])
+		f(&m.rv[t])
+		f(&m.own[t])
 	}
 	f(&m.glob)
 	for l := range m.mview {
@@ -169,19 +172,31 @@ func (m *Memory) AllowUnordered() {
 	*m = w.close()
 }
 
-// UseDependencies declares that stores with dependencies will be made
-// (StoresDep, RMWUnorderedDep with deps other than 0): such a store is
-// placed after the message views of the stores its loads read (see
-// writeBase), so those views are kept whole instead of forgotten where the
-// global view covers them (lkNormalize). A store with dependencies on a
-// memory without the declaration panics. A no-op under the other models.
-func (m *Memory) UseDependencies() {
+// UseOrderings declares that the memory will be asked for orderings that
+// read views other than through smp_mb: stores with dependencies
+// (StoresDep, RMWOrdered with Deps), acquire loads and read-modify-writes,
+// release stores and read-modify-writes, smp_rmb and smp_wmb. Those take
+// in or pass on message views directly, so the views are kept whole
+// instead of forgotten where the global view covers them (lkNormalize),
+// and two more views per thread are kept: rv, the message views of the
+// stores its value-returning loads read (smp_rmb takes them in), and own,
+// its own stores with their message views (smp_wmb passes them on). Any
+// of those operations on a memory without the declaration panics. A no-op
+// under the other models.
+func (m *Memory) UseOrderings() {
 	if m.model != LKMM {
 		return
 	}
 	w := m.open()
-	w.deps = true
+	w.whole = true
 	*m = w.close()
+}
+
+// mustWhole panics unless the memory was declared with UseOrderings.
+func (m *lk) mustWhole(what string) {
+	if !m.whole {
+		panic("memory: " + what + " on a memory without UseOrderings")
+	}
 }
 
 // writeBase is the view after which t's store to loc goes. A load that
@@ -193,9 +208,12 @@ func (m *Memory) UseDependencies() {
 // So when the store depends on every load of another location since the
 // last barrier, it goes after acq, which is cur joined with those loads'
 // message views; otherwise after cur.
-func (m *lk) writeBase(t, loc int, deps uint8) vw {
-	if deps != 0 && !m.deps {
-		panic("memory: a store with dependencies on a memory without UseDependencies")
+func (m *lk) writeBase(t, loc int, deps uint8, release bool) vw {
+	if deps != 0 {
+		m.mustWhole("a store with dependencies")
+	}
+	if release {
+		return m.acq[t] // a release store is ordered after every earlier load
 	}
 	if o := m.unord[t] &^ (1 << loc); o != 0 && o&^deps == 0 {
 		return m.acq[t]
@@ -209,8 +227,8 @@ func (m *lk) writeBase(t, loc int, deps uint8) vw {
 // store by coherence ((overwrite & int) is in LKMM's ppo), which the
 // model keeps; a load the store depends on is ordered before it by the
 // dependency (rwdep is in ppo).
-func (m *lk) checkOrdered(t, loc int, deps uint8) error {
-	if m.unord[t]&^(1<<loc)&^deps != 0 && !m.anyOrder {
+func (m *lk) checkOrdered(t, loc int, deps uint8, release bool) error {
+	if m.unord[t]&^(1<<loc)&^deps != 0 && !m.anyOrder && !release {
 		return fmt.Errorf("thread %d: %w", t, ErrUnordered)
 	}
 	return nil
@@ -460,11 +478,35 @@ func (m lk) lkLoadNewest(t, loc int) []Loaded {
 	return out
 }
 
-// lkRead is the memory after t read store i of loc, not compacted.
-func (m lk) lkRead(t, loc, i int) lk {
+// lkRead is the memory after t read store i of loc with a plain load (or
+// the read of a value-returning RMW), not compacted.
+func (m lk) lkRead(t, loc, i int) lk { return m.lkReadAs(t, loc, i, readPlain) }
+
+// How a load reads (lkReadAs).
+const (
+	readPlain    = iota // READ_ONCE, the read of a value-returning RMW
+	readNoReturn        // the read of an RMW that returns nothing: smp_rmb does not order it
+	readAcquire         // smp_load_acquire, an _acquire RMW that stores
+)
+
+// lkReadAs is the memory after t read store i of loc, not compacted. A
+// plain load's store goes into acq (smp_mb takes it in) and, with
+// UseOrderings, into rv (smp_rmb does, if the load returns a value); an
+// acquire load's into cur at once, and it orders every later event of its
+// thread, so it leaves no mark in unord.
+func (m lk) lkReadAs(t, loc, i int, how int) lk {
+	mv := m.mview[loc][i]
 	m.cur[t] = m.cur[t].with(loc, uint8(i))
-	m.acq[t] = m.acq[t].join(m.mview[loc][i]).join(m.cur[t])
-	m.unord[t] |= 1 << loc
+	if how == readAcquire {
+		m.mustWhole("an acquire load")
+		m.cur[t] = m.cur[t].join(mv)
+	} else {
+		m.unord[t] |= 1 << loc
+	}
+	m.acq[t] = m.acq[t].join(mv).join(m.cur[t])
+	if m.whole && how != readNoReturn {
+		m.rv[t] = m.rv[t].join(mv)
+	}
 	return m
 }
 
@@ -472,6 +514,7 @@ func (m lk) lkRead(t, loc, i int) lk {
 func (m lk) lkFence(t int) lk {
 	c := m.cur[t].join(m.acq[t]).join(m.glob)
 	m.cur[t], m.acq[t], m.rel[t], m.glob = c, c, c, c
+	m.rv[t], m.own[t] = 0, 0 // within c: smp_rmb and smp_wmb would add nothing
 	m.unord[t] = 0
 	m.post &^= 1 << t
 	for l := range m.n {
@@ -480,26 +523,27 @@ func (m lk) lkFence(t int) lk {
 	return m
 }
 
-// lkStores is a plain store of v: one result per place in loc's
-// modification order after t's view and not inside a read-modify-write.
-func (m lk) lkStores(t, loc int, v int64, deps uint8) ([]Choice, error) {
+// lkStores is a store of v (plain, or a release store): one result per
+// place in loc's modification order after t's view (writeBase) and not
+// inside a read-modify-write.
+func (m lk) lkStores(t, loc int, v int64, deps uint8, release bool) ([]Choice, error) {
 	m.mustWrite(t, loc, false)
 	var out []Choice
 	for _, c := range m.lkSettles(t) {
 		m := c.m
-		if err := m.checkOrdered(t, loc, deps); err != nil {
+		if err := m.checkOrdered(t, loc, deps, release); err != nil {
 			return nil, err
 		}
 		if m.n[loc] == MaxStores {
 			return nil, fmt.Errorf("memory: more than %d live stores to location %d", MaxStores, loc)
 		}
-		base := m.writeBase(t, loc, deps)
+		base := m.writeBase(t, loc, deps, release)
 		for p := int(m.n[loc]); p > int(base.at(loc)); p-- {
 			if p < int(m.n[loc]) && m.glued[loc]&(1<<p) != 0 {
 				continue
 			}
 			next := m
-			next.lkInsert(t, loc, p, v, false)
+			next.lkInsert(t, loc, p, v, false, release)
 			next.lkCompact(loc)
 			out = append(out, Choice{next.close(), c.alt.withNewer(int(m.n[loc]) - p)})
 		}
@@ -508,8 +552,9 @@ func (m lk) lkStores(t, loc int, v int64, deps uint8) ([]Choice, error) {
 }
 
 // lkInsert puts t's store of v at index p of loc (glued: the store of a
-// read-modify-write that read index p-1).
-func (m *lk) lkInsert(t, loc, p int, v int64, glued bool) {
+// read-modify-write that read index p-1; release: a release store, whose
+// message view is acq, everything its thread has seen and read).
+func (m *lk) lkInsert(t, loc, p int, v int64, glued, release bool) {
 	m.lkViews(func(w *vw) {
 		if i := w.at(loc); int(i) >= p {
 			*w = w.with(loc, i+1)
@@ -526,9 +571,18 @@ func (m *lk) lkInsert(t, loc, p int, v int64, glued bool) {
 	m.glued[loc] = g
 	m.n[loc]++
 	m.vals[loc][p] = int8(v)
-	m.mview[loc][p] = m.rel[t].with(loc, uint8(p))
+	mv := m.rel[t]
+	if release {
+		m.mustWhole("a release store")
+		mv = m.acq[t]
+	}
+	mv = mv.with(loc, uint8(p))
+	m.mview[loc][p] = mv
 	m.cur[t] = m.cur[t].with(loc, uint8(p))
 	m.acq[t] = m.acq[t].join(m.cur[t])
+	if m.whole {
+		m.own[t] = m.own[t].join(mv)
+	}
 }
 
 // lkRMW is a read-modify-write: f gives the value to store for the value
@@ -558,7 +612,7 @@ func (m lk) lkRMW(t, loc int, f func(old int64) (int64, bool)) ([]RMWResult, err
 				return nil, fmt.Errorf("memory: more than %d live stores to location %d", MaxStores, loc)
 			}
 			next := fenced.lkRead(t, loc, i)
-			next.lkInsert(t, loc, i+1, v, true)
+			next.lkInsert(t, loc, i+1, v, true, false)
 			next.post |= 1 << t
 			next.lkCompact(loc)
 			out = append(out, RMWResult{Old: old, New: v, Stored: true, Mem: next.close(), Alt: c.alt.withNewer(int(fenced.n[loc]) - 1 - i)})
@@ -567,14 +621,14 @@ func (m lk) lkRMW(t, loc int, f func(old int64) (int64, bool)) ([]RMWResult, err
 	return out, nil
 }
 
-// lkRMWOnce is an unordered read-modify-write (atomic_inc,
-// cmpxchg_relaxed...): no barrier, the read of a store no other
-// read-modify-write has read, and the store right after it.
-func (m lk) lkRMWOnce(t, loc int, f func(old int64) (int64, bool), deps uint8) ([]RMWResult, error) {
+// lkRMWOnce is a read-modify-write without barriers (atomic_inc,
+// cmpxchg_relaxed, the _acquire and _release variants: o): the read of a
+// store no other read-modify-write has read, and the store right after it.
+func (m lk) lkRMWOnce(t, loc int, f func(old int64) (int64, bool), o RMWOrder) ([]RMWResult, error) {
 	m.mustWrite(t, loc, true)
 	var out []RMWResult
 	for _, c := range m.lkSettles(t) {
-		rs, err := c.m.lkRMWOnceSettled(t, loc, f, c.alt, deps)
+		rs, err := c.m.lkRMWOnceSettled(t, loc, f, c.alt, o)
 		if err != nil {
 			return nil, err
 		}
@@ -583,20 +637,28 @@ func (m lk) lkRMWOnce(t, loc int, f func(old int64) (int64, bool), deps uint8) (
 	return out, nil
 }
 
-// lkRMWOnceSettled is lkRMWOnce once t's barrier is no longer pending.
-func (m lk) lkRMWOnceSettled(t, loc int, f func(old int64) (int64, bool), first Alt, deps uint8) ([]RMWResult, error) {
-	if err := m.checkOrdered(t, loc, deps); err != nil {
+// lkRMWOnceSettled is lkRMWOnce once t's barrier is no longer pending. A
+// failed cmpxchg is a plain read whatever its ordering.
+func (m lk) lkRMWOnceSettled(t, loc int, f func(old int64) (int64, bool), first Alt, o RMWOrder) ([]RMWResult, error) {
+	if err := m.checkOrdered(t, loc, o.Deps, o.Release); err != nil {
 		return nil, err
 	}
+	plain, stored := readPlain, readPlain
+	if o.NoReturn {
+		plain, stored = readNoReturn, readNoReturn
+	}
+	if o.Acquire {
+		stored = readAcquire
+	}
 	var out []RMWResult
-	base := m.writeBase(t, loc, deps)
+	base := m.writeBase(t, loc, o.Deps, o.Release)
 	for i := int(m.cur[t].at(loc)); i < int(m.n[loc]); i++ {
 		old := int64(m.vals[loc][i])
 		v, ok := f(old)
 		newer := first.withNewer(int(m.n[loc]) - 1 - i)
 		if !ok {
 			m.mustRead(t, loc)
-			next := m.lkRead(t, loc, i)
+			next := m.lkReadAs(t, loc, i, plain)
 			next.lkCompact(loc)
 			out = append(out, RMWResult{Old: old, Mem: next.close(), Alt: newer})
 			continue
@@ -605,17 +667,65 @@ func (m lk) lkRMWOnceSettled(t, loc int, f func(old int64) (int64, bool), first 
 			continue
 		}
 		if i < int(base.at(loc)) {
-			continue // its store would go before a store its dependencies saw
+			continue // its store would go before a store its dependencies (or, released, its thread) saw
 		}
 		if m.n[loc] == MaxStores {
 			return nil, fmt.Errorf("memory: more than %d live stores to location %d", MaxStores, loc)
 		}
-		next := m.lkRead(t, loc, i)
-		next.lkInsert(t, loc, i+1, v, true)
+		next := m.lkReadAs(t, loc, i, stored)
+		next.lkInsert(t, loc, i+1, v, true, o.Release)
 		next.lkCompact(loc)
 		out = append(out, RMWResult{Old: old, New: v, Stored: true, Mem: next.close(), Alt: newer})
 	}
 	return out, nil
+}
+
+// lkLoadAcquire is smp_load_acquire: one result per store not older than
+// t's view, after its pending barrier in every order.
+func (m lk) lkLoadAcquire(t, loc int) []Loaded {
+	var out []Loaded
+	for _, c := range m.lkSettles(t) {
+		m := c.m
+		for i := int(m.cur[t].at(loc)); i < int(m.n[loc]); i++ {
+			next := m.lkReadAs(t, loc, i, readAcquire)
+			next.lkCompact(loc)
+			out = append(out, Loaded{int64(m.vals[loc][i]), next.close(), c.alt.withNewer(int(m.n[loc]) - 1 - i)})
+		}
+	}
+	return out
+}
+
+// lkRmb is smp_rmb: what t's value-returning loads read, with their
+// message views, bounds its later loads (rmb in linux-kernel.cat orders
+// R4rmb, the reads that return a value, before later ones).
+func (m lk) lkRmb(t int) []Choice {
+	m.mustWhole("smp_rmb")
+	var out []Choice
+	for _, c := range m.lkSettles(t) {
+		m := c.m
+		m.cur[t] = m.cur[t].join(m.rv[t])
+		m.rv[t] = 0 // within cur now
+		for l := range m.n {
+			m.lkCompact(l)
+		}
+		out = append(out, Choice{m.close(), c.alt})
+	}
+	return out
+}
+
+// lkWmb is smp_wmb: t's later stores carry its earlier stores and their
+// message views (wmb is a cumul-fence that is not A-cumulative: only the
+// thread's own stores).
+func (m lk) lkWmb(t int) []Choice {
+	m.mustWhole("smp_wmb")
+	var out []Choice
+	for _, c := range m.lkSettles(t) {
+		m := c.m
+		m.rel[t] = m.rel[t].join(m.own[t])
+		m.own[t] = 0 // within rel now
+		out = append(out, Choice{m.close(), c.alt})
+	}
+	return out
 }
 
 // lkForget forgets the views of thread t, which takes no step any more
@@ -689,6 +799,7 @@ func (m lk) lkPermuted(out *lk, threads, locs *[MaxThreads]int) {
 	}
 	for i := 0; i < MaxThreads; i++ {
 		out.cur[i], out.acq[i], out.rel[i] = pv(m.cur[threads[i]]), pv(m.acq[threads[i]]), pv(m.rel[threads[i]])
+		out.rv[i], out.own[i] = pv(m.rv[threads[i]]), pv(m.own[threads[i]])
 	}
 	out.glob = pv(m.glob)
 	out.post = 0

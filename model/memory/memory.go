@@ -184,7 +184,7 @@ func (m Memory) Stores(t, loc int, v int64) ([]Choice, error) {
 // order anyway and ignore deps.
 func (m Memory) StoresDep(t, loc int, v int64, deps uint8) ([]Choice, error) {
 	if m.model == LKMM {
-		return m.open().lkStores(t, loc, v, deps)
+		return m.open().lkStores(t, loc, v, deps, false)
 	}
 	next, err := m.Store(t, loc, v)
 	if err != nil {
@@ -233,7 +233,7 @@ func (m Memory) StoreVisible(t, loc int, v int64) (Memory, error) {
 // order the store may take (see Stores).
 func (m Memory) StoresVisible(t, loc int, v int64) ([]Choice, error) {
 	if m.model == LKMM {
-		return m.open().lkStores(t, loc, v, 0)
+		return m.open().lkStores(t, loc, v, 0, false)
 	}
 	next, err := m.StoreVisible(t, loc, v)
 	if err != nil {
@@ -383,16 +383,95 @@ func (m Memory) orderedStore(t, loc int, v int64) (Memory, error) {
 // atomic_add, the _relaxed variants): like RMW without its barriers. Under
 // TSO it is still a locked instruction.
 func (m Memory) RMWUnordered(t, loc int, f func(old int64) (int64, bool)) ([]RMWResult, error) {
-	return m.RMWUnorderedDep(t, loc, f, 0)
+	return m.RMWOrdered(t, loc, f, RMWOrder{})
 }
 
-// RMWUnorderedDep is RMWUnordered whose store depends on t's loads of the
-// locations in deps, as in StoresDep.
-func (m Memory) RMWUnorderedDep(t, loc int, f func(old int64) (int64, bool), deps uint8) ([]RMWResult, error) {
-	if m.model == LKMM {
-		return m.open().lkRMWOnce(t, loc, f, deps)
+// RMWOrder is how a read-modify-write of RMWOrdered is ordered beyond its
+// atomicity, under LKMM (Documentation/atomic_t.txt). SC and TSO ignore
+// it; Relaxed has no acquire or release and panics on them.
+type RMWOrder struct {
+	Acquire  bool  // _acquire: if it stores, its read orders every later event of its thread
+	Release  bool  // _release: if it stores, every earlier event of its thread is ordered before its store
+	NoReturn bool  // atomic_add, atomic_inc...: it returns nothing, so smp_rmb does not order its read
+	Deps     uint8 // the locations whose loads its store depends on, as in StoresDep
+	_        struct{}
+}
+
+// RMWOrdered is a read-modify-write without barriers, ordered as o says.
+// RMWUnordered is RMWOrdered with the zero RMWOrder. Under LKMM, Acquire,
+// Release, and a NoReturn read that an smp_rmb follows need UseOrderings.
+func (m Memory) RMWOrdered(t, loc int, f func(old int64) (int64, bool), o RMWOrder) ([]RMWResult, error) {
+	switch m.model {
+	case LKMM:
+		return m.open().lkRMWOnce(t, loc, f, o)
+	case Relaxed:
+		if o.Acquire || o.Release {
+			panic("memory: an acquire or release read-modify-write under Relaxed, which has neither")
+		}
 	}
 	return m.rmw(t, loc, f, false)
+}
+
+// LoadAcquire is smp_load_acquire by thread t: one result per store it
+// may read, as Load. Under LKMM it orders every later event of t and
+// takes in the message view of the store it read, and needs UseOrderings.
+// Under SC and TSO it is Load (x86 loads are acquires); Relaxed has no
+// acquire and panics.
+func (m Memory) LoadAcquire(t, loc int) []Loaded {
+	switch m.model {
+	case LKMM:
+		if m.readers[loc]&(1<<t) == 0 {
+			panic(fmt.Sprintf("memory: thread %d loads location %d but is not one of its declared readers", t, loc))
+		}
+		return m.open().lkLoadAcquire(t, loc)
+	case Relaxed:
+		panic("memory: smp_load_acquire under Relaxed, which has no acquire")
+	}
+	return m.Load(t, loc)
+}
+
+// StoresRelease is smp_store_release by thread t: one result per place in
+// modification order, as Stores. Under LKMM every earlier event of t is
+// ordered before it (it is never refused) and it carries everything t
+// has seen and read; it needs UseOrderings. Under SC and TSO it is Stores
+// (x86 stores are releases); Relaxed has no release and panics.
+func (m Memory) StoresRelease(t, loc int, v int64) ([]Choice, error) {
+	switch m.model {
+	case LKMM:
+		return m.open().lkStores(t, loc, v, 0, true)
+	case Relaxed:
+		panic("memory: smp_store_release under Relaxed, which has no release")
+	}
+	return m.Stores(t, loc, v)
+}
+
+// Rmbs is smp_rmb by thread t. Under LKMM its later loads read nothing
+// older than what its earlier value-returning loads read and the stores
+// those carried (UseOrderings); one result per order of other threads'
+// pending barriers its own pending one meets (Settle). Under SC and TSO a
+// no-op (a compiler barrier on x86); Relaxed has none and panics.
+func (m Memory) Rmbs(t int) []Choice {
+	switch m.model {
+	case LKMM:
+		return m.open().lkRmb(t)
+	case Relaxed:
+		panic("memory: smp_rmb under Relaxed, which has none")
+	}
+	return []Choice{{m, 0}}
+}
+
+// Wmbs is smp_wmb by thread t. Under LKMM its later stores carry its
+// earlier stores and what those carried (UseOrderings); results as Rmbs.
+// Under SC and TSO a no-op (a compiler barrier on x86: TSO's store buffer
+// is FIFO); Relaxed has none and panics.
+func (m Memory) Wmbs(t int) []Choice {
+	switch m.model {
+	case LKMM:
+		return m.open().lkWmb(t)
+	case Relaxed:
+		panic("memory: smp_wmb under Relaxed, which has none")
+	}
+	return []Choice{{m, 0}}
 }
 
 // rmwRead is the value a read-modify-write by t reads at loc: the newest

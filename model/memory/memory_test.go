@@ -267,8 +267,8 @@ func TestLKMMDependencies(t *testing.T) {
 	inc := func(old int64) (int64, bool) { return old + 1, true }
 	m := New(LKMM, [MaxLocations]uint8{x: 1, y: 1, z: 1})
 	m = m.Load(0, x)[0].Mem
-	assert.Panics(t, func() { _, _ = m.StoresDep(0, y, 1, 1<<x) }, "a dependency without UseDependencies")
-	m.UseDependencies()
+	assert.Panics(t, func() { _, _ = m.StoresDep(0, y, 1, 1<<x) }, "a dependency without UseOrderings")
+	m.UseOrderings()
 	_, err := m.Stores(0, y, 1)
 	require.ErrorIs(t, err, ErrUnordered, "a store after an unfenced load of x")
 	_, err = m.RMWUnordered(0, y, inc)
@@ -277,7 +277,7 @@ func TestLKMMDependencies(t *testing.T) {
 	require.ErrorIs(t, err, ErrUnordered, "a dependency on z does not order the load of x")
 	cs, err := m.StoresDep(0, y, 1, 1<<x)
 	require.NoError(t, err, "a store that depends on the load of x")
-	_, err = m.RMWUnorderedDep(0, y, inc, 1<<x)
+	_, err = m.RMWOrdered(0, y, inc, RMWOrder{Deps: 1 << x})
 	require.NoError(t, err, "an unordered RMW that depends on the load of x")
 	_, err = cs[0].Mem.Stores(0, z, 1)
 	require.ErrorIs(t, err, ErrUnordered, "the dependency covered one store only")
@@ -294,7 +294,7 @@ func TestLKMMDependencies(t *testing.T) {
 	}
 	for _, model := range Models() {
 		m := New(model, [MaxLocations]uint8{x: 1, y: 1})
-		m.UseDependencies()
+		m.UseOrderings()
 		m = m.Load(0, x)[0].Mem
 		_, err := m.StoresDep(0, y, 1, 1<<x)
 		assert.NoError(t, err, "%v runs in program order", model)
@@ -319,7 +319,7 @@ func TestLKMMDependentStorePlacement(t *testing.T) {
 	}
 	for _, anyOrder := range []bool{false, true} {
 		m := New(LKMM, [MaxLocations]uint8{a: 0b11, b: 0b11})
-		m.UseDependencies()
+		m.UseOrderings()
 		if anyOrder {
 			m.AllowUnordered()
 		}
