@@ -13,10 +13,6 @@ func supported(m memory.Model, op Op) bool {
 	switch m {
 	case memory.Relaxed:
 	case memory.LKMM:
-		switch op {
-		case OpSpinLock, OpSpinUnlock, OpMbAfterSpinlock:
-			return false // no locks
-		}
 		return true
 	default:
 		return true
@@ -53,7 +49,8 @@ func compile(m memory.Model, t *Test) (*opSystem, error) {
 		}
 	}
 	for ti, th := range t.Threads {
-		c := &compiler{sys: sys, m: m, name: t.Name, thread: ti, locs: locIndex, regs: map[string]int{}, wrote: map[string]bool{}, dep: newDepAnalysis(), hasRMW: hasRMW(th.Body)}
+		c := &compiler{sys: sys, m: m, name: t.Name, thread: ti, locs: locIndex, regs: map[string]int{}, wrote: map[string]bool{}, dep: newDepAnalysis(),
+			hasRMW: hasOp(th.Body, Op.IsRMW), hasLock: hasOp(th.Body, func(o Op) bool { return o == OpSpinLock })}
 		if err := c.stmts(th.Body); err != nil {
 			return nil, err
 		}
@@ -79,6 +76,7 @@ type compiler struct {
 	written []string
 	dep     *depAnalysis
 	hasRMW  bool // the thread has a read-modify-write (atomicFence)
+	hasLock bool // the thread has a spin_lock (atomicFence)
 }
 
 func (c *compiler) reg(name string, line int) error {
@@ -215,30 +213,35 @@ func (c *compiler) atomicFence(body []Stmt, i int) (Op, error) {
 		return op, nil
 	}
 	var adj int
+	is, has := Op.IsRMW, c.hasRMW
 	switch op {
 	case OpMbBeforeAtomic:
 		adj = i + 1
 	case OpMbAfterAtomic:
 		adj = i - 1
+	case OpMbAfterSpinlock:
+		// [M] ; po? ; [LKW] ; fencerel(After-spinlock) ; [M]: the same
+		// with spin_lock for the RMW.
+		adj, is, has = i-1, func(o Op) bool { return o == OpSpinLock }, c.hasLock
 	default:
 		return op, nil
 	}
-	if adj >= 0 && adj < len(body) && body[adj].Access != nil && body[adj].Access.Op.IsRMW() {
+	if adj >= 0 && adj < len(body) && body[adj].Access != nil && is(body[adj].Access.Op) {
 		return OpMb, nil
 	}
-	if !c.hasRMW {
+	if !has {
 		return OpBarrier, nil
 	}
-	return 0, fmt.Errorf("%s: line %d: %w: %s with a statement other than a read-modify-write next to it in P%d, which memory.LKMM cannot order exactly", c.name, body[i].Line, ErrUnsupported, op, c.thread)
+	return 0, fmt.Errorf("%s: line %d: %w: %s with a statement other than the read-modify-write or lock it orders next to it in P%d, which memory.LKMM cannot order exactly", c.name, body[i].Line, ErrUnsupported, op, c.thread)
 }
 
-// hasRMW reports whether a thread's code has a read-modify-write.
-func hasRMW(body []Stmt) bool {
+// hasOp reports whether a thread's code has an access whose op is.
+func hasOp(body []Stmt, is func(Op) bool) bool {
 	for _, s := range body {
-		if s.Access != nil && s.Access.Op.IsRMW() {
+		if s.Access != nil && is(s.Access.Op) {
 			return true
 		}
-		if s.If != nil && (hasRMW(s.If.Then) || hasRMW(s.If.Else)) {
+		if s.If != nil && (hasOp(s.If.Then, is) || hasOp(s.If.Else, is)) {
 			return true
 		}
 	}

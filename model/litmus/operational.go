@@ -408,8 +408,11 @@ func (s *opSystem) step(st opState, t int, in instr, yield func(explore.Label, o
 			return
 		}
 		store := func() ([]memory.Choice, error) { return st.mem.StoresDep(t, in.loc, d, in.deps) }
-		if op == OpStoreRelease {
+		switch {
+		case op == OpStoreRelease:
 			store = func() ([]memory.Choice, error) { return st.mem.StoresRelease(t, in.loc, d) }
+		case op == OpSpinUnlock && s.model == memory.LKMM:
+			store = func() ([]memory.Choice, error) { return st.mem.SpinUnlock(t, in.loc, d) }
 		}
 		ms, err := store()
 		if errors.Is(err, memory.ErrUnordered) {
@@ -435,6 +438,22 @@ func (s *opSystem) step(st opState, t int, in instr, yield func(explore.Label, o
 			cs = st.mem.Wmbs(t)
 		default:
 			yield(explore.Label{}, n)
+			return
+		}
+		for _, c := range cs {
+			n.mem = c.Mem
+			yield(explore.Label{Alt: uint16(c.Alt)}, n)
+		}
+	case op == OpSpinLock && s.model == memory.LKMM:
+		free, _ := s.stored(in.loc, 0)
+		held, ok := s.stored(in.loc, 1)
+		if !ok {
+			fail(faultRange)
+			return
+		}
+		cs, err := st.mem.SpinLock(t, in.loc, free, held)
+		if err != nil {
+			fail(faultMemory)
 			return
 		}
 		for _, c := range cs {

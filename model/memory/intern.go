@@ -23,60 +23,87 @@ import (
 // lkID names an interned lkExtra; 0 is the zero value.
 type lkID uint32
 
+// ordID names an interned lkOrd; 0 is the zero value.
+type ordID uint32
+
 const (
 	lkChunkBits = 12
 	lkChunk     = 1 << lkChunkBits
-	lkMaxChunks = 1 << 16 // 2^28 extras in all
+	lkMaxChunks = 1 << 16 // 2^28 values in all
 	lkShards    = 64
 )
 
-var lkTable struct {
-	chunks [lkMaxChunks]atomic.Pointer[[lkChunk]lkExtra]
-	next   atomic.Uint32 // ids handed out; 0 is the zero value's
+// internTable interns values of T: id 0 is T's zero value.
+type internTable[T comparable] struct {
+	name   string
+	chunks [lkMaxChunks]atomic.Pointer[[lkChunk]T]
+	next   atomic.Uint32 // ids handed out, 0 included
 	shards [lkShards]struct {
 		sync.Mutex
-		ids map[lkExtra]lkID
+		ids map[T]uint32
 		_   [48]byte // with the mutex and the map, a 64-byte cache line to itself
 	}
 }
 
-func init() {
-	lkTable.chunks[0].Store(new([lkChunk]lkExtra))
-	lkTable.next.Store(1)
+var (
+	lkTable  = internTable[lkExtra]{name: "LKMM states"}
+	ordTable = internTable[lkOrd]{name: "LKMM ordering views"}
+)
+
+// get returns the value id names.
+func (tb *internTable[T]) get(id uint32) T {
+	if id == 0 {
+		var zero T
+		return zero
+	}
+	return tb.chunks[id>>lkChunkBits].Load()[id&(lkChunk-1)]
+}
+
+// put interns x, in shard sh. Callers in several goroutines may intern at
+// once.
+func (tb *internTable[T]) put(x *T, sh int) uint32 {
+	var zero T
+	if *x == zero {
+		return 0
+	}
+	s := &tb.shards[sh]
+	s.Lock()
+	defer s.Unlock()
+	if id, ok := s.ids[*x]; ok {
+		return id
+	}
+	tb.next.CompareAndSwap(0, 1) // id 0 is the zero value's
+	id := tb.next.Add(1) - 1
+	c := id >> lkChunkBits
+	if int(c) >= lkMaxChunks {
+		panic(fmt.Sprintf("memory: more than %d distinct %s interned", lkMaxChunks*lkChunk, tb.name))
+	}
+	chunk := tb.chunks[c].Load()
+	if chunk == nil {
+		tb.chunks[c].CompareAndSwap(nil, new([lkChunk]T))
+		chunk = tb.chunks[c].Load()
+	}
+	chunk[id&(lkChunk-1)] = *x
+	if s.ids == nil {
+		s.ids = make(map[T]uint32)
+	}
+	s.ids[*x] = id
+	return id
 }
 
 // lkGet returns the extras id names.
-func lkGet(id lkID) lkExtra {
-	return lkTable.chunks[id>>lkChunkBits].Load()[id&(lkChunk-1)]
-}
+func lkGet(id lkID) lkExtra { return lkTable.get(uint32(id)) }
 
-// lkPut interns x. Callers in several goroutines may intern at once.
-func lkPut(x *lkExtra) lkID {
-	if *x == (lkExtra{}) {
-		return 0
-	}
-	sh := &lkTable.shards[x.shard()]
-	sh.Lock()
-	defer sh.Unlock()
-	if id, ok := sh.ids[*x]; ok {
-		return id
-	}
-	id := lkID(lkTable.next.Add(1) - 1)
-	c := id >> lkChunkBits
-	if int(c) >= lkMaxChunks {
-		panic(fmt.Sprintf("memory: more than %d distinct LKMM states interned", lkMaxChunks*lkChunk))
-	}
-	chunk := lkTable.chunks[c].Load()
-	if chunk == nil {
-		lkTable.chunks[c].CompareAndSwap(nil, new([lkChunk]lkExtra))
-		chunk = lkTable.chunks[c].Load()
-	}
-	chunk[id&(lkChunk-1)] = *x
-	if sh.ids == nil {
-		sh.ids = make(map[lkExtra]lkID)
-	}
-	sh.ids[*x] = id
-	return id
+// lkPut interns x.
+func lkPut(x *lkExtra) lkID { return lkID(lkTable.put(x, x.shard())) }
+
+// ordGet returns the ordering views id names.
+func ordGet(id ordID) lkOrd { return ordTable.get(uint32(id)) }
+
+// ordPut interns o.
+func ordPut(o *lkOrd) ordID {
+	h := uint32(o.rv[0])*0x9e3779b1 ^ uint32(o.own[0])*0x85ebca6b ^ uint32(o.rv[1])*0xc2b2ae35 ^ uint32(o.own[1])*0x27d4eb2f
+	return ordID(ordTable.put(o, int(h>>16^h)%lkShards))
 }
 
 // shard picks x's shard from a few of its views (the map hashes it all).

@@ -72,17 +72,38 @@ type lkExtra struct {
 	unord         [MaxThreads]uint8           // per thread: the locations (bit l) it loaded since its last full barrier
 	anyOrder      bool                        // AllowUnordered
 	unreduced     bool                        // Unreduced: no subsumption of pending barriers
-	whole         bool                        // UseOrderings: views kept whole, rv and own kept
-	rv, own       [MaxThreads]vw              // UseOrderings: per thread, what smp_rmb takes in and what smp_wmb passes on
+	whole         bool                        // UseOrderings: views kept whole, lkOrd kept
+	ord           ordID                       // the lkOrd, interned on its own (zero unless UseOrderings)
+}
+
+// lkOrd are the views only the orderings of UseOrderings read, kept apart
+// from lkExtra so that a memory without them hashes and stores no more
+// than before (they are zero, id 0).
+type lkOrd struct {
+	rv, own [MaxThreads]vw   // per thread: what smp_rmb takes in, what smp_wmb passes on
+	ulp     [MaxLocations]vw // per location whose newest store is a spin_unlock: what the unlocker's earlier events pass on (SpinLock)
+	// Per thread, at its last spin_unlock: what its earlier events pass
+	// on, and its acq (what they read); its next spin_lock, of any lock,
+	// takes them in.
+	tulp, tacq [MaxThreads]vw
+	// Per thread: the locations it had loaded since its last full barrier
+	// when it last unlocked (tunord), and those it loaded since (since):
+	// its next spin_lock orders the first but not the second before what
+	// follows.
+	tunord, since [MaxThreads]uint8
 }
 
 // lk is a Memory under LKMM opened for an operation: its extras by value.
 type lk struct {
 	Memory
 	lkExtra
+	lkOrd
 }
 
-func (m Memory) open() lk { return lk{m, lkGet(m.ext)} }
+func (m Memory) open() lk {
+	x := lkGet(m.ext)
+	return lk{m, x, ordGet(x.ord)}
+}
 
 func (m lk) close() Memory {
 	if m.post != 0 && !m.unreduced {
@@ -92,6 +113,7 @@ func (m lk) close() Memory {
 		m.lkNormalize()
 	}
 	out := m.Memory
+	m.ord = ordPut(&m.lkOrd)
 	out.ext = lkPut(&m.lkExtra)
 	return out
 }
@@ -129,8 +151,13 @@ func (m *lk) lkViews(f func(*vw)) {
 		f(&m.rel[t])
 		f(&m.rv[t])
 		f(&m.own[t])
+		f(&m.tulp[t])
+		f(&m.tacq[t])
 	}
 	f(&m.glob)
+	for l := range m.ulp {
+		f(&m.ulp[l])
+	}
 	for l := range m.mview {
 		for i := 0; i < int(m.n[l]); i++ {
 			f(&m.mview[l][i])
@@ -502,6 +529,9 @@ func (m lk) lkReadAs(t, loc, i int, how int) lk {
 		m.cur[t] = m.cur[t].join(mv)
 	} else {
 		m.unord[t] |= 1 << loc
+		if m.whole {
+			m.since[t] |= 1 << loc
+		}
 	}
 	m.acq[t] = m.acq[t].join(mv).join(m.cur[t])
 	if m.whole && how != readNoReturn {
@@ -514,7 +544,9 @@ func (m lk) lkReadAs(t, loc, i int, how int) lk {
 func (m lk) lkFence(t int) lk {
 	c := m.cur[t].join(m.acq[t]).join(m.glob)
 	m.cur[t], m.acq[t], m.rel[t], m.glob = c, c, c, c
-	m.rv[t], m.own[t] = 0, 0 // within c: smp_rmb and smp_wmb would add nothing
+	m.rv[t], m.own[t] = 0, 0    // within c: smp_rmb and smp_wmb would add nothing
+	m.tulp[t], m.tacq[t] = 0, 0 // within c: the next spin_lock would add nothing
+	m.tunord[t], m.since[t] = 0, 0
 	m.unord[t] = 0
 	m.post &^= 1 << t
 	for l := range m.n {
@@ -570,11 +602,20 @@ func (m *lk) lkInsert(t, loc, p int, v int64, glued, release bool) {
 	}
 	m.glued[loc] = g
 	m.n[loc]++
+	if p == n {
+		m.ulp[loc] = 0 // the newest store is no unlock (SpinUnlock sets it after)
+	}
 	m.vals[loc][p] = int8(v)
 	mv := m.rel[t]
 	if release {
 		m.mustWhole("a release store")
 		mv = m.acq[t]
+	}
+	if glued {
+		// The rmw-sequence of linux-kernel.cat (cumul-fence ; (rf ;
+		// rmw)*): what had to propagate before the store it read has to
+		// propagate before this one too.
+		mv = mv.join(m.mview[loc][p-1])
 	}
 	mv = mv.with(loc, uint8(p))
 	m.mview[loc][p] = mv
@@ -728,6 +769,92 @@ func (m lk) lkWmb(t int) []Choice {
 	return out
 }
 
+// Locks (lock.cat): spin_lock is an acquire read of the lock word's free
+// value glued in co to the store that takes it (LKR, LKW), spin_unlock a
+// release store of the free value (UL). Critical sections take the lock
+// one at a time, so spin_lock reads the newest store, the last unlock (or
+// the initial value), and waits while it is held. Beyond acquire and
+// release, po-unlock-lock-po (po ; [UL] ; (po | rf) ; [LKR] ; po in
+// linux-kernel.cat) is a cumul-fence: the stores before an unlock (and
+// what they carried, without the stores the unlocker only read) propagate
+// before the events after the next lock that reads from it, and after the
+// unlocker's own next lock of any lock. The unlock leaves that in ulp (for
+// the lock word) and tulp (for its thread), and a lock joins both into
+// what its thread's later stores carry (rel). Within a thread it is also
+// ppo: the unlocker's next lock takes in what its loads before the unlock
+// read (tacq), and its loads before the unlock are ordered before its
+// stores after that lock (tunord), those between the two are not
+// (since).
+
+// lkSpinLock is spin_lock: nothing if the lock is held.
+func (m lk) lkSpinLock(t, loc int, free, held int64) ([]Choice, error) {
+	m.mustWhole("spin_lock")
+	m.mustWrite(t, loc, true)
+	var out []Choice
+	for _, c := range m.lkSettles(t) {
+		m := c.m
+		i := int(m.n[loc]) - 1
+		if int64(m.vals[loc][i]) != free {
+			continue // held: the thread waits
+		}
+		if m.n[loc] == MaxStores {
+			return nil, fmt.Errorf("memory: more than %d live stores to location %d", MaxStores, loc)
+		}
+		next := m.lkReadAs(t, loc, i, readAcquire)
+		next.cur[t] = next.cur[t].join(next.tacq[t])
+		next.acq[t] = next.acq[t].join(next.cur[t])
+		next.rel[t] = next.rel[t].join(next.ulp[loc]).join(next.tulp[t])
+		next.tulp[t], next.tacq[t] = 0, 0 // within rel and cur now
+		next.unord[t] &^= next.tunord[t] &^ next.since[t]
+		next.tunord[t], next.since[t] = 0, 0
+		next.lkInsert(t, loc, i+1, held, true, false)
+		for l := range next.n {
+			next.lkCompact(l)
+		}
+		out = append(out, Choice{next.close(), c.alt})
+	}
+	return out, nil
+}
+
+// lkSpinUnlock is spin_unlock: a release store of free, which leaves what
+// the thread's earlier events pass on in ulp. It goes where a release
+// store may; when the thread holds the lock that is only the end of co
+// (its view is its own newest store). One that goes elsewhere (an unlock
+// of a lock the thread does not hold) leaves ulp as it was: the newest
+// store is not it.
+func (m lk) lkSpinUnlock(t, loc int, free int64) ([]Choice, error) {
+	m.mustWhole("spin_unlock")
+	m.mustWrite(t, loc, false)
+	var out []Choice
+	for _, c := range m.lkSettles(t) {
+		m := c.m
+		if m.n[loc] == MaxStores {
+			return nil, fmt.Errorf("memory: more than %d live stores to location %d", MaxStores, loc)
+		}
+		// What passes on: the thread's own stores with what they carry
+		// (own) and what its strong fences and smp_wmb made cumulative
+		// (rel), before the unlock.
+		pulp := m.rel[t].join(m.own[t])
+		base := m.writeBase(t, loc, 0, true)
+		for p := int(m.n[loc]); p > int(base.at(loc)); p-- {
+			if p < int(m.n[loc]) && m.glued[loc]&(1<<p) != 0 {
+				continue
+			}
+			next := m
+			end := p == int(next.n[loc])
+			next.tulp[t], next.tacq[t] = pulp, m.acq[t] // before the insert, which shifts them
+			next.tunord[t], next.since[t] = m.unord[t], 0
+			next.lkInsert(t, loc, p, free, false, true)
+			if end {
+				next.ulp[loc] = pulp // indices below p: unchanged by the insert
+			}
+			next.lkCompact(loc)
+			out = append(out, Choice{next.close(), c.alt.withNewer(int(m.n[loc]) - p)})
+		}
+	}
+	return out, nil
+}
+
 // lkForget forgets the views of thread t, which takes no step any more
 // (DropReader): they order nothing of its own, and others see only what
 // its stores carry. A barrier of its still pending is dropped too: a
@@ -797,9 +924,21 @@ func (m lk) lkPermuted(out *lk, threads, locs *[MaxThreads]int) {
 		}
 		return o
 	}
+	pl := func(u uint8) uint8 { // a set of locations
+		var o uint8
+		for l := 0; l < MaxLocations; l++ {
+			o |= (u >> locs[l] & 1) << l
+		}
+		return o
+	}
 	for i := 0; i < MaxThreads; i++ {
 		out.cur[i], out.acq[i], out.rel[i] = pv(m.cur[threads[i]]), pv(m.acq[threads[i]]), pv(m.rel[threads[i]])
 		out.rv[i], out.own[i] = pv(m.rv[threads[i]]), pv(m.own[threads[i]])
+		out.tulp[i], out.tacq[i] = pv(m.tulp[threads[i]]), pv(m.tacq[threads[i]])
+		out.tunord[i], out.since[i] = pl(m.tunord[threads[i]]), pl(m.since[threads[i]])
+	}
+	for l := 0; l < MaxLocations; l++ {
+		out.ulp[l] = pv(m.ulp[locs[l]])
 	}
 	out.glob = pv(m.glob)
 	out.post = 0

@@ -445,6 +445,30 @@ func (m Memory) StoresRelease(t, loc int, v int64) ([]Choice, error) {
 	return m.Stores(t, loc, v)
 }
 
+// SpinLock is spin_lock by thread t on the lock word loc under LKMM
+// (lkmm.go, "Locks"), with free and held its two values: no result while
+// the newest store is not free (the thread waits), else one per order of
+// other threads' pending barriers its own pending one meets. It needs
+// UseOrderings. The other models take a lock with CompareAndSwap: it
+// panics under them.
+func (m Memory) SpinLock(t, loc int, free, held int64) ([]Choice, error) {
+	if m.model != LKMM {
+		panic("memory: SpinLock is LKMM's; the other models take a lock with CompareAndSwap")
+	}
+	return m.open().lkSpinLock(t, loc, free, held)
+}
+
+// SpinUnlock is spin_unlock by thread t under LKMM: a release store of
+// free that passes on what the thread's earlier stores carry to the next
+// SpinLock of loc. It needs UseOrderings. It panics under the other
+// models, where an unlock is a store.
+func (m Memory) SpinUnlock(t, loc int, free int64) ([]Choice, error) {
+	if m.model != LKMM {
+		panic("memory: SpinUnlock is LKMM's; under the other models an unlock is a store")
+	}
+	return m.open().lkSpinUnlock(t, loc, free)
+}
+
 // Rmbs is smp_rmb by thread t. Under LKMM its later loads read nothing
 // older than what its earlier value-returning loads read and the stores
 // those carried (UseOrderings); one result per order of other threads'
