@@ -220,3 +220,49 @@ func memOptions() litmustest.Options {
 	o.Ops = memOps()
 	return o
 }
+
+// TestLKMMLocksRandom: random programs with critical sections (one spin
+// lock, spin_lock, one or two statements, spin_unlock, never nested) and
+// the primitives memory.LKMM has: memory.LKMM either refuses the program
+// or gives exactly the reference's outcomes, and the operational LKMM
+// model (with promises) gives them too. The other random tests draw no
+// locks; the corpus has a few lock tests only.
+func TestLKMMLocksRandom(t *testing.T) {
+	start := time.Now()
+	var total, memRan, opRan, refused, skipped, opSkipped int
+	o := memOptions()
+	o.Locks = 1
+	o.MaxLocs = min(o.MaxLocs, 3) // with the lock, the reference's 4
+	rapid.Check(t, func(rt *rapid.T) {
+		test, ref, ok := drawReferenced(rt, o, &skipped)
+		if !ok {
+			return
+		}
+		total++
+		op, err := outcomeKeys(litmus.LKMM{MaxStates: opStates}, test)
+		switch {
+		case errors.Is(err, litmus.ErrCutShort) || errors.Is(err, litmus.ErrUnsupported):
+			opSkipped++ // its state budget, or more stores to a location than it holds
+		case err != nil:
+			rt.Fatalf("%s: %v", opLKMM.Name(), err)
+		default:
+			within(rt, op, "the operational LKMM model", ref, "the LKMM reference")
+			within(rt, ref, "the LKMM reference", op, "the operational LKMM model")
+			opRan++
+		}
+		got, err := outcomeKeys(opMem, test)
+		if errors.Is(err, litmus.ErrUnsupported) {
+			refused++
+			return
+		}
+		if err != nil {
+			rt.Fatalf("memory.LKMM: %v", err)
+		}
+		within(rt, got, "memory.LKMM", mustKeys(rt, opMemFull, test), "memory.LKMM without reductions")
+		within(rt, got, "memory.LKMM", ref, "the LKMM reference")
+		within(rt, ref, "the LKMM reference", got, "memory.LKMM")
+		memRan++
+	})
+	t.Logf("%d random programs with locks: memory.LKMM equal on %d (%d refused), the operational model on %d (%d over its bounds); %d over the reference's bounds; in %v",
+		total, memRan, refused, opRan, opSkipped, skipped, time.Since(start).Round(time.Millisecond))
+}

@@ -91,6 +91,24 @@ type lkOrd struct {
 	// its next spin_lock orders the first but not the second before what
 	// follows.
 	tunord, since [MaxThreads]uint8
+
+	// What happens-before carries (pb in linux-kernel.cat: an event
+	// that happens after a strong fence may not overwrite, or read a
+	// store overwritten by, what propagated before the fence). Per live
+	// store, gv: the global views of the strong fences its store happens
+	// after. Per thread: g, those of everything it does next (its last
+	// smp_mb, what its acquires read); ah, the gv of the stores it read
+	// since its last smp_mb (a store ordered after those reads, by a
+	// dependency or a release, happens after them too); tah, ah at its
+	// last unlock. Per thread and location, lgv: the gv of the stores it
+	// read or wrote there (its later store there is ordered after them,
+	// overwrite & int; a read-modify-write's store after its read).
+	// Message views (mview) are what propagates before a store
+	// (cumul-fence); under smp_mb alone the two coincide, since a barrier
+	// takes in the global view anyway.
+	gv         [MaxLocations][MaxStores]vw
+	g, ah, tah [MaxThreads]vw
+	lgv        [MaxThreads][MaxLocations]vw
 }
 
 // lk is a Memory under LKMM opened for an operation: its extras by value.
@@ -153,6 +171,12 @@ func (m *lk) lkViews(f func(*vw)) {
 		f(&m.own[t])
 		f(&m.tulp[t])
 		f(&m.tacq[t])
+		f(&m.g[t])
+		f(&m.ah[t])
+		f(&m.tah[t])
+		for l := range m.lgv[t] {
+			f(&m.lgv[t][l])
+		}
 	}
 	f(&m.glob)
 	for l := range m.ulp {
@@ -161,6 +185,7 @@ func (m *lk) lkViews(f func(*vw)) {
 	for l := range m.mview {
 		for i := 0; i < int(m.n[l]); i++ {
 			f(&m.mview[l][i])
+			f(&m.gv[l][i])
 		}
 	}
 }
@@ -235,17 +260,20 @@ func (m *lk) mustWhole(what string) {
 // So when the store depends on every load of another location since the
 // last barrier, it goes after acq, which is cur joined with those loads'
 // message views; otherwise after cur.
-func (m *lk) writeBase(t, loc int, deps uint8, release bool) vw {
+//
+// ordered reports the first two cases: the store is ordered after every
+// load since the last barrier (lkInsert).
+func (m *lk) writeBase(t, loc int, deps uint8, release bool) (base vw, ordered bool) {
 	if deps != 0 {
 		m.mustWhole("a store with dependencies")
 	}
 	if release {
-		return m.acq[t] // a release store is ordered after every earlier load
+		return m.acq[t], true // a release store is ordered after every earlier load
 	}
 	if o := m.unord[t] &^ (1 << loc); o != 0 && o&^deps == 0 {
-		return m.acq[t]
+		return m.acq[t], true
 	}
-	return m.cur[t]
+	return m.cur[t], false
 }
 
 // checkOrdered refuses t's store to loc after a load of another location
@@ -522,20 +550,26 @@ const (
 // acquire load's into cur at once, and it orders every later event of its
 // thread, so it leaves no mark in unord.
 func (m lk) lkReadAs(t, loc, i int, how int) lk {
-	mv := m.mview[loc][i]
+	mv, gv := m.mview[loc][i], m.gv[loc][i]
+	mg := mv.join(gv) // what an event ordered after the load may not go below
 	m.cur[t] = m.cur[t].with(loc, uint8(i))
 	if how == readAcquire {
 		m.mustWhole("an acquire load")
-		m.cur[t] = m.cur[t].join(mv)
+		m.cur[t] = m.cur[t].join(mg)
+		m.g[t] = m.g[t].join(gv)
 	} else {
 		m.unord[t] |= 1 << loc
 		if m.whole {
 			m.since[t] |= 1 << loc
 		}
 	}
-	m.acq[t] = m.acq[t].join(mv).join(m.cur[t])
-	if m.whole && how != readNoReturn {
-		m.rv[t] = m.rv[t].join(mv)
+	m.acq[t] = m.acq[t].join(mg).join(m.cur[t])
+	if m.whole {
+		m.ah[t] = m.ah[t].join(gv)
+		m.lgv[t][loc] = m.lgv[t][loc].join(gv)
+		if how != readNoReturn {
+			m.rv[t] = m.rv[t].join(mg)
+		}
 	}
 	return m
 }
@@ -547,6 +581,12 @@ func (m lk) lkFence(t int) lk {
 	m.rv[t], m.own[t] = 0, 0    // within c: smp_rmb and smp_wmb would add nothing
 	m.tulp[t], m.tacq[t] = 0, 0 // within c: the next spin_lock would add nothing
 	m.tunord[t], m.since[t] = 0, 0
+	if m.whole {
+		// Everything after the barrier happens after it; what the
+		// thread had read is within c.
+		m.g[t], m.ah[t], m.tah[t] = c, 0, 0
+		m.lgv[t] = [MaxLocations]vw{}
+	}
 	m.unord[t] = 0
 	m.post &^= 1 << t
 	for l := range m.n {
@@ -569,13 +609,13 @@ func (m lk) lkStores(t, loc int, v int64, deps uint8, release bool) ([]Choice, e
 		if m.n[loc] == MaxStores {
 			return nil, fmt.Errorf("memory: more than %d live stores to location %d", MaxStores, loc)
 		}
-		base := m.writeBase(t, loc, deps, release)
+		base, ordered := m.writeBase(t, loc, deps, release)
 		for p := int(m.n[loc]); p > int(base.at(loc)); p-- {
 			if p < int(m.n[loc]) && m.glued[loc]&(1<<p) != 0 {
 				continue
 			}
 			next := m
-			next.lkInsert(t, loc, p, v, false, release)
+			next.lkInsert(t, loc, p, v, false, release, ordered)
 			next.lkCompact(loc)
 			out = append(out, Choice{next.close(), c.alt.withNewer(int(m.n[loc]) - p)})
 		}
@@ -585,8 +625,10 @@ func (m lk) lkStores(t, loc int, v int64, deps uint8, release bool) ([]Choice, e
 
 // lkInsert puts t's store of v at index p of loc (glued: the store of a
 // read-modify-write that read index p-1; release: a release store, whose
-// message view is acq, everything its thread has seen and read).
-func (m *lk) lkInsert(t, loc, p int, v int64, glued, release bool) {
+// message view is acq, everything its thread has seen and read; ordered:
+// the store is ordered after every load of its thread since its last
+// smp_mb, by a release or dependencies, so it happens after them).
+func (m *lk) lkInsert(t, loc, p int, v int64, glued, release, ordered bool) {
 	m.lkViews(func(w *vw) {
 		if i := w.at(loc); int(i) >= p {
 			*w = w.with(loc, i+1)
@@ -595,6 +637,7 @@ func (m *lk) lkInsert(t, loc, p int, v int64, glued, release bool) {
 	n := int(m.n[loc])
 	copy(m.vals[loc][p+1:n+1], m.vals[loc][p:n])
 	copy(m.mview[loc][p+1:n+1], m.mview[loc][p:n])
+	copy(m.gv[loc][p+1:n+1], m.gv[loc][p:n])
 	g := m.glued[loc]
 	g = g&(1<<p-1) | (g>>p)<<(p+1)
 	if glued {
@@ -611,14 +654,20 @@ func (m *lk) lkInsert(t, loc, p int, v int64, glued, release bool) {
 		m.mustWhole("a release store")
 		mv = m.acq[t]
 	}
-	if glued {
-		// The rmw-sequence of linux-kernel.cat (cumul-fence ; (rf ;
-		// rmw)*): what had to propagate before the store it read has to
-		// propagate before this one too.
-		mv = mv.join(m.mview[loc][p-1])
-	}
 	mv = mv.with(loc, uint8(p))
 	m.mview[loc][p] = mv
+	if m.whole {
+		// It happens after what its thread does everything after (g),
+		// what it read or wrote at loc before (lgv: for a
+		// read-modify-write, the store it read), and, ordered, every
+		// load since the last barrier (ah).
+		gv := m.g[t].join(m.lgv[t][loc])
+		if ordered {
+			gv = gv.join(m.ah[t])
+		}
+		m.gv[loc][p] = gv
+		m.lgv[t][loc] = m.lgv[t][loc].join(gv)
+	}
 	m.cur[t] = m.cur[t].with(loc, uint8(p))
 	m.acq[t] = m.acq[t].join(m.cur[t])
 	if m.whole {
@@ -653,7 +702,7 @@ func (m lk) lkRMW(t, loc int, f func(old int64) (int64, bool)) ([]RMWResult, err
 				return nil, fmt.Errorf("memory: more than %d live stores to location %d", MaxStores, loc)
 			}
 			next := fenced.lkRead(t, loc, i)
-			next.lkInsert(t, loc, i+1, v, true, false)
+			next.lkInsert(t, loc, i+1, v, true, false, false)
 			next.post |= 1 << t
 			next.lkCompact(loc)
 			out = append(out, RMWResult{Old: old, New: v, Stored: true, Mem: next.close(), Alt: c.alt.withNewer(int(fenced.n[loc]) - 1 - i)})
@@ -692,7 +741,7 @@ func (m lk) lkRMWOnceSettled(t, loc int, f func(old int64) (int64, bool), first 
 		stored = readAcquire
 	}
 	var out []RMWResult
-	base := m.writeBase(t, loc, o.Deps, o.Release)
+	base, ordered := m.writeBase(t, loc, o.Deps, o.Release)
 	for i := int(m.cur[t].at(loc)); i < int(m.n[loc]); i++ {
 		old := int64(m.vals[loc][i])
 		v, ok := f(old)
@@ -714,7 +763,7 @@ func (m lk) lkRMWOnceSettled(t, loc int, f func(old int64) (int64, bool), first 
 			return nil, fmt.Errorf("memory: more than %d live stores to location %d", MaxStores, loc)
 		}
 		next := m.lkReadAs(t, loc, i, stored)
-		next.lkInsert(t, loc, i+1, v, true, o.Release)
+		next.lkInsert(t, loc, i+1, v, true, o.Release, ordered)
 		next.lkCompact(loc)
 		out = append(out, RMWResult{Old: old, New: v, Stored: true, Mem: next.close(), Alt: newer})
 	}
@@ -803,11 +852,13 @@ func (m lk) lkSpinLock(t, loc int, free, held int64) ([]Choice, error) {
 		next := m.lkReadAs(t, loc, i, readAcquire)
 		next.cur[t] = next.cur[t].join(next.tacq[t])
 		next.acq[t] = next.acq[t].join(next.cur[t])
+		next.g[t] = next.g[t].join(next.tah[t])
+		next.tah[t] = 0
 		next.rel[t] = next.rel[t].join(next.ulp[loc]).join(next.tulp[t])
 		next.tulp[t], next.tacq[t] = 0, 0 // within rel and cur now
 		next.unord[t] &^= next.tunord[t] &^ next.since[t]
 		next.tunord[t], next.since[t] = 0, 0
-		next.lkInsert(t, loc, i+1, held, true, false)
+		next.lkInsert(t, loc, i+1, held, true, false, false)
 		for l := range next.n {
 			next.lkCompact(l)
 		}
@@ -835,16 +886,16 @@ func (m lk) lkSpinUnlock(t, loc int, free int64) ([]Choice, error) {
 		// (own) and what its strong fences and smp_wmb made cumulative
 		// (rel), before the unlock.
 		pulp := m.rel[t].join(m.own[t])
-		base := m.writeBase(t, loc, 0, true)
+		base, _ := m.writeBase(t, loc, 0, true)
 		for p := int(m.n[loc]); p > int(base.at(loc)); p-- {
 			if p < int(m.n[loc]) && m.glued[loc]&(1<<p) != 0 {
 				continue
 			}
 			next := m
 			end := p == int(next.n[loc])
-			next.tulp[t], next.tacq[t] = pulp, m.acq[t] // before the insert, which shifts them
+			next.tulp[t], next.tacq[t], next.tah[t] = pulp, m.acq[t], m.ah[t] // before the insert, which shifts them
 			next.tunord[t], next.since[t] = m.unord[t], 0
-			next.lkInsert(t, loc, p, free, false, true)
+			next.lkInsert(t, loc, p, free, false, true, true)
 			if end {
 				next.ulp[loc] = pulp // indices below p: unchanged by the insert
 			}
@@ -900,8 +951,9 @@ func (m *lk) lkCompact(loc int) {
 	n := m.n[loc]
 	copy(m.vals[loc][:], m.vals[loc][low:n])
 	copy(m.mview[loc][:], m.mview[loc][low:n])
+	copy(m.gv[loc][:], m.gv[loc][low:n])
 	for i := n - low; i < n; i++ {
-		m.vals[loc][i], m.mview[loc][i] = 0, 0
+		m.vals[loc][i], m.mview[loc][i], m.gv[loc][i] = 0, 0, 0
 	}
 	m.glued[loc] = m.glued[loc] >> low &^ 1
 	m.n[loc] = n - low
@@ -936,6 +988,10 @@ func (m lk) lkPermuted(out *lk, threads, locs *[MaxThreads]int) {
 		out.rv[i], out.own[i] = pv(m.rv[threads[i]]), pv(m.own[threads[i]])
 		out.tulp[i], out.tacq[i] = pv(m.tulp[threads[i]]), pv(m.tacq[threads[i]])
 		out.tunord[i], out.since[i] = pl(m.tunord[threads[i]]), pl(m.since[threads[i]])
+		out.g[i], out.ah[i], out.tah[i] = pv(m.g[threads[i]]), pv(m.ah[threads[i]]), pv(m.tah[threads[i]])
+		for l := 0; l < MaxLocations; l++ {
+			out.lgv[i][l] = pv(m.lgv[threads[i]][locs[l]])
+		}
 	}
 	for l := 0; l < MaxLocations; l++ {
 		out.ulp[l] = pv(m.ulp[locs[l]])
@@ -956,6 +1012,7 @@ func (m lk) lkPermuted(out *lk, threads, locs *[MaxThreads]int) {
 		out.glued[l] = m.glued[locs[l]]
 		for i := range out.mview[l] {
 			out.mview[l][i] = pv(m.mview[locs[l]][i])
+			out.gv[l][i] = pv(m.gv[locs[l]][i])
 		}
 	}
 }

@@ -26,6 +26,10 @@ type Options struct {
 	// of giving every store a value of its own: fewer values a load may
 	// return keep the axiomatic reference's enumeration small.
 	Values int
+	// Locks, if not 0, adds that many spin locks (s, t) and draws critical
+	// sections: spin_lock, one or two statements, spin_unlock, never
+	// nested, so that no run deadlocks.
+	Locks int
 }
 
 // Default is 2 to 4 threads, up to 3 locations, up to 4 statements each,
@@ -50,9 +54,11 @@ func Draw(t *rapid.T, o Options) *litmus.Test {
 	nLocs := rapid.IntRange(1, o.MaxLocs).Draw(t, "locs")
 	locs := []string{"x", "y", "z", "w"}[:nLocs]
 	test := &litmus.Test{Name: "random", Locs: locs, Quant: litmus.Exists, Cond: litmus.C(1)}
+	locks := []string{"s", "t"}[:o.Locks]
+	test.Locs = append(append([]string(nil), locs...), locks...)
 	next := int64(1) // the next value a store writes
 	for th := 0; th < nThreads; th++ {
-		d := drawer{t: t, o: o, locs: locs, next: &next, th: th}
+		d := drawer{t: t, o: o, locs: locs, locks: locks, next: &next, th: th}
 		n := rapid.IntRange(1, o.MaxStmts).Draw(t, fmt.Sprintf("P%d stmts", th))
 		test.Threads = append(test.Threads, litmus.Thread{Body: d.stmts(n, 0)})
 	}
@@ -60,12 +66,13 @@ func Draw(t *rapid.T, o Options) *litmus.Test {
 }
 
 type drawer struct {
-	t    *rapid.T
-	o    Options
-	locs []string
-	next *int64
-	th   int
-	regs []string // registers loaded so far
+	t     *rapid.T
+	o     Options
+	locs  []string
+	locks []string
+	next  *int64
+	th    int
+	regs  []string // registers loaded so far
 }
 
 func (d *drawer) label(what string) string { return fmt.Sprintf("P%d %s", d.th, what) }
@@ -92,6 +99,13 @@ func (d *drawer) stmts(n, depth int) []litmus.Stmt {
 			cond := litmus.Bin("!=", litmus.R(r), litmus.C(0))
 			then := d.stmts(1, depth+1)
 			out = append(out, litmus.Stmt{If: &litmus.If{Cond: cond, Then: then}})
+			continue
+		}
+		if len(d.locks) > 0 && depth == 0 && rapid.IntRange(0, 2).Draw(d.t, d.label("critical section?")) == 0 {
+			l := rapid.SampledFrom(d.locks).Draw(d.t, d.label("lock"))
+			out = append(out, litmus.Stmt{Access: &litmus.Access{Op: litmus.OpSpinLock, Loc: l}})
+			out = append(out, d.stmts(rapid.IntRange(1, 2).Draw(d.t, d.label("critical section stmts")), depth+1)...)
+			out = append(out, litmus.Stmt{Access: &litmus.Access{Op: litmus.OpSpinUnlock, Loc: l}})
 			continue
 		}
 		out = append(out, d.access())
