@@ -14,6 +14,11 @@
 //     thread that is not a memory operation (I/O). Under LKMM the memory
 //     leaves out results another result subsumes, unless
 //     [Memory.Unreduced]; the views are interned (intern.go).
+//     With [Memory.UseOrderings], LKMM also has the orderings beyond
+//     smp_mb: [Memory.StoresDep] and [Memory.RMWOrdered] (dependencies,
+//     _acquire and _release RMWs), [Memory.LoadAcquire],
+//     [Memory.StoresRelease], [Memory.Rmbs], [Memory.Wmbs],
+//     [Memory.SpinLock] and [Memory.SpinUnlock].
 //     The seams a protocol's symmetry reduction needs are methods:
 //     [Memory.Permuted], [Memory.View], [Memory.Live], [Memory.BufferLen].
 //     A location's readers ([New]) are a declaration the memory checks (a

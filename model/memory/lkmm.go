@@ -9,19 +9,23 @@ import (
 )
 
 // The LKMM model of Memory: views after the Promising semantics (Kang et
-// al., POPL 2017), without promises, for the primitives the protocols use:
-// READ_ONCE and WRITE_ONCE, smp_mb, fully ordered read-modify-writes,
-// unordered ones (atomic_inc, the _relaxed variants) and the failed
-// cmpxchg, which orders nothing (Documentation/atomic_t.txt).
+// al., POPL 2017), without promises: READ_ONCE and WRITE_ONCE, smp_mb,
+// fully ordered read-modify-writes, unordered ones (atomic_inc, the
+// _relaxed variants) and the failed cmpxchg, which orders nothing
+// (Documentation/atomic_t.txt); with UseOrderings also stores with
+// dependencies, smp_load_acquire, smp_store_release, the _acquire and
+// _release RMWs, smp_rmb, smp_wmb and spin locks.
 //
 //   - Each location keeps its live stores in modification order. A store
 //     goes anywhere in that order after the newest store its thread has
 //     seen at the location (coherence), except between a read-modify-write
 //     and the store it read (atomicity). So two stores of one thread to
 //     different locations may reach memory in either order (S, 2+2W).
-//   - Each store carries a message view: what its thread had seen when it
-//     last passed smp_mb, and the store itself. A plain store is
-//     cumulative only through an earlier strong fence.
+//   - Each store carries a message view: what must propagate before it
+//     (cumul-fence in linux-kernel.cat): what its thread had seen when it
+//     last passed smp_mb (a plain store is cumulative only through an
+//     earlier strong fence), for a release store all it had seen and read,
+//     and the store itself.
 //   - Each thread has three views: cur (what it has seen; a load reads a
 //     store not older than cur and raises it), acq (cur and the message
 //     views of the stores it read, which smp_mb will take in) and rel (cur
@@ -42,18 +46,24 @@ import (
 //     Only barriers read and write the global view, and a barrier commutes
 //     with every other operation of another thread, so completing it no
 //     earlier than the next barrier it meets loses no outcome.
+//   - The orderings of UseOrderings take message views in without a
+//     barrier: an acquire into cur, smp_rmb what its thread's earlier
+//     loads read (rv), a store with dependencies or a release its place
+//     after acq. Those need, besides the message views, what happens after
+//     a strong fence (pb: a store's gv; a thread's g, ah, tah and lgv),
+//     which a barrier takes in with the global view anyway; see lkOrd.
 //
 // A thread runs in program order and a load reads only stores already made.
 // That is exact where every store that follows a load of another location
-// in its thread has smp_mb (or a fully ordered RMW) in between (a load of
-// the same location is ordered before it by coherence); otherwise LKMM
-// lets the store propagate before the load is satisfied (load buffering is
-// one case; a strong fence of a third thread that runs between the two is
-// another) or orders the two by a dependency, which this model does not
-// know. So such a store is refused (ErrUnordered) rather than answered
-// wrongly. The differential test against the axiomatic reference
-// (model/lkmm) holds this model to LKMM's exact outcome sets on random
-// programs it accepts.
+// in its thread is ordered after it: by smp_mb (or a fully ordered RMW), a
+// release, an unlock and a later lock, or a dependency the caller declares
+// (StoresDep, RMWOrdered); a load of the same location is ordered before
+// it by coherence. Otherwise LKMM lets the store propagate before the load
+// is satisfied (load buffering is one case; a strong fence of a third
+// thread that runs between the two is another), so such a store is refused
+// (ErrUnordered) rather than answered wrongly. The differential tests
+// against the axiomatic reference (model/lkmm) hold this model to LKMM's
+// exact outcome sets on the random programs and corpus tests it accepts.
 //
 // The readers of a location (New) must include every thread that stores
 // to it (its view places its stores), except a thread that only updates a
@@ -207,7 +217,7 @@ func (m *lk) mustWrite(t, loc int, rmw bool) {
 // ErrUnordered is returned for a store under LKMM that follows a load of
 // another location by its thread with no smp_mb (or fully ordered
 // read-modify-write) between and that does not depend on it (the deps of
-// StoresDep and RMWUnorderedDep): LKMM then lets the store take effect
+// StoresDep and RMWOrdered): LKMM then lets the store take effect
 // first, which an in-order thread cannot, so the answer could differ from
 // LKMM's. AllowUnordered lifts it; the outcomes are then some of LKMM's (a
 // test holds them to that), not all.
