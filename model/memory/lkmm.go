@@ -518,12 +518,15 @@ func (m *lk) chain(loc int) bool {
 
 // lkLoad is a plain load: one result per store not older than t's view
 // (after its pending barrier, in every order: lkSettles).
-func (m lk) lkLoad(t, loc int) []Loaded {
+func (m lk) lkLoad(t, loc int) []Loaded { return m.lkLoadAs(t, loc, readPlain) }
+
+// lkLoadAs is lkLoad reading as how says (lkReadAs).
+func (m lk) lkLoadAs(t, loc, how int) []Loaded {
 	var out []Loaded
 	for _, c := range m.lkSettles(t) {
 		m := c.m
 		for i := int(m.cur[t].at(loc)); i < int(m.n[loc]); i++ {
-			next := m.lkRead(t, loc, i)
+			next := m.lkReadAs(t, loc, i, how)
 			next.lkCompact(loc)
 			out = append(out, Loaded{int64(m.vals[loc][i]), next.close(), c.alt.withNewer(int(m.n[loc]) - 1 - i)})
 		}
@@ -782,47 +785,39 @@ func (m lk) lkRMWOnceSettled(t, loc int, f func(old int64) (int64, bool), first 
 
 // lkLoadAcquire is smp_load_acquire: one result per store not older than
 // t's view, after its pending barrier in every order.
-func (m lk) lkLoadAcquire(t, loc int) []Loaded {
-	var out []Loaded
-	for _, c := range m.lkSettles(t) {
-		m := c.m
-		for i := int(m.cur[t].at(loc)); i < int(m.n[loc]); i++ {
-			next := m.lkReadAs(t, loc, i, readAcquire)
-			next.lkCompact(loc)
-			out = append(out, Loaded{int64(m.vals[loc][i]), next.close(), c.alt.withNewer(int(m.n[loc]) - 1 - i)})
-		}
-	}
-	return out
-}
+func (m lk) lkLoadAcquire(t, loc int) []Loaded { return m.lkLoadAs(t, loc, readAcquire) }
 
 // lkRmb is smp_rmb: what t's value-returning loads read, with their
 // message views, bounds its later loads (rmb in linux-kernel.cat orders
 // R4rmb, the reads that return a value, before later ones).
 func (m lk) lkRmb(t int) []Choice {
-	m.mustWhole("smp_rmb")
-	var out []Choice
-	for _, c := range m.lkSettles(t) {
-		m := c.m
+	return m.lkLocalFence(t, "smp_rmb", func(m *lk) {
 		m.cur[t] = m.cur[t].join(m.rv[t])
 		m.rv[t] = 0 // within cur now
 		for l := range m.n {
 			m.lkCompact(l)
 		}
-		out = append(out, Choice{m.close(), c.alt})
-	}
-	return out
+	})
 }
 
 // lkWmb is smp_wmb: t's later stores carry its earlier stores and their
 // message views (wmb is a cumul-fence that is not A-cumulative: only the
 // thread's own stores).
 func (m lk) lkWmb(t int) []Choice {
-	m.mustWhole("smp_wmb")
+	return m.lkLocalFence(t, "smp_wmb", func(m *lk) {
+		m.rel[t] = m.rel[t].join(m.own[t])
+		m.own[t] = 0 // within rel now
+	})
+}
+
+// lkLocalFence is a fence that changes only t's views (f), after t's
+// pending barrier in every order.
+func (m lk) lkLocalFence(t int, what string, f func(*lk)) []Choice {
+	m.mustWhole(what)
 	var out []Choice
 	for _, c := range m.lkSettles(t) {
 		m := c.m
-		m.rel[t] = m.rel[t].join(m.own[t])
-		m.own[t] = 0 // within rel now
+		f(&m)
 		out = append(out, Choice{m.close(), c.alt})
 	}
 	return out
