@@ -119,6 +119,11 @@ type lkOrd struct {
 	gv         [MaxLocations][MaxStores]vw
 	g, ah, tah [MaxThreads]vw
 	lgv        [MaxThreads][MaxLocations]vw
+	// Per live store, its writer plus one (0: the initial store). A load
+	// of its own thread's store takes in nothing: rfi is neither in hb nor
+	// at the end of prop, so the load happens after nothing the store
+	// did.
+	wr [MaxLocations][MaxStores]int8
 }
 
 // lk is a Memory under LKMM opened for an operation: its extras by value.
@@ -564,6 +569,9 @@ const (
 // thread, so it leaves no mark in unord.
 func (m lk) lkReadAs(t, loc, i int, how int) lk {
 	mv, gv := m.mview[loc][i], m.gv[loc][i]
+	if m.whole && int(m.wr[loc][i]) == t+1 {
+		mv, gv = 0, 0 // its own store (see wr)
+	}
 	mg := mv.join(gv) // what an event ordered after the load may not go below
 	m.cur[t] = m.cur[t].with(loc, uint8(i))
 	if how == readAcquire {
@@ -651,6 +659,7 @@ func (m *lk) lkInsert(t, loc, p int, v int64, glued, release, ordered bool) {
 	copy(m.vals[loc][p+1:n+1], m.vals[loc][p:n])
 	copy(m.mview[loc][p+1:n+1], m.mview[loc][p:n])
 	copy(m.gv[loc][p+1:n+1], m.gv[loc][p:n])
+	copy(m.wr[loc][p+1:n+1], m.wr[loc][p:n])
 	g := m.glued[loc]
 	g = g&(1<<p-1) | (g>>p)<<(p+1)
 	if glued {
@@ -680,6 +689,7 @@ func (m *lk) lkInsert(t, loc, p int, v int64, glued, release, ordered bool) {
 		}
 		m.gv[loc][p] = gv
 		m.lgv[t][loc] = m.lgv[t][loc].join(gv)
+		m.wr[loc][p] = int8(t + 1)
 	}
 	m.cur[t] = m.cur[t].with(loc, uint8(p))
 	m.acq[t] = m.acq[t].join(m.cur[t])
@@ -957,8 +967,9 @@ func (m *lk) lkCompact(loc int) {
 	copy(m.vals[loc][:], m.vals[loc][low:n])
 	copy(m.mview[loc][:], m.mview[loc][low:n])
 	copy(m.gv[loc][:], m.gv[loc][low:n])
+	copy(m.wr[loc][:], m.wr[loc][low:n])
 	for i := n - low; i < n; i++ {
-		m.vals[loc][i], m.mview[loc][i], m.gv[loc][i] = 0, 0, 0
+		m.vals[loc][i], m.mview[loc][i], m.gv[loc][i], m.wr[loc][i] = 0, 0, 0, 0
 	}
 	m.glued[loc] = m.glued[loc] >> low &^ 1
 	m.n[loc] = n - low
@@ -1013,11 +1024,16 @@ func (m lk) lkPermuted(out *lk, threads, locs *[MaxThreads]int) {
 			out.post |= 1 << i
 		}
 	}
+	var newID [MaxThreads + 1]int8 // old writer plus one -> new
+	for i := 0; i < MaxThreads; i++ {
+		newID[threads[i]+1] = int8(i + 1)
+	}
 	for l := 0; l < MaxLocations; l++ {
 		out.glued[l] = m.glued[locs[l]]
 		for i := range out.mview[l] {
 			out.mview[l][i] = pv(m.mview[locs[l]][i])
 			out.gv[l][i] = pv(m.gv[locs[l]][i])
+			out.wr[l][i] = newID[m.wr[locs[l]][i]]
 		}
 	}
 }
