@@ -1063,6 +1063,12 @@ func (s *lkState) write(t, x, p int, v int64, f lkWrite) (lknow, bool) {
 		know.join(th.hAll)
 		obsCF.join(th.accA)
 	}
+	if (f.rmw || f.lkw) && p > 0 {
+		// rmw-sequence (cumul-fence ends with (rf ; rmw)*): what
+		// propagates before the store the RMW read, store p-1,
+		// propagates before its own.
+		obsCF.join(s.msg[x][p-1].obs)
+	}
 	s.propInt(t, obsCF, &know)
 	if e := s.eff(know); p <= int(e.T[t][x]) || p <= int(e.G[x]) {
 		return lknow{}, false
@@ -1178,6 +1184,9 @@ func (s *lkState) promise(t, pc, x, p int, v int64, release, rmw bool) bool {
 	obsCF.join(th.pulpObs)
 	if release {
 		obsCF.join(th.accA)
+	}
+	if rmw && p > 0 {
+		obsCF.join(s.msg[x][p-1].obs) // rmw-sequence, as in the store (write)
 	}
 	id := s.node(lkNode{thread: int8(t)})
 	s.insert(x, p, lkMsg{val: v, th: int8(t), glued: rmw, node: int8(id), prom: true})

@@ -190,7 +190,11 @@ func (x *execution) consistent() bool {
 
 	// Propagation
 	aCumul := func(r rel) rel { return rfe.opt().seq(r) }
-	cumulFence := aCumul(strongFence.union(poRel)).union(wmb, poUnlockLockPo)
+	// rmw-sequence = (rf ; rmw)*: a read-modify-write that reads a store
+	// a cumul-fence ordered extends the fence to its own store (commit
+	// "tools: memory-model: Add rmw-sequences to the LKMM", v6.3).
+	rmwSequence := x.rf.seq(x.rmw).star()
+	cumulFence := aCumul(strongFence.union(poRel)).union(wmb, poUnlockLockPo).seq(rmwSequence)
 	prop := overwrite.inter(ext).opt().seq(cumulFence.star()).seq(rfe.opt())
 
 	// acyclic hb as happens-before

@@ -53,9 +53,8 @@
 // data-race and plain-coherence checks have nothing to do; there are no
 // pointers, so addr is empty. A cmpxchg's expected value gives no
 // dependency, only its new value does. The rmw-sequence of v6.3's cat
-// (cumul-fence followed by (rf ; rmw)*) is not yet there: for a release
-// followed by a chain of RMWs on its location, the reference may allow an
-// outcome v6.18 forbids (it is weaker there, never stronger).
+// is there: cumul-fence ends with (rf ; rmw)*, the rmw pairs including a
+// lock's (lk-rmw).
 //
 // Bounds: [MaxThreads] threads, [MaxLocs] locations, a few events per
 // thread and [MaxCandidates] candidate executions; beyond them Outcomes

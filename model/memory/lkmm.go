@@ -676,6 +676,12 @@ func (m *lk) lkInsert(t, loc, p int, v int64, glued, release, ordered bool) {
 		m.mustWhole("a release store")
 		mv = m.acq[t]
 	}
+	if glued {
+		// rmw-sequence (linux-kernel.cat's cumul-fence ends with (rf ;
+		// rmw)*): what propagates before the store it read propagates
+		// before this one too.
+		mv = mv.join(m.mview[loc][p-1])
+	}
 	mv = mv.with(loc, uint8(p))
 	m.mview[loc][p] = mv
 	if m.whole {
