@@ -144,6 +144,9 @@ func (k *wideLK) insert(t, loc, p int, v int64, glued bool) {
 		}
 	})
 	mv := append([]int(nil), k.rel[t]...)
+	if glued {
+		joinInto(mv, k.st[loc][p-1].mview) // rmw-sequence, as lkInsert
+	}
 	mv[loc] = p
 	s := k.st[loc]
 	s = append(s, wlStore{})
