@@ -146,10 +146,20 @@ func (m lk) close() Memory {
 		m.lkNormalize()
 	}
 	out := m.Memory
-	m.ord = ordPut(&m.lkOrd)
+	if m.whole {
+		m.ord = ordPut(&m.lkOrd)
+	} else if checkOrdZero && m.lkOrd != (lkOrd{}) {
+		// Nothing writes lkOrd without UseOrderings, so it is not
+		// interned (TestLKMMOrderingViewsStayZero holds that).
+		panic("memory: ordering views written on a memory without UseOrderings")
+	}
 	out.ext = lkPut(&m.lkExtra)
 	return out
 }
+
+// checkOrdZero makes close check that a memory without UseOrderings has
+// zero ordering views (set by a test).
+var checkOrdZero bool
 
 // vw is a view: 4 bits per location, the index of a live store.
 type vw uint32

@@ -343,3 +343,54 @@ func TestLKMMDependentStorePlacement(t *testing.T) {
 		require.True(t, read)
 	}
 }
+
+// TestLKMMOrderingViewsStayZero: without UseOrderings nothing writes the
+// ordering views (close does not intern them, taking them for zero; with
+// checkOrdZero it panics if they are not), over random sequences of every
+// operation such a memory has.
+func TestLKMMOrderingViewsStayZero(t *testing.T) {
+	checkOrdZero = true
+	defer func() { checkOrdZero = false }()
+	rapid.Check(t, func(rt *rapid.T) {
+		m := New(LKMM, [MaxLocations]uint8{0: 0b111, 1: 0b111})
+		m.AllowUnordered()
+		inc := func(old int64) (int64, bool) { return old + 1, old < 5 }
+		for i := 0; i < 12; i++ {
+			th := rapid.IntRange(0, 2).Draw(rt, "thread")
+			loc := rapid.IntRange(0, 1).Draw(rt, "loc")
+			var ms []Memory
+			switch rapid.IntRange(0, 4).Draw(rt, "op") {
+			case 0:
+				for _, l := range m.Load(th, loc) {
+					ms = append(ms, l.Mem)
+				}
+			case 1:
+				cs, err := m.Stores(th, loc, int64(i))
+				if err != nil {
+					return
+				}
+				for _, c := range cs {
+					ms = append(ms, c.Mem)
+				}
+			case 2, 3:
+				rmw := m.RMW
+				if rapid.Bool().Draw(rt, "unordered") {
+					rmw = m.RMWUnordered
+				}
+				rs, err := rmw(th, loc, inc)
+				if err != nil {
+					return
+				}
+				for _, r := range rs {
+					ms = append(ms, r.Mem)
+				}
+			case 4:
+				for _, c := range m.Fences(th) {
+					ms = append(ms, c.Mem)
+				}
+			}
+			m = ms[rapid.IntRange(0, len(ms)-1).Draw(rt, "result")] // close panicked if it wrote any
+
+		}
+	})
+}
