@@ -126,16 +126,32 @@ type lkOrd struct {
 	wr [MaxLocations][MaxStores]int8
 }
 
-// lk is a Memory under LKMM opened for an operation: its extras by value.
+// lk is a Memory under LKMM opened for an operation: its extras by value
+// and, with UseOrderings, its ordering views by pointer (nil without: a
+// copy of lk stays small, and every access to them is under m.whole).
+// Copies share the pointer, so whatever writes them first takes a copy of
+// its own (cow).
 type lk struct {
 	Memory
 	lkExtra
-	lkOrd
+	*lkOrd
 }
 
 func (m Memory) open() lk {
 	x := lkGet(m.ext)
-	return lk{m, x, ordGet(x.ord)}
+	if !x.whole {
+		return lk{m, x, nil}
+	}
+	o := ordGet(x.ord)
+	return lk{m, x, &o}
+}
+
+// cow gives m ordering views of its own to write (with UseOrderings).
+func (m *lk) cow() {
+	if m.lkOrd != nil {
+		o := *m.lkOrd
+		m.lkOrd = &o
+	}
 }
 
 func (m lk) close() Memory {
@@ -147,11 +163,9 @@ func (m lk) close() Memory {
 	}
 	out := m.Memory
 	if m.whole {
-		m.ord = ordPut(&m.lkOrd)
-	} else if checkOrdZero && m.lkOrd != (lkOrd{}) {
-		// Nothing writes lkOrd without UseOrderings, so it is not
-		// interned (TestLKMMOrderingViewsStayZero holds that).
-		panic("memory: ordering views written on a memory without UseOrderings")
+		m.ord = ordPut(m.lkOrd)
+	} else if checkOrdZero && m.lkOrd != nil {
+		panic("memory: ordering views on a memory without UseOrderings")
 	}
 	out.ext = lkPut(&m.lkExtra)
 	return out
@@ -192,6 +206,18 @@ func (m *lk) lkViews(f func(*vw)) {
 		f(&m.cur[t])
 		f(&m.acq[t])
 		f(&m.rel[t])
+	}
+	f(&m.glob)
+	for l := range m.mview {
+		for i := 0; i < int(m.n[l]); i++ {
+			f(&m.mview[l][i])
+		}
+	}
+	if !m.whole {
+		return
+	}
+	m.cow()
+	for t := range m.cur {
 		f(&m.rv[t])
 		f(&m.own[t])
 		f(&m.tulp[t])
@@ -203,13 +229,11 @@ func (m *lk) lkViews(f func(*vw)) {
 			f(&m.lgv[t][l])
 		}
 	}
-	f(&m.glob)
 	for l := range m.ulp {
 		f(&m.ulp[l])
 	}
-	for l := range m.mview {
+	for l := range m.gv {
 		for i := 0; i < int(m.n[l]); i++ {
-			f(&m.mview[l][i])
 			f(&m.gv[l][i])
 		}
 	}
@@ -265,7 +289,9 @@ func (m *Memory) UseOrderings() {
 		return
 	}
 	w := m.open()
-	w.whole = true
+	if !w.whole {
+		w.whole, w.lkOrd = true, &lkOrd{}
+	}
 	*m = w.close()
 }
 
@@ -578,9 +604,13 @@ const (
 // acquire load's into cur at once, and it orders every later event of its
 // thread, so it leaves no mark in unord.
 func (m lk) lkReadAs(t, loc, i int, how int) lk {
-	mv, gv := m.mview[loc][i], m.gv[loc][i]
-	if m.whole && int(m.wr[loc][i]) == t+1 {
-		mv, gv = 0, 0 // its own store (see wr)
+	mv, gv := m.mview[loc][i], vw(0)
+	if m.whole {
+		m.cow()
+		gv = m.gv[loc][i]
+		if int(m.wr[loc][i]) == t+1 {
+			mv, gv = 0, 0 // its own store (see wr)
+		}
 	}
 	mg := mv.join(gv) // what an event ordered after the load may not go below
 	m.cur[t] = m.cur[t].with(loc, uint8(i))
@@ -609,10 +639,11 @@ func (m lk) lkReadAs(t, loc, i int, how int) lk {
 func (m lk) lkFence(t int) lk {
 	c := m.cur[t].join(m.acq[t]).join(m.glob)
 	m.cur[t], m.acq[t], m.rel[t], m.glob = c, c, c, c
-	m.rv[t], m.own[t] = 0, 0    // within c: smp_rmb and smp_wmb would add nothing
-	m.tulp[t], m.tacq[t] = 0, 0 // within c: the next spin_lock would add nothing
-	m.tunord[t], m.since[t] = 0, 0
 	if m.whole {
+		m.cow()
+		m.rv[t], m.own[t] = 0, 0    // within c: smp_rmb and smp_wmb would add nothing
+		m.tulp[t], m.tacq[t] = 0, 0 // within c: the next spin_lock would add nothing
+		m.tunord[t], m.since[t] = 0, 0
 		// Everything after the barrier happens after it; what the
 		// thread had read is within c.
 		m.g[t], m.ah[t], m.tah[t] = c, 0, 0
@@ -668,8 +699,13 @@ func (m *lk) lkInsert(t, loc, p int, v int64, glued, release, ordered bool) {
 	n := int(m.n[loc])
 	copy(m.vals[loc][p+1:n+1], m.vals[loc][p:n])
 	copy(m.mview[loc][p+1:n+1], m.mview[loc][p:n])
-	copy(m.gv[loc][p+1:n+1], m.gv[loc][p:n])
-	copy(m.wr[loc][p+1:n+1], m.wr[loc][p:n])
+	if m.whole { // lkViews took a copy of the ordering views (cow)
+		copy(m.gv[loc][p+1:n+1], m.gv[loc][p:n])
+		copy(m.wr[loc][p+1:n+1], m.wr[loc][p:n])
+		if p == n {
+			m.ulp[loc] = 0 // the newest store is no unlock (SpinUnlock sets it after)
+		}
+	}
 	g := m.glued[loc]
 	g = g&(1<<p-1) | (g>>p)<<(p+1)
 	if glued {
@@ -677,9 +713,6 @@ func (m *lk) lkInsert(t, loc, p int, v int64, glued, release, ordered bool) {
 	}
 	m.glued[loc] = g
 	m.n[loc]++
-	if p == n {
-		m.ulp[loc] = 0 // the newest store is no unlock (SpinUnlock sets it after)
-	}
 	m.vals[loc][p] = int8(v)
 	mv := m.rel[t]
 	if release {
@@ -843,6 +876,7 @@ func (m lk) lkLocalFence(t int, what string, f func(*lk)) []Choice {
 	var out []Choice
 	for _, c := range m.lkSettles(t) {
 		m := c.m
+		m.cow()
 		f(&m)
 		out = append(out, Choice{m.close(), c.alt})
 	}
@@ -923,6 +957,7 @@ func (m lk) lkSpinUnlock(t, loc int, free int64) ([]Choice, error) {
 				continue
 			}
 			next := m
+			next.cow()
 			end := p == int(next.n[loc])
 			next.tulp[t], next.tacq[t], next.tah[t] = pulp, m.acq[t], m.ah[t] // before the insert, which shifts them
 			next.tunord[t], next.since[t] = m.unord[t], 0
@@ -982,10 +1017,16 @@ func (m *lk) lkCompact(loc int) {
 	n := m.n[loc]
 	copy(m.vals[loc][:], m.vals[loc][low:n])
 	copy(m.mview[loc][:], m.mview[loc][low:n])
-	copy(m.gv[loc][:], m.gv[loc][low:n])
-	copy(m.wr[loc][:], m.wr[loc][low:n])
 	for i := n - low; i < n; i++ {
-		m.vals[loc][i], m.mview[loc][i], m.gv[loc][i], m.wr[loc][i] = 0, 0, 0, 0
+		m.vals[loc][i], m.mview[loc][i] = 0, 0
+	}
+	if m.whole {
+		m.cow()
+		copy(m.gv[loc][:], m.gv[loc][low:n])
+		copy(m.wr[loc][:], m.wr[loc][low:n])
+		for i := n - low; i < n; i++ {
+			m.gv[loc][i], m.wr[loc][i] = 0, 0
+		}
 	}
 	m.glued[loc] = m.glued[loc] >> low &^ 1
 	m.n[loc] = n - low
@@ -1017,6 +1058,8 @@ func (m lk) lkPermuted(out *lk, threads, locs *[MaxThreads]int) {
 	}
 	for i := 0; i < MaxThreads; i++ {
 		out.cur[i], out.acq[i], out.rel[i] = pv(m.cur[threads[i]]), pv(m.acq[threads[i]]), pv(m.rel[threads[i]])
+	}
+	for i := 0; m.whole && i < MaxThreads; i++ {
 		out.rv[i], out.own[i] = pv(m.rv[threads[i]]), pv(m.own[threads[i]])
 		out.tulp[i], out.tacq[i] = pv(m.tulp[threads[i]]), pv(m.tacq[threads[i]])
 		out.tunord[i], out.since[i] = pl(m.tunord[threads[i]]), pl(m.since[threads[i]])
@@ -1025,7 +1068,7 @@ func (m lk) lkPermuted(out *lk, threads, locs *[MaxThreads]int) {
 			out.lgv[i][l] = pv(m.lgv[threads[i]][locs[l]])
 		}
 	}
-	for l := 0; l < MaxLocations; l++ {
+	for l := 0; m.whole && l < MaxLocations; l++ {
 		out.ulp[l] = pv(m.ulp[locs[l]])
 	}
 	out.glob = pv(m.glob)
@@ -1048,8 +1091,10 @@ func (m lk) lkPermuted(out *lk, threads, locs *[MaxThreads]int) {
 		out.glued[l] = m.glued[locs[l]]
 		for i := range out.mview[l] {
 			out.mview[l][i] = pv(m.mview[locs[l]][i])
-			out.gv[l][i] = pv(m.gv[locs[l]][i])
-			out.wr[l][i] = newID[m.wr[locs[l]][i]]
+			if m.whole {
+				out.gv[l][i] = pv(m.gv[locs[l]][i])
+				out.wr[l][i] = newID[m.wr[locs[l]][i]]
+			}
 		}
 	}
 }
