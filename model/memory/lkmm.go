@@ -171,8 +171,8 @@ func (m lk) close() Memory {
 	return out
 }
 
-// checkOrdZero makes close check that a memory without UseOrderings has
-// zero ordering views (set by a test).
+// checkOrdZero makes close check that a memory without UseOrderings holds
+// no ordering views (set by a test).
 var checkOrdZero bool
 
 // vw is a view: 4 bits per location, the index of a live store.

@@ -344,10 +344,10 @@ func TestLKMMDependentStorePlacement(t *testing.T) {
 	}
 }
 
-// TestLKMMOrderingViewsStayZero: without UseOrderings nothing writes the
-// ordering views (close does not intern them, taking them for zero; with
-// checkOrdZero it panics if they are not), over random sequences of every
-// operation such a memory has.
+// TestLKMMOrderingViewsStayZero: without UseOrderings a memory has no
+// ordering views (nil when opened: any access to them panics, and with
+// checkOrdZero close panics if one was set), over random sequences of
+// every operation such a memory has.
 func TestLKMMOrderingViewsStayZero(t *testing.T) {
 	checkOrdZero = true
 	defer func() { checkOrdZero = false }()
