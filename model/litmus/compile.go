@@ -10,12 +10,8 @@ import (
 
 // supported reports whether the model runs op.
 func supported(m memory.Model, op Op) bool {
-	switch m {
-	case memory.Relaxed:
-	case memory.LKMM:
-		return true
-	default:
-		return true
+	if m != memory.Relaxed {
+		return true // SC, TSO and LKMM have every primitive
 	}
 	switch op {
 	case OpReadOnce, OpWriteOnce, OpMb, OpAddReturn, OpFetchAdd, OpXchg, OpCmpxchg:
@@ -207,9 +203,6 @@ func (c *compiler) atomicFence(body []Stmt, i int) (Op, error) {
 		return 0, nil
 	}
 	if c.m != memory.LKMM {
-		if op == OpMb {
-			return OpMb, nil
-		}
 		return op, nil
 	}
 	var adj int

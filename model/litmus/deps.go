@@ -53,14 +53,20 @@ func (d *depAnalysis) regs(e Expr) uint64 {
 	return t
 }
 
-// load numbers a read of loc and returns its bit.
-func (d *depAnalysis) load(loc int) uint64 {
+// number numbers a read and returns its bit (0 past 64 reads).
+func (d *depAnalysis) number() uint64 {
 	if d.next == 64 {
 		d.overflow = true
 		return 0
 	}
 	b := uint64(1) << d.next
 	d.next++
+	return b
+}
+
+// load numbers a read of loc that leaves it unordered and returns its bit.
+func (d *depAnalysis) load(loc int) uint64 {
+	b := d.number()
 	d.st.loads[loc] |= b
 	return b
 }
@@ -94,15 +100,8 @@ func (d *depAnalysis) access(a *Access, fence Op, loc int) uint8 {
 		// An acquire load is ordered before every later event: it is no
 		// load a store must depend on. Its value still carries the
 		// dependency on it.
-		b := uint64(0)
-		if a.Op == OpLoadAcquire {
-			if d.next < 64 {
-				b = uint64(1) << d.next
-				d.next++
-			} else {
-				d.overflow = true
-			}
-		} else {
+		b := d.number()
+		if a.Op != OpLoadAcquire {
 			b = d.load(loc)
 		}
 		if a.Reg != "" {

@@ -24,16 +24,21 @@ package litmus
 //     naming the primitive: Relaxed has no acquire, release, partial
 //     fence or unordered RMW, and answering with a stronger or weaker
 //     primitive in their place would be a wrong answer.
-//   - LKMM (memory.LKMM, named LKMM-memory here): Relaxed's primitives
-//     and the unordered read-modify-writes (atomic_add and its spellings,
-//     the _relaxed variants); a store that follows a load of another
-//     location in its thread with no smp_mb between is refused
-//     (memory.ErrUnordered: the model has no load buffering) unless it
-//     depends on that load, through its value or the ifs it lies in
-//     (deps.go), or Operational.InOrder.
-//   - spin_lock is an atomic test-and-set of the lock word that has no step
-//     while the lock is held (the thread waits); spin_unlock stores 0. An
-//     execution where a thread waits forever for a lock is not an outcome.
+//   - LKMM (memory.LKMM, named LKMM-memory here): every primitive, the
+//     orderings beyond smp_mb on a memory declared with UseOrderings
+//     (Init). smp_mb__{before,after}_atomic and smp_mb__after_spinlock
+//     are smp_mb next to the RMW or lock they order, nothing in a thread
+//     without one, and refused otherwise (atomicFence). A store that
+//     follows a load of another location in its thread with no smp_mb
+//     between is refused (memory.ErrUnordered: the model has no load
+//     buffering) unless it depends on that load, through its value or the
+//     ifs it lies in (deps.go), or something else orders the two, or
+//     Operational.InOrder.
+//   - spin_lock, under SC, TSO and Relaxed, is an atomic test-and-set of
+//     the lock word that has no step while the lock is held (the thread
+//     waits); spin_unlock stores 0. Under LKMM they are memory.SpinLock
+//     and memory.SpinUnlock, which wait the same way. An execution where
+//     a thread waits forever for a lock is not an outcome.
 //
 // Memory holds small values (int8) and starts at 0: a location's value is
 // kept as its difference from the location's initial value, so that the

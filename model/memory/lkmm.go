@@ -164,16 +164,10 @@ func (m lk) close() Memory {
 	out := m.Memory
 	if m.whole {
 		m.ord = ordPut(m.lkOrd)
-	} else if checkOrdZero && m.lkOrd != nil {
-		panic("memory: ordering views on a memory without UseOrderings")
 	}
 	out.ext = lkPut(&m.lkExtra)
 	return out
 }
-
-// checkOrdZero makes close check that a memory without UseOrderings holds
-// no ordering views (set by a test).
-var checkOrdZero bool
 
 // vw is a view: 4 bits per location, the index of a live store.
 type vw uint32
@@ -276,13 +270,11 @@ func (m *Memory) AllowUnordered() {
 // UseOrderings declares that the memory will be asked for orderings that
 // read views other than through smp_mb: stores with dependencies
 // (StoresDep, RMWOrdered with Deps), acquire loads and read-modify-writes,
-// release stores and read-modify-writes, smp_rmb and smp_wmb. Those take
-// in or pass on message views directly, so the views are kept whole
-// instead of forgotten where the global view covers them (lkNormalize),
-// and two more views per thread are kept: rv, the message views of the
-// stores its value-returning loads read (smp_rmb takes them in), and own,
-// its own stores with their message views (smp_wmb passes them on). Any
-// of those operations on a memory without the declaration panics. A no-op
+// release stores and read-modify-writes, smp_rmb, smp_wmb and spin locks.
+// Those take in or pass on message views directly, so the views are kept
+// whole instead of forgotten where the global view covers them
+// (lkNormalize), and the views only they read are kept (lkOrd). Any of
+// those operations on a memory without the declaration panics. A no-op
 // under the other models.
 func (m *Memory) UseOrderings() {
 	if m.model != LKMM {
@@ -657,10 +649,11 @@ func (m lk) lkFence(t int) lk {
 	return m
 }
 
-// lkStores is a store of v (plain, or a release store): one result per
-// place in loc's modification order after t's view (writeBase) and not
-// inside a read-modify-write.
-func (m lk) lkStores(t, loc int, v int64, deps uint8, release bool) ([]Choice, error) {
+// lkStores is a store of v (plain, or a release store; an unlock is a
+// release store that also leaves what its thread's earlier events pass on,
+// lkSpinUnlock): one result per place in loc's modification order after
+// t's view (writeBase) and not inside a read-modify-write.
+func (m lk) lkStores(t, loc int, v int64, deps uint8, release, unlock bool) ([]Choice, error) {
 	m.mustWrite(t, loc, false)
 	var out []Choice
 	for _, c := range m.lkSettles(t) {
@@ -671,13 +664,29 @@ func (m lk) lkStores(t, loc int, v int64, deps uint8, release bool) ([]Choice, e
 		if m.n[loc] == MaxStores {
 			return nil, fmt.Errorf("memory: more than %d live stores to location %d", MaxStores, loc)
 		}
+		var pulp vw
+		if unlock {
+			// What passes on: the thread's own stores with what they
+			// carry (own) and what its strong fences and smp_wmb made
+			// cumulative (rel), before the unlock.
+			pulp = m.rel[t].join(m.own[t])
+		}
 		base, ordered := m.writeBase(t, loc, deps, release)
 		for p := int(m.n[loc]); p > int(base.at(loc)); p-- {
 			if p < int(m.n[loc]) && m.glued[loc]&(1<<p) != 0 {
 				continue
 			}
 			next := m
+			end := p == int(next.n[loc])
+			if unlock {
+				next.cow()
+				next.tulp[t], next.tacq[t], next.tah[t] = pulp, m.acq[t], m.ah[t] // before the insert, which shifts them
+				next.tunord[t], next.since[t] = m.unord[t], 0
+			}
 			next.lkInsert(t, loc, p, v, false, release, ordered)
+			if unlock && end {
+				next.ulp[loc] = pulp // indices below p: unchanged by the insert
+			}
 			next.lkCompact(loc)
 			out = append(out, Choice{next.close(), c.alt.withNewer(int(m.n[loc]) - p)})
 		}
@@ -933,43 +942,14 @@ func (m lk) lkSpinLock(t, loc int, free, held int64) ([]Choice, error) {
 }
 
 // lkSpinUnlock is spin_unlock: a release store of free, which leaves what
-// the thread's earlier events pass on in ulp. It goes where a release
-// store may; when the thread holds the lock that is only the end of co
-// (its view is its own newest store). One that goes elsewhere (an unlock
-// of a lock the thread does not hold) leaves ulp as it was: the newest
-// store is not it.
+// the thread's earlier events pass on in ulp, tulp and the other views
+// its next lock takes in. It goes where a release store may; when the
+// thread holds the lock that is only the end of co (its view is its own
+// newest store). One that goes elsewhere (an unlock of a lock the thread
+// does not hold) leaves ulp as it was: the newest store is not it.
 func (m lk) lkSpinUnlock(t, loc int, free int64) ([]Choice, error) {
 	m.mustWhole("spin_unlock")
-	m.mustWrite(t, loc, false)
-	var out []Choice
-	for _, c := range m.lkSettles(t) {
-		m := c.m
-		if m.n[loc] == MaxStores {
-			return nil, fmt.Errorf("memory: more than %d live stores to location %d", MaxStores, loc)
-		}
-		// What passes on: the thread's own stores with what they carry
-		// (own) and what its strong fences and smp_wmb made cumulative
-		// (rel), before the unlock.
-		pulp := m.rel[t].join(m.own[t])
-		base, _ := m.writeBase(t, loc, 0, true)
-		for p := int(m.n[loc]); p > int(base.at(loc)); p-- {
-			if p < int(m.n[loc]) && m.glued[loc]&(1<<p) != 0 {
-				continue
-			}
-			next := m
-			next.cow()
-			end := p == int(next.n[loc])
-			next.tulp[t], next.tacq[t], next.tah[t] = pulp, m.acq[t], m.ah[t] // before the insert, which shifts them
-			next.tunord[t], next.since[t] = m.unord[t], 0
-			next.lkInsert(t, loc, p, free, false, true, true)
-			if end {
-				next.ulp[loc] = pulp // indices below p: unchanged by the insert
-			}
-			next.lkCompact(loc)
-			out = append(out, Choice{next.close(), c.alt.withNewer(int(m.n[loc]) - p)})
-		}
-	}
-	return out, nil
+	return m.lkStores(t, loc, free, 0, true, true)
 }
 
 // lkForget forgets the views of thread t, which takes no step any more
@@ -1074,11 +1054,7 @@ func (m lk) lkPermuted(out *lk, threads, locs *[MaxThreads]int) {
 	out.glob = pv(m.glob)
 	out.post = 0
 	for i := 0; i < MaxThreads; i++ {
-		var u uint8
-		for l := 0; l < MaxLocations; l++ {
-			u |= (m.unord[threads[i]] >> locs[l] & 1) << l
-		}
-		out.unord[i] = u
+		out.unord[i] = pl(m.unord[threads[i]])
 		if m.post&(1<<threads[i]) != 0 {
 			out.post |= 1 << i
 		}

@@ -113,12 +113,18 @@ type Loaded struct {
 	Alt Alt // which store was read (LKMM)
 }
 
-// Load is a plain load (atomic64_read, READ_ONCE) by thread t. Under Relaxed
-// it has one result per store the thread may read.
-func (m Memory) Load(t, loc int) []Loaded {
+// mustLoad panics unless t is one of loc's declared readers (New): a plain
+// load may read only what the memory keeps for its readers.
+func (m *Memory) mustLoad(t, loc int) {
 	if m.readers[loc]&(1<<t) == 0 {
 		panic(fmt.Sprintf("memory: thread %d loads location %d but is not one of its declared readers", t, loc))
 	}
+}
+
+// Load is a plain load (atomic64_read, READ_ONCE) by thread t. Under Relaxed
+// it has one result per store the thread may read.
+func (m Memory) Load(t, loc int) []Loaded {
+	m.mustLoad(t, loc)
 	switch m.model {
 	case TSO:
 		return []Loaded{{m.loadTSO(t, loc), m, 0}}
@@ -184,7 +190,7 @@ func (m Memory) Stores(t, loc int, v int64) ([]Choice, error) {
 // order anyway and ignore deps.
 func (m Memory) StoresDep(t, loc int, v int64, deps uint8) ([]Choice, error) {
 	if m.model == LKMM {
-		return m.open().lkStores(t, loc, v, deps, false)
+		return m.open().lkStores(t, loc, v, deps, false, false)
 	}
 	next, err := m.Store(t, loc, v)
 	if err != nil {
@@ -233,7 +239,7 @@ func (m Memory) StoreVisible(t, loc int, v int64) (Memory, error) {
 // order the store may take (see Stores).
 func (m Memory) StoresVisible(t, loc int, v int64) ([]Choice, error) {
 	if m.model == LKMM {
-		return m.open().lkStores(t, loc, v, 0, false)
+		return m.open().lkStores(t, loc, v, 0, false, false)
 	}
 	next, err := m.StoreVisible(t, loc, v)
 	if err != nil {
@@ -399,7 +405,7 @@ type RMWOrder struct {
 
 // RMWOrdered is a read-modify-write without barriers, ordered as o says.
 // RMWUnordered is RMWOrdered with the zero RMWOrder. Under LKMM, Acquire,
-// Release, and a NoReturn read that an smp_rmb follows need UseOrderings.
+// Release and Deps need UseOrderings.
 func (m Memory) RMWOrdered(t, loc int, f func(old int64) (int64, bool), o RMWOrder) ([]RMWResult, error) {
 	switch m.model {
 	case LKMM:
@@ -420,9 +426,7 @@ func (m Memory) RMWOrdered(t, loc int, f func(old int64) (int64, bool), o RMWOrd
 func (m Memory) LoadAcquire(t, loc int) []Loaded {
 	switch m.model {
 	case LKMM:
-		if m.readers[loc]&(1<<t) == 0 {
-			panic(fmt.Sprintf("memory: thread %d loads location %d but is not one of its declared readers", t, loc))
-		}
+		m.mustLoad(t, loc)
 		return m.open().lkLoadAcquire(t, loc)
 	case Relaxed:
 		panic("memory: smp_load_acquire under Relaxed, which has no acquire")
@@ -438,7 +442,7 @@ func (m Memory) LoadAcquire(t, loc int) []Loaded {
 func (m Memory) StoresRelease(t, loc int, v int64) ([]Choice, error) {
 	switch m.model {
 	case LKMM:
-		return m.open().lkStores(t, loc, v, 0, true)
+		return m.open().lkStores(t, loc, v, 0, true, false)
 	case Relaxed:
 		panic("memory: smp_store_release under Relaxed, which has no release")
 	}
