@@ -146,7 +146,7 @@ func TestSyncerMutantConcurrent(t *testing.T) {
 	dev := newMemDevice(1, 8)
 	s, err := NewSyncer(Handles{Dev: dev, Queue: &WaitQueue{}, Seq: FlushSeq{Submitted: &Word{}, Completed: &Word{}, MB: Fence{}}}, SkipIfFlushedSince)
 	require.NoError(t, err)
-	s.mutGreaterEqual = true
+	s = s.WithFault(FaultGreaterEqual)
 	require.NoError(t, dev.WriteAt(make([]byte, 8), 0, 0))
 	require.NoError(t, s.Sync())
 	d, v := dev.versions(0)

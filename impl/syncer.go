@@ -1,7 +1,9 @@
 package impl
 
 import (
+	"encoding/binary"
 	"fmt"
+	"slices"
 	"sync/atomic"
 
 	"github.com/flushproof/flushproof/spec"
@@ -73,9 +75,50 @@ type Syncer struct {
 	policy Policy
 	st     *syncState
 
-	// Test-only mutations (negative controls), set by tests in this
-	// package: skip when Completed >= S instead of > S.
-	mutGreaterEqual bool
+	fault Fault // a deliberate bug (WithFault); NoFault in real use
+}
+
+// Fault is a deliberate bug of a Syncer: a negative control, which the
+// exhaustive check of this code in the model world (`flushproof check`,
+// docs/world.md) must catch. Never use one for real data.
+type Fault uint8
+
+// The faults.
+const (
+	NoFault Fault = iota
+	// FaultGreaterEqual skips the flush when Completed >= S instead of
+	// > S: the flush numbered S may have been submitted before the write
+	// completed.
+	FaultGreaterEqual
+	// FaultJoinNoFallback (Join, GroupCommit): when the joined flush
+	// failed, Sync returns nil instead of flushing itself.
+	FaultJoinNoFallback
+	// FaultGroupNoWait (GroupCommit): with nothing to join, Sync takes a
+	// flush in flight, numbered before its sample, as covering its write
+	// and returns nil without waiting for it.
+	FaultGroupNoWait
+)
+
+func (f Fault) String() string {
+	switch f {
+	case NoFault:
+		return "none"
+	case FaultGreaterEqual:
+		return ">="
+	case FaultJoinNoFallback:
+		return "join-without-fallback"
+	case FaultGroupNoWait:
+		return "group-commit-without-wait"
+	}
+	return fmt.Sprintf("Fault(%d)", uint8(f))
+}
+
+// WithFault returns a Syncer that shares s's state and handles with the
+// deliberate bug f (a negative control for the checker; see Fault).
+func (s *Syncer) WithFault(f Fault) *Syncer {
+	b := *s
+	b.fault = f
+	return &b
 }
 
 // Handles are what a Syncer acts through.
@@ -163,7 +206,7 @@ func (s *Syncer) SyncSince(sample int64) error {
 		// completed: wait for it to end instead of issuing another.
 		if seq := s.h.Seq.Submitted.Load(); seq > sample {
 			s.h.Queue.Wait(func() bool { _, busy := s.st.inFlight[seq]; return !busy })
-			if s.flushedSince(sample) {
+			if s.flushedSince(sample) || s.fault == FaultJoinNoFallback {
 				s.st.skipped.Add(1)
 				s.st.joined.Add(1)
 				return nil
@@ -172,6 +215,14 @@ func (s *Syncer) SyncSince(sample int64) error {
 		}
 		if s.policy != GroupCommit || drained {
 			return s.flush(true)
+		}
+		if s.fault == FaultGroupNoWait {
+			var busy bool
+			s.h.Queue.Wake(func() { busy = len(s.st.inFlight) > 0 })
+			if busy {
+				s.st.skipped.Add(1)
+				return nil
+			}
 		}
 		// Group commit: let the earlier flushes end, then look again.
 		s.h.Queue.Wait(func() bool {
@@ -186,7 +237,7 @@ func (s *Syncer) SyncSince(sample int64) error {
 }
 
 func (s *Syncer) flushedSince(sample int64) bool {
-	if s.mutGreaterEqual {
+	if s.fault == FaultGreaterEqual {
 		return s.h.Seq.Completed.Load() >= sample
 	}
 	return s.h.Seq.FlushedSince(sample)
@@ -227,4 +278,22 @@ type SyncStats struct {
 func (s *Syncer) Stats() SyncStats {
 	return SyncStats{Syncs: s.st.syncs.Load(), Skipped: s.st.skipped.Load(), Joined: s.st.joined.Load(),
 		Flushes: s.st.flushes.Load(), Failed: s.st.failed.Load()}
+}
+
+// AppendState appends to b an encoding of the state the Syncers bound to
+// s share that decides what they do: the numbers of the flushes in flight
+// (the statistics are only counted). The model world's exhaustive search
+// keys states by it (world.World.Shared). It reads that state without the
+// wait queue's lock: call it only while no Sync runs, as the model world
+// does between steps.
+func (s *Syncer) AppendState(b []byte) []byte {
+	seqs := make([]int64, 0, len(s.st.inFlight))
+	for seq := range s.st.inFlight {
+		seqs = append(seqs, seq)
+	}
+	slices.Sort(seqs)
+	for _, seq := range seqs {
+		b = binary.AppendVarint(b, seq)
+	}
+	return b
 }

@@ -70,7 +70,9 @@ func (r *worldRun) run(ch world.Chooser) (*world.World, error) {
 				w.Fail(err)
 				return
 			}
-			impl.SetMutGreaterEqual(base, r.mut == greaterEqual)
+			if r.mut == greaterEqual {
+				base = base.WithFault(impl.FaultGreaterEqual)
+			}
 			r.syncerUsed = base
 		}
 		s := base.Bind(h)

@@ -4,6 +4,7 @@ import (
 	"github.com/flushproof/flushproof/model/device"
 	"github.com/flushproof/flushproof/model/diocount"
 	"github.com/flushproof/flushproof/model/flushseq"
+	"github.com/flushproof/flushproof/model/implcheck"
 	"github.com/flushproof/flushproof/model/iowq"
 	"github.com/flushproof/flushproof/model/jbd2"
 	"github.com/flushproof/flushproof/model/odsync"
@@ -16,6 +17,7 @@ func Protocols() []verdict.Protocol {
 	return []verdict.Protocol{
 		device.Protocol(),
 		flushseq.Protocol(),
+		implcheck.Protocol(),
 		odsync.Protocol(),
 		iowq.Protocol(),
 		diocount.Protocol(),

@@ -179,6 +179,14 @@ type World struct {
 	writes []*pendingWrite
 	flush  []*pendingFlush
 	clock  int64 // device events so far: submissions and ends are numbered by it
+
+	// The exhaustive search's bookkeeping (search.go); srch is nil in a
+	// run that a Chooser drives.
+	srch    *Search
+	quiet   bool          // no trace: a replay of the search
+	wakeLog uint32        // the order in which tasks ran their WaitQueue changes (interned)
+	obl     []obligation  // MustSurvive's obligations (SearchOptions.Exact)
+	shared  func() []byte // Shared
 }
 
 // blockVersions is one block of the world's device. Version v > 0 is the
@@ -235,6 +243,9 @@ type Task struct {
 
 	flushEnded bool
 	flushErr   error
+
+	started bool   // resumed at least once
+	seq     uint32 // the exhaustive search: the results of the task's calls so far (interned)
 }
 
 type request struct {
@@ -315,30 +326,9 @@ func (w *World) Run(ch Chooser, body func(t *Task)) (Outcome, error) {
 	}
 	w.ch = ch
 	w.obs, _ = ch.(Observer)
-	for id := 0; id < w.cfg.Tasks; id++ {
-		t := &Task{w: w, id: id}
-		t.next, t.stop = iter.Pull(func(yield func(struct{}) bool) {
-			t.yield = yield
-			defer func() {
-				if r := recover(); r != nil && r != errCrashed { //nolint:errorlint // sentinel identity
-					panic(r)
-				}
-			}()
-			body(t)
-			t.done = true
-		})
-		w.tasks = append(w.tasks, t)
-	}
-	defer func() {
-		for _, t := range w.tasks {
-			t.stop()
-		}
-	}()
-	for _, t := range w.tasks {
-		t.resume()
-		if w.fail != nil {
-			return Outcome{Steps: w.step}, w.fail
-		}
+	defer w.close()
+	if w.start(body); w.fail != nil {
+		return Outcome{Steps: w.step}, w.fail
 	}
 	var acts []Action
 	for {
@@ -373,14 +363,54 @@ func (w *World) Run(ch Chooser, body func(t *Task)) (Outcome, error) {
 	}
 }
 
+// start makes the tasks, each running body, and runs each until its first
+// call or its end, or until one fails the run.
+func (w *World) start(body func(t *Task)) {
+	for id := 0; id < w.cfg.Tasks; id++ {
+		t := &Task{w: w, id: id}
+		t.next, t.stop = iter.Pull(func(yield func(struct{}) bool) {
+			t.yield = yield
+			defer func() {
+				if r := recover(); r != nil && r != errCrashed { //nolint:errorlint // sentinel identity
+					panic(r)
+				}
+			}()
+			body(t)
+			t.done = true
+		})
+		w.tasks = append(w.tasks, t)
+	}
+	for _, t := range w.tasks {
+		t.resume()
+		if w.fail != nil {
+			return
+		}
+	}
+}
+
+// close ends the tasks' coroutines: a task that has not finished unwinds
+// from its pending call.
+func (w *World) close() {
+	for _, t := range w.tasks {
+		t.stop()
+	}
+}
+
 // resume runs the task until its next call or its end.
 func (t *Task) resume() {
+	if s := t.w.srch; s != nil && t.started {
+		t.seq = s.extend(t.seq, &t.resp)
+	}
+	t.started = true
 	if _, ok := t.next(); !ok {
 		t.done = true
 	}
 }
 
 func (w *World) record(ev Event) {
+	if w.quiet {
+		return
+	}
 	ev.Step = w.step
 	w.trace = append(w.trace, ev)
 	if w.obs != nil {
@@ -563,6 +593,7 @@ func (w *World) perform(a Action) {
 	case ActRead:
 		b := &w.blocks[r.block]
 		copy(r.data, b.data[b.done])
+		resp.val = int64(b.done) // what the task learns: the search's key has it
 		ev.Loc = r.block
 	case ActWrite:
 		b := &w.blocks[r.block]
@@ -801,6 +832,9 @@ func (t *Task) World() *World { return t.w }
 
 // Note adds an annotation to the trace; it is not a scheduling point.
 func (t *Task) Note(format string, args ...any) {
+	if t.w.quiet {
+		return
+	}
 	t.w.record(Event{Kind: ActNote, Task: t.id, Note: fmt.Sprintf(format, args...)})
 }
 
@@ -862,7 +896,12 @@ func (t *Task) WaitQueue() spec.WaitQueue { return worldQueue{t} }
 
 type worldQueue struct{ t *Task }
 
-func (q worldQueue) Wake(change func())    { change() }
+func (q worldQueue) Wake(change func()) {
+	change()
+	if s := q.t.w.srch; s != nil {
+		q.t.w.wakeLog = s.logWake(q.t.w.wakeLog, q.t.id, q.t.seq)
+	}
+}
 func (q worldQueue) Wait(cond func() bool) { q.t.WaitUntil(QueueWoken{}, cond) }
 
 // WaitQueueWoken names the wake-up of a task waiting on its WaitQueue.

@@ -1,0 +1,100 @@
+package implcheck
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flushproof/flushproof/impl"
+	"github.com/flushproof/flushproof/model/explore"
+	"github.com/flushproof/flushproof/model/flushseq"
+	"github.com/flushproof/flushproof/model/world"
+)
+
+// TestRowsAsExpected: every default row's verdict is the expected one (SAFE
+// for the policies, UNSAFE for the negative controls), and every
+// counterexample replays to the same violation.
+func TestRowsAsExpected(t *testing.T) {
+	for _, c := range Checks() {
+		r, s, err := c.Search(explore.Options{})
+		require.NoError(t, err)
+		name := c.Row().Name()
+		require.Empty(t, r.Stopped, name)
+		if !c.negative() {
+			assert.True(t, r.Exhausted && r.Violation == nil, "%s: %v", name, r.Violation)
+			continue
+		}
+		require.NotNil(t, r.Violation, "%s: negative control not caught", name)
+		path := make([]int, len(r.Violation.Path))
+		for i, st := range r.Violation.Path {
+			path[i] = int(st.Label.ID)
+		}
+		_, err = s.Replay(path)
+		require.Error(t, err, name)
+		assert.Equal(t, r.Violation.Err.Error(), err.Error(), name)
+	}
+}
+
+// TestDeclarationsKeepVerdicts: the search without the program's
+// declarations (Task.Checkpoint, World.Shared: SearchOptions.Exact), and
+// the search without any state key (a tree of every run), give each
+// row's verdict and counterexample length. The tree search is run where
+// it stays small: the baseline and the >= mutant.
+func TestDeclarationsKeepVerdicts(t *testing.T) {
+	for _, c := range Checks() {
+		name := c.Row().Name()
+		r, _, err := c.Search(explore.Options{})
+		require.NoError(t, err)
+		modes := []world.SearchOptions{{Exact: true}}
+		if c.Policy == impl.Always || c.Fault == impl.FaultGreaterEqual {
+			modes = append(modes, world.SearchOptions{NoCache: true})
+		}
+		for _, o := range modes {
+			s, err := world.NewSearch(c.Config(), c.Program(), o)
+			require.NoError(t, err)
+			u := s.Explore(explore.Options{})
+			require.Equal(t, r.Violation == nil, u.Violation == nil, "%s %+v", name, o)
+			assert.True(t, u.Exhausted || u.Violation != nil, "%s %+v", name, o)
+			if r.Violation != nil {
+				assert.Len(t, u.Violation.Path, len(r.Violation.Path), "%s %+v", name, o)
+			}
+			assert.GreaterOrEqual(t, u.States, r.States, "%s %+v", name, o)
+		}
+	}
+}
+
+// TestAgreesWithStateMachine: each policy's verdict equals that of the
+// flush sequence's state machine variant it implements, at the same
+// bound and memory model: always is the baseline, skip-if-flushed-since
+// the patched code, join the improved variant, group-commit group commit;
+// sampling before the write is the read-before-writeback mutant and >=
+// the >= mutant.
+func TestAgreesWithStateMachine(t *testing.T) {
+	variant := func(c Syncer) (flushseq.Variant, bool) {
+		switch {
+		case c.SampleEarly:
+			return flushseq.MutantReadBeforeWriteback, true
+		case c.Fault == impl.FaultGreaterEqual:
+			return flushseq.MutantGreaterEqual, true
+		case c.Fault != impl.NoFault:
+			return 0, false // no state-machine variant of its own
+		}
+		return map[impl.Policy]flushseq.Variant{impl.Always: flushseq.Baseline, impl.SkipIfFlushedSince: flushseq.Patched,
+			impl.Join: flushseq.Improved, impl.GroupCommit: flushseq.GroupCommit}[c.Policy], true
+	}
+	for _, c := range Checks() {
+		v, ok := variant(c)
+		if !ok {
+			continue
+		}
+		r, _, err := c.Search(explore.Options{})
+		require.NoError(t, err)
+		sys, err := flushseq.NewSystem(flushseq.Config{Variant: v, Memory: c.Memory, Tasks: c.Tasks, Fsyncs: c.Syncs, FlushFailures: true})
+		require.NoError(t, err)
+		sm := explore.Explore[flushseq.State](sys, explore.Options{})
+		require.True(t, sm.Exhausted || sm.Violation != nil)
+		assert.Equal(t, sm.Violation == nil, r.Violation == nil, "%s against the state machine's %v", c.Row().Name(), v)
+		t.Logf("%-70s %-6s world %6d states, state machine %6d", c.Name(), c.Memory, r.States, sm.States)
+	}
+}

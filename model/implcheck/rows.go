@@ -1,0 +1,95 @@
+package implcheck
+
+import (
+	"fmt"
+
+	"github.com/flushproof/flushproof/impl"
+	"github.com/flushproof/flushproof/model/explore"
+	"github.com/flushproof/flushproof/model/memory"
+	"github.com/flushproof/flushproof/model/verdict"
+	"github.com/flushproof/flushproof/model/world"
+)
+
+// Protocol is the catalog entry: impl's code, exhaustively in the model
+// world.
+func Protocol() verdict.Protocol {
+	return verdict.Protocol{
+		Name:    "impl",
+		Summary: "impl's protocols, the code hwbench measures, searched exhaustively in the model world",
+		Doc:     "docs/world.md",
+		Rows:    Rows,
+	}
+}
+
+// Models are the memory models the rows run under.
+func Models() []memory.Model { return []memory.Model{memory.SC, memory.TSO, memory.LKMM} }
+
+// negative reports whether the configuration is a negative control.
+func (c Syncer) negative() bool { return c.Fault != impl.NoFault || c.SampleEarly }
+
+// Name is the row's model column: "impl.Syncer join", with the mutant.
+func (c Syncer) Name() string {
+	s := "impl.Syncer " + c.Policy.String()
+	switch {
+	case c.SampleEarly:
+		s += " mutant-sample-before-write"
+	case c.Fault != impl.NoFault:
+		s += " mutant-" + c.Fault.String()
+	}
+	return s
+}
+
+// Bound describes what the search covers.
+func (c Syncer) Bound() string {
+	return fmt.Sprintf("%d %s x %d %s, flush EIO, crash at every step", c.Tasks, verdict.Plural(c.Tasks, "task"),
+		c.Syncs, verdict.Plural(c.Syncs, "sync"))
+}
+
+// Row is the configuration's row of the verdict table.
+func (c Syncer) Row() verdict.Row {
+	return verdict.Row{Model: c.Name(), Config: c.Memory.String(), Bound: c.Bound(), Negative: c.negative(),
+		Check: func(opt explore.Options) (verdict.Verdict, error) {
+			r, _, err := c.Search(opt)
+			if err != nil {
+				return verdict.Verdict{}, err
+			}
+			return verdict.FromResult(c.Row(), r), nil
+		}}
+}
+
+// Search searches the configuration; with opt.NoReduce, without the
+// program's declarations (world.SearchOptions.Exact).
+func (c Syncer) Search(opt explore.Options) (*explore.Result[world.State], *world.Search, error) {
+	s, err := world.NewSearch(c.Config(), c.Program(), world.SearchOptions{Exact: opt.NoReduce})
+	if err != nil {
+		return nil, nil, err
+	}
+	return s.Explore(opt), s, nil
+}
+
+// Checks are the configurations of the default table: every policy, and
+// the negative controls, under each memory model at 2 tasks x 1 sync.
+// ProofChecks are those at 2 tasks x 2 syncs (`flushproof check -proof`).
+func Checks() []Syncer      { return syncers(2, 1) }
+func ProofChecks() []Syncer { return syncers(2, 2) }
+
+func syncers(tasks, syncs int) []Syncer {
+	var out []Syncer
+	add := func(c Syncer) {
+		for _, m := range Models() {
+			c.Tasks, c.Syncs, c.Memory = tasks, syncs, m
+			out = append(out, c)
+		}
+	}
+	for _, p := range impl.Policies() {
+		add(Syncer{Policy: p})
+	}
+	add(Syncer{Policy: impl.SkipIfFlushedSince, SampleEarly: true})
+	add(Syncer{Policy: impl.SkipIfFlushedSince, Fault: impl.FaultGreaterEqual})
+	add(Syncer{Policy: impl.Join, Fault: impl.FaultJoinNoFallback})
+	add(Syncer{Policy: impl.GroupCommit, Fault: impl.FaultGroupNoWait})
+	return out
+}
+
+// Rows lists the rows: Checks, then ProofChecks marked Proof.
+func Rows() []verdict.Row { return verdict.Rows(Checks(), ProofChecks()) }

@@ -1,0 +1,88 @@
+package implcheck
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/flushproof/flushproof/impl"
+	"github.com/flushproof/flushproof/model/flushseq"
+	"github.com/flushproof/flushproof/model/memory"
+	"github.com/flushproof/flushproof/model/world"
+)
+
+// Syncer is impl.Syncer, unchanged, in the model world: each task writes
+// its own block Syncs times, each time waits for the write and calls Sync;
+// when Sync returns nil, a crash from then on must keep the write
+// (Task.MustSurvive).
+type Syncer struct {
+	Policy impl.Policy
+	Fault  impl.Fault // a deliberate bug of the Syncer (a negative control)
+	// SampleEarly: the caller samples the flush sequence before its write
+	// completed and passes the sample to SyncSince (a negative control: a
+	// misuse of the API that Sample's documentation warns against).
+	SampleEarly bool
+	Tasks       int
+	Syncs       int
+	Memory      memory.Model
+}
+
+// Config is the world the Syncer runs in: two words (the flush sequence's
+// counters), one block per task, flushes that may fail.
+func (c Syncer) Config() world.Config {
+	return world.Config{Memory: c.Memory, Tasks: c.Tasks, Words: 2, Blocks: c.Tasks, FlushFailures: true,
+		WordNames: flushseq.WordNames}
+}
+
+// Program is the code the search runs.
+func (c Syncer) Program() world.Program {
+	return func(w *world.World) func(t *world.Task) {
+		var base *impl.Syncer
+		w.Shared(func() []byte {
+			if base == nil {
+				return nil
+			}
+			return base.AppendState(nil)
+		})
+		return func(t *world.Task) {
+			dev := t.Device()
+			h := impl.Handles{Dev: dev, Queue: t.WaitQueue(),
+				Seq: impl.FlushSeq{Submitted: t.Word(flushseq.WordSubmitted), Completed: t.Word(flushseq.WordCompleted), MB: t.Fence()}}
+			if base == nil { // the tasks start in order: task 0 makes the shared state
+				s, err := impl.NewSyncer(h, c.Policy)
+				if err != nil {
+					w.Fail(err)
+					return
+				}
+				base = s.WithFault(c.Fault)
+			}
+			s := base.Bind(h)
+			off := int64(t.ID() * dev.BlockSize())
+			for round := 1; round <= c.Syncs; round++ {
+				t.Checkpoint(int64(round)) // nothing of the rounds before is used
+				data := make([]byte, dev.BlockSize())
+				binary.LittleEndian.PutUint32(data, uint32(t.ID()))
+				binary.LittleEndian.PutUint32(data[4:], uint32(round))
+				var sample int64
+				if c.SampleEarly {
+					sample = s.Sample()
+				}
+				if err := dev.WriteAt(data, off, 0); err != nil {
+					w.Fail(fmt.Errorf("task %d: write: %w", t.ID(), err))
+					return
+				}
+				var err error
+				if c.SampleEarly {
+					err = s.SyncSince(sample)
+				} else {
+					err = s.Sync()
+				}
+				if err != nil {
+					t.Reached(flushseq.Milestone{Step: flushseq.Failed})
+					continue
+				}
+				t.Reached(flushseq.Milestone{Step: flushseq.Returned})
+				t.MustSurvive(t.ID(), data)
+			}
+		}
+	}
+}

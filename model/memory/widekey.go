@@ -1,0 +1,96 @@
+package memory
+
+import "encoding/binary"
+
+// AppendKey appends to b an encoding of the memory's state that equal
+// states share and that tells apart states with different futures: two
+// memories with the same key give every operation the same results, now
+// and after any sequence of operations. It is the memory's part of the
+// model world's state key (the exhaustive search caches states by it).
+//
+// The key is that of the memory compacted completely: the stores of a
+// location older than the oldest one a thread may read are left out and
+// views below it point at it, which is what compact does in batches (a
+// view is only ever joined into a thread's view, which is at or above
+// that store already). So a memory compacted in a batch and one not yet
+// compacted have the same key.
+func (w *Wide) AppendKey(b []byte) []byte {
+	b = append(b, byte(w.model))
+	if w.lk != nil {
+		return w.lk.appendKey(b)
+	}
+	switch w.model {
+	case TSO:
+		for t := range w.buf {
+			b = binary.AppendUvarint(b, uint64(len(w.buf[t])))
+			for _, op := range w.buf[t] {
+				b = binary.AppendUvarint(b, uint64(op.loc))
+				b = binary.AppendVarint(b, op.val)
+			}
+		}
+	case Relaxed:
+		for loc := range w.vals {
+			low := len(w.vals[loc]) - 1
+			for t := range w.view {
+				low = min(low, w.view[t][loc])
+			}
+			live := w.vals[loc][low:]
+			b = binary.AppendUvarint(b, uint64(len(live)))
+			for _, v := range live {
+				b = binary.AppendVarint(b, v)
+			}
+			for t := range w.view {
+				b = binary.AppendUvarint(b, uint64(w.view[t][loc]-low))
+			}
+		}
+		return b
+	}
+	for loc := range w.vals {
+		b = binary.AppendVarint(b, w.vals[loc][0])
+	}
+	return b
+}
+
+func (k *wideLK) appendKey(b []byte) []byte {
+	lows := make([]int, len(k.st))
+	for loc := range k.st {
+		low := len(k.st[loc]) - 1
+		for t := range k.cur {
+			low = min(low, k.cur[t][loc])
+		}
+		lows[loc] = low
+	}
+	view := func(b []byte, v []int) []byte {
+		for loc, i := range v {
+			b = binary.AppendUvarint(b, uint64(max(i-lows[loc], 0)))
+		}
+		return b
+	}
+	for loc, s := range k.st {
+		live := s[lows[loc]:]
+		b = binary.AppendUvarint(b, uint64(len(live)))
+		for i, st := range live {
+			b = binary.AppendVarint(b, st.val)
+			b = appendBool(b, st.glued && i > 0) // compact unglues the oldest kept store
+			b = view(b, st.mview)
+		}
+	}
+	for t := range k.cur {
+		b = view(b, k.cur[t])
+		b = view(b, k.acq[t])
+		b = view(b, k.rel[t])
+		for _, u := range k.unord[t] {
+			b = appendBool(b, u)
+		}
+		b = appendBool(b, k.post[t])
+	}
+	b = view(b, k.glob)
+	return appendBool(b, k.anyOrder)
+}
+
+func appendBool(b []byte, x bool) []byte {
+	if x {
+		return append(b, 1)
+	}
+	return append(b, 0)
+}

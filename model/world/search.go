@@ -1,0 +1,607 @@
+package world
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/flushproof/flushproof/model/explore"
+)
+
+// The exhaustive search of a program's runs. A task is Go code running as
+// a coroutine, which cannot be copied; so a state of the search is named
+// by the choices that lead to it from the start, and the search reaches it
+// again by running the program anew and making those choices (a replay).
+// What makes the search finite is the state key: two runs that reach the
+// same key have the same futures, so only the first is followed.
+//
+// The key is made of:
+//   - the memory (memory.Wide.AppendKey);
+//   - the device: every block's versions, which may still be left by a
+//     crash, which are in flight, and the device's clocks replaced by their
+//     order (the device only compares clocks, and a new one is later than
+//     all), with the writes and flushes in flight;
+//   - each task's results: the sequence of values its calls returned so
+//     far. A task is deterministic Go code, so its local state (variables,
+//     where it is in its code, what it will ask next) is a function of
+//     what its calls returned;
+//   - the order in which tasks ran their WaitQueue changes: the state tasks
+//     share outside the modelled memory is changed only there, each change
+//     a function of the task's results, so that state is a function of
+//     this order and of the results.
+//
+// So a program must be deterministic (no randomness, no map iteration
+// whose order changes what it does, no time) and its tasks may share state
+// only through their handles: modelled words, the device, and state
+// changed under WaitQueue.Wake (and read in Wait conditions and in Select
+// branches' When). A replay that does not find the choices it recorded
+// (a program that is not deterministic) panics, which a row reports as an
+// error.
+//
+// Crashes: a crash may happen before any step, and what it may leave
+// depends only on the device's state, which only moves towards more
+// durability for a given write (World.Survives, once true, stays true). So
+// the search checks, in every state it reaches, every obligation taken so
+// far (Task.MustSurvive): that is a crash at every point of every run.
+
+// Program is code to check in the model world. It is called once per run
+// with the run's new world: it makes the state its tasks share (wait
+// queues, Go state changed under WaitQueue.Wake) and returns the body every
+// task runs (Task.ID tells them apart). It must make everything anew each
+// time: runs must not share state.
+type Program func(w *World) func(t *Task)
+
+// SearchOptions bound a search.
+type SearchOptions struct {
+	// MaxDepth is the longest run followed, in steps (0 means 1000): a
+	// state that deep is not expanded, and a search that reaches one ends
+	// UNKNOWN ("depth bound"), never SAFE.
+	MaxDepth int
+	// NoCache names each state by its whole path, so that no two runs
+	// share a state: the search is a tree of every run, without the state
+	// key. For testing the key, which must give the same verdicts.
+	NoCache bool
+	// Exact ignores what the program declares about its state
+	// (Task.Checkpoint, World.Shared): the key has every task's results
+	// since the start and the order of its WaitQueue changes. The
+	// declarations are reductions, and this search without them must give
+	// the same verdicts.
+	Exact bool
+}
+
+// StopDepth is the reason a search reached SearchOptions.MaxDepth.
+const StopDepth = "depth bound"
+
+// State names a state of the search: an index into its table.
+type State uint32
+
+// Search is the exhaustive search of a program's runs as an
+// explore.System: explore.Explore searches it breadth first, so a
+// counterexample is a shortest run to a violation.
+type Search struct {
+	cfg  Config
+	prog Program
+	opt  SearchOptions
+
+	mu    sync.Mutex
+	ids   map[string]State
+	nodes []node
+
+	tmu   sync.Mutex // the interning tables below
+	seqs  map[seqKey]uint32
+	wakes map[wakeKey]uint32
+
+	cut   atomic.Bool  // a state at MaxDepth was not expanded
+	runs  atomic.Int64 // replays
+	steps atomic.Int64 // steps taken in replays
+}
+
+// node is a state of the search.
+type node struct {
+	parent     State // the state it was first reached from (none for the initial state)
+	choice     int32 // the index of the action taken there
+	depth      int32
+	acts       int32  // actions enabled in it
+	unfinished uint64 // tasks not done
+	err        error  // the violation found in it
+}
+
+type seqKey struct {
+	prev uint32
+	val  int64
+	ok   bool
+	err  uint8
+}
+
+type wakeKey struct {
+	prev uint32
+	task int
+	seq  uint32
+}
+
+// NewSearch returns the search of prog's runs in worlds of cfg (whose
+// Crash must be 0: the search crashes at every point).
+func NewSearch(cfg Config, prog Program, opt SearchOptions) (*Search, error) {
+	if cfg.Crash != 0 {
+		return nil, errors.New("model world search: Config.Crash must be 0 (every state is checked as if the machine crashed there)")
+	}
+	if cfg.Tasks > 62 {
+		return nil, fmt.Errorf("model world search: %d tasks, at most 62", cfg.Tasks)
+	}
+	if _, err := New(cfg); err != nil {
+		return nil, err
+	}
+	if opt.MaxDepth == 0 {
+		opt.MaxDepth = 1000
+	}
+	return &Search{cfg: cfg, prog: prog, opt: opt, ids: map[string]State{},
+		seqs: map[seqKey]uint32{}, wakes: map[wakeKey]uint32{}}, nil
+}
+
+var _ explore.System[State] = (*Search)(nil)
+
+// Actors implements explore.System: one column per task, then the device
+// and the memory system (a TSO drain, an LKMM pending barrier).
+func (s *Search) Actors() []string {
+	var out []string
+	for t := 0; t < s.cfg.Tasks; t++ {
+		out = append(out, fmt.Sprintf("task %d", t))
+	}
+	return append(out, "device", "memory")
+}
+
+func (s *Search) actor(k ActionKind, task int) uint8 {
+	switch k {
+	case ActDrain, ActBarrier:
+		return uint8(s.cfg.Tasks + 1)
+	}
+	if k.Machine() {
+		return uint8(s.cfg.Tasks)
+	}
+	return uint8(task)
+}
+
+// Init implements explore.System.
+func (s *Search) Init() []State {
+	w, _ := s.replay(nil)
+	defer w.close()
+	id, _ := s.intern(w, 0, -1, 0)
+	return []State{id}
+}
+
+// Next implements explore.System: each action enabled in st, by a replay
+// of st's path and that action.
+func (s *Search) Next(st State, yield func(explore.Label, State)) {
+	n := s.node(st)
+	if n.err != nil || n.acts == 0 {
+		return
+	}
+	if int(n.depth) >= s.opt.MaxDepth {
+		s.cut.Store(true)
+		return
+	}
+	path := s.Path(st)
+	for i := range n.acts {
+		w, a := s.replay(append(path, int(i)))
+		id, _ := s.intern(w, st, i, n.depth+1)
+		w.close()
+		yield(explore.Label{Actor: s.actor(a.Kind, a.Task), Kind: uint8(a.Kind), ID: uint16(i)}, id)
+	}
+}
+
+// Describe implements explore.System; a counterexample's steps are
+// described from its replay instead (Explore).
+func (s *Search) Describe(l explore.Label) string {
+	return fmt.Sprintf("%v (choice %d)", ActionKind(l.Kind), l.ID)
+}
+
+// Check implements explore.System: the violation found in st (a task's
+// Fail or Assert, an obligation a crash there would break).
+func (s *Search) Check(st State) error { return s.node(st).err }
+
+// Unfinished implements explore.System. A state at the depth bound is
+// reported as having nothing unfinished: it is not expanded, and must not
+// be taken for a deadlock (the search is UNKNOWN instead).
+func (s *Search) Unfinished(st State) uint64 {
+	n := s.node(st)
+	if int(n.depth) >= s.opt.MaxDepth && n.acts > 0 {
+		return 0
+	}
+	return n.unfinished
+}
+
+func (s *Search) node(st State) node {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.nodes[st]
+}
+
+// Path returns the choices that lead from the start to st: the index, in
+// each state, of the action taken among those enabled (World.Run's
+// Chooser sees the same lists, so Script(path) replays it).
+func (s *Search) Path(st State) []int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []int
+	for n := s.nodes[st]; n.choice >= 0; n = s.nodes[n.parent] {
+		out = append(out, int(n.choice))
+	}
+	slices.Reverse(out)
+	return out
+}
+
+// replay runs the program anew with the given choices and returns the
+// world, its tasks still live (close it), and the last action taken. The
+// last step may fail the run; an earlier one may not (the state there was
+// expanded, so it had no violation).
+func (s *Search) replay(path []int) (*World, Action) {
+	s.runs.Add(1)
+	s.steps.Add(int64(len(path)))
+	w, err := New(s.cfg)
+	if err != nil {
+		panic(err) // NewSearch checked cfg
+	}
+	w.srch, w.quiet = s, true
+	w.start(s.prog(w))
+	var acts []Action
+	var last Action
+	for k, c := range path {
+		if w.fail != nil {
+			w.close()
+			panic(fmt.Sprintf("model world search: the program is not deterministic: its replay failed at step %d of %d, where the recorded run did not: %v", k, len(path), w.fail))
+		}
+		acts = w.actions(acts[:0])
+		if c >= len(acts) {
+			w.close()
+			panic(fmt.Sprintf("model world search: the program is not deterministic: its replay has %d actions at step %d, the recorded run had more", len(acts), k+1))
+		}
+		last = acts[c]
+		w.step++
+		w.perform(last)
+	}
+	if w.fail == nil {
+		w.checkObligations()
+	}
+	return w, last
+}
+
+// intern returns the state of w, reached from parent by choice (-1: w is
+// at the start), adding it if it is new.
+func (s *Search) intern(w *World, parent State, choice int32, depth int32) (State, bool) {
+	var key string
+	if s.opt.NoCache {
+		if choice < 0 {
+			key = "start"
+		} else {
+			key = fmt.Sprint(parent, "/", choice)
+		}
+	} else {
+		key = string(w.appendKey(nil))
+	}
+	s.mu.Lock()
+	if id, ok := s.ids[key]; ok {
+		s.mu.Unlock()
+		return id, false
+	}
+	s.mu.Unlock()
+	n := node{parent: parent, choice: choice, depth: depth, err: w.fail}
+	if n.err == nil {
+		n.acts = int32(len(w.actions(nil)))
+	}
+	for _, t := range w.tasks {
+		if !t.done {
+			n.unfinished |= 1 << t.id
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if id, ok := s.ids[key]; ok { // another worker added it meanwhile
+		return id, false
+	}
+	id := State(len(s.nodes))
+	s.nodes = append(s.nodes, n)
+	s.ids[key] = id
+	return id, true
+}
+
+// extend interns the results of a task's calls followed by r.
+func (s *Search) extend(prev uint32, r *response) uint32 {
+	k := seqKey{prev: prev, val: r.val, ok: r.ok}
+	switch {
+	case r.Err == nil:
+	case errors.Is(r.Err, ErrFlushFailed):
+		k.err = 1
+	default:
+		k.err = 2
+	}
+	s.tmu.Lock()
+	defer s.tmu.Unlock()
+	return s.internSeq(k)
+}
+
+// internSeq returns the id of k; s.tmu is held.
+func (s *Search) internSeq(k seqKey) uint32 {
+	id, ok := s.seqs[k]
+	if !ok {
+		id = uint32(len(s.seqs) + 1)
+		s.seqs[k] = id
+	}
+	return id
+}
+
+// logWake interns the order of WaitQueue changes followed by one of task,
+// whose results so far are seq.
+func (s *Search) logWake(prev uint32, task int, seq uint32) uint32 {
+	k := wakeKey{prev: prev, task: task, seq: seq}
+	s.tmu.Lock()
+	defer s.tmu.Unlock()
+	id, ok := s.wakes[k]
+	if !ok {
+		id = uint32(len(s.wakes) + 1)
+		s.wakes[k] = id
+	}
+	return id
+}
+
+// appendKey appends the state key (see the top of this file).
+func (w *World) appendKey(b []byte) []byte {
+	if w.fail != nil {
+		// A violation ends the run: its state must not meet one without
+		// (a refused store, say, changes nothing else).
+		b = append(b, "failed: "...)
+		b = append(b, w.fail.Error()...)
+		b = append(b, 0)
+	}
+	b = w.mem.AppendKey(b)
+	b = w.appendDeviceKey(b)
+	for _, t := range w.tasks {
+		b = binary.AppendUvarint(b, uint64(t.seq))
+		b = appendBool(b, t.done)
+		b = appendBool(b, t.flushEnded)
+		b = appendBool(b, t.flushErr != nil)
+	}
+	if w.shared != nil && !w.srch.opt.Exact {
+		sh := w.shared()
+		b = binary.AppendUvarint(b, uint64(len(sh)))
+		return append(b, sh...)
+	}
+	return binary.AppendUvarint(b, uint64(w.wakeLog))
+}
+
+// Checkpoint declares that from here on what the task does depends only on
+// vals, its ID and the state it shares (the modelled memory, the device,
+// the state it changes under WaitQueue.Wake): nothing it computed from
+// earlier calls' results is used any more, but through vals. Typically at
+// the top of a loop over operations, with the loop's index. The search
+// then keys the task's state by vals and its results since, instead of
+// every result since the start: runs that differ only in what the task
+// has forgotten meet in one state. A wrong declaration can hide runs;
+// SearchOptions.Exact ignores it, and must give the same verdict.
+func (t *Task) Checkpoint(vals ...int64) {
+	s := t.w.srch
+	if s == nil || s.opt.Exact {
+		return
+	}
+	s.tmu.Lock()
+	defer s.tmu.Unlock()
+	id := s.internSeq(seqKey{err: 3, val: int64(len(vals))})
+	for _, v := range vals {
+		id = s.internSeq(seqKey{prev: id, err: 4, val: v})
+	}
+	t.seq = id
+}
+
+// Shared declares f as the encoding of all the state the program's tasks
+// share outside the modelled memory and the device (what they change
+// under WaitQueue.Wake and read in Wait conditions): equal encodings for
+// states in which the tasks would act the same. The search then keys that
+// state by f instead of by the order in which tasks changed it. Call it
+// in the Program, before the tasks run. SearchOptions.Exact ignores it.
+func (w *World) Shared(f func() []byte) { w.shared = f }
+
+func appendBool(b []byte, x bool) []byte {
+	if x {
+		return append(b, 1)
+	}
+	return append(b, 0)
+}
+
+// appendDeviceKey appends the device's part of the key. A block's clocks
+// are only compared with each other and with later clocks, which are
+// larger than all (a flush's or a preflush's cover of the block, its
+// doneSince, durableSince, its versions' submission and end): so each is
+// replaced by its rank among that block's clocks. Versions below a
+// block's floor can never be left by a crash again: only their data is
+// kept (World.Survives looks for data among all versions).
+func (w *World) appendDeviceKey(b []byte) []byte {
+	var clocks []int64
+	for i := range w.blocks {
+		bv := &w.blocks[i]
+		clocks = append(clocks[:0], -1, bv.doneSince, bv.durableSince)
+		for v := bv.floor; v < len(bv.data); v++ {
+			clocks = append(clocks, bv.submitted[v], bv.ended[v])
+		}
+		for _, p := range w.writes {
+			if p.preCover != nil {
+				clocks = append(clocks, p.preCover[i])
+			}
+		}
+		for _, f := range w.flush {
+			clocks = append(clocks, f.cover[i])
+		}
+		slices.Sort(clocks)
+		clocks = slices.Compact(clocks)
+		rank := func(b []byte, c int64) []byte {
+			r, _ := slices.BinarySearch(clocks, c)
+			return binary.AppendUvarint(b, uint64(r))
+		}
+		b = binary.AppendUvarint(b, uint64(len(bv.data)))
+		b = binary.AppendUvarint(b, uint64(bv.floor))
+		b = binary.AppendUvarint(b, uint64(bv.done))
+		for _, d := range bv.data {
+			b = append(b, d...) // every version has BlockSize bytes
+		}
+		for v := bv.floor; v < len(bv.data); v++ {
+			b = appendBool(b, bv.unsent[v])
+			b = rank(b, bv.submitted[v])
+			b = rank(b, bv.ended[v])
+		}
+		b = rank(b, bv.doneSince)
+		b = rank(b, bv.durableSince)
+		for _, p := range w.writes {
+			if p.preCover != nil {
+				b = rank(b, p.preCover[i])
+			}
+		}
+		for _, f := range w.flush {
+			b = rank(b, f.cover[i])
+		}
+	}
+	b = binary.AppendUvarint(b, uint64(len(w.writes)))
+	for _, p := range w.writes {
+		b = binary.AppendUvarint(b, uint64(p.task))
+		b = binary.AppendUvarint(b, uint64(p.block))
+		b = binary.AppendUvarint(b, uint64(p.version))
+		b = appendBool(b, p.fua)
+		b = appendBool(b, p.unsent)
+		b = appendBool(b, p.preCover != nil)
+	}
+	b = binary.AppendUvarint(b, uint64(len(w.flush)))
+	for _, f := range w.flush {
+		b = binary.AppendUvarint(b, uint64(f.task))
+		b = binary.AppendVarint(b, f.tag)
+		b = appendBool(b, f.async)
+	}
+	return b
+}
+
+// obligation is a MustSurvive: block must keep data (or a newer version)
+// through a crash at any later point.
+type obligation struct {
+	task, block int
+	data        []byte
+}
+
+// MustSurvive states the obligation that a crash from now on keeps data in
+// block b, or a newer version of the block (World.Survives): typically
+// where an fsync or an O_DSYNC write returned success. It is checked at
+// once, which covers a crash at any later point too: once no version older
+// than the data's may be left by a crash, none ever may again (the
+// device's durability only grows). A search with SearchOptions.Exact
+// keeps the obligation and checks it again after every later step, which
+// tests that claim.
+func (t *Task) MustSurvive(b int, data []byte) {
+	w := t.w
+	o := obligation{task: t.id, block: b, data: append([]byte(nil), data...)}
+	if w.checkObligation(o); w.srch != nil && w.srch.opt.Exact {
+		w.obl = append(w.obl, o)
+	}
+	if !w.quiet {
+		w.record(Event{Kind: ActNote, Task: t.id, Note: fmt.Sprintf("b%d must survive a crash", b)})
+	}
+}
+
+func (w *World) checkObligations() {
+	for _, o := range w.obl {
+		if w.fail != nil {
+			return
+		}
+		w.checkObligation(o)
+	}
+}
+
+func (w *World) checkObligation(o obligation) {
+	if o.block < 0 || o.block >= len(w.blocks) {
+		w.Fail(fmt.Errorf("task %d: MustSurvive: no block %d", o.task, o.block))
+		return
+	}
+	if !w.Survives(o.block, o.data) {
+		var left []string
+		for _, v := range w.MayLeaveVersions(o.block) {
+			left = append(left, fmt.Sprint(v))
+		}
+		w.Fail(fmt.Errorf("task %d's write to block %d is not durable: a crash now may leave version(s) %s of the block, older than the data it must keep", o.task, o.block, strings.Join(left, ", ")))
+	}
+}
+
+// Runs returns how many runs the search made (each a replay from the
+// start) and how many steps they took in all.
+func (s *Search) Runs() (runs, steps int64) { return s.runs.Load(), s.steps.Load() }
+
+// Explore searches with explore.Explore and opt. A search that left a
+// state at the depth bound unexpanded and found no violation is UNKNOWN
+// (Stopped is StopDepth). A counterexample's steps are described from a
+// replay of its run: the values loaded, the versions written, the
+// milestones the tasks reached.
+func (s *Search) Explore(opt explore.Options) *explore.Result[State] {
+	r := explore.Explore(s, opt)
+	if r.Violation == nil && r.Exhausted && s.cut.Load() {
+		r.Exhausted, r.Stopped = false, StopDepth
+	}
+	if v := r.Violation; v != nil {
+		path := make([]int, len(v.Path))
+		for i, st := range v.Path {
+			path[i] = int(st.Label.ID)
+		}
+		w, err := s.Replay(path)
+		if err == nil {
+			err = errors.New("the run ends without a violation")
+		}
+		if w == nil || err.Error() != v.Err.Error() && v.Kind == explore.Safety {
+			panic(fmt.Sprintf("model world search: the counterexample does not replay: %v (the search found: %v)", err, v.Err))
+		}
+		for i := range v.Path {
+			var texts []string
+			for _, ev := range w.trace {
+				if ev.Step == i+1 {
+					texts = append(texts, w.eventText(ev, int(v.Path[i].Actor)))
+				}
+			}
+			v.Path[i].Text = strings.Join(texts, "; ")
+		}
+	}
+	return r
+}
+
+// eventText is an event for a timeline's column of actor.
+func (w *World) eventText(ev Event, actor int) string {
+	d := w.describe(ev)
+	if ev.Task >= 0 && ev.Task != actor {
+		return fmt.Sprintf("task %d: %s", ev.Task, d)
+	}
+	return d
+}
+
+// Replay runs the program with the given choices (Path) and returns the
+// world, its trace recorded, and the run's violation if it has one: a
+// task's Fail or Assert, or an obligation that a crash after the last
+// step would break. It returns an error without a world if the choices do
+// not fit the program.
+func (s *Search) Replay(path []int) (w *World, err error) {
+	w, err = New(s.cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer w.close()
+	w.srch = s
+	w.start(s.prog(w))
+	for k, c := range path {
+		if w.fail != nil {
+			return nil, fmt.Errorf("the run failed at step %d of %d: %w", k, len(path), w.fail)
+		}
+		acts := w.actions(nil)
+		if c < 0 || c >= len(acts) {
+			return nil, fmt.Errorf("step %d: choice %d of %d actions", k+1, c, len(acts))
+		}
+		w.step++
+		w.perform(acts[c])
+	}
+	if w.fail == nil {
+		w.checkObligations()
+	}
+	return w, w.fail
+}

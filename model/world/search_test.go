@@ -1,0 +1,56 @@
+package world_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flushproof/flushproof/model/explore"
+	"github.com/flushproof/flushproof/model/memory"
+	"github.com/flushproof/flushproof/model/world"
+	"github.com/flushproof/flushproof/spec"
+)
+
+// writeFlush: each task writes its block, then (unless skip) flushes, and
+// requires its write to survive when the flush returned 0.
+func writeFlush(skip bool) world.Program {
+	return func(w *world.World) func(t *world.Task) {
+		return func(t *world.Task) {
+			dev := t.Device()
+			data := make([]byte, dev.BlockSize())
+			data[0] = byte(t.ID() + 1)
+			off := int64(t.ID() * dev.BlockSize())
+			if err := dev.WriteAt(data, off, 0); err != nil {
+				return
+			}
+			if !skip {
+				if err := dev.Flush(); err != nil {
+					return
+				}
+			}
+			t.MustSurvive(t.ID(), data)
+		}
+	}
+}
+
+func TestSearchWriteFlush(t *testing.T) {
+	cfg := world.Config{Memory: memory.SC, Tasks: 2, Blocks: 2, FlushFailures: true}
+	for _, noCache := range []bool{false, true} {
+		s, err := world.NewSearch(cfg, writeFlush(false), world.SearchOptions{NoCache: noCache})
+		require.NoError(t, err)
+		r := s.Explore(explore.Options{})
+		require.Nil(t, r.Violation)
+		assert.True(t, r.Exhausted)
+		runs, steps := s.Runs()
+		t.Logf("no cache %v: %v, %d runs, %d steps", noCache, r.Stats, runs, steps)
+
+		s, err = world.NewSearch(cfg, writeFlush(true), world.SearchOptions{NoCache: noCache})
+		require.NoError(t, err)
+		r = s.Explore(explore.Options{})
+		require.NotNil(t, r.Violation)
+		t.Log(r.Violation.Timeline())
+		assert.Len(t, r.Violation.Path, 2) // the write is submitted and completes: not durable
+		_ = spec.FUA
+	}
+}

@@ -1,0 +1,127 @@
+package world_test
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
+
+	"github.com/flushproof/flushproof/internal/rapidctl"
+	"github.com/flushproof/flushproof/model/explore"
+	"github.com/flushproof/flushproof/model/memory"
+	"github.com/flushproof/flushproof/model/world"
+)
+
+// randomOp is one call of a random task program.
+type randomOp struct {
+	kind, arg int
+}
+
+// randomProgram runs ops[t] in task t and records, when every task has
+// finished, what each task's calls returned, in outcomes.
+func randomProgram(ops [][]randomOp, outcomes *sync.Map) world.Program {
+	return func(w *world.World) func(t *world.Task) {
+		x := 0 // shared state outside the memory: changed under Wake
+		logs := make([][]string, len(ops))
+		finished := 0
+		return func(t *world.Task) {
+			q := t.WaitQueue()
+			dev := t.Device()
+			buf := make([]byte, dev.BlockSize())
+			for i, op := range ops[t.ID()] {
+				var r string
+				switch op.kind {
+				case 0:
+					r = fmt.Sprint(t.Word(op.arg % 2).Load())
+				case 1:
+					r = fmt.Sprint(t.Word(op.arg % 2).IncReturn())
+				case 2:
+					r = fmt.Sprint(t.Word(op.arg%2).CompareAndSwap(int64(op.arg/2%2), int64(t.ID()+2)))
+				case 3:
+					t.Word(op.arg % 2).Store(int64(op.arg))
+				case 4:
+					t.Fence().Full()
+				case 5:
+					buf[0] = byte(10*t.ID() + i + 1)
+					r = fmt.Sprint(dev.WriteAt(buf, int64(op.arg%2*dev.BlockSize()), 0))
+				case 6:
+					r = fmt.Sprint(dev.Flush())
+				case 7:
+					r = fmt.Sprint(dev.ReadAt(buf, int64(op.arg%2*dev.BlockSize())), buf[0])
+				case 8:
+					q.Wake(func() {
+						if op.arg%2 == 0 {
+							x++
+						} else {
+							x = t.ID() + 1
+						}
+						r = fmt.Sprint(x)
+					})
+				case 9:
+					q.Wait(func() bool { return x >= 1 })
+				}
+				logs[t.ID()] = append(logs[t.ID()], r)
+			}
+			if finished++; finished == len(ops) {
+				var all []string
+				for _, l := range logs {
+					all = append(all, strings.Join(l, ","))
+				}
+				outcomes.Store(strings.Join(all, " | "), true)
+			}
+		}
+	}
+}
+
+func outcomeList(m *sync.Map) []string {
+	var out []string
+	m.Range(func(k, _ any) bool { out = append(out, k.(string)); return true })
+	slices.Sort(out)
+	return out
+}
+
+// TestSearchKeyMatchesTree: on random programs of two or three tasks over
+// the words, the device and a wait queue's state, the search with its
+// state key reaches every outcome (every task's results) and the same
+// verdict as the search of every run (SearchOptions.NoCache): the key
+// keeps every state with a different future apart. Under each memory
+// model.
+func TestSearchKeyMatchesTree(t *testing.T) {
+	compared, safe, outcomes := 0, 0, 0
+	rapidctl.Check(t, 60, func(t *rapid.T) {
+		m := rapid.SampledFrom([]memory.Model{memory.SC, memory.TSO, memory.Relaxed, memory.LKMM}).Draw(t, "memory")
+		tasks := rapid.IntRange(2, 3).Draw(t, "tasks")
+		ops := make([][]randomOp, tasks)
+		for i := range ops {
+			n := rapid.IntRange(1, 4-tasks+1).Draw(t, "ops")
+			for range n {
+				ops[i] = append(ops[i], randomOp{rapid.IntRange(0, 9).Draw(t, "kind"), rapid.IntRange(0, 3).Draw(t, "arg")})
+			}
+		}
+		cfg := world.Config{Memory: m, Tasks: tasks, Words: 2, Blocks: 2, FlushFailures: rapid.Bool().Draw(t, "flush EIO")}
+		var got [2]sync.Map
+		var res [2]*explore.Result[world.State]
+		for i, noCache := range []bool{false, true} {
+			s, err := world.NewSearch(cfg, randomProgram(ops, &got[i]), world.SearchOptions{NoCache: noCache})
+			require.NoError(t, err)
+			res[i] = s.Explore(explore.Options{MaxStates: 300_000, Workers: 1})
+		}
+		if !res[1].Exhausted && res[1].Violation == nil {
+			t.Skip("the tree of every run is over the budget")
+		}
+		require.Equal(t, res[1].Violation == nil, res[0].Violation == nil, "verdicts: %v against the tree's %v", res[0].Violation, res[1].Violation)
+		if res[0].Violation == nil {
+			require.Equal(t, outcomeList(&got[1]), outcomeList(&got[0]), "%v %v", m, ops)
+			safe++
+			outcomes += len(outcomeList(&got[0]))
+		} else {
+			require.Equal(t, len(res[1].Violation.Path), len(res[0].Violation.Path))
+		}
+		compared++
+	})
+	t.Logf("%d programs compared, %d without a violation (%d outcomes in all)", compared, safe, outcomes)
+}
