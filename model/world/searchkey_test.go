@@ -14,6 +14,7 @@ import (
 	"github.com/flushproof/flushproof/model/explore"
 	"github.com/flushproof/flushproof/model/memory"
 	"github.com/flushproof/flushproof/model/world"
+	"github.com/flushproof/flushproof/spec"
 )
 
 // randomOp is one call of a random task program.
@@ -32,6 +33,7 @@ func randomProgram(ops [][]randomOp, outcomes *sync.Map) world.Program {
 			q := t.WaitQueue()
 			dev := t.Device()
 			buf := make([]byte, dev.BlockSize())
+			written := -1 // the block of the task's last write
 			for i, op := range ops[t.ID()] {
 				var r string
 				switch op.kind {
@@ -47,7 +49,8 @@ func randomProgram(ops [][]randomOp, outcomes *sync.Map) world.Program {
 					t.Fence().Full()
 				case 5:
 					buf[0] = byte(10*t.ID() + i + 1)
-					r = fmt.Sprint(dev.WriteAt(buf, int64(op.arg%2*dev.BlockSize()), 0))
+					r = fmt.Sprint(dev.WriteAt(buf, int64(op.arg%2*dev.BlockSize()), spec.WriteFlags(op.arg/2%2)))
+					written = op.arg % 2
 				case 6:
 					r = fmt.Sprint(dev.Flush())
 				case 7:
@@ -63,6 +66,10 @@ func randomProgram(ops [][]randomOp, outcomes *sync.Map) world.Program {
 					})
 				case 9:
 					q.Wait(func() bool { return x >= 1 })
+				case 10:
+					if written >= 0 {
+						t.MustSurvive(written, buf)
+					}
 				}
 				logs[t.ID()] = append(logs[t.ID()], r)
 			}
@@ -85,7 +92,8 @@ func outcomeList(m *sync.Map) []string {
 }
 
 // TestSearchKeyMatchesTree: on random programs of two or three tasks over
-// the words, the device and a wait queue's state, the search with its
+// the words, the device (writes, some with FUA, flushes, reads, and
+// obligations on the last write) and a wait queue's state, the search with its
 // state key reaches every outcome (every task's results) and the same
 // verdict as the search of every run (SearchOptions.NoCache): the key
 // keeps every state with a different future apart. Under each memory
@@ -99,7 +107,7 @@ func TestSearchKeyMatchesTree(t *testing.T) {
 		for i := range ops {
 			n := rapid.IntRange(1, 4-tasks+1).Draw(t, "ops")
 			for range n {
-				ops[i] = append(ops[i], randomOp{rapid.IntRange(0, 9).Draw(t, "kind"), rapid.IntRange(0, 3).Draw(t, "arg")})
+				ops[i] = append(ops[i], randomOp{rapid.IntRange(0, 10).Draw(t, "kind"), rapid.IntRange(0, 3).Draw(t, "arg")})
 			}
 		}
 		cfg := world.Config{Memory: m, Tasks: tasks, Words: 2, Blocks: 2, FlushFailures: rapid.Bool().Draw(t, "flush EIO")}

@@ -1,0 +1,83 @@
+// Package worldtest checks Go durability code of one's own from a test,
+// the way loom checks Rust concurrency code: the code, written against
+// spec.Device, spec.Word, spec.Fence and spec.WaitQueue, runs in the model
+// world, and every run up to the bound is searched (world.Search): every
+// schedule, every value a load may read under the memory model, every
+// device completion order, flush EIO if enabled, and a crash at every
+// step. docs/world.md walks through an example.
+package worldtest
+
+import (
+	"testing"
+
+	"github.com/flushproof/flushproof/model/explore"
+	"github.com/flushproof/flushproof/model/world"
+)
+
+// Options bound a check.
+type Options struct {
+	// MaxStates stops the search after this many states (0: 1,000,000):
+	// the check then fails as UNKNOWN, never passes.
+	MaxStates int
+	// MaxDepth is the longest run followed (world.SearchOptions).
+	MaxDepth int
+	// Exact ignores the program's declarations (Task.Checkpoint,
+	// World.Shared): slower, and must give the same verdict.
+	Exact bool
+}
+
+// Result is what a search found.
+type Result struct {
+	Safe     bool   // every run up to the bound was searched and none broke an obligation
+	Unknown  string // why the search stopped early ("" if it did not)
+	States   int
+	Depth    int
+	Runs     int64 // replays of the program
+	Timeline string
+	Path     []int // the counterexample's choices (world.Search.Replay replays them)
+	Err      error // the violation
+}
+
+// Search searches every run of prog in worlds of cfg.
+func Search(cfg world.Config, prog world.Program, opt Options) (Result, error) {
+	if opt.MaxStates == 0 {
+		opt.MaxStates = 1_000_000
+	}
+	s, err := world.NewSearch(cfg, prog, world.SearchOptions{MaxDepth: opt.MaxDepth, Exact: opt.Exact})
+	if err != nil {
+		return Result{}, err
+	}
+	r := s.Explore(explore.Options{MaxStates: opt.MaxStates})
+	runs, _ := s.Runs()
+	out := Result{States: r.States, Depth: r.MaxDepth, Runs: runs, Unknown: r.Stopped}
+	if v := r.Violation; v != nil {
+		out.Err, out.Timeline = v.Err, v.Timeline()
+		for _, st := range v.Path {
+			out.Path = append(out.Path, int(st.Label.ID))
+		}
+		return out, nil
+	}
+	out.Safe = r.Exhausted
+	return out, nil
+}
+
+// Check searches every run of prog in worlds of cfg and fails t with the
+// counterexample's timeline if a run breaks an obligation (Task.MustSurvive,
+// Task.Assert, World.Fail) or deadlocks, or if the search could not finish
+// (a budget: UNKNOWN is not a pass).
+func Check(t testing.TB, cfg world.Config, prog world.Program, opt Options) Result {
+	t.Helper()
+	r, err := Search(cfg, prog, opt)
+	switch {
+	case err != nil:
+		t.Fatalf("worldtest: %v", err)
+	case r.Err != nil:
+		t.Fatalf("worldtest: %v memory, %d tasks: a run breaks an obligation (%d steps; replay: %v):\n%s",
+			cfg.Memory, cfg.Tasks, len(r.Path), r.Path, r.Timeline)
+	case !r.Safe:
+		t.Fatalf("worldtest: UNKNOWN: the search stopped early (%s) after %d states", r.Unknown, r.States)
+	default:
+		t.Logf("worldtest: SAFE under %v: %d tasks, every run searched: %d states, depth %d, %d runs", cfg.Memory, cfg.Tasks, r.States, r.Depth, r.Runs)
+	}
+	return r
+}
