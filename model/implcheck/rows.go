@@ -10,12 +10,12 @@ import (
 	"github.com/flushproof/flushproof/model/world"
 )
 
-// Protocol is the catalog entry: impl's code, exhaustively in the model
-// world.
+// Protocol is the catalog entry: impl.Syncer, the code hwbench measures,
+// exhaustively in the model world.
 func Protocol() verdict.Protocol {
 	return verdict.Protocol{
-		Name:    "impl",
-		Summary: "impl's protocols, the code hwbench measures, searched exhaustively in the model world",
+		Name:    "impl.Syncer",
+		Summary: "impl.Syncer, the code hwbench measures, searched exhaustively in the model world",
 		Doc:     "docs/world.md",
 		Rows:    Rows,
 	}
