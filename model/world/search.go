@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"iter"
 	"slices"
 	"strings"
 	"sync"
@@ -95,6 +96,9 @@ type Search struct {
 	seqs  map[seqKey]uint32
 	wakes map[wakeKey]uint32
 
+	cmu   sync.Mutex // the idle coroutines
+	idle  []*coro
+
 	cut   atomic.Bool  // a state at MaxDepth was not expanded
 	runs  atomic.Int64 // replays
 	steps atomic.Int64 // steps taken in replays
@@ -103,7 +107,8 @@ type Search struct {
 // node is a state of the search.
 type node struct {
 	parent     State // the state it was first reached from (none for the initial state)
-	choice     int32 // the index of the action taken there
+	choice     int32  // the index of the action taken there
+	act        packed // that action
 	depth      int32
 	acts       int32  // actions enabled in it
 	unfinished uint64 // tasks not done
@@ -165,11 +170,28 @@ func (s *Search) actor(k ActionKind, task int) uint8 {
 	return uint8(task)
 }
 
+// packed is an action as a node keeps it: what a replay needs to take it
+// again without listing the actions enabled.
+type packed struct {
+	kind  ActionKind
+	task  uint8
+	arg   int16
+	block uint16
+}
+
+func pack(a Action) packed {
+	return packed{kind: a.Kind, task: uint8(a.Task), arg: int16(a.Arg), block: uint16(a.Block)}
+}
+
+func (p packed) action() Action {
+	return Action{Kind: p.kind, Task: int(p.task), Arg: int(p.arg), Block: int(p.block)}
+}
+
 // Init implements explore.System.
 func (s *Search) Init() []State {
-	w, _ := s.replay(nil)
+	w, _ := s.replay(nil, -1)
 	defer w.close()
-	id, _ := s.intern(w, 0, -1, 0)
+	id, _ := s.intern(w, 0, -1, packed{}, 0)
 	return []State{id}
 }
 
@@ -184,10 +206,10 @@ func (s *Search) Next(st State, yield func(explore.Label, State)) {
 		s.cut.Store(true)
 		return
 	}
-	path := s.Path(st)
+	path := s.packedPath(st)
 	for i := range n.acts {
-		w, a := s.replay(append(path, int(i)))
-		id, _ := s.intern(w, st, i, n.depth+1)
+		w, a := s.replay(path, int(i))
+		id, _ := s.intern(w, st, i, pack(a), n.depth+1)
 		w.close()
 		yield(explore.Label{Actor: s.actor(a.Kind, a.Task), Kind: uint8(a.Kind), ID: uint16(i)}, id)
 	}
@@ -234,44 +256,86 @@ func (s *Search) Path(st State) []int {
 	return out
 }
 
-// replay runs the program anew with the given choices and returns the
-// world, its tasks still live (close it), and the last action taken. The
-// last step may fail the run; an earlier one may not (the state there was
-// expanded, so it had no violation).
-func (s *Search) replay(path []int) (*World, Action) {
+// packedPath returns the actions that lead from the start to st.
+func (s *Search) packedPath(st State) []packed {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []packed
+	for n := s.nodes[st]; n.choice >= 0; n = s.nodes[n.parent] {
+		out = append(out, n.act)
+	}
+	slices.Reverse(out)
+	return out
+}
+
+// replay runs the program anew, takes the actions of path (each checked to
+// be enabled, without listing the others) and then, if last >= 0, the
+// last-th action enabled; it returns the world, its tasks still live
+// (close it), and the last action taken. The last step may fail the run;
+// an earlier one may not (the state there was expanded, so it had no
+// violation).
+func (s *Search) replay(path []packed, last int) (*World, Action) {
 	s.runs.Add(1)
-	s.steps.Add(int64(len(path)))
+	s.steps.Add(int64(len(path) + 1))
 	w, err := New(s.cfg)
 	if err != nil {
 		panic(err) // NewSearch checked cfg
 	}
 	w.srch, w.quiet = s, true
 	w.start(s.prog(w))
-	var acts []Action
-	var last Action
-	for k, c := range path {
-		if w.fail != nil {
+	var a Action
+	for k, p := range path {
+		a = p.action()
+		if w.fail != nil || !w.enabled(a) {
 			w.close()
-			panic(fmt.Sprintf("model world search: the program is not deterministic: its replay failed at step %d of %d, where the recorded run did not: %v", k, len(path), w.fail))
+			panic(fmt.Sprintf("model world search: the program is not deterministic: its replay cannot take step %d of %d (%v by task %d) as the recorded run did (failure: %v)",
+				k+1, len(path), a.Kind, a.Task, w.fail))
 		}
-		acts = w.actions(acts[:0])
-		if c >= len(acts) {
-			w.close()
-			panic(fmt.Sprintf("model world search: the program is not deterministic: its replay has %d actions at step %d, the recorded run had more", len(acts), k+1))
-		}
-		last = acts[c]
 		w.step++
-		w.perform(last)
+		w.perform(a)
+	}
+	if last >= 0 {
+		acts := w.actions(nil)
+		a = acts[last]
+		w.step++
+		w.perform(a)
 	}
 	if w.fail == nil {
 		w.checkObligations()
 	}
-	return w, last
+	return w, a
+}
+
+// enabled reports whether a is among the actions enabled now (for
+// replays, which take recorded actions without listing them).
+func (w *World) enabled(a Action) bool {
+	switch a.Kind {
+	case ActWriteDone, ActWritePreflushed:
+		for _, p := range w.writes {
+			if p.task == a.Task && p.block == a.Block && p.unsent == (a.Kind == ActWritePreflushed) {
+				return true
+			}
+		}
+		return false
+	case ActFlushDone, ActFlushFail:
+		return w.FlushInFlightBy(a.Task)
+	case ActDrain, ActBarrier:
+		return true // Drain and Complete panic if not
+	}
+	if a.Task < 0 || a.Task >= len(w.tasks) || w.tasks[a.Task].done {
+		return false
+	}
+	switch k := w.tasks[a.Task].req.kind; a.Kind {
+	case ActWake:
+		return k == ActChoice || k == ActFlush
+	default:
+		return k == a.Kind
+	}
 }
 
 // intern returns the state of w, reached from parent by choice (-1: w is
 // at the start), adding it if it is new.
-func (s *Search) intern(w *World, parent State, choice int32, depth int32) (State, bool) {
+func (s *Search) intern(w *World, parent State, choice int32, act packed, depth int32) (State, bool) {
 	var key string
 	if s.opt.NoCache {
 		if choice < 0 {
@@ -288,7 +352,7 @@ func (s *Search) intern(w *World, parent State, choice int32, depth int32) (Stat
 		return id, false
 	}
 	s.mu.Unlock()
-	n := node{parent: parent, choice: choice, depth: depth, err: w.fail}
+	n := node{parent: parent, choice: choice, act: act, depth: depth, err: w.fail}
 	if n.err == nil {
 		n.acts = int32(len(w.actions(nil)))
 	}
@@ -528,6 +592,65 @@ func (w *World) checkObligation(o obligation) {
 	}
 }
 
+// coro is a coroutine that runs one task's body after another: a replay
+// takes its tasks' coroutines from the search's pool and gives them back,
+// so that runs do not each start coroutines and grow their stacks anew.
+type coro struct {
+	next  func() (struct{}, bool)
+	stop  func()
+	yield func(struct{}) bool
+	job   func() // the body to run when resumed idle
+}
+
+// coro returns an idle coroutine.
+func (s *Search) coro() *coro {
+	s.cmu.Lock()
+	if n := len(s.idle); n > 0 {
+		c := s.idle[n-1]
+		s.idle = s.idle[:n-1]
+		s.cmu.Unlock()
+		return c
+	}
+	s.cmu.Unlock()
+	c := &coro{}
+	c.next, c.stop = iter.Pull(func(yield func(struct{}) bool) {
+		c.yield = yield
+		for {
+			func() {
+				defer func() {
+					if r := recover(); r != nil && r != errCrashed { //nolint:errorlint // sentinel identity
+						panic(r)
+					}
+				}()
+				c.job()
+			}()
+			c.job = nil
+			if !yield(struct{}{}) {
+				return
+			}
+		}
+	})
+	return c
+}
+
+// release gives back an idle coroutine (its job finished or unwound).
+func (s *Search) release(c *coro) {
+	s.cmu.Lock()
+	s.idle = append(s.idle, c)
+	s.cmu.Unlock()
+}
+
+// closeCoros ends the idle coroutines.
+func (s *Search) closeCoros() {
+	s.cmu.Lock()
+	idle := s.idle
+	s.idle = nil
+	s.cmu.Unlock()
+	for _, c := range idle {
+		c.stop()
+	}
+}
+
 // Runs returns how many runs the search made (each a replay from the
 // start) and how many steps they took in all.
 func (s *Search) Runs() (runs, steps int64) { return s.runs.Load(), s.steps.Load() }
@@ -538,6 +661,7 @@ func (s *Search) Runs() (runs, steps int64) { return s.runs.Load(), s.steps.Load
 // replay of its run: the values loaded, the versions written, the
 // milestones the tasks reached.
 func (s *Search) Explore(opt explore.Options) *explore.Result[State] {
+	defer s.closeCoros()
 	r := explore.Explore(s, opt)
 	if r.Violation == nil && r.Exhausted && s.cut.Load() {
 		r.Exhausted, r.Stopped = false, StopDepth

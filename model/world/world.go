@@ -246,6 +246,8 @@ type Task struct {
 
 	started bool   // resumed at least once
 	seq     uint32 // the exhaustive search: the results of the task's calls so far (interned)
+	c       *coro  // the exhaustive search: the pooled coroutine the task runs on
+	abort   bool   // unwind from the pending call (close, on a pooled coroutine)
 }
 
 type request struct {
@@ -368,6 +370,17 @@ func (w *World) Run(ch Chooser, body func(t *Task)) (Outcome, error) {
 func (w *World) start(body func(t *Task)) {
 	for id := 0; id < w.cfg.Tasks; id++ {
 		t := &Task{w: w, id: id}
+		if w.srch != nil && w.quiet { // a replay of the search: a pooled coroutine
+			c := w.srch.coro()
+			c.job = func() {
+				t.yield = c.yield
+				body(t)
+				t.done = true
+			}
+			t.c, t.next = c, c.next
+			w.tasks = append(w.tasks, t)
+			continue
+		}
 		t.next, t.stop = iter.Pull(func(yield func(struct{}) bool) {
 			t.yield = yield
 			defer func() {
@@ -392,7 +405,15 @@ func (w *World) start(body func(t *Task)) {
 // from its pending call.
 func (w *World) close() {
 	for _, t := range w.tasks {
-		t.stop()
+		if t.c == nil {
+			t.stop()
+			continue
+		}
+		if t.started && !t.done {
+			t.abort = true
+			t.c.next()
+		}
+		w.srch.release(t.c)
 	}
 }
 
@@ -818,7 +839,7 @@ func (w *World) Step() int { return w.step }
 // call makes a request and waits for the scheduler to serve it.
 func (t *Task) call(r request) response {
 	t.req = r
-	if !t.yield(struct{}{}) {
+	if !t.yield(struct{}{}) || t.abort {
 		panic(errCrashed)
 	}
 	return t.resp
@@ -898,7 +919,7 @@ type worldQueue struct{ t *Task }
 
 func (q worldQueue) Wake(change func()) {
 	change()
-	if s := q.t.w.srch; s != nil {
+	if s := q.t.w.srch; s != nil && (q.t.w.shared == nil || s.opt.Exact) {
 		q.t.w.wakeLog = s.logWake(q.t.w.wakeLog, q.t.id, q.t.seq)
 	}
 }
