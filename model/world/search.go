@@ -96,8 +96,8 @@ type Search struct {
 	seqs  map[seqKey]uint32
 	wakes map[wakeKey]uint32
 
-	cmu   sync.Mutex // the idle coroutines
-	idle  []*coro
+	cmu  sync.Mutex // the idle coroutines
+	idle []*coro
 
 	cut   atomic.Bool  // a state at MaxDepth was not expanded
 	runs  atomic.Int64 // replays
@@ -106,7 +106,7 @@ type Search struct {
 
 // node is a state of the search.
 type node struct {
-	parent     State // the state it was first reached from (none for the initial state)
+	parent     State  // the state it was first reached from (none for the initial state)
 	choice     int32  // the index of the action taken there
 	act        packed // that action
 	depth      int32
