@@ -119,6 +119,12 @@ type lkOrd struct {
 	gv         [MaxLocations][MaxStores]vw
 	g, ah, tah [MaxThreads]vw
 	lgv        [MaxThreads][MaxLocations]vw
+	// lmv, per thread and location: the message views of the stores it
+	// read or wrote there. A load of another thread's store co-after them
+	// happens after those accesses (prop & int), so what is ordered after
+	// the load may not read a store that their stores' message views
+	// overwrite.
+	lmv [MaxThreads][MaxLocations]vw
 	// Per live store, its writer plus one (0: the initial store). A load
 	// of its own thread's store takes in nothing: rfi is neither in hb nor
 	// at the end of prop, so the load happens after nothing the store
@@ -221,6 +227,7 @@ func (m *lk) lkViews(f func(*vw)) {
 		f(&m.tah[t])
 		for l := range m.lgv[t] {
 			f(&m.lgv[t][l])
+			f(&m.lmv[t][l])
 		}
 	}
 	for l := range m.ulp {
@@ -602,6 +609,14 @@ func (m lk) lkReadAs(t, loc, i int, how int) lk {
 		gv = m.gv[loc][i]
 		if int(m.wr[loc][i]) == t+1 {
 			mv, gv = 0, 0 // its own store (see wr)
+		} else {
+			// Another thread's store, co-after every store t read or
+			// wrote at loc before: those accesses are overwritten by it
+			// (overwrite & ext), and the load reads it (rfe), which is
+			// prop, internal, so in hb: the load happens after them, and
+			// after what they happen after (lgv).
+			gv = gv.join(m.lgv[t][loc])
+			mv = mv.join(m.lmv[t][loc])
 		}
 	}
 	mg := mv.join(gv) // what an event ordered after the load may not go below
@@ -620,6 +635,7 @@ func (m lk) lkReadAs(t, loc, i int, how int) lk {
 	if m.whole {
 		m.ah[t] = m.ah[t].join(gv)
 		m.lgv[t][loc] = m.lgv[t][loc].join(gv)
+		m.lmv[t][loc] = m.lmv[t][loc].join(mv)
 		if how != readNoReturn {
 			m.rv[t] = m.rv[t].join(mg)
 		}
@@ -640,6 +656,7 @@ func (m lk) lkFence(t int) lk {
 		// thread had read is within c.
 		m.g[t], m.ah[t], m.tah[t] = c, 0, 0
 		m.lgv[t] = [MaxLocations]vw{}
+		m.lmv[t] = [MaxLocations]vw{}
 	}
 	m.unord[t] = 0
 	m.post &^= 1 << t
@@ -747,6 +764,7 @@ func (m *lk) lkInsert(t, loc, p int, v int64, glued, release, ordered bool) {
 		}
 		m.gv[loc][p] = gv
 		m.lgv[t][loc] = m.lgv[t][loc].join(gv)
+		m.lmv[t][loc] = m.lmv[t][loc].join(mv)
 		m.wr[loc][p] = int8(t + 1)
 	}
 	m.cur[t] = m.cur[t].with(loc, uint8(p))
@@ -1046,6 +1064,7 @@ func (m lk) lkPermuted(out *lk, threads, locs *[MaxThreads]int) {
 		out.g[i], out.ah[i], out.tah[i] = pv(m.g[threads[i]]), pv(m.ah[threads[i]]), pv(m.tah[threads[i]])
 		for l := 0; l < MaxLocations; l++ {
 			out.lgv[i][l] = pv(m.lgv[threads[i]][locs[l]])
+			out.lmv[i][l] = pv(m.lmv[threads[i]][locs[l]])
 		}
 	}
 	for l := 0; m.whole && l < MaxLocations; l++ {
