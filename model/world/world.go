@@ -910,14 +910,23 @@ func (t *Task) WaitUntil(m Milestone, cond func() bool) {
 }
 
 // WaitQueue returns the task's handle on the world's wait queue: Wake runs
-// its change at once (only one task runs at a time, so it is atomic) and is
-// not a scheduling point; Wait is a scheduling point whose wake-up, taken
-// when cond holds, is a full barrier.
+// its change at once (only one task runs at a time, so it is atomic) after
+// a full barrier of the waker, and is not a scheduling point; Wait is a
+// scheduling point whose wake-up, taken when cond holds, is a full
+// barrier. The changes are Go state, not memory operations: those two
+// barriers are the ordering the queue's lock gives.
 func (t *Task) WaitQueue() spec.WaitQueue { return worldQueue{t} }
 
 type worldQueue struct{ t *Task }
 
 func (q worldQueue) Wake(change func()) {
+	// The queue's lock orders the waker's memory accesses before the change
+	// for whoever sees the change (spin_unlock, then the next spin_lock),
+	// and wake_up is a full barrier when it wakes a task
+	// (memory-barriers.txt, "Sleep and wake-up functions"): the change is
+	// not a memory operation here, so that ordering is a full barrier of
+	// the waker (stronger than a release when nobody sleeps).
+	q.t.w.mem.Fence(q.t.id)
 	change()
 	if s := q.t.w.srch; s != nil && (q.t.w.shared == nil || s.opt.Exact) {
 		q.t.w.wakeLog = s.logWake(q.t.w.wakeLog, q.t.id, q.t.seq)
