@@ -25,6 +25,13 @@ func NewDIOCounter(count spec.Word, queue spec.WaitQueue) (*DIOCounter, error) {
 	return &DIOCounter{count: count, queue: queue, drained: new(uint64)}, nil
 }
 
+// Bind returns a counter that shares c's drain count but acts through
+// other handles on the same word and wait queue (each task of the model
+// world has its own handles).
+func (c *DIOCounter) Bind(count spec.Word, queue spec.WaitQueue) *DIOCounter {
+	return &DIOCounter{count: count, queue: queue, drained: c.drained}
+}
+
 // Begin is inode_dio_begin.
 func (c *DIOCounter) Begin() { c.count.IncReturn() }
 

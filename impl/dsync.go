@@ -35,15 +35,26 @@ func (m DSyncMode) String() string {
 // writes" compares the two ways for O_DIRECT writes to a block device). Its device must be safe for
 // concurrent use if the writer is.
 type DSyncWriter struct {
-	Dev  spec.Device
-	Mode DSyncMode
-	_    struct{}
+	Dev   spec.Device
+	Mode  DSyncMode
+	fault Fault // a deliberate bug (WithFault); NoFault in real use
+	_     struct{}
+}
+
+// WithFault returns the writer with the deliberate bug f (FaultDropFUA): a
+// negative control for the checker, never for real data.
+func (w DSyncWriter) WithFault(f Fault) DSyncWriter {
+	w.fault = f
+	return w
 }
 
 // WriteAt writes p at off and returns once it is durable.
 func (w DSyncWriter) WriteAt(p []byte, off int64) error {
 	switch w.Mode {
 	case FUA:
+		if w.fault == FaultDropFUA {
+			return w.Dev.WriteAt(p, off, 0)
+		}
 		return w.Dev.WriteAt(p, off, spec.FUA)
 	case WriteFlush:
 		if err := w.Dev.WriteAt(p, off, 0); err != nil {

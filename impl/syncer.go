@@ -97,6 +97,9 @@ const (
 	// flush in flight, numbered before its sample, as covering its write
 	// and returns nil without waiting for it.
 	FaultGroupNoWait
+	// FaultDropFUA (DSyncWriter, mode FUA): the write is sent without FUA,
+	// and nothing flushes it.
+	FaultDropFUA
 )
 
 func (f Fault) String() string {
@@ -109,6 +112,8 @@ func (f Fault) String() string {
 		return "join-without-fallback"
 	case FaultGroupNoWait:
 		return "group-commit-without-wait"
+	case FaultDropFUA:
+		return "drop-FUA"
 	}
 	return fmt.Sprintf("Fault(%d)", uint8(f))
 }

@@ -18,6 +18,8 @@ func Protocols() []verdict.Protocol {
 		device.Protocol(),
 		flushseq.Protocol(),
 		implcheck.Protocol(),
+		implcheck.DSyncProtocol(),
+		implcheck.DIOProtocol(),
 		odsync.Protocol(),
 		iowq.Protocol(),
 		diocount.Protocol(),

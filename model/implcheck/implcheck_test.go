@@ -7,21 +7,46 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flushproof/flushproof/impl"
+	"github.com/flushproof/flushproof/model/diocount"
 	"github.com/flushproof/flushproof/model/explore"
 	"github.com/flushproof/flushproof/model/flushseq"
+	"github.com/flushproof/flushproof/model/odsync"
+	"github.com/flushproof/flushproof/model/verdict"
 	"github.com/flushproof/flushproof/model/world"
 )
 
+// checkable is a configuration of any of the package's types.
+type checkable interface {
+	program
+	Row() verdict.Row
+	Search(explore.Options) (*explore.Result[world.State], *world.Search, error)
+}
+
+// defaults lists every default row's configuration.
+func defaults() []checkable {
+	var out []checkable
+	for _, c := range Checks() {
+		out = append(out, c)
+	}
+	for _, c := range DSyncChecks() {
+		out = append(out, c)
+	}
+	for _, c := range DIOChecks() {
+		out = append(out, c)
+	}
+	return out
+}
+
 // TestRowsAsExpected: every default row's verdict is the expected one (SAFE
-// for the policies, UNSAFE for the negative controls), and every
+// for the real code, UNSAFE for the negative controls), and every
 // counterexample replays to the same violation.
 func TestRowsAsExpected(t *testing.T) {
-	for _, c := range Checks() {
+	for _, c := range defaults() {
 		r, s, err := c.Search(explore.Options{})
 		require.NoError(t, err)
 		name := c.Row().Name()
 		require.Empty(t, r.Stopped, name)
-		if !c.negative() {
+		if !c.Row().Negative {
 			assert.True(t, r.Exhausted && r.Violation == nil, "%s: %v", name, r.Violation)
 			continue
 		}
@@ -97,4 +122,55 @@ func TestAgreesWithStateMachine(t *testing.T) {
 		assert.Equal(t, sm.Violation == nil, r.Violation == nil, "%s against the state machine's %v", c.Row().Name(), v)
 		t.Logf("%-70s %-6s world %6d states, state machine %6d", c.Name(), c.Memory, r.States, sm.States)
 	}
+}
+
+// stateMachineRow returns the default row of p named model with config.
+func stateMachineRow(t *testing.T, p verdict.Protocol, model, config string) verdict.Row {
+	for _, r := range p.Rows() {
+		if !r.Proof && r.Model == model && r.Config == config {
+			return r
+		}
+	}
+	t.Fatalf("no row %s %s", model, config)
+	return verdict.Row{}
+}
+
+// TestDSyncAndDIOAgreeWithStateMachines: the O_DSYNC writer's FUA mode is
+// the patched O_DSYNC path (FUA alone), its dropped FUA that path's
+// mutant-drop-fua, on a cache with native FUA and without a cache; the
+// counted DIO is the DIO count's baseline with asynchronous direct I/O, the
+// uncounted one its mutant-skip-async, under each memory model. Their
+// verdicts must be equal.
+func TestDSyncAndDIOAgreeWithStateMachines(t *testing.T) {
+	for _, c := range DSyncChecks() {
+		if c.Mode != impl.FUA {
+			continue // write+flush has no variant of its own there
+		}
+		model, config := "odsync patched", "cache+fua"
+		if c.Fault == impl.FaultDropFUA {
+			model = "odsync mutant-drop-fua"
+		}
+		if c.NoCache {
+			config = "no-cache"
+		}
+		agree(t, c, stateMachineRow(t, odsync.Protocol(), model, config))
+	}
+	for _, c := range DIOChecks() {
+		model := "diocount baseline"
+		if c.Uncounted {
+			model = "diocount mutant-skip-async"
+		}
+		agree(t, c, stateMachineRow(t, diocount.Protocol(), model, "aio-dio/"+c.Memory.String()))
+	}
+}
+
+func agree(t *testing.T, c checkable, sm verdict.Row) {
+	t.Helper()
+	v, err := c.Row().Check(explore.Options{})
+	require.NoError(t, err)
+	w, err := sm.Check(explore.Options{})
+	require.NoError(t, err)
+	require.False(t, v.Truncated || w.Truncated)
+	assert.Equal(t, w.Safe, v.Safe, "%s against %s", c.Row().Name(), sm.Name())
+	t.Logf("%-75s %-6s %6d states; %s: %s, %d states", c.Row().Name(), v.Word(), v.Stats.States, sm.Name(), w.Word(), w.Stats.States)
 }

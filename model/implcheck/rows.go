@@ -47,24 +47,40 @@ func (c Syncer) Bound() string {
 
 // Row is the configuration's row of the verdict table.
 func (c Syncer) Row() verdict.Row {
-	return verdict.Row{Model: c.Name(), Config: c.Memory.String(), Bound: c.Bound(), Negative: c.negative(),
-		Check: func(opt explore.Options) (verdict.Verdict, error) {
-			r, _, err := c.Search(opt)
-			if err != nil {
-				return verdict.Verdict{}, err
-			}
-			return verdict.FromResult(c.Row(), r), nil
-		}}
+	return row(c, c.Name(), c.Memory.String(), c.Bound(), c.negative())
 }
 
 // Search searches the configuration; with opt.NoReduce, without the
 // program's declarations (world.SearchOptions.Exact).
 func (c Syncer) Search(opt explore.Options) (*explore.Result[world.State], *world.Search, error) {
-	s, err := world.NewSearch(c.Config(), c.Program(), world.SearchOptions{Exact: opt.NoReduce})
+	return search(c, opt)
+}
+
+// program is a configuration of the search.
+type program interface {
+	Config() world.Config
+	Program() world.Program
+}
+
+func search(p program, opt explore.Options) (*explore.Result[world.State], *world.Search, error) {
+	s, err := world.NewSearch(p.Config(), p.Program(), world.SearchOptions{Exact: opt.NoReduce})
 	if err != nil {
 		return nil, nil, err
 	}
 	return s.Explore(opt), s, nil
+}
+
+// row is the verdict table's row of a configuration.
+func row(p program, model, config, bound string, negative bool) verdict.Row {
+	r := verdict.Row{Model: model, Config: config, Bound: bound, Negative: negative}
+	r.Check = func(opt explore.Options) (verdict.Verdict, error) {
+		res, _, err := search(p, opt)
+		if err != nil {
+			return verdict.Verdict{}, err
+		}
+		return verdict.FromResult(r, res), nil
+	}
+	return r
 }
 
 // Checks are the configurations of the default table: every policy, and

@@ -569,6 +569,14 @@ func (t *Task) MustSurvive(b int, data []byte) {
 	}
 }
 
+// Assert fails the run with the message if ok is false: an obligation of
+// the program's own.
+func (t *Task) Assert(ok bool, format string, args ...any) {
+	if !ok {
+		t.w.Fail(fmt.Errorf("task %d: assertion failed: %s", t.id, fmt.Sprintf(format, args...)))
+	}
+}
+
 func (w *World) checkObligations() {
 	for _, o := range w.obl {
 		if w.fail != nil {
