@@ -71,3 +71,17 @@ func TestGroupCommitHandedOut(t *testing.T) {
 	assert.True(t, strings.Contains(r.Err.Error(), "not durable"), r.Err.Error())
 	t.Logf("found in %d steps:\n%s", len(r.Path), r.Timeline)
 }
+
+// TestGroupCommitPreemptions: a search with a preemption bound. The bug
+// needs no preemption at all (a task that waits for its write lets the
+// other run), so it is found at bound 0; the fixed log is "SAFE within 1
+// preemptions" at that bound, never plain SAFE.
+func TestGroupCommitPreemptions(t *testing.T) {
+	r, err := worldtest.Search(config(memory.SC, 2), program(true), worldtest.Options{BoundPreemptions: true, Preemptions: 0})
+	require.NoError(t, err)
+	require.Error(t, r.Err, "the bug at preemption bound 0")
+	b, err := worldtest.Search(config(memory.SC, 3), program(false), worldtest.Options{BoundPreemptions: true, Preemptions: 1})
+	require.NoError(t, err)
+	assert.Equal(t, "SAFE within 1 preemptions", b.Verdict())
+	t.Logf("the bug at bound 0 in %d steps; the fix, 3 tasks: %s, %d states", len(r.Path), b.Verdict(), b.States)
+}

@@ -66,6 +66,14 @@ type SearchOptions struct {
 	// share a state: the search is a tree of every run, without the state
 	// key. For testing the key, which must give the same verdicts.
 	NoCache bool
+	// BoundPreemptions bounds the preemptions of a run by Preemptions, as
+	// loom does for larger programs: a preemption is a step of a task
+	// while the task that took the last task step could still take one
+	// (device and memory-system steps are not counted, and do not change
+	// which task ran last). A search so bounded proves nothing beyond the
+	// bound: its SAFE is "SAFE within k preemptions" (Search.Bounded).
+	BoundPreemptions bool
+	Preemptions      int
 	// Exact ignores what the program declares about its state
 	// (Task.Checkpoint, World.Shared): the key has every task's results
 	// since the start and the order of its WaitQueue changes. The
@@ -100,6 +108,7 @@ type Search struct {
 	idle []*coro
 
 	cut   atomic.Bool  // a state at MaxDepth was not expanded
+	pcut  atomic.Bool  // the preemption bound left out a step
 	runs  atomic.Int64 // replays
 	steps atomic.Int64 // steps taken in replays
 }
@@ -113,6 +122,15 @@ type node struct {
 	acts       int32  // actions enabled in it
 	unfinished uint64 // tasks not done
 	err        error  // the violation found in it
+
+	// With SearchOptions.BoundPreemptions: the task that took the last
+	// task step (-1: none), the preemptions so far, who takes each
+	// enabled action (a task, or -1: the device or the memory system),
+	// and whether the bound leaves none of them.
+	last   int8
+	pre    uint8
+	actors []int8
+	allCut bool
 }
 
 type seqKey struct {
@@ -139,6 +157,9 @@ func NewSearch(cfg Config, prog Program, opt SearchOptions) (*Search, error) {
 	}
 	if _, err := New(cfg); err != nil {
 		return nil, err
+	}
+	if opt.BoundPreemptions && (opt.Preemptions < 0 || opt.Preemptions > 255) {
+		return nil, fmt.Errorf("model world search: preemption bound %d, want 0 to 255", opt.Preemptions)
 	}
 	if opt.MaxDepth == 0 {
 		opt.MaxDepth = 1000
@@ -191,7 +212,7 @@ func (p packed) action() Action {
 func (s *Search) Init() []State {
 	w, _ := s.replay(nil, -1)
 	defer w.close()
-	id, _ := s.intern(w, 0, -1, packed{}, 0)
+	id, _ := s.intern(w, 0, -1, packed{}, 0, -1, 0)
 	return []State{id}
 }
 
@@ -208,12 +229,38 @@ func (s *Search) Next(st State, yield func(explore.Label, State)) {
 	}
 	path := s.packedPath(st)
 	for i := range n.acts {
+		last, pre, ok := s.preempt(&n, int(i))
+		if !ok {
+			s.pcut.Store(true)
+			continue
+		}
 		w, a := s.replay(path, int(i))
-		id, _ := s.intern(w, st, i, pack(a), n.depth+1)
+		id, _ := s.intern(w, st, i, pack(a), n.depth+1, last, pre)
 		w.close()
 		yield(explore.Label{Actor: s.actor(a.Kind, a.Task), Kind: uint8(a.Kind), ID: uint16(i)}, id)
 	}
 }
+
+// preempt returns, for action i of n, the task that ran last and the
+// preemptions after it, and whether the bound allows it.
+func (s *Search) preempt(n *node, i int) (last int8, pre uint8, ok bool) {
+	if !s.opt.BoundPreemptions {
+		return -1, 0, true
+	}
+	j := n.actors[i]
+	if j < 0 {
+		return n.last, n.pre, true
+	}
+	pre = n.pre
+	if n.last >= 0 && j != n.last && slices.Contains(n.actors, n.last) {
+		pre++
+	}
+	return j, pre, int(pre) <= s.opt.Preemptions
+}
+
+// Bounded reports whether the preemption bound left out a step: a SAFE of
+// such a search is "SAFE within k preemptions", not SAFE.
+func (s *Search) Bounded() bool { return s.pcut.Load() }
 
 // Describe implements explore.System; a counterexample's steps are
 // described from its replay instead (Explore).
@@ -230,8 +277,8 @@ func (s *Search) Check(st State) error { return s.node(st).err }
 // be taken for a deadlock (the search is UNKNOWN instead).
 func (s *Search) Unfinished(st State) uint64 {
 	n := s.node(st)
-	if int(n.depth) >= s.opt.MaxDepth && n.acts > 0 {
-		return 0
+	if int(n.depth) >= s.opt.MaxDepth && n.acts > 0 || n.allCut {
+		return 0 // not expanded, or every step left out by the preemption bound
 	}
 	return n.unfinished
 }
@@ -335,7 +382,7 @@ func (w *World) enabled(a Action) bool {
 
 // intern returns the state of w, reached from parent by choice (-1: w is
 // at the start), adding it if it is new.
-func (s *Search) intern(w *World, parent State, choice int32, act packed, depth int32) (State, bool) {
+func (s *Search) intern(w *World, parent State, choice int32, act packed, depth int32, last int8, pre uint8) (State, bool) {
 	var key string
 	if s.opt.NoCache {
 		if choice < 0 {
@@ -344,7 +391,11 @@ func (s *Search) intern(w *World, parent State, choice int32, act packed, depth 
 			key = fmt.Sprint(parent, "/", choice)
 		}
 	} else {
-		key = string(w.appendKey(nil))
+		b := w.appendKey(nil)
+		if s.opt.BoundPreemptions {
+			b = append(b, byte(last), pre)
+		}
+		key = string(b)
 	}
 	s.mu.Lock()
 	if id, ok := s.ids[key]; ok {
@@ -352,9 +403,25 @@ func (s *Search) intern(w *World, parent State, choice int32, act packed, depth 
 		return id, false
 	}
 	s.mu.Unlock()
-	n := node{parent: parent, choice: choice, act: act, depth: depth, err: w.fail}
+	n := node{parent: parent, choice: choice, act: act, depth: depth, err: w.fail, last: last, pre: pre}
 	if n.err == nil {
-		n.acts = int32(len(w.actions(nil)))
+		acts := w.actions(nil)
+		n.acts = int32(len(acts))
+		if s.opt.BoundPreemptions {
+			for _, a := range acts {
+				j := int8(a.Task)
+				if a.Kind.Machine() {
+					j = -1
+				}
+				n.actors = append(n.actors, j)
+			}
+			n.allCut = len(acts) > 0
+			for i := range acts {
+				if _, _, ok := s.preempt(&n, i); ok {
+					n.allCut = false
+				}
+			}
+		}
 	}
 	for _, t := range w.tasks {
 		if !t.done {

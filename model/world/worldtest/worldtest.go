@@ -8,6 +8,7 @@
 package worldtest
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/flushproof/flushproof/model/explore"
@@ -24,18 +25,25 @@ type Options struct {
 	// Exact ignores the program's declarations (Task.Checkpoint,
 	// World.Shared): slower, and must give the same verdict.
 	Exact bool
+	// BoundPreemptions bounds each run's preemptions by Preemptions
+	// (world.SearchOptions): for programs too large to search whole. A
+	// search that the bound cut is "SAFE within k preemptions", never SAFE.
+	BoundPreemptions bool
+	Preemptions      int
 }
 
 // Result is what a search found.
 type Result struct {
-	Safe     bool   // every run up to the bound was searched and none broke an obligation
-	Unknown  string // why the search stopped early ("" if it did not)
-	States   int
-	Depth    int
-	Runs     int64 // replays of the program
-	Timeline string
-	Path     []int // the counterexample's choices (world.Search.Replay replays them)
-	Err      error // the violation
+	Safe        bool // every run up to the bound was searched and none broke an obligation
+	Bounded     bool // the preemption bound left runs out: Safe means "SAFE within Preemptions preemptions"
+	Preemptions int
+	Unknown     string // why the search stopped early ("" if it did not)
+	States      int
+	Depth       int
+	Runs        int64 // replays of the program
+	Timeline    string
+	Path        []int // the counterexample's choices (world.Search.Replay replays them)
+	Err         error // the violation
 }
 
 // Search searches every run of prog in worlds of cfg.
@@ -43,13 +51,15 @@ func Search(cfg world.Config, prog world.Program, opt Options) (Result, error) {
 	if opt.MaxStates == 0 {
 		opt.MaxStates = 1_000_000
 	}
-	s, err := world.NewSearch(cfg, prog, world.SearchOptions{MaxDepth: opt.MaxDepth, Exact: opt.Exact})
+	s, err := world.NewSearch(cfg, prog, world.SearchOptions{MaxDepth: opt.MaxDepth, Exact: opt.Exact,
+		BoundPreemptions: opt.BoundPreemptions, Preemptions: opt.Preemptions})
 	if err != nil {
 		return Result{}, err
 	}
 	r := s.Explore(explore.Options{MaxStates: opt.MaxStates})
 	runs, _ := s.Runs()
-	out := Result{States: r.States, Depth: r.MaxDepth, Runs: runs, Unknown: r.Stopped}
+	out := Result{States: r.States, Depth: r.MaxDepth, Runs: runs, Unknown: r.Stopped,
+		Bounded: s.Bounded(), Preemptions: opt.Preemptions}
 	if v := r.Violation; v != nil {
 		out.Err, out.Timeline = v.Err, v.Timeline()
 		for _, st := range v.Path {
@@ -77,7 +87,22 @@ func Check(t testing.TB, cfg world.Config, prog world.Program, opt Options) Resu
 	case !r.Safe:
 		t.Fatalf("worldtest: UNKNOWN: the search stopped early (%s) after %d states", r.Unknown, r.States)
 	default:
-		t.Logf("worldtest: SAFE under %v: %d tasks, every run searched: %d states, depth %d, %d runs", cfg.Memory, cfg.Tasks, r.States, r.Depth, r.Runs)
+		t.Logf("worldtest: %s under %v: %d tasks: %d states, depth %d, %d runs", r.Verdict(), cfg.Memory, cfg.Tasks, r.States, r.Depth, r.Runs)
 	}
 	return r
+}
+
+// Verdict is the result in a word or a phrase: SAFE (every run searched),
+// "SAFE within k preemptions" (the preemption bound left runs out),
+// UNSAFE, or UNKNOWN (why).
+func (r Result) Verdict() string {
+	switch {
+	case r.Err != nil:
+		return "UNSAFE"
+	case !r.Safe:
+		return "UNKNOWN (" + r.Unknown + ")"
+	case r.Bounded:
+		return fmt.Sprintf("SAFE within %d preemptions", r.Preemptions)
+	}
+	return "SAFE"
 }

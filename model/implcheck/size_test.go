@@ -1,0 +1,39 @@
+package implcheck
+
+import (
+	"flag"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/flushproof/flushproof/impl"
+	"github.com/flushproof/flushproof/model/explore"
+	"github.com/flushproof/flushproof/model/memory"
+)
+
+var sizeRun = flag.String("implcheck.size", "", "measure the search of impl.Syncer at TASKSxSYNCS under each memory model (growth table of docs/world.md)")
+
+// TestSize measures (behind -implcheck.size=3x2): states, transitions,
+// runs and time for each policy and memory model.
+func TestSize(t *testing.T) {
+	if *sizeRun == "" {
+		t.Skip("-implcheck.size not set")
+	}
+	var tasks, syncs int
+	if _, err := fmt.Sscanf(*sizeRun, "%dx%d", &tasks, &syncs); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range Models() {
+		for _, p := range []impl.Policy{impl.SkipIfFlushedSince, impl.GroupCommit} {
+			c := Syncer{Policy: p, Tasks: tasks, Syncs: syncs, Memory: m}
+			t0 := time.Now()
+			r, s, err := c.Search(explore.Options{MaxStates: 20_000_000})
+			if err != nil {
+				t.Fatal(err)
+			}
+			runs, steps := s.Runs()
+			t.Logf("%dx%d %-4v %-22v exhausted=%v unsafe=%v %d states %d transitions depth %d, %d runs, %d steps, %v",
+				tasks, syncs, memory.Model(m), p, r.Exhausted, r.Violation != nil, r.States, r.Transitions, r.MaxDepth, runs, steps, time.Since(t0).Round(time.Millisecond))
+		}
+	}
+}
