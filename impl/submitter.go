@@ -11,14 +11,21 @@ import "sync"
 // The zero value submits in parallel.
 type Submitter struct {
 	Serialised bool
-	mu         sync.Mutex
+	// Lock serialises the I/O when Serialised; nil means a mutex of the
+	// Submitter's own. The model world passes a lock it can schedule.
+	Lock sync.Locker
+	mu   sync.Mutex
 }
 
 // Submit runs io, after the previous io when serialised.
 func (s *Submitter) Submit(io func() error) error {
 	if s.Serialised {
-		s.mu.Lock()
-		defer s.mu.Unlock()
+		l := s.Lock
+		if l == nil {
+			l = &s.mu
+		}
+		l.Lock()
+		defer l.Unlock()
 	}
 	return io()
 }

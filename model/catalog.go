@@ -20,6 +20,7 @@ func Protocols() []verdict.Protocol {
 		implcheck.Protocol(),
 		implcheck.DSyncProtocol(),
 		implcheck.DIOProtocol(),
+		implcheck.SubmitProtocol(),
 		odsync.Protocol(),
 		iowq.Protocol(),
 		diocount.Protocol(),

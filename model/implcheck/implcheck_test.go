@@ -34,6 +34,9 @@ func defaults() []checkable {
 	for _, c := range DIOChecks() {
 		out = append(out, c)
 	}
+	for _, c := range SubmitChecks() {
+		out = append(out, c)
+	}
 	return out
 }
 

@@ -615,7 +615,7 @@ func (w *World) perform(a Action) {
 		b := &w.blocks[r.block]
 		copy(r.data, b.data[b.done])
 		resp.val = int64(b.done) // what the task learns: the search's key has it
-		ev.Loc = r.block
+		ev.Loc, ev.Val = r.block, int64(b.done)
 	case ActWrite:
 		b := &w.blocks[r.block]
 		w.clock++
@@ -1113,7 +1113,7 @@ func (w *World) describe(ev Event) string {
 	case ActFlush:
 		return fmt.Sprintf("submit flush (tag %d)", ev.Val)
 	case ActRead:
-		return fmt.Sprintf("read b%d", ev.Loc)
+		return fmt.Sprintf("read b%d -> version %d", ev.Loc, ev.Val)
 	case ActWake, ActChoice, ActNote, ActMilestone:
 		return ev.Note
 	case ActWriteDone:

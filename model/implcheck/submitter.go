@@ -1,0 +1,137 @@
+package implcheck
+
+import (
+	"fmt"
+
+	"github.com/flushproof/flushproof/impl"
+	"github.com/flushproof/flushproof/model/explore"
+	"github.com/flushproof/flushproof/model/memory"
+	"github.com/flushproof/flushproof/model/verdict"
+	"github.com/flushproof/flushproof/model/world"
+	"github.com/flushproof/flushproof/spec"
+)
+
+// Submit is impl.Submitter, unchanged, in the model world. Each task submits
+// one write of its own byte of the file: with SubBlock, a sub-block write,
+// which the file system does as a read-modify-write of the shared block
+// (the sub-block zeroing of an unaligned direct write), else a write of a
+// block of its own. When every task is done, the file must hold every
+// task's byte. Serialised submission (io-wq hashing by inode) is safe for
+// both; parallel submission of sub-block writes loses one (the historical
+// ext4 bug of unaligned direct writes under a shared lock): the negative
+// control. Parallel aligned writes are the false-positive control.
+type Submit struct {
+	Serialised bool
+	SubBlock   bool
+	Tasks      int
+}
+
+// Config is the world: no words, one block per task.
+func (c Submit) Config() world.Config {
+	return world.Config{Memory: memory.SC, Tasks: c.Tasks, Blocks: c.Tasks}
+}
+
+// queueLock is a sync.Locker over a world wait queue: Lock waits until the
+// lock is free and takes it in the same step (the world runs one task at a
+// time between scheduling points).
+type queueLock struct {
+	q    spec.WaitQueue
+	held *bool
+}
+
+func (l queueLock) Lock() {
+	l.q.Wait(func() bool { return !*l.held })
+	l.q.Wake(func() { *l.held = true })
+}
+
+func (l queueLock) Unlock() { l.q.Wake(func() { *l.held = false }) }
+
+// Program is the code the search runs.
+func (c Submit) Program() world.Program {
+	return func(w *world.World) func(t *world.Task) {
+		held, done := new(bool), 0
+		sub := &impl.Submitter{Serialised: c.Serialised}
+		return func(t *world.Task) {
+			dev := t.Device()
+			q := t.WaitQueue()
+			s := &impl.Submitter{Serialised: sub.Serialised, Lock: queueLock{q, held}}
+			bs := dev.BlockSize()
+			block := t.ID()
+			if c.SubBlock {
+				block = 0
+			}
+			err := s.Submit(func() error {
+				buf := make([]byte, bs)
+				if c.SubBlock {
+					if err := dev.ReadAt(buf, 0); err != nil {
+						return err
+					}
+				}
+				buf[t.ID()] = byte(t.ID() + 1)
+				return dev.WriteAt(buf, int64(block*bs), 0)
+			})
+			if err != nil {
+				w.Fail(fmt.Errorf("task %d: %w", t.ID(), err))
+				return
+			}
+			last := false
+			q.Wake(func() { done++; last = done == c.Tasks })
+			if !last {
+				return
+			}
+			buf := make([]byte, bs)
+			for id := 0; id < c.Tasks; id++ {
+				b := id
+				if c.SubBlock {
+					b = 0
+				}
+				if err := dev.ReadAt(buf, int64(b*bs)); err != nil {
+					w.Fail(err)
+					return
+				}
+				t.Assert(buf[id] == byte(id+1), "task %d's byte of the file is lost (block %d holds %v)", id, b, buf)
+			}
+		}
+	}
+}
+
+// Row is the configuration's row.
+func (c Submit) Row() verdict.Row {
+	name := "impl.Submitter parallel"
+	if c.Serialised {
+		name = "impl.Submitter serialised"
+	}
+	config := "aligned"
+	if c.SubBlock {
+		config = "sub-block"
+	}
+	bound := fmt.Sprintf("%d %s x 1 write", c.Tasks, verdict.Plural(c.Tasks, "task"))
+	return row(c, name, config, bound, !c.Serialised && c.SubBlock)
+}
+
+// Search searches the configuration (as Syncer.Search).
+func (c Submit) Search(opt explore.Options) (*explore.Result[world.State], *world.Search, error) {
+	return search(c, opt)
+}
+
+// SubmitChecks are the default rows, at 3 tasks: serialised and parallel,
+// sub-block and aligned writes.
+func SubmitChecks() []Submit {
+	var out []Submit
+	for _, sub := range []bool{true, false} {
+		for _, ser := range []bool{true, false} {
+			out = append(out, Submit{Serialised: ser, SubBlock: sub, Tasks: 3})
+		}
+	}
+	return out
+}
+
+// SubmitProtocol is the catalog entry of impl.Submitter.
+func SubmitProtocol() verdict.Protocol {
+	return verdict.Protocol{
+		Name:    "impl.Submitter",
+		Summary: "impl.Submitter (I/O to one file serialised or in parallel), searched exhaustively in the model world",
+		Doc:     "docs/world.md",
+		Rows:    func() []verdict.Row { return verdict.Rows(SubmitChecks(), nil) },
+	}
+}
