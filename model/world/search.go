@@ -104,13 +104,17 @@ type Search struct {
 	seqs  map[seqKey]uint32
 	wakes map[wakeKey]uint32
 
+	lmu  sync.Mutex // the live worlds
+	live map[State]*World
+
 	cmu  sync.Mutex // the idle coroutines
 	idle []*coro
 
-	cut   atomic.Bool  // a state at MaxDepth was not expanded
-	pcut  atomic.Bool  // the preemption bound left out a step
-	runs  atomic.Int64 // replays
-	steps atomic.Int64 // steps taken in replays
+	cut    atomic.Bool  // a state at MaxDepth was not expanded
+	pcut   atomic.Bool  // the preemption bound left out a step
+	reused atomic.Int64 // steps taken on a live world instead of a replay
+	runs   atomic.Int64 // replays
+	steps  atomic.Int64 // steps taken in replays
 }
 
 // node is a state of the search.
@@ -164,7 +168,7 @@ func NewSearch(cfg Config, prog Program, opt SearchOptions) (*Search, error) {
 	if opt.MaxDepth == 0 {
 		opt.MaxDepth = 1000
 	}
-	return &Search{cfg: cfg, prog: prog, opt: opt, ids: map[string]State{},
+	return &Search{cfg: cfg, prog: prog, opt: opt, ids: map[string]State{}, live: map[State]*World{},
 		seqs: map[seqKey]uint32{}, wakes: map[wakeKey]uint32{}}, nil
 }
 
@@ -211,8 +215,10 @@ func (p packed) action() Action {
 // Init implements explore.System.
 func (s *Search) Init() []State {
 	w, _ := s.replay(nil, -1)
-	defer w.close()
-	id, _ := s.intern(w, 0, -1, packed{}, 0, -1, 0)
+	id, fresh := s.intern(w, 0, -1, packed{}, 0, -1, 0)
+	if !fresh || !s.keepLive(id, w) {
+		w.close()
+	}
 	return []State{id}
 }
 
@@ -220,25 +226,94 @@ func (s *Search) Init() []State {
 // of st's path and that action.
 func (s *Search) Next(st State, yield func(explore.Label, State)) {
 	n := s.node(st)
-	if n.err != nil || n.acts == 0 {
+	live := s.takeLive(st)
+	if n.err != nil || n.acts == 0 || int(n.depth) >= s.opt.MaxDepth {
+		if live != nil {
+			live.close()
+		}
+		if n.err == nil && n.acts > 0 {
+			s.cut.Store(true)
+		}
 		return
 	}
-	if int(n.depth) >= s.opt.MaxDepth {
-		s.cut.Store(true)
-		return
+	var allowed []int32
+	for i := range n.acts {
+		if _, _, ok := s.preempt(&n, int(i)); ok {
+			allowed = append(allowed, i)
+		} else {
+			s.pcut.Store(true)
+		}
+	}
+	if len(allowed) == 0 && live != nil {
+		live.close()
 	}
 	path := s.packedPath(st)
-	for i := range n.acts {
-		last, pre, ok := s.preempt(&n, int(i))
-		if !ok {
-			s.pcut.Store(true)
-			continue
+	for k, i := range allowed {
+		last, pre, _ := s.preempt(&n, int(i))
+		var w *World
+		var a Action
+		if k == len(allowed)-1 && live != nil {
+			// The world that reached st is still live: the last step
+			// needs no replay.
+			w, a = live, live.takeAction(int(i))
+			s.reused.Add(1)
+		} else {
+			w, a = s.replay(path, int(i))
 		}
-		w, a := s.replay(path, int(i))
-		id, _ := s.intern(w, st, i, pack(a), n.depth+1, last, pre)
-		w.close()
+		id, fresh := s.intern(w, st, i, pack(a), n.depth+1, last, pre)
+		if !fresh || !s.keepLive(id, w) {
+			w.close()
+		}
 		yield(explore.Label{Actor: s.actor(a.Kind, a.Task), Kind: uint8(a.Kind), ID: uint16(i)}, id)
 	}
+}
+
+// maxLive bounds the worlds kept live for the states not yet expanded:
+// each holds its tasks' coroutines.
+const maxLive = 4096
+
+// keepLive keeps w, the world that reached the new state id, for id's
+// expansion, if the budget allows.
+func (s *Search) keepLive(id State, w *World) bool {
+	s.lmu.Lock()
+	defer s.lmu.Unlock()
+	if len(s.live) >= maxLive {
+		return false
+	}
+	s.live[id] = w
+	return true
+}
+
+// takeLive returns the live world of st, if one was kept.
+func (s *Search) takeLive(st State) *World {
+	s.lmu.Lock()
+	defer s.lmu.Unlock()
+	w := s.live[st]
+	delete(s.live, st)
+	return w
+}
+
+// closeLive closes the worlds of the states the search did not expand.
+func (s *Search) closeLive() {
+	s.lmu.Lock()
+	live := s.live
+	s.live = map[State]*World{}
+	s.lmu.Unlock()
+	for _, w := range live {
+		w.close()
+	}
+}
+
+// takeAction takes the i-th enabled action, as the last step of a replay
+// does.
+func (w *World) takeAction(i int) Action {
+	a := w.actions(nil)[i]
+	w.step++
+	w.perform(a)
+	if w.fail == nil {
+		w.checkObligations()
+	}
+	return a
 }
 
 // preempt returns, for action i of n, the task that ran last and the
@@ -342,10 +417,7 @@ func (s *Search) replay(path []packed, last int) (*World, Action) {
 		w.perform(a)
 	}
 	if last >= 0 {
-		acts := w.actions(nil)
-		a = acts[last]
-		w.step++
-		w.perform(a)
+		return w, w.takeAction(last)
 	}
 	if w.fail == nil {
 		w.checkObligations()
@@ -730,6 +802,10 @@ func (s *Search) closeCoros() {
 // start) and how many steps they took in all.
 func (s *Search) Runs() (runs, steps int64) { return s.runs.Load(), s.steps.Load() }
 
+// Reused returns how many steps the search took on a live world, the one
+// that had reached the state it expanded, instead of a replay.
+func (s *Search) Reused() int64 { return s.reused.Load() }
+
 // Explore searches with explore.Explore and opt. A search that left a
 // state at the depth bound unexpanded and found no violation is UNKNOWN
 // (Stopped is StopDepth). A counterexample's steps are described from a
@@ -737,6 +813,7 @@ func (s *Search) Runs() (runs, steps int64) { return s.runs.Load(), s.steps.Load
 // milestones the tasks reached.
 func (s *Search) Explore(opt explore.Options) *explore.Result[State] {
 	defer s.closeCoros()
+	defer s.closeLive() // first: closing a world gives its coroutines back
 	r := explore.Explore(s, opt)
 	if r.Violation == nil && r.Exhausted && s.cut.Load() {
 		r.Exhausted, r.Stopped = false, StopDepth
