@@ -3,6 +3,7 @@ package implcheck
 import (
 	"flag"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,18 +12,24 @@ import (
 	"github.com/flushproof/flushproof/model/memory"
 )
 
-var sizeRun = flag.String("implcheck.size", "", "measure the search of impl.Syncer at TASKSxSYNCS under each memory model (growth table of docs/world.md)")
+var sizeRun = flag.String("implcheck.size", "", "measure the search of impl.Syncer at TASKSxSYNCS[,TASKSxSYNCS...] under each memory model (growth table of docs/world.md)")
 
-// TestSize measures (behind -implcheck.size=3x2): states, transitions,
-// runs and time for each policy and memory model.
+// TestSize measures (behind -implcheck.size=2x1,3x1): states, transitions,
+// runs and time for two policies under each memory model, at each bound.
 func TestSize(t *testing.T) {
 	if *sizeRun == "" {
 		t.Skip("-implcheck.size not set")
 	}
-	var tasks, syncs int
-	if _, err := fmt.Sscanf(*sizeRun, "%dx%d", &tasks, &syncs); err != nil {
-		t.Fatal(err)
+	for _, b := range strings.Split(*sizeRun, ",") {
+		var tasks, syncs int
+		if _, err := fmt.Sscanf(b, "%dx%d", &tasks, &syncs); err != nil {
+			t.Fatal(err)
+		}
+		size(t, tasks, syncs)
 	}
+}
+
+func size(t *testing.T, tasks, syncs int) {
 	for _, m := range Models() {
 		for _, p := range []impl.Policy{impl.SkipIfFlushedSince, impl.GroupCommit} {
 			c := Syncer{Policy: p, Tasks: tasks, Syncs: syncs, Memory: m}
@@ -32,8 +39,8 @@ func TestSize(t *testing.T) {
 				t.Fatal(err)
 			}
 			runs, steps := s.Runs()
-			t.Logf("%dx%d %-4v %-22v exhausted=%v unsafe=%v %d states %d transitions depth %d, %d runs, %d steps, %v",
-				tasks, syncs, memory.Model(m), p, r.Exhausted, r.Violation != nil, r.States, r.Transitions, r.MaxDepth, runs, steps, time.Since(t0).Round(time.Millisecond))
+			t.Logf("%dx%d %-4v %-22v exhausted=%v unsafe=%v %d states %d transitions depth %d, %d runs, %d steps, %d reused, %v",
+				tasks, syncs, memory.Model(m), p, r.Exhausted, r.Violation != nil, r.States, r.Transitions, r.MaxDepth, runs, steps, s.Reused(), time.Since(t0).Round(time.Millisecond))
 		}
 	}
 }
