@@ -139,10 +139,6 @@ func dios(writers, ios int) []DIO {
 
 // DIOProtocol is the catalog entry of impl.DIOCounter.
 func DIOProtocol() verdict.Protocol {
-	return verdict.Protocol{
-		Name:    "impl.DIOCounter",
-		Summary: "impl.DIOCounter (inode_dio_begin/end and inode_dio_wait) with truncate, searched exhaustively in the model world",
-		Doc:     "docs/world.md",
-		Rows:    func() []verdict.Row { return verdict.Rows(DIOChecks(), DIOProofChecks()) },
-	}
+	return entry("impl.DIOCounter", "impl.DIOCounter (inode_dio_begin/end and inode_dio_wait) with truncate",
+		func() []verdict.Row { return verdict.Rows(DIOChecks(), DIOProofChecks()) })
 }

@@ -95,10 +95,6 @@ func dsyncs(tasks, writes int) []DSync {
 
 // DSyncProtocol is the catalog entry of impl.DSyncWriter.
 func DSyncProtocol() verdict.Protocol {
-	return verdict.Protocol{
-		Name:    "impl.DSyncWriter",
-		Summary: "impl.DSyncWriter (O_DSYNC writes: FUA or write+flush), searched exhaustively in the model world",
-		Doc:     "docs/world.md",
-		Rows:    func() []verdict.Row { return verdict.Rows(DSyncChecks(), DSyncProofChecks()) },
-	}
+	return entry("impl.DSyncWriter", "impl.DSyncWriter (O_DSYNC writes: FUA or write+flush)",
+		func() []verdict.Row { return verdict.Rows(DSyncChecks(), DSyncProofChecks()) })
 }

@@ -13,12 +13,12 @@ import (
 // Protocol is the catalog entry: impl.Syncer, the code hwbench measures,
 // exhaustively in the model world.
 func Protocol() verdict.Protocol {
-	return verdict.Protocol{
-		Name:    "impl.Syncer",
-		Summary: "impl.Syncer, the code hwbench measures, searched exhaustively in the model world",
-		Doc:     "docs/world.md",
-		Rows:    Rows,
-	}
+	return entry("impl.Syncer", "impl.Syncer, the code hwbench measures", Rows)
+}
+
+// entry is a catalog entry of impl's code in the model world.
+func entry(name, what string, rows func() []verdict.Row) verdict.Protocol {
+	return verdict.Protocol{Name: name, Summary: what + ", searched exhaustively in the model world", Doc: "docs/world.md", Rows: rows}
 }
 
 // Models are the memory models the rows run under.

@@ -128,10 +128,6 @@ func SubmitChecks() []Submit {
 
 // SubmitProtocol is the catalog entry of impl.Submitter.
 func SubmitProtocol() verdict.Protocol {
-	return verdict.Protocol{
-		Name:    "impl.Submitter",
-		Summary: "impl.Submitter (I/O to one file serialised or in parallel), searched exhaustively in the model world",
-		Doc:     "docs/world.md",
-		Rows:    func() []verdict.Row { return verdict.Rows(SubmitChecks(), nil) },
-	}
+	return entry("impl.Submitter", "impl.Submitter (I/O to one file serialised or in parallel)",
+		func() []verdict.Row { return verdict.Rows(SubmitChecks(), nil) })
 }
