@@ -61,6 +61,13 @@ func TestRowsAsExpected(t *testing.T) {
 		_, err = s.Replay(path)
 		require.Error(t, err, name)
 		assert.Equal(t, r.Violation.Err.Error(), err.Error(), name)
+		// The same choices drive an ordinary run (World.Run, the chooser
+		// mechanism rapid and the seeds use) to the same violation.
+		w, err := world.New(c.Config())
+		require.NoError(t, err)
+		_, err = w.Run(&world.Script{Choices: path}, c.Program()(w))
+		require.Error(t, err, name)
+		assert.Equal(t, r.Violation.Err.Error(), err.Error(), "%s: World.Run with the script", name)
 	}
 }
 

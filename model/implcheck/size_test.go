@@ -34,7 +34,7 @@ func size(t *testing.T, tasks, syncs int) {
 		for _, p := range []impl.Policy{impl.SkipIfFlushedSince, impl.GroupCommit} {
 			c := Syncer{Policy: p, Tasks: tasks, Syncs: syncs, Memory: m}
 			t0 := time.Now()
-			r, s, err := c.Search(explore.Options{MaxStates: 20_000_000})
+			r, s, err := c.Search(explore.Options{MaxStates: 20_000_000, MaxMemory: 12 << 30, Progress: func(st explore.Stats) { progress(t, st) }})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -42,5 +42,14 @@ func size(t *testing.T, tasks, syncs int) {
 			t.Logf("%dx%d %-4v %-22v exhausted=%v unsafe=%v %d states %d transitions depth %d, %d runs, %d steps, %d reused, %v",
 				tasks, syncs, memory.Model(m), p, r.Exhausted, r.Violation != nil, r.States, r.Transitions, r.MaxDepth, runs, steps, s.Reused(), time.Since(t0).Round(time.Millisecond))
 		}
+	}
+}
+
+var lastProgress time.Time
+
+func progress(t *testing.T, st explore.Stats) {
+	if time.Since(lastProgress) > 30*time.Second {
+		lastProgress = time.Now()
+		t.Logf("  ... %v", st)
 	}
 }

@@ -881,3 +881,18 @@ func (s *Search) Replay(path []int) (w *World, err error) {
 	}
 	return w, w.fail
 }
+
+// Script is a Chooser that makes the given choices in order, a path of the
+// search (Search.Path), and then stops the run: World.Run returns the run's
+// violation if the path reaches one, else an error that the script ended.
+type Script struct{ Choices []int }
+
+// Choose implements Chooser.
+func (sc *Script) Choose(acts []Action) int {
+	if len(sc.Choices) == 0 {
+		return -1
+	}
+	c := sc.Choices[0]
+	sc.Choices = sc.Choices[1:]
+	return c
+}
