@@ -17,6 +17,7 @@ func Protocols() []verdict.Protocol {
 	return []verdict.Protocol{
 		device.Protocol(),
 		flushseq.Protocol(),
+		implcheck.FlushSeqProtocol(),
 		implcheck.Protocol(),
 		implcheck.DSyncProtocol(),
 		implcheck.DIOProtocol(),

@@ -37,6 +37,9 @@ func defaults() []checkable {
 	for _, c := range SubmitChecks() {
 		out = append(out, c)
 	}
+	for _, c := range FlushSeqChecks() {
+		out = append(out, c)
+	}
 	return out
 }
 
@@ -145,7 +148,9 @@ func stateMachineRow(t *testing.T, p verdict.Protocol, model, config string) ver
 	return verdict.Row{}
 }
 
-// TestDSyncAndDIOAgreeWithStateMachines: the O_DSYNC writer's FUA mode is
+// TestDSyncAndDIOAgreeWithStateMachines (and the flush sequence's own
+// rows): FlushSeq used correctly is the flush sequence's patched variant,
+// each misuse the mutant it names. The O_DSYNC writer's FUA mode is
 // the patched O_DSYNC path (FUA alone), its dropped FUA that path's
 // mutant-drop-fua, on a cache with native FUA and without a cache; the
 // counted DIO is the DIO count's baseline with asynchronous direct I/O, the
@@ -164,6 +169,16 @@ func TestDSyncAndDIOAgreeWithStateMachines(t *testing.T) {
 			config = "no-cache"
 		}
 		agree(t, c, stateMachineRow(t, odsync.Protocol(), model, config))
+	}
+	for _, c := range FlushSeqChecks() {
+		v, err := c.Row().Check(explore.Options{})
+		require.NoError(t, err)
+		sys, err := flushseq.NewSystem(flushseq.Config{Variant: c.Misuse.variant(), Memory: c.Memory, Tasks: c.Tasks, Fsyncs: c.Fsyncs, FlushFailures: true})
+		require.NoError(t, err)
+		sm := explore.Explore[flushseq.State](sys, explore.Options{})
+		require.True(t, sm.Exhausted || sm.Violation != nil)
+		assert.Equal(t, sm.Violation == nil, v.Safe, "%s against the state machine's %v", c.Row().Name(), c.Misuse.variant())
+		t.Logf("%-75s %-6s %6d states; state machine %v: %d states", c.Row().Name(), v.Word(), v.Stats.States, c.Misuse.variant(), sm.States)
 	}
 	for _, c := range DIOChecks() {
 		model := "diocount baseline"
