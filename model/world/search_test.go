@@ -1,6 +1,7 @@
 package world_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -53,4 +54,32 @@ func TestSearchWriteFlush(t *testing.T) {
 		assert.Len(t, r.Violation.Path, 2) // the write is submitted and completes: not durable
 		_ = spec.FUA
 	}
+}
+
+// TestSearchCatchesNondeterminism: a program whose tasks act on state kept
+// across runs (here a counter outside the Program) does not replay its
+// recorded choices, and the search panics saying so instead of searching
+// a space that is not the program's.
+func TestSearchCatchesNondeterminism(t *testing.T) {
+	runs := 0
+	prog := func(w *world.World) func(t *world.Task) {
+		runs++
+		odd := runs%2 == 1
+		return func(t *world.Task) {
+			dev := t.Device()
+			buf := make([]byte, dev.BlockSize())
+			if odd || t.ID() == 0 {
+				_ = dev.WriteAt(buf, int64(t.ID()*dev.BlockSize()), 0)
+			}
+			_ = dev.Flush()
+		}
+	}
+	s, err := world.NewSearch(world.Config{Memory: memory.SC, Tasks: 2, Blocks: 2}, prog, world.SearchOptions{})
+	require.NoError(t, err)
+	defer func() {
+		r := recover()
+		require.NotNil(t, r, "the search must not accept a program that is not deterministic")
+		assert.Contains(t, fmt.Sprint(r), "not deterministic")
+	}()
+	s.Explore(explore.Options{Workers: 1})
 }
