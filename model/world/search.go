@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"iter"
 	"slices"
 	"strings"
 	"sync"
@@ -739,45 +738,16 @@ func (w *World) checkObligation(o obligation) {
 	}
 }
 
-// coro is a coroutine that runs one task's body after another: a replay
-// takes its tasks' coroutines from the search's pool and gives them back,
-// so that runs do not each start coroutines and grow their stacks anew.
-type coro struct {
-	next  func() (struct{}, bool)
-	stop  func()
-	yield func(struct{}) bool
-	job   func() // the body to run when resumed idle
-}
-
-// coro returns an idle coroutine.
+// coro returns an idle coroutine of the pool.
 func (s *Search) coro() *coro {
 	s.cmu.Lock()
+	defer s.cmu.Unlock()
 	if n := len(s.idle); n > 0 {
 		c := s.idle[n-1]
 		s.idle = s.idle[:n-1]
-		s.cmu.Unlock()
 		return c
 	}
-	s.cmu.Unlock()
-	c := &coro{}
-	c.next, c.stop = iter.Pull(func(yield func(struct{}) bool) {
-		c.yield = yield
-		for {
-			func() {
-				defer func() {
-					if r := recover(); r != nil && r != errCrashed { //nolint:errorlint // sentinel identity
-						panic(r)
-					}
-				}()
-				c.job()
-			}()
-			c.job = nil
-			if !yield(struct{}{}) {
-				return
-			}
-		}
-	})
-	return c
+	return newCoro()
 }
 
 // release gives back an idle coroutine (its job finished or unwound).

@@ -234,9 +234,8 @@ type pendingFlush struct {
 type Task struct {
 	w     *World
 	id    int
-	next  func() (struct{}, bool)
-	stop  func()
-	yield func(struct{}) bool
+	c     *coro               // the coroutine the task runs on
+	yield func(struct{}) bool // c's yield, once the task runs
 	done  bool
 	req   request
 	resp  response
@@ -246,7 +245,6 @@ type Task struct {
 
 	started bool   // resumed at least once
 	seq     uint32 // the exhaustive search: the results of the task's calls so far (interned)
-	c       *coro  // the exhaustive search: the pooled coroutine the task runs on
 	abort   bool   // unwind from the pending call (close, on a pooled coroutine)
 }
 
@@ -370,27 +368,16 @@ func (w *World) Run(ch Chooser, body func(t *Task)) (Outcome, error) {
 func (w *World) start(body func(t *Task)) {
 	for id := 0; id < w.cfg.Tasks; id++ {
 		t := &Task{w: w, id: id}
-		if w.srch != nil && w.quiet { // a replay of the search: a pooled coroutine
-			c := w.srch.coro()
-			c.job = func() {
-				t.yield = c.yield
-				body(t)
-				t.done = true
-			}
-			t.c, t.next = c, c.next
-			w.tasks = append(w.tasks, t)
-			continue
+		if w.pooled() {
+			t.c = w.srch.coro()
+		} else {
+			t.c = newCoro()
 		}
-		t.next, t.stop = iter.Pull(func(yield func(struct{}) bool) {
-			t.yield = yield
-			defer func() {
-				if r := recover(); r != nil && r != errCrashed { //nolint:errorlint // sentinel identity
-					panic(r)
-				}
-			}()
+		t.c.job = func() {
+			t.yield = t.c.yield
 			body(t)
 			t.done = true
-		})
+		}
 		w.tasks = append(w.tasks, t)
 	}
 	for _, t := range w.tasks {
@@ -405,8 +392,8 @@ func (w *World) start(body func(t *Task)) {
 // from its pending call.
 func (w *World) close() {
 	for _, t := range w.tasks {
-		if t.c == nil {
-			t.stop()
+		if !w.pooled() {
+			t.c.stop()
 			continue
 		}
 		if t.started && !t.done {
@@ -417,13 +404,53 @@ func (w *World) close() {
 	}
 }
 
+// pooled reports whether the world's tasks run on the search's pooled
+// coroutines: in a replay of the search, which keeps no trace.
+func (w *World) pooled() bool { return w.srch != nil && w.quiet }
+
+// coro is a coroutine that runs one task's body after another: a replay
+// takes its tasks' coroutines from the search's pool and gives them back,
+// so that runs do not each start coroutines and grow their stacks anew;
+// any other run stops its own.
+type coro struct {
+	next  func() (struct{}, bool)
+	stop  func()
+	yield func(struct{}) bool
+	job   func() // the body to run when resumed idle
+}
+
+// newCoro starts a coroutine, idle until its job is set and it is resumed.
+// A job that unwinds from a crash (errCrashed) ends quietly; any other
+// panic goes to the caller of next.
+func newCoro() *coro {
+	c := &coro{}
+	c.next, c.stop = iter.Pull(func(yield func(struct{}) bool) {
+		c.yield = yield
+		for {
+			func() {
+				defer func() {
+					if r := recover(); r != nil && r != errCrashed { //nolint:errorlint // sentinel identity
+						panic(r)
+					}
+				}()
+				c.job()
+			}()
+			c.job = nil
+			if !yield(struct{}{}) {
+				return
+			}
+		}
+	})
+	return c
+}
+
 // resume runs the task until its next call or its end.
 func (t *Task) resume() {
 	if s := t.w.srch; s != nil && t.started {
 		t.seq = s.extend(t.seq, &t.resp)
 	}
 	t.started = true
-	if _, ok := t.next(); !ok {
+	if _, ok := t.c.next(); !ok {
 		t.done = true
 	}
 }
