@@ -451,6 +451,14 @@ func (c *Contract) Obligations() []Obligation {
 	return out
 }
 
+// OrderedBefore reports whether content w1 is ordered before write w2
+// (rule 6): w1 ended before w2 was submitted (with REQ_PREFLUSH on a
+// volatile cache: before w2's data was sent). The initial content (0) is
+// ordered before every write.
+func (c *Contract) OrderedBefore(w1, w2 int) bool {
+	return w1 == 0 || c.orderedBefore[w2-1]&(1<<(w1-1)) != 0
+}
+
 // Broken explains why content w of block b violates the contract, or returns
 // "" if the contract allows it. It names the obligation that is broken.
 func (c *Contract) Broken(b, w int) string {
@@ -468,7 +476,7 @@ func (c *Contract) Broken(b, w int) string {
 		if o.Block != b {
 			continue
 		}
-		if w == 0 || c.orderedBefore[o.Write-1]&(1<<(w-1)) != 0 {
+		if c.OrderedBefore(w, o.Write) {
 			return fmt.Sprintf("b%d = %s after the crash, but %s must survive: %s is older", b, ContentName(w), o, ContentName(w))
 		}
 	}

@@ -209,6 +209,15 @@ func (d *worldDiff) compare() {
 				}
 			}
 			require.Equal(d.rt, want, d.w.Survives(b, bv.data[v]), "history %v: Survives(b%d, version %d)", d.hist, b, v)
+			// The obligation of version v (Task.MustSurvive): every content
+			// a crash may leave is v or a write not ordered before it.
+			want = true
+			for _, id := range d.cons[0].Allowed(b).Contents() {
+				if id != d.ids[b][v] && d.cons[0].OrderedBefore(id, d.ids[b][v]) {
+					want = false
+				}
+			}
+			require.Equal(d.rt, want, bv.leftBefore(v) == nil, "history %v: obligation of b%d version %d: left before it %v", d.hist, b, v, bv.leftBefore(v))
 		}
 	}
 }

@@ -22,17 +22,20 @@ import (
 // The key is made of:
 //   - the memory (memory.Wide.AppendKey);
 //   - the device: every block's versions, which may still be left by a
-//     crash, which are in flight, and the device's clocks replaced by their
-//     order (the device only compares clocks, and a new one is later than
-//     all), with the writes and flushes in flight;
+//     crash, which are in flight, and each block's clocks replaced by their
+//     rank among that block's clocks (the device only compares a block's
+//     clocks, and a new one is later than all), with the writes and
+//     flushes in flight;
 //   - each task's results: the sequence of values its calls returned so
-//     far. A task is deterministic Go code, so its local state (variables,
-//     where it is in its code, what it will ask next) is a function of
-//     what its calls returned;
-//   - the order in which tasks ran their WaitQueue changes: the state tasks
+//     far (or since its last Task.Checkpoint). A task is deterministic Go
+//     code, so its local state (variables, where it is in its code, what
+//     it will ask next) is a function of what its calls returned;
+//   - the order in which tasks ran their WaitQueue changes (or the
+//     program's encoding of that state, World.Shared): the state tasks
 //     share outside the modelled memory is changed only there, each change
 //     a function of the task's results, so that state is a function of
-//     this order and of the results.
+//     this order and of the results;
+//   - the violation, if the run has one.
 //
 // So a program must be deterministic (no randomness, no map iteration
 // whose order changes what it does, no time) and its tasks may share state
@@ -43,10 +46,11 @@ import (
 // error.
 //
 // Crashes: a crash may happen before any step, and what it may leave
-// depends only on the device's state, which only moves towards more
-// durability for a given write (World.Survives, once true, stays true). So
-// the search checks, in every state it reaches, every obligation taken so
-// far (Task.MustSurvive): that is a crash at every point of every run.
+// depends only on the device's state. An obligation (Task.MustSurvive) is
+// checked when it is stated; once it holds it holds for good
+// (blockVersions.leftBefore), so that check is a crash at every later
+// point of every run. SearchOptions.Exact checks every obligation again
+// after every step.
 
 // Program is code to check in the model world. It is called once per run
 // with the run's new world: it makes the state its tasks share (wait
@@ -681,24 +685,30 @@ func (w *World) appendDeviceKey(b []byte) []byte {
 	return b
 }
 
-// obligation is a MustSurvive: block must keep data (or a newer version)
-// through a crash at any later point.
+// obligation is a MustSurvive: a crash at any later point must leave
+// version of block, or a version not ordered before it.
 type obligation struct {
 	task, block int
-	data        []byte
+	version     int // -1: the block never held the data
 }
 
-// MustSurvive states the obligation that a crash from now on keeps data in
-// block b, or a newer version of the block (World.Survives): typically
-// where an fsync or an O_DSYNC write returned success. It is checked at
-// once, which covers a crash at any later point too: once no version older
-// than the data's may be left by a crash, none ever may again (the
-// device's durability only grows). A search with SearchOptions.Exact
-// keeps the obligation and checks it again after every later step, which
-// tests that claim.
+// MustSurvive states the obligation of a durability operation that
+// returned success (an fsync, an O_DSYNC write): a crash from now on
+// leaves in block b the data, or the data of a write not ordered before it
+// (one that had not completed when the data's write was sent; in practice
+// a newer one). The data's write is the newest version of b holding data.
+//
+// It is checked at once, which covers a crash at any
+// later point too: once no version ordered before the data's may be left,
+// none ever may again (blockVersions.leftBefore). A search with
+// SearchOptions.Exact keeps the obligation and checks it again after every
+// later step, which tests that claim.
 func (t *Task) MustSurvive(b int, data []byte) {
 	w := t.w
-	o := obligation{task: t.id, block: b, data: append([]byte(nil), data...)}
+	o := obligation{task: t.id, block: b, version: -1}
+	if b >= 0 && b < len(w.blocks) {
+		o.version = w.blocks[b].newest(data)
+	}
 	if w.checkObligation(o); w.srch != nil && w.srch.opt.Exact {
 		w.obl = append(w.obl, o)
 	}
@@ -725,16 +735,17 @@ func (w *World) checkObligations() {
 }
 
 func (w *World) checkObligation(o obligation) {
-	if o.block < 0 || o.block >= len(w.blocks) {
+	switch {
+	case o.block < 0 || o.block >= len(w.blocks):
 		w.Fail(fmt.Errorf("task %d: MustSurvive: no block %d", o.task, o.block))
 		return
+	case o.version < 0:
+		w.Fail(fmt.Errorf("task %d: MustSurvive: block %d never held the data", o.task, o.block))
+		return
 	}
-	if !w.Survives(o.block, o.data) {
-		var left []string
-		for _, v := range w.MayLeaveVersions(o.block) {
-			left = append(left, fmt.Sprint(v))
-		}
-		w.Fail(fmt.Errorf("task %d's write to block %d is not durable: a crash now may leave version(s) %s of the block, older than the data it must keep", o.task, o.block, strings.Join(left, ", ")))
+	if left := w.blocks[o.block].leftBefore(o.version); left != nil {
+		w.Fail(fmt.Errorf("task %d's write to block %d (version %d) is not durable: a crash now may leave versions %v of the block, written before it",
+			o.task, o.block, o.version, left))
 	}
 }
 

@@ -83,3 +83,41 @@ func TestSearchCatchesNondeterminism(t *testing.T) {
 	}()
 	s.Explore(explore.Options{Workers: 1})
 }
+
+// TestMustSurviveConcurrentWrite: the obligation is the device contract's,
+// not "no older version may be left": a write to the same block that was
+// still in flight when the durable write was sent is not ordered before it
+// and may land after it. Here task 0's REQ_PREFLUSH write sends its data
+// only once its preflush ends, which may be after task 1's FUA write
+// completed; a crash may then leave task 0's data, and task 1's obligation
+// still holds. The search without the claim that a checked obligation
+// stays met (Exact: every obligation checked again after every step) must
+// agree. Without FUA, task 1's write is not durable: UNSAFE.
+func TestMustSurviveConcurrentWrite(t *testing.T) {
+	prog := func(fua spec.WriteFlags) world.Program {
+		return func(w *world.World) func(t *world.Task) {
+			return func(t *world.Task) {
+				dev := t.Device()
+				data := make([]byte, dev.BlockSize())
+				data[0] = byte(t.ID() + 1)
+				if t.ID() == 0 {
+					_ = dev.WriteAt(data, 0, spec.Preflush)
+					return
+				}
+				if err := dev.WriteAt(data, 0, fua); err == nil {
+					t.MustSurvive(0, data)
+				}
+			}
+		}
+	}
+	cfg := world.Config{Memory: memory.SC, Tasks: 2, Blocks: 1}
+	for _, exact := range []bool{false, true} {
+		s, err := world.NewSearch(cfg, prog(spec.FUA), world.SearchOptions{Exact: exact})
+		require.NoError(t, err)
+		r := s.Explore(explore.Options{})
+		assert.True(t, r.Exhausted && r.Violation == nil, "exact %v: %v", exact, r.Violation)
+		s, err = world.NewSearch(cfg, prog(0), world.SearchOptions{Exact: exact})
+		require.NoError(t, err)
+		assert.NotNil(t, s.Explore(explore.Options{}).Violation, "exact %v: a write without FUA", exact)
+	}
+}

@@ -844,20 +844,47 @@ func (w *World) MayLeaveVersions(b int) []int {
 
 // Survives reports whether a crash now keeps data in block b: every content
 // a crash may leave there is the newest version of b holding data or a
-// later version. It is false if b never held data.
+// later version. It is false if b never held data. It is stricter than the
+// contract's obligation (Task.MustSurvive), which also lets a crash leave
+// an older write still in flight when the data's write was sent.
 func (w *World) Survives(b int, data []byte) bool {
 	bv := &w.blocks[b]
-	for v := len(bv.data) - 1; v >= 0; v-- {
-		if string(bv.data[v]) == string(data) {
-			for u := bv.floor; u < v; u++ {
-				if bv.mayLeave(u) {
-					return false
-				}
-			}
-			return true
+	v := bv.newest(data)
+	if v < 0 {
+		return false
+	}
+	for u := bv.floor; u < v; u++ {
+		if bv.mayLeave(u) {
+			return false
 		}
 	}
-	return false
+	return true
+}
+
+// newest returns the newest version of the block holding data, -1 if none.
+func (bv *blockVersions) newest(data []byte) int {
+	for v := len(bv.data) - 1; v >= 0; v-- {
+		if string(bv.data[v]) == string(data) {
+			return v
+		}
+	}
+	return -1
+}
+
+// leftBefore returns the versions a crash may leave now that are ordered
+// before version v (spec.Contract, rule 6): they ended before v's data was
+// sent. When it is empty, v's obligation holds (spec.Obligation). Once it is empty
+// it stays empty: such a version has ended, and a crash may leave it only
+// while its end is after the block's latest durable write was sent, which
+// only moves forward.
+func (bv *blockVersions) leftBefore(v int) []int {
+	var out []int
+	for u := bv.floor; u < len(bv.data); u++ {
+		if u != v && bv.mayLeave(u) && bv.ended[u] < bv.submitted[v] {
+			out = append(out, u)
+		}
+	}
+	return out
 }
 
 // Step returns the number of steps taken so far.
