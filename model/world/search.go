@@ -369,25 +369,32 @@ func (s *Search) node(st State) node {
 
 // Path returns the choices that lead from the start to st: the index, in
 // each state, of the action taken among those enabled (World.Run's
-// Chooser sees the same lists, so Script(path) replays it).
+// Chooser sees the same lists, so Script replays it).
 func (s *Search) Path(st State) []int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	var out []int
-	for n := s.nodes[st]; n.choice >= 0; n = s.nodes[n.parent] {
+	for _, n := range s.pathNodes(st) {
 		out = append(out, int(n.choice))
 	}
-	slices.Reverse(out)
 	return out
 }
 
 // packedPath returns the actions that lead from the start to st.
 func (s *Search) packedPath(st State) []packed {
+	var out []packed
+	for _, n := range s.pathNodes(st) {
+		out = append(out, n.act)
+	}
+	return out
+}
+
+// pathNodes returns the states from the start (left out) to st, in order.
+// Nodes are not changed once added.
+func (s *Search) pathNodes(st State) []*node {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []packed
-	for n := s.nodes[st]; n.choice >= 0; n = s.nodes[n.parent] {
-		out = append(out, n.act)
+	var out []*node
+	for n := &s.nodes[st]; n.choice >= 0; n = &s.nodes[n.parent] {
+		out = append(out, n)
 	}
 	slices.Reverse(out)
 	return out
