@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/flushproof/flushproof/impl"
-	"github.com/flushproof/flushproof/model/explore"
 	"github.com/flushproof/flushproof/model/memory"
 	"github.com/flushproof/flushproof/model/verdict"
 	"github.com/flushproof/flushproof/model/world"
@@ -114,11 +113,6 @@ func (c DIO) Row() verdict.Row {
 	bound := fmt.Sprintf("%d %s x %d direct %s, truncate", c.Writers, verdict.Plural(c.Writers, "writer"),
 		c.IOs, verdict.Plural(c.IOs, "write"))
 	return row(c, name, c.Memory.String(), bound, c.Uncounted)
-}
-
-// Search searches the configuration (as Syncer.Search).
-func (c DIO) Search(opt explore.Options) (*explore.Result[world.State], *world.Search, error) {
-	return search(c, opt)
 }
 
 // DIOChecks are the default rows: the count and the uncounted mutant under

@@ -1,11 +1,9 @@
 package implcheck
 
 import (
-	"encoding/binary"
 	"fmt"
 
 	"github.com/flushproof/flushproof/impl"
-	"github.com/flushproof/flushproof/model/explore"
 	"github.com/flushproof/flushproof/model/memory"
 	"github.com/flushproof/flushproof/model/verdict"
 	"github.com/flushproof/flushproof/model/world"
@@ -37,9 +35,7 @@ func (c DSync) Program() world.Program {
 			dw := impl.DSyncWriter{Dev: dev, Mode: c.Mode}.WithFault(c.Fault)
 			for i := 1; i <= c.Writes; i++ {
 				t.Checkpoint(int64(i))
-				data := make([]byte, dev.BlockSize())
-				binary.LittleEndian.PutUint32(data, uint32(t.ID()))
-				binary.LittleEndian.PutUint32(data[4:], uint32(i))
+				data := payload(dev, t.ID(), i)
 				if err := dw.WriteAt(data, int64(t.ID()*dev.BlockSize())); err != nil {
 					t.Note("write %d: %v", i, err)
 					continue
@@ -51,10 +47,10 @@ func (c DSync) Program() world.Program {
 	}
 }
 
-// Negative reports whether the configuration must be found UNSAFE: the
+// negative reports whether the configuration must be found UNSAFE: the
 // dropped FUA with a cache (without a cache a completed write is durable,
 // so the same fault is a false-positive control there).
-func (c DSync) Negative() bool { return c.Fault == impl.FaultDropFUA && !c.NoCache }
+func (c DSync) negative() bool { return c.Fault == impl.FaultDropFUA && !c.NoCache }
 
 // Row is the configuration's row.
 func (c DSync) Row() verdict.Row {
@@ -68,12 +64,7 @@ func (c DSync) Row() verdict.Row {
 	}
 	bound := fmt.Sprintf("%d %s x %d %s, flush EIO, crash at every step", c.Tasks, verdict.Plural(c.Tasks, "task"),
 		c.Writes, verdict.Plural(c.Writes, "write"))
-	return row(c, name, dev, bound, c.Negative())
-}
-
-// Search searches the configuration (as Syncer.Search).
-func (c DSync) Search(opt explore.Options) (*explore.Result[world.State], *world.Search, error) {
-	return search(c, opt)
+	return row(c, name, dev, bound, c.negative())
 }
 
 // DSyncChecks are the default rows: each mode and the dropped FUA, on a

@@ -1,11 +1,9 @@
 package implcheck
 
 import (
-	"encoding/binary"
 	"fmt"
 
 	"github.com/flushproof/flushproof/impl"
-	"github.com/flushproof/flushproof/model/explore"
 	"github.com/flushproof/flushproof/model/flushseq"
 	"github.com/flushproof/flushproof/model/memory"
 	"github.com/flushproof/flushproof/model/verdict"
@@ -66,9 +64,7 @@ func (c FlushSeq) Program() world.Program {
 			fs := impl.FlushSeq{Submitted: t.Word(flushseq.WordSubmitted), Completed: t.Word(flushseq.WordCompleted), MB: t.Fence()}
 			for i := 1; i <= c.Fsyncs; i++ {
 				t.Checkpoint(int64(i))
-				data := make([]byte, dev.BlockSize())
-				binary.LittleEndian.PutUint32(data, uint32(t.ID()))
-				binary.LittleEndian.PutUint32(data[4:], uint32(i))
+				data := payload(dev, t.ID(), i)
 				var s int64
 				if c.Misuse == SampleFirst {
 					s = fs.Sample()
@@ -119,11 +115,6 @@ func (c FlushSeq) Row() verdict.Row {
 	bound := fmt.Sprintf("%d %s x %d %s, flush EIO, crash at every step", c.Tasks, verdict.Plural(c.Tasks, "task"),
 		c.Fsyncs, verdict.Plural(c.Fsyncs, "fsync"))
 	return row(c, name, c.Memory.String(), bound, c.Misuse != Correct)
-}
-
-// Search searches the configuration (as Syncer.Search).
-func (c FlushSeq) Search(opt explore.Options) (*explore.Result[world.State], *world.Search, error) {
-	return search(c, opt)
 }
 
 // FlushSeqChecks are the default rows: the correct use and each misuse

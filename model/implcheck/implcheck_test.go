@@ -19,7 +19,6 @@ import (
 type checkable interface {
 	program
 	Row() verdict.Row
-	Search(explore.Options) (*explore.Result[world.State], *world.Search, error)
 }
 
 // defaults lists every default row's configuration.
@@ -48,7 +47,7 @@ func defaults() []checkable {
 // counterexample replays to the same violation.
 func TestRowsAsExpected(t *testing.T) {
 	for _, c := range defaults() {
-		r, s, err := c.Search(explore.Options{})
+		r, s, err := search(c, explore.Options{})
 		require.NoError(t, err)
 		name := c.Row().Name()
 		require.Empty(t, r.Stopped, name)
@@ -82,7 +81,7 @@ func TestRowsAsExpected(t *testing.T) {
 func TestDeclarationsKeepVerdicts(t *testing.T) {
 	for _, c := range Checks() {
 		name := c.Row().Name()
-		r, _, err := c.Search(explore.Options{})
+		r, _, err := search(c, explore.Options{})
 		require.NoError(t, err)
 		modes := []world.SearchOptions{{Exact: true}}
 		if c.Policy == impl.Always || c.Fault == impl.FaultGreaterEqual {
@@ -126,7 +125,7 @@ func TestAgreesWithStateMachine(t *testing.T) {
 		if !ok {
 			continue
 		}
-		r, _, err := c.Search(explore.Options{})
+		r, _, err := search(c, explore.Options{})
 		require.NoError(t, err)
 		sys, err := flushseq.NewSystem(flushseq.Config{Variant: v, Memory: c.Memory, Tasks: c.Tasks, Fsyncs: c.Syncs, FlushFailures: true})
 		require.NoError(t, err)

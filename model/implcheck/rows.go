@@ -1,6 +1,7 @@
 package implcheck
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	"github.com/flushproof/flushproof/impl"
@@ -8,6 +9,7 @@ import (
 	"github.com/flushproof/flushproof/model/memory"
 	"github.com/flushproof/flushproof/model/verdict"
 	"github.com/flushproof/flushproof/model/world"
+	"github.com/flushproof/flushproof/spec"
 )
 
 // Protocol is the catalog entry: impl.Syncer, the code hwbench measures,
@@ -50,24 +52,29 @@ func (c Syncer) Row() verdict.Row {
 	return row(c, c.Name(), c.Memory.String(), c.Bound(), c.negative())
 }
 
-// Search searches the configuration; with opt.NoReduce, without the
-// program's declarations (world.SearchOptions.Exact).
-func (c Syncer) Search(opt explore.Options) (*explore.Result[world.State], *world.Search, error) {
-	return search(c, opt)
-}
-
 // program is a configuration of the search.
 type program interface {
 	Config() world.Config
 	Program() world.Program
 }
 
+// search searches the configuration; with opt.NoReduce, without the
+// program's declarations (world.SearchOptions.Exact).
 func search(p program, opt explore.Options) (*explore.Result[world.State], *world.Search, error) {
 	s, err := world.NewSearch(p.Config(), p.Program(), world.SearchOptions{Exact: opt.NoReduce})
 	if err != nil {
 		return nil, nil, err
 	}
 	return s.Explore(opt), s, nil
+}
+
+// payload is the data of a task's round-th write: the task and the round,
+// so that every write of a run is told apart.
+func payload(dev spec.Device, task, round int) []byte {
+	data := make([]byte, dev.BlockSize())
+	binary.LittleEndian.PutUint32(data, uint32(task))
+	binary.LittleEndian.PutUint32(data[4:], uint32(round))
+	return data
 }
 
 // row is the verdict table's row of a configuration.

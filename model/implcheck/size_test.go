@@ -34,7 +34,7 @@ func size(t *testing.T, tasks, syncs int) {
 		for _, p := range []impl.Policy{impl.SkipIfFlushedSince, impl.GroupCommit} {
 			c := Syncer{Policy: p, Tasks: tasks, Syncs: syncs, Memory: m}
 			t0 := time.Now()
-			r, s, err := c.Search(explore.Options{MaxStates: 20_000_000, MaxMemory: 12 << 30, Progress: func(st explore.Stats) { progress(t, st) }})
+			r, s, err := search(c, explore.Options{MaxStates: 20_000_000, MaxMemory: 12 << 30, Progress: func(st explore.Stats) { progress(t, st) }})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/flushproof/flushproof/impl"
-	"github.com/flushproof/flushproof/model/explore"
 	"github.com/flushproof/flushproof/model/memory"
 	"github.com/flushproof/flushproof/model/verdict"
 	"github.com/flushproof/flushproof/model/world"
@@ -107,11 +106,6 @@ func (c Submit) Row() verdict.Row {
 	}
 	bound := fmt.Sprintf("%d %s x 1 write", c.Tasks, verdict.Plural(c.Tasks, "task"))
 	return row(c, name, config, bound, !c.Serialised && c.SubBlock)
-}
-
-// Search searches the configuration (as Syncer.Search).
-func (c Submit) Search(opt explore.Options) (*explore.Result[world.State], *world.Search, error) {
-	return search(c, opt)
 }
 
 // SubmitChecks are the default rows, at 3 tasks: serialised and parallel,
