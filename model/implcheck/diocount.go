@@ -87,9 +87,7 @@ func (c DIO) Program() world.Program {
 					dio.Begin()
 				}
 				q.Wake(func() { ino.shared-- }) // up_read
-				data := make([]byte, dev.BlockSize())
-				data[0], data[1] = byte(t.ID()+1), byte(i)
-				if err := dev.WriteAt(data, int64(t.ID()*dev.BlockSize()), 0); err != nil {
+				if err := dev.WriteAt(payload(dev, t.ID(), i), int64(t.ID()*dev.BlockSize()), 0); err != nil {
 					w.Fail(fmt.Errorf("task %d: write: %w", t.ID(), err))
 					return
 				}

@@ -56,10 +56,7 @@ func TestRowsAsExpected(t *testing.T) {
 			continue
 		}
 		require.NotNil(t, r.Violation, "%s: negative control not caught", name)
-		path := make([]int, len(r.Violation.Path))
-		for i, st := range r.Violation.Path {
-			path[i] = int(st.Label.ID)
-		}
+		path := world.Choices(r.Violation)
 		_, err = s.Replay(path)
 		require.Error(t, err, name)
 		assert.Equal(t, r.Violation.Err.Error(), err.Error(), name)

@@ -807,11 +807,7 @@ func (s *Search) Explore(opt explore.Options) *explore.Result[State] {
 		r.Exhausted, r.Stopped = false, StopDepth
 	}
 	if v := r.Violation; v != nil {
-		path := make([]int, len(v.Path))
-		for i, st := range v.Path {
-			path[i] = int(st.Label.ID)
-		}
-		w, err := s.Replay(path)
+		w, err := s.Replay(Choices(v))
 		if err == nil {
 			err = errors.New("the run ends without a violation")
 		}
@@ -829,6 +825,16 @@ func (s *Search) Explore(opt explore.Options) *explore.Result[State] {
 		}
 	}
 	return r
+}
+
+// Choices returns the choices of a counterexample of the search (as Path
+// does for a state): what Replay and Script take.
+func Choices(v *explore.Violation) []int {
+	path := make([]int, len(v.Path))
+	for i, st := range v.Path {
+		path[i] = int(st.Label.ID)
+	}
+	return path
 }
 
 // eventText is an event for a timeline's column of actor.

@@ -61,10 +61,7 @@ func Search(cfg world.Config, prog world.Program, opt Options) (Result, error) {
 	out := Result{States: r.States, Depth: r.MaxDepth, Runs: runs, Unknown: r.Stopped,
 		Bounded: s.Bounded(), Preemptions: opt.Preemptions}
 	if v := r.Violation; v != nil {
-		out.Err, out.Timeline = v.Err, v.Timeline()
-		for _, st := range v.Path {
-			out.Path = append(out.Path, int(st.Label.ID))
-		}
+		out.Err, out.Timeline, out.Path = v.Err, v.Timeline(), world.Choices(v)
 		return out, nil
 	}
 	out.Safe = r.Exhausted
