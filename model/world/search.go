@@ -103,9 +103,10 @@ type Search struct {
 	ids   map[string]State
 	nodes []node
 
-	tmu   sync.Mutex // the interning tables below
-	seqs  map[seqKey]uint32
-	wakes map[wakeKey]uint32
+	tmu     sync.Mutex // the interning tables below
+	seqs    map[seqKey]uint32
+	wakes   map[wakeKey]uint32
+	shareds map[string]int64 // the encodings of shared state tasks saw (World.Shared)
 
 	lmu  sync.Mutex // the live worlds
 	live map[State]*World
@@ -172,7 +173,7 @@ func NewSearch(cfg Config, prog Program, opt SearchOptions) (*Search, error) {
 		opt.MaxDepth = 1000
 	}
 	return &Search{cfg: cfg, prog: prog, opt: opt, ids: map[string]State{}, live: map[State]*World{},
-		seqs: map[seqKey]uint32{}, wakes: map[wakeKey]uint32{}}, nil
+		seqs: map[seqKey]uint32{}, wakes: map[wakeKey]uint32{}, shareds: map[string]int64{}}, nil
 }
 
 var _ explore.System[State] = (*Search)(nil)
@@ -534,6 +535,19 @@ func (s *Search) extend(prev uint32, r *response) uint32 {
 	s.tmu.Lock()
 	defer s.tmu.Unlock()
 	return s.internSeq(k)
+}
+
+// extendShared interns the results of a task's calls followed by the
+// shared state sh it saw at a WaitQueue change (World.Shared).
+func (s *Search) extendShared(prev uint32, sh []byte) uint32 {
+	s.tmu.Lock()
+	defer s.tmu.Unlock()
+	id, ok := s.shareds[string(sh)]
+	if !ok {
+		id = int64(len(s.shareds))
+		s.shareds[string(sh)] = id
+	}
+	return s.internSeq(seqKey{prev: prev, err: 5, val: id})
 }
 
 // internSeq returns the id of k; s.tmu is held.

@@ -24,11 +24,17 @@ type randomOp struct {
 
 // randomProgram runs ops[t] in task t and records, when every task has
 // finished, what each task's calls returned, in outcomes.
-func randomProgram(ops [][]randomOp, outcomes *sync.Map) world.Program {
+func randomProgram(ops [][]randomOp, outcomes *sync.Map, shared bool) world.Program {
 	return func(w *world.World) func(t *world.Task) {
 		x := 0 // shared state outside the memory: changed under Wake
 		logs := make([][]string, len(ops))
 		finished := 0
+		if shared {
+			// The encoding of the state the tasks share (World.Shared):
+			// x, which tasks also read into their own variables under
+			// Wake, and the count of finished tasks.
+			w.Shared(func() []byte { return []byte(fmt.Sprint(x, finished)) })
+		}
 		return func(t *world.Task) {
 			q := t.WaitQueue()
 			dev := t.Device()
@@ -73,7 +79,8 @@ func randomProgram(ops [][]randomOp, outcomes *sync.Map) world.Program {
 				}
 				logs[t.ID()] = append(logs[t.ID()], r)
 			}
-			if finished++; finished == len(ops) {
+			t.WaitQueue().Wake(func() { finished++ })
+			if finished == len(ops) {
 				var all []string
 				for _, l := range logs {
 					all = append(all, strings.Join(l, ","))
@@ -93,7 +100,9 @@ func outcomeList(m *sync.Map) []string {
 
 // TestSearchKeyMatchesTree: on random programs of two or three tasks over
 // the words, the device (writes, some with FUA, flushes, reads, and
-// obligations on the last write) and a wait queue's state, the search with its
+// obligations on the last write) and a wait queue's state, which tasks
+// change and read into their own variables under Wake (half of the
+// programs declare that state, World.Shared), the search with its
 // state key reaches every outcome (every task's results) and the same
 // verdict as the search of every run (SearchOptions.NoCache): the key
 // keeps every state with a different future apart. Under each memory
@@ -111,10 +120,11 @@ func TestSearchKeyMatchesTree(t *testing.T) {
 			}
 		}
 		cfg := world.Config{Memory: m, Tasks: tasks, Words: 2, Blocks: 2, FlushFailures: rapid.Bool().Draw(t, "flush EIO")}
+		shared := rapid.Bool().Draw(t, "declares its shared state")
 		var got [2]sync.Map
 		var res [2]*explore.Result[world.State]
 		for i, noCache := range []bool{false, true} {
-			s, err := world.NewSearch(cfg, randomProgram(ops, &got[i]), world.SearchOptions{NoCache: noCache})
+			s, err := world.NewSearch(cfg, randomProgram(ops, &got[i], shared), world.SearchOptions{NoCache: noCache})
 			require.NoError(t, err)
 			res[i] = s.Explore(explore.Options{MaxStates: 300_000, Workers: 1})
 		}

@@ -980,11 +980,23 @@ func (q worldQueue) Wake(change func()) {
 	// (memory-barriers.txt, "Sleep and wake-up functions"): the change is
 	// not a memory operation here, so that ordering is a full barrier of
 	// the waker (stronger than a release when nobody sleeps).
-	q.t.w.mem.Fence(q.t.id)
-	change()
-	if s := q.t.w.srch; s != nil && (q.t.w.shared == nil || s.opt.Exact) {
-		q.t.w.wakeLog = s.logWake(q.t.w.wakeLog, q.t.id, q.t.seq)
+	w, t := q.t.w, q.t
+	w.mem.Fence(t.id)
+	s := w.srch
+	if s == nil {
+		change()
+		return
 	}
+	if w.shared == nil || s.opt.Exact {
+		change()
+		w.wakeLog = s.logWake(w.wakeLog, t.id, t.seq)
+		return
+	}
+	// The change may read the shared state into the task's own variables
+	// (who is the leader, what has drained): what the task saw becomes one
+	// of its results, as if Wake returned it.
+	t.seq = s.extendShared(t.seq, w.shared())
+	change()
 }
 func (q worldQueue) Wait(cond func() bool) { q.t.WaitUntil(QueueWoken{}, cond) }
 
