@@ -1,8 +1,10 @@
 package wal_test
 
 import (
+	"flag"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -84,4 +86,31 @@ func TestGroupCommitPreemptions(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "SAFE within 1 preemptions", b.Verdict())
 	t.Logf("the bug at bound 0 in %d steps; the fix, 3 tasks: %s, %d states", len(r.Path), b.Verdict(), b.States)
+}
+
+var growth = flag.Bool("wal.growth", false, "measure how the search of the fixed log grows with the committers (docs/world.md; minutes)")
+
+// TestGroupCommitGrowth (behind -wal.growth): the fixed log's search at 2
+// and 3 committers under each memory model.
+func TestGroupCommitGrowth(t *testing.T) {
+	if !*growth {
+		t.Skip("-wal.growth not set")
+	}
+	type run struct {
+		tasks int
+		m     memory.Model
+		opt   worldtest.Options
+	}
+	var runs []run
+	for _, n := range []int{2, 3} {
+		for _, m := range []memory.Model{memory.SC, memory.TSO, memory.LKMM} {
+			runs = append(runs, run{n, m, worldtest.Options{}})
+		}
+	}
+	for _, r := range runs {
+		t0 := time.Now()
+		res, err := worldtest.Search(config(r.m, r.tasks), program(false), r.opt)
+		require.NoError(t, err)
+		t.Logf("%d committers, %v: %s, %d states, %d runs, %v", r.tasks, r.m, res.Verdict(), res.States, res.Runs, time.Since(t0).Round(time.Millisecond))
+	}
 }
