@@ -30,6 +30,7 @@ func (c DSync) Config() world.Config {
 // Program is the code the search runs.
 func (c DSync) Program() world.Program {
 	return func(w *world.World) func(t *world.Task) {
+		symmetric(w)
 		return func(t *world.Task) {
 			dev := t.Device()
 			dw := impl.DSyncWriter{Dev: dev, Mode: c.Mode}.WithFault(c.Fault)

@@ -59,6 +59,7 @@ func (c FlushSeq) Config() world.Config {
 // Program is the code the search runs.
 func (c FlushSeq) Program() world.Program {
 	return func(w *world.World) func(t *world.Task) {
+		symmetric(w)
 		return func(t *world.Task) {
 			dev := t.Device()
 			fs := impl.FlushSeq{Submitted: t.Word(flushseq.WordSubmitted), Completed: t.Word(flushseq.WordCompleted), MB: t.Fence()}

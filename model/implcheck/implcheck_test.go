@@ -98,6 +98,38 @@ func TestDeclarationsKeepVerdicts(t *testing.T) {
 	}
 }
 
+// TestSymmetryKeepsVerdicts: the flush-sequence and O_DSYNC programs,
+// which declare their tasks symmetric (World.Symmetric), give each row's
+// verdict and counterexample length without the declarations
+// (SearchOptions.Exact), with more states.
+func TestSymmetryKeepsVerdicts(t *testing.T) {
+	type checked interface {
+		program
+		Row() verdict.Row
+	}
+	var cs []checked
+	for _, c := range FlushSeqChecks() {
+		cs = append(cs, c)
+	}
+	for _, c := range DSyncChecks() {
+		cs = append(cs, c)
+	}
+	for _, c := range cs {
+		name := c.Row().Name()
+		r, _, err := search(c, explore.Options{})
+		require.NoError(t, err)
+		u, _, err := search(c, explore.Options{NoReduce: true})
+		require.NoError(t, err)
+		require.Equal(t, r.Violation == nil, u.Violation == nil, name)
+		assert.True(t, u.Exhausted || u.Violation != nil, name)
+		if r.Violation != nil {
+			assert.Len(t, u.Violation.Path, len(r.Violation.Path), name)
+		} else {
+			assert.Greater(t, u.States, r.States, name)
+		}
+	}
+}
+
 // TestAgreesWithStateMachine: each policy's verdict equals that of the
 // flush sequence's state machine variant it implements, at the same
 // bound and memory model: always is the baseline, skip-if-flushed-since

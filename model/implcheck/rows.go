@@ -3,6 +3,7 @@ package implcheck
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"github.com/flushproof/flushproof/impl"
 	"github.com/flushproof/flushproof/model/explore"
@@ -75,6 +76,20 @@ func payload(dev spec.Device, task, round int) []byte {
 	binary.LittleEndian.PutUint32(data, uint32(task))
 	binary.LittleEndian.PutUint32(data[4:], uint32(round))
 	return data
+}
+
+// symmetric declares the tasks of a program that writes payloads to
+// blocks of their own (block i is task i's) interchangeable.
+func symmetric(w *world.World) {
+	w.Symmetric(world.Symmetry{BlocksPerTask: 1, Relabel: relabelPayload})
+}
+
+// relabelPayload is a payload's data as task perm[i] would have written
+// task i's.
+func relabelPayload(data []byte, perm []int) []byte {
+	out := slices.Clone(data)
+	binary.LittleEndian.PutUint32(out, uint32(perm[binary.LittleEndian.Uint32(data)]))
+	return out
 }
 
 // row is the verdict table's row of a configuration.

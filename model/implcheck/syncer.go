@@ -1,7 +1,6 @@
 package implcheck
 
 import (
-	"encoding/binary"
 	"fmt"
 
 	"github.com/flushproof/flushproof/impl"
@@ -37,6 +36,7 @@ func (c Syncer) Config() world.Config {
 func (c Syncer) Program() world.Program {
 	return func(w *world.World) func(t *world.Task) {
 		var base *impl.Syncer
+		symmetric(w)
 		w.Shared(func() []byte {
 			if base == nil {
 				return nil
@@ -59,9 +59,7 @@ func (c Syncer) Program() world.Program {
 			off := int64(t.ID() * dev.BlockSize())
 			for round := 1; round <= c.Syncs; round++ {
 				t.Checkpoint(int64(round)) // nothing of the rounds before is used
-				data := make([]byte, dev.BlockSize())
-				binary.LittleEndian.PutUint32(data, uint32(t.ID()))
-				binary.LittleEndian.PutUint32(data[4:], uint32(round))
+				data := payload(dev, t.ID(), round)
 				var sample int64
 				if c.SampleEarly {
 					sample = s.Sample()

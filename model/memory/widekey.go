@@ -14,14 +14,29 @@ import "encoding/binary"
 // view is only ever joined into a thread's view, which is at or above
 // that store already). So a memory compacted in a batch and one not yet
 // compacted have the same key.
-func (w *Wide) AppendKey(b []byte) []byte {
+func (w *Wide) AppendKey(b []byte) []byte { return w.AppendKeyOrder(b, nil) }
+
+// AppendKeyOrder appends the key of the memory with its threads renamed:
+// thread j of the renamed memory is thread order[j] of w (nil: each keeps
+// its name). Only the threads' own parts (views, store buffers, pending
+// barriers) move: stores do not record their writer. The model world's
+// symmetry reduction (World.Symmetric) keys a state by the least of its
+// renamings.
+func (w *Wide) AppendKeyOrder(b []byte, order []int) []byte {
 	b = append(b, byte(w.model))
+	thread := func(j int) int {
+		if order == nil {
+			return j
+		}
+		return order[j]
+	}
 	if w.lk != nil {
-		return w.lk.appendKey(b)
+		return w.lk.appendKey(b, thread)
 	}
 	switch w.model {
 	case TSO:
-		for t := range w.buf {
+		for j := range w.buf {
+			t := thread(j)
 			b = binary.AppendUvarint(b, uint64(len(w.buf[t])))
 			for _, op := range w.buf[t] {
 				b = binary.AppendUvarint(b, uint64(op.loc))
@@ -39,8 +54,8 @@ func (w *Wide) AppendKey(b []byte) []byte {
 			for _, v := range live {
 				b = binary.AppendVarint(b, v)
 			}
-			for t := range w.view {
-				b = binary.AppendUvarint(b, uint64(w.view[t][loc]-low))
+			for j := range w.view {
+				b = binary.AppendUvarint(b, uint64(w.view[thread(j)][loc]-low))
 			}
 		}
 		return b
@@ -51,7 +66,7 @@ func (w *Wide) AppendKey(b []byte) []byte {
 	return b
 }
 
-func (k *wideLK) appendKey(b []byte) []byte {
+func (k *wideLK) appendKey(b []byte, thread func(int) int) []byte {
 	lows := make([]int, len(k.st))
 	for loc := range k.st {
 		low := len(k.st[loc]) - 1
@@ -75,7 +90,8 @@ func (k *wideLK) appendKey(b []byte) []byte {
 			b = view(b, st.mview)
 		}
 	}
-	for t := range k.cur {
+	for j := range k.cur {
+		t := thread(j)
 		b = view(b, k.cur[t])
 		b = view(b, k.acq[t])
 		b = view(b, k.rel[t])

@@ -103,10 +103,14 @@ type Search struct {
 	ids   map[string]State
 	nodes []node
 
-	tmu     sync.Mutex // the interning tables below
-	seqs    map[seqKey]uint32
-	wakes   map[wakeKey]uint32
-	shareds map[string]int64 // the encodings of shared state tasks saw (World.Shared)
+	tmu      sync.Mutex // the interning tables below
+	seqs     map[seqKey]uint32
+	wakes    map[wakeKey]uint32
+	wakeList []wakeKey        // wakeList[id-1] is the key of wakes' id
+	shareds  map[string]int64 // the encodings of shared state tasks saw (World.Shared)
+
+	symOnce sync.Once
+	rens    []*renaming // World.Symmetric: the renamings of the tasks
 
 	lmu  sync.Mutex // the live worlds
 	live map[State]*World
@@ -474,11 +478,7 @@ func (s *Search) intern(w *World, parent State, choice int32, act packed, depth 
 			key = fmt.Sprint(parent, "/", choice)
 		}
 	} else {
-		b := w.appendKey(nil)
-		if s.opt.BoundPreemptions {
-			b = append(b, byte(last), pre)
-		}
-		key = string(b)
+		key = string(s.symmetricKey(nil, w, last, pre))
 	}
 	s.mu.Lock()
 	if id, ok := s.ids[key]; ok {
@@ -563,19 +563,25 @@ func (s *Search) internSeq(k seqKey) uint32 {
 // logWake interns the order of WaitQueue changes followed by one of task,
 // whose results so far are seq.
 func (s *Search) logWake(prev uint32, task int, seq uint32) uint32 {
-	k := wakeKey{prev: prev, task: task, seq: seq}
 	s.tmu.Lock()
 	defer s.tmu.Unlock()
+	return s.internWake(wakeKey{prev: prev, task: task, seq: seq})
+}
+
+// internWake returns the id of k; s.tmu is held.
+func (s *Search) internWake(k wakeKey) uint32 {
 	id, ok := s.wakes[k]
 	if !ok {
-		id = uint32(len(s.wakes) + 1)
+		s.wakeList = append(s.wakeList, k)
+		id = uint32(len(s.wakeList))
 		s.wakes[k] = id
 	}
 	return id
 }
 
-// appendKey appends the state key (see the top of this file).
-func (w *World) appendKey(b []byte) []byte {
+// appendKey appends the state key (see the top of this file) of w with
+// its tasks renamed by r (nil: none).
+func (w *World) appendKey(b []byte, r *renaming) []byte {
 	if w.fail != nil {
 		// A violation ends the run: its state must not meet one without
 		// (a refused store, say, changes nothing else).
@@ -583,9 +589,17 @@ func (w *World) appendKey(b []byte) []byte {
 		b = append(b, w.fail.Error()...)
 		b = append(b, 0)
 	}
-	b = w.mem.AppendKey(b)
-	b = w.appendDeviceKey(b)
-	for _, t := range w.tasks {
+	var order []int
+	if r != nil {
+		order = r.order
+	}
+	b = w.mem.AppendKeyOrder(b, order)
+	b = w.appendDeviceKey(b, r)
+	for j := range w.tasks {
+		t := w.tasks[j]
+		if r != nil {
+			t = w.tasks[r.order[j]]
+		}
 		b = binary.AppendUvarint(b, uint64(t.seq))
 		b = appendBool(b, t.done)
 		b = appendBool(b, t.flushEnded)
@@ -595,6 +609,9 @@ func (w *World) appendKey(b []byte) []byte {
 		sh := w.shared()
 		b = binary.AppendUvarint(b, uint64(len(sh)))
 		return append(b, sh...)
+	}
+	if r != nil {
+		return binary.AppendUvarint(b, uint64(w.srch.renameWakes(w.wakeLog, r.perm)))
 	}
 	return binary.AppendUvarint(b, uint64(w.wakeLog))
 }
@@ -644,9 +661,16 @@ func appendBool(b []byte, x bool) []byte {
 // replaced by its rank among that block's clocks. Versions below a
 // block's floor can never be left by a crash again: only their data is
 // kept (World.Survives looks for data among all versions).
-func (w *World) appendDeviceKey(b []byte) []byte {
+//
+// With a renaming r, block j of the key is block r.blocks[j], the data is
+// relabelled (Symmetry.Relabel) and tasks and blocks are renamed.
+func (w *World) appendDeviceKey(b []byte, r *renaming) []byte {
 	var clocks []int64
-	for i := range w.blocks {
+	for j := range w.blocks {
+		i := j
+		if r != nil {
+			i = r.blocks[j]
+		}
 		bv := &w.blocks[i]
 		clocks = append(clocks[:0], -1, bv.doneSince, bv.durableSince)
 		for v := bv.floor; v < len(bv.data); v++ {
@@ -669,7 +693,10 @@ func (w *World) appendDeviceKey(b []byte) []byte {
 		b = binary.AppendUvarint(b, uint64(len(bv.data)))
 		b = binary.AppendUvarint(b, uint64(bv.floor))
 		b = binary.AppendUvarint(b, uint64(bv.done))
-		for _, d := range bv.data {
+		for v, d := range bv.data {
+			if r != nil && w.sym.Relabel != nil && v > 0 { // version 0 is no task's
+				d = w.sym.Relabel(d, r.perm)
+			}
 			b = append(b, d...) // every version has BlockSize bytes
 		}
 		for v := bv.floor; v < len(bv.data); v++ {
@@ -690,8 +717,12 @@ func (w *World) appendDeviceKey(b []byte) []byte {
 	}
 	b = binary.AppendUvarint(b, uint64(len(w.writes)))
 	for _, p := range w.writes {
-		b = binary.AppendUvarint(b, uint64(p.task))
-		b = binary.AppendUvarint(b, uint64(p.block))
+		task, block := p.task, p.block
+		if r != nil {
+			task, block = r.perm[task], r.bperm[block]
+		}
+		b = binary.AppendUvarint(b, uint64(task))
+		b = binary.AppendUvarint(b, uint64(block))
 		b = binary.AppendUvarint(b, uint64(p.version))
 		b = appendBool(b, p.fua)
 		b = appendBool(b, p.unsent)
@@ -699,7 +730,11 @@ func (w *World) appendDeviceKey(b []byte) []byte {
 	}
 	b = binary.AppendUvarint(b, uint64(len(w.flush)))
 	for _, f := range w.flush {
-		b = binary.AppendUvarint(b, uint64(f.task))
+		task := f.task
+		if r != nil {
+			task = r.perm[task]
+		}
+		b = binary.AppendUvarint(b, uint64(task))
 		b = binary.AppendVarint(b, f.tag)
 		b = appendBool(b, f.async)
 	}

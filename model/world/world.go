@@ -187,6 +187,7 @@ type World struct {
 	wakeLog uint32        // the order in which tasks ran their WaitQueue changes (interned)
 	obl     []obligation  // MustSurvive's obligations (SearchOptions.Exact)
 	shared  func() []byte // Shared
+	sym     *Symmetry     // Symmetric
 }
 
 // blockVersions is one block of the world's device. Version v > 0 is the
@@ -597,6 +598,9 @@ func (w *World) perform(a Action) {
 		// of control alone (a choice, the end of a wait for the device)
 		// is no event and leaves it pending, as in the state machines.
 		w.mem.Settle(t.id)
+	}
+	if a.Kind == ActWrite || a.Kind == ActRead {
+		w.checkSymmetric(t.id, r.block, a.Kind, r.data)
 	}
 	switch a.Kind {
 	case ActLoad:
