@@ -44,8 +44,12 @@ func (c Syncer) Name() string {
 
 // Bound describes what the search covers.
 func (c Syncer) Bound() string {
-	return fmt.Sprintf("%d %s x %d %s, flush EIO, crash at every step", c.Tasks, verdict.Plural(c.Tasks, "task"),
-		c.Syncs, verdict.Plural(c.Syncs, "sync"))
+	eio := ", flush EIO"
+	if c.NoFlushEIO {
+		eio = ""
+	}
+	return fmt.Sprintf("%d %s x %d %s%s, crash at every step", c.Tasks, verdict.Plural(c.Tasks, "task"),
+		c.Syncs, verdict.Plural(c.Syncs, "sync"), eio)
 }
 
 // Row is the configuration's row of the verdict table.

@@ -3,6 +3,7 @@ package implcheck
 import (
 	"flag"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,12 @@ import (
 	"github.com/flushproof/flushproof/impl"
 	"github.com/flushproof/flushproof/model/explore"
 	"github.com/flushproof/flushproof/model/memory"
+)
+
+var (
+	sizeOnly   = flag.String("implcheck.only", "", "with -implcheck.size: only the searches whose \"MODEL POLICY\" matches this regexp")
+	sizeNoEIO  = flag.Bool("implcheck.noeio", false, "with -implcheck.size: flushes never fail")
+	sizeStates = flag.Int("implcheck.states", 20_000_000, "with -implcheck.size: the state budget of each search")
 )
 
 var sizeRun = flag.String("implcheck.size", "", "measure the search of impl.Syncer at TASKSxSYNCS[,TASKSxSYNCS...] under each memory model (growth table of docs/world.md)")
@@ -32,9 +39,12 @@ func TestSize(t *testing.T) {
 func size(t *testing.T, tasks, syncs int) {
 	for _, m := range Models() {
 		for _, p := range []impl.Policy{impl.SkipIfFlushedSince, impl.GroupCommit} {
-			c := Syncer{Policy: p, Tasks: tasks, Syncs: syncs, Memory: m}
+			c := Syncer{Policy: p, Tasks: tasks, Syncs: syncs, Memory: m, NoFlushEIO: *sizeNoEIO}
+			if ok, _ := regexp.MatchString(*sizeOnly, fmt.Sprint(memory.Model(m), " ", p)); !ok {
+				continue
+			}
 			t0 := time.Now()
-			r, s, err := search(c, explore.Options{MaxStates: 20_000_000, MaxMemory: 12 << 30, Progress: func(st explore.Stats) { progress(t, st) }})
+			r, s, err := search(c, explore.Options{MaxStates: *sizeStates, MaxMemory: 12 << 30, Progress: func(st explore.Stats) { progress(t, st) }})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -99,9 +99,11 @@ type Search struct {
 	prog Program
 	opt  SearchOptions
 
-	mu    sync.Mutex
-	ids   map[string]State
-	nodes []node
+	mu     sync.Mutex
+	keys   *keyTable
+	nodes  []node           // without pointers, as keys: the collector does not scan them
+	errs   map[State]error  // the violations found, by state
+	actors map[State][]int8 // SearchOptions.BoundPreemptions: who takes each action enabled in a state
 
 	tmu      sync.Mutex // the interning tables below
 	seqs     map[seqKey]uint32
@@ -133,15 +135,14 @@ type node struct {
 	depth      int32
 	acts       int32  // actions enabled in it
 	unfinished uint64 // tasks not done
-	err        error  // the violation found in it
+	failed     bool   // a violation was found in it (Search.errs)
 
 	// With SearchOptions.BoundPreemptions: the task that took the last
-	// task step (-1: none), the preemptions so far, who takes each
-	// enabled action (a task, or -1: the device or the memory system),
-	// and whether the bound leaves none of them.
+	// task step (-1: none), the preemptions so far, and whether the bound
+	// leaves none of the actions enabled (Search.actors has who takes
+	// each: a task, or -1 for the device or the memory system).
 	last   int8
 	pre    uint8
-	actors []int8
 	allCut bool
 }
 
@@ -176,7 +177,7 @@ func NewSearch(cfg Config, prog Program, opt SearchOptions) (*Search, error) {
 	if opt.MaxDepth == 0 {
 		opt.MaxDepth = 1000
 	}
-	return &Search{cfg: cfg, prog: prog, opt: opt, ids: map[string]State{}, live: map[State]*World{},
+	return &Search{cfg: cfg, prog: prog, opt: opt, keys: newKeyTable(), errs: map[State]error{}, actors: map[State][]int8{}, live: map[State]*World{},
 		seqs: map[seqKey]uint32{}, wakes: map[wakeKey]uint32{}, shareds: map[string]int64{}}, nil
 }
 
@@ -235,18 +236,24 @@ func (s *Search) Init() []State {
 func (s *Search) Next(st State, yield func(explore.Label, State)) {
 	n := s.node(st)
 	live := s.takeLive(st)
-	if n.err != nil || n.acts == 0 || int(n.depth) >= s.opt.MaxDepth {
+	if n.failed || n.acts == 0 || int(n.depth) >= s.opt.MaxDepth {
 		if live != nil {
 			live.close()
 		}
-		if n.err == nil && n.acts > 0 {
+		if !n.failed && n.acts > 0 {
 			s.cut.Store(true)
 		}
 		return
 	}
+	var actors []int8
+	if s.opt.BoundPreemptions {
+		s.mu.Lock()
+		actors = s.actors[st]
+		s.mu.Unlock()
+	}
 	var allowed []int32
 	for i := range n.acts {
-		if _, _, ok := s.preempt(&n, int(i)); ok {
+		if _, _, ok := s.preempt(&n, actors, int(i)); ok {
 			allowed = append(allowed, i)
 		} else {
 			s.pcut.Store(true)
@@ -257,7 +264,7 @@ func (s *Search) Next(st State, yield func(explore.Label, State)) {
 	}
 	path := s.packedPath(st)
 	for k, i := range allowed {
-		last, pre, _ := s.preempt(&n, int(i))
+		last, pre, _ := s.preempt(&n, actors, int(i))
 		var w *World
 		var a Action
 		if k == len(allowed)-1 && live != nil {
@@ -324,18 +331,19 @@ func (w *World) takeAction(i int) Action {
 	return a
 }
 
-// preempt returns, for action i of n, the task that ran last and the
-// preemptions after it, and whether the bound allows it.
-func (s *Search) preempt(n *node, i int) (last int8, pre uint8, ok bool) {
+// preempt returns, for action i of n, whose actions are taken by actors,
+// the task that ran last and the preemptions after it, and whether the
+// bound allows it.
+func (s *Search) preempt(n *node, actors []int8, i int) (last int8, pre uint8, ok bool) {
 	if !s.opt.BoundPreemptions {
 		return -1, 0, true
 	}
-	j := n.actors[i]
+	j := actors[i]
 	if j < 0 {
 		return n.last, n.pre, true
 	}
 	pre = n.pre
-	if n.last >= 0 && j != n.last && slices.Contains(n.actors, n.last) {
+	if n.last >= 0 && j != n.last && slices.Contains(actors, n.last) {
 		pre++
 	}
 	return j, pre, int(pre) <= s.opt.Preemptions
@@ -353,7 +361,14 @@ func (s *Search) Describe(l explore.Label) string {
 
 // Check implements explore.System: the violation found in st (a task's
 // Fail or Assert, an obligation a crash there would break).
-func (s *Search) Check(st State) error { return s.node(st).err }
+func (s *Search) Check(st State) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.nodes[st].failed {
+		return nil
+	}
+	return s.errs[st]
+}
 
 // Unfinished implements explore.System. A state at the depth bound is
 // reported as having nothing unfinished: it is not expanded, and must not
@@ -470,24 +485,24 @@ func (w *World) enabled(a Action) bool {
 // intern returns the state of w, reached from parent by choice (-1: w is
 // at the start), adding it if it is new.
 func (s *Search) intern(w *World, parent State, choice int32, act packed, depth int32, last int8, pre uint8) (State, bool) {
-	var key string
+	var key []byte
 	if s.opt.NoCache {
-		if choice < 0 {
-			key = "start"
-		} else {
-			key = fmt.Sprint(parent, "/", choice)
+		if choice >= 0 {
+			key = fmt.Append(nil, parent, "/", choice)
 		}
 	} else {
-		key = string(s.symmetricKey(nil, w, last, pre))
+		key = s.symmetricKey(nil, w, last, pre)
 	}
+	h := s.keys.hash(key)
 	s.mu.Lock()
-	if id, ok := s.ids[key]; ok {
+	if id, ok := s.keys.find(key, h); ok {
 		s.mu.Unlock()
-		return id, false
+		return State(id), false
 	}
 	s.mu.Unlock()
-	n := node{parent: parent, choice: choice, act: act, depth: depth, err: w.fail, last: last, pre: pre}
-	if n.err == nil {
+	n := node{parent: parent, choice: choice, act: act, depth: depth, failed: w.fail != nil, last: last, pre: pre}
+	var actors []int8
+	if !n.failed {
 		acts := w.actions(nil)
 		n.acts = int32(len(acts))
 		if s.opt.BoundPreemptions {
@@ -496,11 +511,11 @@ func (s *Search) intern(w *World, parent State, choice int32, act packed, depth 
 				if a.Kind.Machine() {
 					j = -1
 				}
-				n.actors = append(n.actors, j)
+				actors = append(actors, j)
 			}
 			n.allCut = len(acts) > 0
 			for i := range acts {
-				if _, _, ok := s.preempt(&n, i); ok {
+				if _, _, ok := s.preempt(&n, actors, i); ok {
 					n.allCut = false
 				}
 			}
@@ -513,12 +528,17 @@ func (s *Search) intern(w *World, parent State, choice int32, act packed, depth 
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if id, ok := s.ids[key]; ok { // another worker added it meanwhile
-		return id, false
+	if id, ok := s.keys.find(key, h); ok { // another worker added it meanwhile
+		return State(id), false
 	}
-	id := State(len(s.nodes))
+	id := State(s.keys.add(key, h))
 	s.nodes = append(s.nodes, n)
-	s.ids[key] = id
+	if n.failed {
+		s.errs[id] = w.fail
+	}
+	if actors != nil {
+		s.actors[id] = actors
+	}
 	return id, true
 }
 
