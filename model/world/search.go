@@ -104,6 +104,7 @@ type Search struct {
 	nodes  []node           // without pointers, as keys: the collector does not scan them
 	errs   map[State]error  // the violations found, by state
 	actors map[State][]int8 // SearchOptions.BoundPreemptions: who takes each action enabled in a state
+	seqAt  []uint32         // per state: each task's interned results, then the order of WaitQueue changes (replay)
 
 	tmu      sync.Mutex // the interning tables below
 	seqs     map[seqKey]uint32
@@ -223,7 +224,7 @@ func (p packed) action() Action {
 
 // Init implements explore.System.
 func (s *Search) Init() []State {
-	w, _ := s.replay(nil, -1)
+	w, _ := s.replay(nil, noState, -1)
 	id, fresh := s.intern(w, 0, -1, packed{}, 0, -1, 0)
 	if !fresh || !s.keepLive(id, w) {
 		w.close()
@@ -273,7 +274,7 @@ func (s *Search) Next(st State, yield func(explore.Label, State)) {
 			w, a = live, live.takeAction(int(i))
 			s.reused.Add(1)
 		} else {
-			w, a = s.replay(path, int(i))
+			w, a = s.replay(path, st, int(i))
 		}
 		id, fresh := s.intern(w, st, i, pack(a), n.depth+1, last, pre)
 		if !fresh || !s.keepLive(id, w) {
@@ -426,7 +427,10 @@ func (s *Search) pathNodes(st State) []*node {
 // (close it), and the last action taken. The last step may fail the run;
 // an earlier one may not (the state there was expanded, so it had no
 // violation).
-func (s *Search) replay(path []packed, last int) (*World, Action) {
+//
+// If path leads to the state at (not noState), its steps do not intern
+// the tasks' results: at's are restored at the end of the path.
+func (s *Search) replay(path []packed, at State, last int) (*World, Action) {
 	s.runs.Add(1)
 	s.steps.Add(int64(len(path) + 1))
 	w, err := New(s.cfg)
@@ -434,6 +438,7 @@ func (s *Search) replay(path []packed, last int) (*World, Action) {
 		panic(err) // NewSearch checked cfg
 	}
 	w.srch, w.quiet = s, true
+	w.noSeq = at != noState && len(path) > 0
 	w.start(s.prog(w))
 	var a Action
 	for k, p := range path {
@@ -446,6 +451,10 @@ func (s *Search) replay(path []packed, last int) (*World, Action) {
 		w.step++
 		w.perform(a)
 	}
+	if w.noSeq {
+		w.noSeq = false
+		s.restoreSeqs(w, at)
+	}
 	if last >= 0 {
 		return w, w.takeAction(last)
 	}
@@ -453,6 +462,22 @@ func (s *Search) replay(path []packed, last int) (*World, Action) {
 		w.checkObligations()
 	}
 	return w, a
+}
+
+// noState is no state: a replay whose path is not a state's.
+const noState = ^State(0)
+
+// restoreSeqs sets the tasks' interned results and the order of WaitQueue
+// changes as they were when state at was reached.
+func (s *Search) restoreSeqs(w *World, at State) {
+	n := len(w.tasks) + 1
+	s.mu.Lock()
+	seqs := s.seqAt[int(at)*n : int(at+1)*n]
+	for i, t := range w.tasks {
+		t.seq = seqs[i]
+	}
+	w.wakeLog = seqs[n-1]
+	s.mu.Unlock()
 }
 
 // enabled reports whether a is among the actions enabled now (for
@@ -533,6 +558,10 @@ func (s *Search) intern(w *World, parent State, choice int32, act packed, depth 
 	}
 	id := State(s.keys.add(key, h))
 	s.nodes = append(s.nodes, n)
+	for _, t := range w.tasks {
+		s.seqAt = append(s.seqAt, t.seq)
+	}
+	s.seqAt = append(s.seqAt, w.wakeLog)
 	if n.failed {
 		s.errs[id] = w.fail
 	}
@@ -647,7 +676,7 @@ func (w *World) appendKey(b []byte, r *renaming) []byte {
 // SearchOptions.Exact ignores it, and must give the same verdict.
 func (t *Task) Checkpoint(vals ...int64) {
 	s := t.w.srch
-	if s == nil || s.opt.Exact {
+	if s == nil || s.opt.Exact || t.w.noSeq {
 		return
 	}
 	s.tmu.Lock()

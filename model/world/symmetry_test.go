@@ -185,7 +185,7 @@ func TestRenamedKeyIsKeyOfRenamedRun(t *testing.T) {
 		var outcomes sync.Map
 		s, err := NewSearch(cfg, symmetricProgram(ops, tasks, &outcomes, rapid.Bool().Draw(t, "shared"), true), SearchOptions{})
 		require.NoError(t, err)
-		w, _ := s.replay(nil, -1)
+		w, _ := s.replay(nil, noState, -1)
 		var path []packed
 		for steps := rapid.IntRange(0, 40).Draw(t, "steps"); steps > 0 && w.fail == nil; steps-- {
 			acts := w.actions(nil)
@@ -199,7 +199,7 @@ func TestRenamedKeyIsKeyOfRenamedRun(t *testing.T) {
 			// and its state is keyed as it is.
 			path = path[:len(path)-1]
 			w.close()
-			w, _ = s.replay(path, -1)
+			w, _ = s.replay(path, noState, -1)
 		}
 		rens := renamings(w)
 		require.Len(t, rens, map[int]int{2: 2, 3: 6}[tasks])
@@ -214,7 +214,7 @@ func TestRenamedKeyIsKeyOfRenamedRun(t *testing.T) {
 				}
 				other[i] = pack(a)
 			}
-			w2, _ := s.replay(other, -1)
+			w2, _ := s.replay(other, noState, -1)
 			require.Equal(t, w.appendKey(nil, r), w2.appendKey(nil, nil), "renaming %v after %d steps", r.order, len(path))
 			w2.close()
 			renamed++

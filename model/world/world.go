@@ -184,6 +184,7 @@ type World struct {
 	// run that a Chooser drives.
 	srch    *Search
 	quiet   bool          // no trace: a replay of the search
+	noSeq   bool          // a replay's path to a known state: the tasks' results are restored at its end
 	wakeLog uint32        // the order in which tasks ran their WaitQueue changes (interned)
 	obl     []obligation  // MustSurvive's obligations (SearchOptions.Exact)
 	shared  func() []byte // Shared
@@ -447,7 +448,7 @@ func newCoro() *coro {
 
 // resume runs the task until its next call or its end.
 func (t *Task) resume() {
-	if s := t.w.srch; s != nil && t.started {
+	if s := t.w.srch; s != nil && t.started && !t.w.noSeq {
 		t.seq = s.extend(t.seq, &t.resp)
 	}
 	t.started = true
@@ -987,7 +988,7 @@ func (q worldQueue) Wake(change func()) {
 	w, t := q.t.w, q.t
 	w.mem.Fence(t.id)
 	s := w.srch
-	if s == nil {
+	if s == nil || w.noSeq {
 		change()
 		return
 	}
