@@ -30,12 +30,12 @@ func Protocols() []verdict.Protocol {
 }
 
 // Rows lists the verdict table's rows, protocol after protocol; the rows
-// marked Proof only when proof is set.
-func Rows(proof bool) []verdict.Row {
+// marked Proof only when proof is set, those marked Long only when long is.
+func Rows(proof, long bool) []verdict.Row {
 	var out []verdict.Row
 	for _, p := range Protocols() {
 		for _, r := range p.Rows() {
-			if proof || !r.Proof {
+			if (proof || !r.Proof) && (long || !r.Long) {
 				out = append(out, r)
 			}
 		}

@@ -49,7 +49,8 @@ func TestCatalog(t *testing.T) {
 	}
 	_, ok := Protocol("nope")
 	assert.False(t, ok)
-	assert.Less(t, len(Rows(false)), len(Rows(true)), "proof rows only on request")
+	assert.Less(t, len(Rows(false, false)), len(Rows(true, false)), "proof rows only on request")
+	assert.Less(t, len(Rows(true, false)), len(Rows(true, true)), "long rows only on request")
 }
 
 // TestCostTablesAlone: each cost table defines flags of its own that parse

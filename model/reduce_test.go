@@ -39,7 +39,7 @@ func TestReductionsKeepVerdicts(t *testing.T) {
 	var reduced []verdict.Row
 	t.Run("none", func(t *testing.T) {
 		start := time.Now()
-		rows := Rows(false)
+		rows := Rows(false, false)
 		for _, r := range rows {
 			red, _, ok := compareReduced(t, r)
 			if red.Reduced {

@@ -180,7 +180,7 @@ func TestEveryFamilyStopsAsUnknown(t *testing.T) {
 		{"memory", explore.Options{MaxMemory: 1, Liveness: true}, explore.StopMemory},
 		{"interrupted", explore.Options{Liveness: true, Stop: func() string { return interruptReason }}, interruptReason},
 	} {
-		for _, r := range model.Rows(true) {
+		for _, r := range model.Rows(true, true) {
 			v, err := r.Check(tc.opt)
 			require.NoError(t, err, r.Name())
 			if v.Violation != nil {

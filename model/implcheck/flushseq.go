@@ -120,9 +120,10 @@ func (c FlushSeq) Row() verdict.Row {
 
 // FlushSeqChecks are the default rows: the correct use and each misuse
 // under each memory model at 2 tasks x 1 fsync; FlushSeqProofChecks at 2
-// tasks x 2 fsyncs.
+// tasks x 2 fsyncs; FlushSeqLongChecks at 3 tasks x 2 fsyncs.
 func FlushSeqChecks() []FlushSeq      { return flushSeqs(2, 1) }
 func FlushSeqProofChecks() []FlushSeq { return flushSeqs(2, 2) }
+func FlushSeqLongChecks() []FlushSeq  { return flushSeqs(3, 2) }
 
 func flushSeqs(tasks, fsyncs int) []FlushSeq {
 	var out []FlushSeq
@@ -137,5 +138,7 @@ func flushSeqs(tasks, fsyncs int) []FlushSeq {
 // FlushSeqProtocol is the catalog entry of impl.FlushSeq.
 func FlushSeqProtocol() verdict.Protocol {
 	return entry("impl.FlushSeq", "impl.FlushSeq in xfs_file_fsync's shape",
-		func() []verdict.Row { return verdict.Rows(FlushSeqChecks(), FlushSeqProofChecks()) })
+		func() []verdict.Row {
+			return append(verdict.Rows(FlushSeqChecks(), FlushSeqProofChecks()), verdict.LongRows(FlushSeqLongChecks())...)
+		})
 }

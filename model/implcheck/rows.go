@@ -133,5 +133,11 @@ func syncers(tasks, syncs int) []Syncer {
 	return out
 }
 
-// Rows lists the rows: Checks, then ProofChecks marked Proof.
-func Rows() []verdict.Row { return verdict.Rows(Checks(), ProofChecks()) }
+// LongChecks are those at 3 tasks x 2 syncs (`flushproof check -long`).
+func LongChecks() []Syncer { return syncers(3, 2) }
+
+// Rows lists the rows: Checks, then ProofChecks marked Proof, then
+// LongChecks marked Long.
+func Rows() []verdict.Row {
+	return append(verdict.Rows(Checks(), ProofChecks()), verdict.LongRows(LongChecks())...)
+}

@@ -11,11 +11,13 @@ import (
 	"github.com/flushproof/flushproof/impl"
 	"github.com/flushproof/flushproof/model/explore"
 	"github.com/flushproof/flushproof/model/memory"
+	"github.com/flushproof/flushproof/model/world"
 )
 
 var (
 	sizeOnly   = flag.String("implcheck.only", "", "with -implcheck.size: only the searches whose \"MODEL POLICY\" matches this regexp")
 	sizeNoEIO  = flag.Bool("implcheck.noeio", false, "with -implcheck.size: flushes never fail")
+	sizeNoSym  = flag.Bool("implcheck.nosym", false, "with -implcheck.size: without the symmetry reduction (world.SearchOptions.NoSymmetry)")
 	sizeStates = flag.Int("implcheck.states", 20_000_000, "with -implcheck.size: the state budget of each search")
 )
 
@@ -44,10 +46,11 @@ func size(t *testing.T, tasks, syncs int) {
 				continue
 			}
 			t0 := time.Now()
-			r, s, err := search(c, explore.Options{MaxStates: *sizeStates, MaxMemory: 12 << 30, Progress: func(st explore.Stats) { progress(t, st) }})
+			s, err := world.NewSearch(c.Config(), c.Program(), world.SearchOptions{NoSymmetry: *sizeNoSym})
 			if err != nil {
 				t.Fatal(err)
 			}
+			r := s.Explore(explore.Options{MaxStates: *sizeStates, MaxMemory: 12 << 30, Progress: func(st explore.Stats) { progress(t, st) }})
 			runs, steps := s.Runs()
 			t.Logf("%dx%d %-4v %-22v exhausted=%v unsafe=%v %d states %d transitions depth %d, %d runs, %d steps, %d reused, %v",
 				tasks, syncs, memory.Model(m), p, r.Exhausted, r.Violation != nil, r.States, r.Transitions, r.MaxDepth, runs, steps, s.Reused(), time.Since(t0).Round(time.Millisecond))

@@ -86,6 +86,10 @@ type Row struct {
 	// Proof marks a row explored only on request (`check -proof`): a larger
 	// bound that takes tens of seconds and gigabytes.
 	Proof bool
+	// Long marks a row explored only on request (`check -long`): the
+	// impl protocols at 3 tasks x 2 operations in the model world,
+	// minutes a row.
+	Long bool
 	// Check runs the search. Its Verdict carries the row's Model, Config,
 	// Bound and Negative (FromResult copies them).
 	Check func(explore.Options) (Verdict, error)
@@ -302,6 +306,17 @@ func Explore[S comparable](row Row, sys explore.System[S], err error, opt explor
 		return Verdict{}, err
 	}
 	return FromResult(row, explore.Explore(sys, opt)), nil
+}
+
+// LongRows lists the rows of configurations, marked Long.
+func LongRows[C interface{ Row() Row }](long []C) []Row {
+	var out []Row
+	for _, c := range long {
+		r := c.Row()
+		r.Long = true
+		out = append(out, r)
+	}
+	return out
 }
 
 // Rows lists the rows of a protocol's configurations: those of checks,

@@ -83,6 +83,9 @@ type SearchOptions struct {
 	// declarations are reductions, and this search without them must give
 	// the same verdicts.
 	Exact bool
+	// NoSymmetry ignores World.Symmetric alone (Exact ignores every
+	// declaration): for measuring what the symmetry reduction buys.
+	NoSymmetry bool
 }
 
 // StopDepth is the reason a search reached SearchOptions.MaxDepth.

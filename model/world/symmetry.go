@@ -132,7 +132,7 @@ func newRenaming(w *World, order []int) *renaming {
 // symmetricKey appends the least key among the renamings of w.
 func (s *Search) symmetricKey(b []byte, w *World, last int8, pre uint8) []byte {
 	s.symOnce.Do(func() { s.rens = renamings(w) })
-	if len(s.rens) == 0 || s.opt.Exact {
+	if len(s.rens) == 0 || s.opt.Exact || s.opt.NoSymmetry {
 		return s.appendPreempt(w.appendKey(b, nil), nil, last, pre)
 	}
 	var best, k []byte
