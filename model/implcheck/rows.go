@@ -3,7 +3,6 @@ package implcheck
 import (
 	"encoding/binary"
 	"fmt"
-	"slices"
 
 	"github.com/flushproof/flushproof/impl"
 	"github.com/flushproof/flushproof/model/explore"
@@ -88,12 +87,11 @@ func symmetric(w *world.World) {
 	w.Symmetric(world.Symmetry{BlocksPerTask: 1, Relabel: relabelPayload})
 }
 
-// relabelPayload is a payload's data as task perm[i] would have written
-// task i's.
-func relabelPayload(data []byte, perm []int) []byte {
-	out := slices.Clone(data)
-	binary.LittleEndian.PutUint32(out, uint32(perm[binary.LittleEndian.Uint32(data)]))
-	return out
+// relabelPayload appends to dst a payload's data as task perm[i] would
+// have written task i's.
+func relabelPayload(dst, data []byte, perm []int) []byte {
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(perm[binary.LittleEndian.Uint32(data)]))
+	return append(dst, data[4:]...)
 }
 
 // row is the verdict table's row of a configuration.

@@ -18,6 +18,7 @@ var (
 	sizeOnly   = flag.String("implcheck.only", "", "with -implcheck.size: only the searches whose \"MODEL POLICY\" matches this regexp")
 	sizeNoEIO  = flag.Bool("implcheck.noeio", false, "with -implcheck.size: flushes never fail")
 	sizeNoSym  = flag.Bool("implcheck.nosym", false, "with -implcheck.size: without the symmetry reduction (world.SearchOptions.NoSymmetry)")
+	sizeExact  = flag.Bool("implcheck.exact", false, "with -implcheck.size: without any of the program's declarations (world.SearchOptions.Exact)")
 	sizeStates = flag.Int("implcheck.states", 20_000_000, "with -implcheck.size: the state budget of each search")
 )
 
@@ -46,7 +47,7 @@ func size(t *testing.T, tasks, syncs int) {
 				continue
 			}
 			t0 := time.Now()
-			s, err := world.NewSearch(c.Config(), c.Program(), world.SearchOptions{NoSymmetry: *sizeNoSym})
+			s, err := world.NewSearch(c.Config(), c.Program(), world.SearchOptions{NoSymmetry: *sizeNoSym, Exact: *sizeExact})
 			if err != nil {
 				t.Fatal(err)
 			}

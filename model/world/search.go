@@ -115,11 +115,16 @@ type Search struct {
 	wakeList []wakeKey        // wakeList[id-1] is the key of wakes' id
 	shareds  map[string]int64 // the encodings of shared state tasks saw (World.Shared)
 
-	symOnce sync.Once
-	rens    []*renaming // World.Symmetric: the renamings of the tasks
+	symOnce      sync.Once
+	rens         []*renaming // World.Symmetric: the renamings of the tasks
+	allRenamings bool        // key by every renaming, not only those the signatures allow (tests)
 
 	lmu  sync.Mutex // the live worlds
 	live map[State]*World
+
+	amu        sync.Mutex // the successors kept ahead (lookAhead)
+	ahead      map[State]*successor
+	aheadBytes int64
 
 	cmu  sync.Mutex // the idle coroutines
 	idle []*coro
@@ -181,7 +186,7 @@ func NewSearch(cfg Config, prog Program, opt SearchOptions) (*Search, error) {
 	if opt.MaxDepth == 0 {
 		opt.MaxDepth = 1000
 	}
-	return &Search{cfg: cfg, prog: prog, opt: opt, keys: newKeyTable(), errs: map[State]error{}, actors: map[State][]int8{}, live: map[State]*World{},
+	return &Search{cfg: cfg, prog: prog, opt: opt, keys: newKeyTable(), errs: map[State]error{}, actors: map[State][]int8{}, live: map[State]*World{}, ahead: map[State]*successor{},
 		seqs: map[seqKey]uint32{}, wakes: map[wakeKey]uint32{}, shareds: map[string]int64{}}, nil
 }
 
@@ -266,9 +271,18 @@ func (s *Search) Next(st State, yield func(explore.Label, State)) {
 	if len(allowed) == 0 && live != nil {
 		live.close()
 	}
+	ahead := s.takeAhead(st)
 	path := s.packedPath(st)
 	for k, i := range allowed {
 		last, pre, _ := s.preempt(&n, actors, int(i))
+		if k == len(allowed)-1 && ahead != nil {
+			// The world that reached st took this step before it
+			// closed: its successor is known.
+			id, _ := s.add(ahead)
+			s.reused.Add(1)
+			yield(ahead.label, id)
+			continue
+		}
 		var w *World
 		var a Action
 		if k == len(allowed)-1 && live != nil {
@@ -280,11 +294,86 @@ func (s *Search) Next(st State, yield func(explore.Label, State)) {
 			w, a = s.replay(path, st, int(i))
 		}
 		id, fresh := s.intern(w, st, i, pack(a), n.depth+1, last, pre)
-		if !fresh || !s.keepLive(id, w) {
+		if fresh && !s.keepLive(id, w) {
+			s.lookAhead(id, w)
+		}
+		if !fresh {
 			w.close()
 		}
-		yield(explore.Label{Actor: s.actor(a.Kind, a.Task), Kind: uint8(a.Kind), ID: uint16(i)}, id)
+		yield(s.label(a, i), id)
 	}
+}
+
+func (s *Search) label(a Action, i int32) explore.Label {
+	return explore.Label{Actor: s.actor(a.Kind, a.Task), Kind: uint8(a.Kind), ID: uint16(i)}
+}
+
+// successor is a state found from a world, not yet added: its key, its
+// node and what goes beside it.
+type successor struct {
+	key    []byte
+	h      uint64
+	n      node
+	err    error
+	actors []int8
+	seqs   []uint32
+	label  explore.Label
+}
+
+// maxAhead bounds the bytes of the successors kept ahead (lookAhead).
+const maxAhead = 256 << 20
+
+// lookAhead is for a new state id whose world cannot stay live (maxLive):
+// the world takes the step that it would have taken at id's expansion (the
+// last one allowed), the successor is kept, and the world closes. Its
+// expansion then needs one replay fewer.
+func (s *Search) lookAhead(id State, w *World) {
+	defer w.close()
+	n := s.node(id)
+	if n.failed || n.acts == 0 || int(n.depth) >= s.opt.MaxDepth {
+		return
+	}
+	var actors []int8
+	if s.opt.BoundPreemptions {
+		s.mu.Lock()
+		actors = s.actors[id]
+		s.mu.Unlock()
+	}
+	i := n.acts - 1
+	for ; i >= 0; i-- {
+		if _, _, ok := s.preempt(&n, actors, int(i)); ok {
+			break
+		}
+	}
+	if i < 0 {
+		return
+	}
+	s.amu.Lock()
+	full := s.aheadBytes > maxAhead
+	s.amu.Unlock()
+	if full {
+		return
+	}
+	last, pre, _ := s.preempt(&n, actors, int(i))
+	a := w.takeAction(int(i))
+	succ := s.describe(w, id, i, pack(a), n.depth+1, last, pre)
+	succ.label = s.label(a, i)
+	s.amu.Lock()
+	s.ahead[id] = succ
+	s.aheadBytes += int64(len(succ.key) + 128)
+	s.amu.Unlock()
+}
+
+// takeAhead returns the successor kept ahead for st, if any.
+func (s *Search) takeAhead(st State) *successor {
+	s.amu.Lock()
+	defer s.amu.Unlock()
+	succ := s.ahead[st]
+	if succ != nil {
+		delete(s.ahead, st)
+		s.aheadBytes -= int64(len(succ.key) + 128)
+	}
+	return succ
 }
 
 // maxLive bounds the worlds kept live for the states not yet expanded:
@@ -513,6 +602,18 @@ func (w *World) enabled(a Action) bool {
 // intern returns the state of w, reached from parent by choice (-1: w is
 // at the start), adding it if it is new.
 func (s *Search) intern(w *World, parent State, choice int32, act packed, depth int32, last int8, pre uint8) (State, bool) {
+	key, h := s.key(w, parent, choice, last, pre)
+	s.mu.Lock()
+	if id, ok := s.keys.find(key, h); ok {
+		s.mu.Unlock()
+		return State(id), false
+	}
+	s.mu.Unlock()
+	return s.add(s.describe(w, parent, choice, act, depth, last, pre))
+}
+
+// key returns the state key of w and its hash.
+func (s *Search) key(w *World, parent State, choice int32, last int8, pre uint8) ([]byte, uint64) {
 	var key []byte
 	if s.opt.NoCache {
 		if choice >= 0 {
@@ -521,13 +622,13 @@ func (s *Search) intern(w *World, parent State, choice int32, act packed, depth 
 	} else {
 		key = s.symmetricKey(nil, w, last, pre)
 	}
-	h := s.keys.hash(key)
-	s.mu.Lock()
-	if id, ok := s.keys.find(key, h); ok {
-		s.mu.Unlock()
-		return State(id), false
-	}
-	s.mu.Unlock()
+	return key, s.keys.hash(key)
+}
+
+// describe returns the state of w, reached from parent by choice (-1: w is
+// at the start), as a successor to add.
+func (s *Search) describe(w *World, parent State, choice int32, act packed, depth int32, last int8, pre uint8) *successor {
+	key, h := s.key(w, parent, choice, last, pre)
 	n := node{parent: parent, choice: choice, act: act, depth: depth, failed: w.fail != nil, last: last, pre: pre}
 	var actors []int8
 	if !n.failed {
@@ -549,27 +650,33 @@ func (s *Search) intern(w *World, parent State, choice int32, act packed, depth 
 			}
 		}
 	}
+	seqs := make([]uint32, 0, len(w.tasks)+1)
 	for _, t := range w.tasks {
 		if !t.done {
 			n.unfinished |= 1 << t.id
 		}
+		seqs = append(seqs, t.seq)
 	}
+	seqs = append(seqs, w.wakeLog)
+	return &successor{key: key, h: h, n: n, err: w.fail, actors: actors, seqs: seqs}
+}
+
+// add adds the state succ unless its key is known; it returns the state
+// and whether it is new.
+func (s *Search) add(succ *successor) (State, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if id, ok := s.keys.find(key, h); ok { // another worker added it meanwhile
+	if id, ok := s.keys.find(succ.key, succ.h); ok {
 		return State(id), false
 	}
-	id := State(s.keys.add(key, h))
-	s.nodes = append(s.nodes, n)
-	for _, t := range w.tasks {
-		s.seqAt = append(s.seqAt, t.seq)
+	id := State(s.keys.add(succ.key, succ.h))
+	s.nodes = append(s.nodes, succ.n)
+	s.seqAt = append(s.seqAt, succ.seqs...)
+	if succ.n.failed {
+		s.errs[id] = succ.err
 	}
-	s.seqAt = append(s.seqAt, w.wakeLog)
-	if n.failed {
-		s.errs[id] = w.fail
-	}
-	if actors != nil {
-		s.actors[id] = actors
+	if succ.actors != nil {
+		s.actors[id] = succ.actors
 	}
 	return id, true
 }
@@ -746,10 +853,14 @@ func (w *World) appendDeviceKey(b []byte, r *renaming) []byte {
 		b = binary.AppendUvarint(b, uint64(bv.floor))
 		b = binary.AppendUvarint(b, uint64(bv.done))
 		for v, d := range bv.data {
-			if r != nil && w.sym.Relabel != nil && v > 0 { // version 0 is no task's
-				d = w.sym.Relabel(d, r.perm)
+			if r == nil || w.sym.Relabel == nil || v == 0 { // version 0 is no task's
+				b = append(b, d...) // every version has BlockSize bytes
+				continue
 			}
-			b = append(b, d...) // every version has BlockSize bytes
+			n := len(b)
+			if b = w.sym.Relabel(b, d, r.perm); len(b)-n != len(d) {
+				panic(fmt.Sprintf("model world: Symmetry.Relabel made %d bytes of %d", len(b)-n, len(d)))
+			}
 		}
 		for v := bv.floor; v < len(bv.data); v++ {
 			b = appendBool(b, bv.unsent[v])

@@ -3,6 +3,7 @@ package world
 import (
 	"bytes"
 	"fmt"
+	"slices"
 )
 
 // Symmetry declares a program's tasks interchangeable: every task runs
@@ -25,11 +26,12 @@ import (
 // the same verdict.
 type Symmetry struct {
 	BlocksPerTask int
-	// Relabel returns data, written by a task, as it would be had every
-	// task i been task perm[i] (the task's identity in a record's header,
-	// say); nil if data never names a task. It must not change data in
-	// place, and must give data back unchanged for the identity.
-	Relabel func(data []byte, perm []int) []byte
+	// Relabel appends to dst data, written by a task, as it would be had
+	// every task i been task perm[i] (the task's identity in a record's
+	// header, say): as many bytes as data has. Nil if data never names a
+	// task. It must not change data, and must give it back unchanged for
+	// the identity.
+	Relabel func(dst, data []byte, perm []int) []byte
 }
 
 // maxSymmetric is the most tasks a symmetry reduction renames: a state's
@@ -69,7 +71,7 @@ func (w *World) checkSymmetric(task, block int, kind ActionKind, data []byte) {
 		for i := range id {
 			id[i] = i
 		}
-		if got := w.sym.Relabel(data, id); !bytes.Equal(got, data) {
+		if got := w.sym.Relabel(nil, data, id); !bytes.Equal(got, data) {
 			panic(fmt.Sprintf("model world: Symmetry.Relabel changes task %d's data %x to %x under the identity", task, data, got))
 		}
 	}
@@ -129,20 +131,61 @@ func newRenaming(w *World, order []int) *renaming {
 	return r
 }
 
-// symmetricKey appends the least key among the renamings of w.
+// symmetricKey appends the least key among the renamings of w that put
+// the tasks in the order of their signatures (signature). A signature is
+// the same for a task and its renaming, so the renamings of two states
+// that are renamings of each other give the same keys, and the least is
+// the same: usually one renaming, when every task has a signature of its
+// own, instead of every one.
 func (s *Search) symmetricKey(b []byte, w *World, last int8, pre uint8) []byte {
 	s.symOnce.Do(func() { s.rens = renamings(w) })
 	if len(s.rens) == 0 || s.opt.Exact || s.opt.NoSymmetry {
 		return s.appendPreempt(w.appendKey(b, nil), nil, last, pre)
 	}
+	var sigs, sorted [maxSymmetric]uint64
+	for i, t := range w.tasks {
+		sigs[i] = t.signature()
+	}
+	sorted = sigs
+	slices.Sort(sorted[:len(w.tasks)])
 	var best, k []byte
 	for _, r := range s.rens {
+		if !s.allRenamings && !r.sorts(sigs[:len(w.tasks)], sorted[:len(w.tasks)]) {
+			continue
+		}
 		k = s.appendPreempt(w.appendKey(k[:0], r), r, last, pre)
 		if best == nil || bytes.Compare(k, best) < 0 {
 			best = append(best[:0], k...)
 		}
 	}
 	return append(b, best...)
+}
+
+// signature is what of the task's state names no other task: its
+// results and its flags.
+func (t *Task) signature() uint64 {
+	x := uint64(t.seq) << 3
+	if t.done {
+		x |= 1
+	}
+	if t.flushEnded {
+		x |= 2
+	}
+	if t.flushErr != nil {
+		x |= 4
+	}
+	return x
+}
+
+// sorts reports whether r puts tasks of signatures sigs in the order of
+// sorted.
+func (r *renaming) sorts(sigs, sorted []uint64) bool {
+	for j, t := range r.order {
+		if sigs[t] != sorted[j] {
+			return false
+		}
+	}
+	return true
 }
 
 // appendPreempt appends, with SearchOptions.BoundPreemptions, the task
