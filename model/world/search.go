@@ -254,12 +254,7 @@ func (s *Search) Next(st State, yield func(explore.Label, State)) {
 		}
 		return
 	}
-	var actors []int8
-	if s.opt.BoundPreemptions {
-		s.mu.Lock()
-		actors = s.actors[st]
-		s.mu.Unlock()
-	}
+	actors := s.actorsOf(st)
 	var allowed []int32
 	for i := range n.acts {
 		if _, _, ok := s.preempt(&n, actors, int(i)); ok {
@@ -304,6 +299,17 @@ func (s *Search) Next(st State, yield func(explore.Label, State)) {
 	}
 }
 
+// actorsOf returns who takes each action enabled in st, with
+// SearchOptions.BoundPreemptions (nil without).
+func (s *Search) actorsOf(st State) []int8 {
+	if !s.opt.BoundPreemptions {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.actors[st]
+}
+
 func (s *Search) label(a Action, i int32) explore.Label {
 	return explore.Label{Actor: s.actor(a.Kind, a.Task), Kind: uint8(a.Kind), ID: uint16(i)}
 }
@@ -333,12 +339,7 @@ func (s *Search) lookAhead(id State, w *World) {
 	if n.failed || n.acts == 0 || int(n.depth) >= s.opt.MaxDepth {
 		return
 	}
-	var actors []int8
-	if s.opt.BoundPreemptions {
-		s.mu.Lock()
-		actors = s.actors[id]
-		s.mu.Unlock()
-	}
+	actors := s.actorsOf(id)
 	i := n.acts - 1
 	for ; i >= 0; i-- {
 		if _, _, ok := s.preempt(&n, actors, int(i)); ok {

@@ -104,6 +104,23 @@ func symmetricProgram(ops []symOp, tasks int, outcomes *sync.Map, shared, declar
 	}
 }
 
+// drawSymmetric draws a memory model, 2 or 3 tasks, the ops they all run
+// (up to opsLimit less the tasks, or 6 if opsLimit is 0) and whether flushes
+// may fail.
+func drawSymmetric(t *rapid.T, opsLimit int) (Config, []symOp) {
+	m := rapid.SampledFrom([]memory.Model{memory.SC, memory.TSO, memory.Relaxed, memory.LKMM}).Draw(t, "memory")
+	tasks := rapid.IntRange(2, 3).Draw(t, "tasks")
+	most := 6
+	if opsLimit > 0 {
+		most = opsLimit - tasks
+	}
+	var ops []symOp
+	for range rapid.IntRange(1, most).Draw(t, "ops") {
+		ops = append(ops, symOp{rapid.IntRange(0, 10).Draw(t, "kind"), rapid.IntRange(0, 3).Draw(t, "arg")})
+	}
+	return Config{Memory: m, Tasks: tasks, Words: 2, Blocks: tasks + 1, FlushFailures: rapid.Bool().Draw(t, "flush EIO")}, ops
+}
+
 // TestSymmetryKeepsVerdicts: on random programs whose tasks all run the
 // same code over blocks of their own and a shared block, the search with
 // the tasks declared symmetric (World.Symmetric) reaches the verdict, the
@@ -113,13 +130,8 @@ func symmetricProgram(ops []symOp, tasks int, outcomes *sync.Map, shared, declar
 func TestSymmetryKeepsVerdicts(t *testing.T) {
 	compared, safe, fewer := 0, 0, 0
 	rapid.Check(t, func(t *rapid.T) {
-		m := rapid.SampledFrom([]memory.Model{memory.SC, memory.TSO, memory.Relaxed, memory.LKMM}).Draw(t, "memory")
-		tasks := rapid.IntRange(2, 3).Draw(t, "tasks")
-		var ops []symOp
-		for range rapid.IntRange(1, 5-tasks).Draw(t, "ops") {
-			ops = append(ops, symOp{rapid.IntRange(0, 10).Draw(t, "kind"), rapid.IntRange(0, 3).Draw(t, "arg")})
-		}
-		cfg := Config{Memory: m, Tasks: tasks, Words: 2, Blocks: tasks + 1, FlushFailures: rapid.Bool().Draw(t, "flush EIO")}
+		cfg, ops := drawSymmetric(t, 5)
+		m, tasks := cfg.Memory, cfg.Tasks
 		shared := rapid.Bool().Draw(t, "declares its shared state")
 		var got [2]sync.Map
 		var res [2]*explore.Result[State]
@@ -153,13 +165,8 @@ func TestSymmetryKeepsVerdicts(t *testing.T) {
 // states share), on random symmetric programs under each memory model.
 func TestSignaturesKeepStates(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		m := rapid.SampledFrom([]memory.Model{memory.SC, memory.TSO, memory.Relaxed, memory.LKMM}).Draw(t, "memory")
-		tasks := rapid.IntRange(2, 3).Draw(t, "tasks")
-		var ops []symOp
-		for range rapid.IntRange(1, 5-tasks).Draw(t, "ops") {
-			ops = append(ops, symOp{rapid.IntRange(0, 10).Draw(t, "kind"), rapid.IntRange(0, 3).Draw(t, "arg")})
-		}
-		cfg := Config{Memory: m, Tasks: tasks, Words: 2, Blocks: tasks + 1, FlushFailures: rapid.Bool().Draw(t, "flush EIO")}
+		cfg, ops := drawSymmetric(t, 5)
+		tasks := cfg.Tasks
 		shared := rapid.Bool().Draw(t, "shared")
 		var states [2]int
 		for i, all := range []bool{false, true} {
@@ -205,13 +212,8 @@ func TestSymmetryBrokenPanics(t *testing.T) {
 func TestRenamedKeyIsKeyOfRenamedRun(t *testing.T) {
 	renamed := 0
 	rapid.Check(t, func(t *rapid.T) {
-		m := rapid.SampledFrom([]memory.Model{memory.SC, memory.TSO, memory.Relaxed, memory.LKMM}).Draw(t, "memory")
-		tasks := rapid.IntRange(2, 3).Draw(t, "tasks")
-		var ops []symOp
-		for range rapid.IntRange(1, 6).Draw(t, "ops") {
-			ops = append(ops, symOp{rapid.IntRange(0, 10).Draw(t, "kind"), rapid.IntRange(0, 3).Draw(t, "arg")})
-		}
-		cfg := Config{Memory: m, Tasks: tasks, Words: 2, Blocks: tasks + 1, FlushFailures: rapid.Bool().Draw(t, "flush EIO")}
+		cfg, ops := drawSymmetric(t, 0)
+		tasks := cfg.Tasks
 		var outcomes sync.Map
 		s, err := NewSearch(cfg, symmetricProgram(ops, tasks, &outcomes, rapid.Bool().Draw(t, "shared"), true), SearchOptions{})
 		require.NoError(t, err)
