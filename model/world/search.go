@@ -119,8 +119,9 @@ type Search struct {
 	rens         []*renaming // World.Symmetric: the renamings of the tasks
 	allRenamings bool        // key by every renaming, not only those the signatures allow (tests)
 
-	lmu  sync.Mutex // the live worlds
-	live map[State]*World
+	lmu     sync.Mutex // the live worlds
+	live    map[State]*World
+	maxLive int // maxLive, but in tests
 
 	amu        sync.Mutex // the successors kept ahead (lookAhead)
 	ahead      map[State]*successor
@@ -186,7 +187,7 @@ func NewSearch(cfg Config, prog Program, opt SearchOptions) (*Search, error) {
 	if opt.MaxDepth == 0 {
 		opt.MaxDepth = 1000
 	}
-	return &Search{cfg: cfg, prog: prog, opt: opt, keys: newKeyTable(), errs: map[State]error{}, actors: map[State][]int8{}, live: map[State]*World{}, ahead: map[State]*successor{},
+	return &Search{cfg: cfg, prog: prog, opt: opt, keys: newKeyTable(), errs: map[State]error{}, actors: map[State][]int8{}, live: map[State]*World{}, maxLive: maxLive, ahead: map[State]*successor{},
 		seqs: map[seqKey]uint32{}, wakes: map[wakeKey]uint32{}, shareds: map[string]int64{}}, nil
 }
 
@@ -270,7 +271,7 @@ func (s *Search) Next(st State, yield func(explore.Label, State)) {
 	path := s.packedPath(st)
 	for k, i := range allowed {
 		last, pre, _ := s.preempt(&n, actors, int(i))
-		if k == len(allowed)-1 && ahead != nil {
+		if k == len(allowed)-1 && ahead != nil && ahead.n.choice == i {
 			// The world that reached st took this step before it
 			// closed: its successor is known.
 			id, _ := s.add(ahead)
@@ -333,8 +334,20 @@ const maxAhead = 256 << 20
 // the world takes the step that it would have taken at id's expansion (the
 // last one allowed), the successor is kept, and the world closes. Its
 // expansion then needs one replay fewer.
+//
+// A step that panics there (the program's, or the replay's check) is left
+// for id's expansion to take again and report, so that a search still
+// stops at its first violation, breadth first.
 func (s *Search) lookAhead(id State, w *World) {
-	defer w.close()
+	closed := false
+	defer func() {
+		if p := recover(); p != nil {
+			return // w is dropped: its coroutines may not be resumed again
+		}
+		if !closed {
+			w.close()
+		}
+	}()
 	n := s.node(id)
 	if n.failed || n.acts == 0 || int(n.depth) >= s.opt.MaxDepth {
 		return
@@ -359,6 +372,8 @@ func (s *Search) lookAhead(id State, w *World) {
 	a := w.takeAction(int(i))
 	succ := s.describe(w, id, i, pack(a), n.depth+1, last, pre)
 	succ.label = s.label(a, i)
+	closed = true
+	w.close()
 	s.amu.Lock()
 	s.ahead[id] = succ
 	s.aheadBytes += int64(len(succ.key) + 128)
@@ -386,7 +401,7 @@ const maxLive = 4096
 func (s *Search) keepLive(id State, w *World) bool {
 	s.lmu.Lock()
 	defer s.lmu.Unlock()
-	if len(s.live) >= maxLive {
+	if len(s.live) >= s.maxLive {
 		return false
 	}
 	s.live[id] = w

@@ -184,6 +184,33 @@ func TestSignaturesKeepStates(t *testing.T) {
 	})
 }
 
+// TestLookAheadKeepsStates: with no world kept live, every new state takes
+// its next step ahead (lookAhead); the search reaches the same states,
+// verdicts and counterexample lengths as with live worlds, on random
+// symmetric programs with and without the declaration.
+func TestLookAheadKeepsStates(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		cfg, ops := drawSymmetric(t, 6)
+		shared, declare := rapid.Bool().Draw(t, "shared"), rapid.Bool().Draw(t, "symmetric")
+		var res [2]*explore.Result[State]
+		for i, live := range []int{maxLive, 0} {
+			var outcomes sync.Map
+			s, err := NewSearch(cfg, symmetricProgram(ops, cfg.Tasks, &outcomes, shared, declare), SearchOptions{})
+			require.NoError(t, err)
+			s.maxLive = live
+			res[i] = s.Explore(explore.Options{MaxStates: 300_000})
+			if live == 0 && res[i].States > 1 {
+				require.Positive(t, s.Reused(), "no step taken ahead")
+			}
+		}
+		require.Equal(t, res[0].States, res[1].States)
+		require.Equal(t, res[0].Violation == nil, res[1].Violation == nil)
+		if res[0].Violation != nil {
+			require.Equal(t, len(res[0].Violation.Path), len(res[1].Violation.Path))
+		}
+	})
+}
+
 // TestSymmetryBrokenPanics: a program declared symmetric whose task
 // writes a block another task owns ends its search with a panic that
 // says so (an ERROR row), never a verdict.
