@@ -37,6 +37,10 @@ import (
 //     this order and of the results;
 //   - the violation, if the run has one.
 //
+// With World.Symmetric, a state is keyed by the least such key among the
+// renamings of its tasks (symmetry.go). Keys are kept in a table without
+// pointers (table.go), beside a node per state.
+//
 // So a program must be deterministic (no randomness, no map iteration
 // whose order changes what it does, no time) and its tasks may share state
 // only through their handles: modelled words, the device, and state

@@ -34,9 +34,10 @@ type Symmetry struct {
 	Relabel func(dst, data []byte, perm []int) []byte
 }
 
-// maxSymmetric is the most tasks a symmetry reduction renames: a state's
-// key is the least of its Tasks! renamings. With more tasks the search
-// keeps them apart (no reduction: sound, with more states).
+// maxSymmetric is the most tasks a symmetry reduction renames: the search
+// makes all Tasks! renamings and looks at each for every key (those that
+// sort the tasks' signatures are tried). With more tasks the search keeps
+// them apart (no reduction: sound, with more states).
 const maxSymmetric = 5
 
 // Symmetric declares the program's tasks interchangeable (Symmetry). Call
