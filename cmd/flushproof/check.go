@@ -28,7 +28,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	quiet := fs.Bool("q", false, "no progress lines on stderr")
 	jsonOut := fs.Bool("json", false, "print JSON Lines instead of the table: a check.row object per row as it ends, then a check.summary (docs/cli.md)")
 	noReduce := fs.Bool("no-reduce", false, "explore without any state reduction (symmetry, normalisation): every verdict and counterexample length must be the same, with more states")
-	long := fs.Bool("long", false, "also explore impl.Syncer and impl.FlushSeq at 3 tasks x 2 operations in the model world (minutes a row, over an hour for all: pick rows with -run)")
+	long := fs.Bool("long", false, "also explore impl.Syncer and impl.FlushSeq at 3 tasks x 2 operations in the model world (36 rows: about 25 minutes and 10 GiB here, most of it FlushSeq under LKMM)")
 	proof := fs.Bool("proof", false, "also explore the xfs flush-sequence protocol at 3 tasks x 2 fsyncs and O_DSYNC with two writers and background write-back (about 4 minutes and 7 GiB here, most of it the LKMM rows)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, `usage: flushproof check [flags]
