@@ -84,10 +84,11 @@ func TestLitmusExplorerLKMM(t *testing.T) {
 }
 
 func TestLitmusErrors(t *testing.T) {
-	// A construct the parser refuses: exit 2, file:line: construct, nothing run.
+	// A construct the parser refuses: exit 2, file:line:column: construct,
+	// nothing run.
 	out, errs, code := runLitmusArgs(t, litmusDir+"plain.litmus", litmusDir+"SB.litmus")
 	assert.Equal(t, exitUsage, code)
-	assert.Contains(t, errs, "testdata/litmus/plain.litmus:9: unsupported construct: plain access *x")
+	assert.Contains(t, errs, "testdata/litmus/plain.litmus:9:2: unsupported construct: plain access *x")
 	assert.Empty(t, out)
 
 	// A primitive a model refuses: that model's error, the others run, exit 2.

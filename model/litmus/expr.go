@@ -24,7 +24,7 @@ func (p *parser) binary(min int) (Expr, error) {
 	for {
 		t := p.peek()
 		if t.kind == tokPunct && unsupportedOps[t.text] {
-			return Expr{}, p.errf(t.line, "unsupported construct: operator %s", t.text)
+			return Expr{}, p.errf(t.at(), "unsupported construct: operator %s", t.text)
 		}
 		prec, ok := precedence[t.text]
 		if t.kind != tokPunct || !ok || prec < min {
@@ -62,13 +62,13 @@ func (p *parser) unary() (Expr, error) {
 		return e, err
 	case p.is("*"):
 		if n := p.peekAt(1); p.params[n.text] {
-			return Expr{}, p.errf(t.line, "unsupported construct: plain access *%s (use READ_ONCE)", n.text)
+			return Expr{}, p.errf(t.at(), "unsupported construct: plain access *%s (use READ_ONCE)", n.text)
 		}
-		return Expr{}, p.errf(t.line, "unsupported construct: dereference of a register")
+		return Expr{}, p.errf(t.at(), "unsupported construct: dereference of a register")
 	case p.is("&"):
-		return Expr{}, p.errf(t.line, "unsupported construct: address-of &")
+		return Expr{}, p.errf(t.at(), "unsupported construct: address-of &")
 	case t.kind == tokPunct && unsupportedOps[t.text]:
-		return Expr{}, p.errf(t.line, "unsupported construct: operator %s", t.text)
+		return Expr{}, p.errf(t.at(), "unsupported construct: operator %s", t.text)
 	case t.kind == tokNum:
 		v, err := p.number()
 		return C(v), err
@@ -76,19 +76,19 @@ func (p *parser) unary() (Expr, error) {
 		p.next()
 		if p.is("(") {
 			if _, ok := prims[t.text]; ok {
-				return Expr{}, p.errf(t.line, "unsupported construct: %s() inside an expression (assign it to a register first)", t.text)
+				return Expr{}, p.errf(t.at(), "unsupported construct: %s() inside an expression (assign it to a register first)", t.text)
 			}
-			return Expr{}, p.errf(t.line, "unsupported construct: %s()", t.text)
+			return Expr{}, p.errf(t.at(), "unsupported construct: %s()", t.text)
 		}
 		if p.params[t.text] {
-			return Expr{}, p.errf(t.line, "unsupported construct: the pointer %s used as a value", t.text)
+			return Expr{}, p.errf(t.at(), "unsupported construct: the pointer %s used as a value", t.text)
 		}
 		if p.is("[") {
-			return Expr{}, p.errf(t.line, "unsupported construct: array %s", t.text)
+			return Expr{}, p.errf(t.at(), "unsupported construct: array %s", t.text)
 		}
 		return R(t.text), nil
 	}
-	return Expr{}, p.errf(t.line, "want an expression, got %q", t.text)
+	return Expr{}, p.errf(t.at(), "want an expression, got %q", t.text)
 }
 
 // condOr reads a final condition: "\/" of "/\" of "~" of atoms and
@@ -145,7 +145,7 @@ func (p *parser) condNot() (Expr, error) {
 		p.next()
 		th, _ := strconv.Atoi(t.text)
 		if th >= len(p.test.Threads) {
-			return Expr{}, p.errf(t.line, "final condition names thread %d of %d", th, len(p.test.Threads))
+			return Expr{}, p.errf(t.at(), "final condition names thread %d of %d", th, len(p.test.Threads))
 		}
 		reg, err := p.ident("a register")
 		if err != nil {
@@ -159,21 +159,21 @@ func (p *parser) condNot() (Expr, error) {
 			known = known || l == t.text
 		}
 		if !known {
-			return Expr{}, p.errf(t.line, "final condition names %s, which is no location", t.text)
+			return Expr{}, p.errf(t.at(), "final condition names %s, which is no location", t.text)
 		}
 		return p.condValue(L(t.text))
 	}
-	return Expr{}, p.errf(t.line, "want a final condition atom (0:r0=1, x=1), got %q", t.text)
+	return Expr{}, p.errf(t.at(), "want a final condition atom (0:r0=1, x=1), got %q", t.text)
 }
 
 // condValue reads "=value" after the left side of an atom.
 func (p *parser) condValue(left Expr) (Expr, error) {
 	t := p.next()
 	if t.text != "=" {
-		return Expr{}, p.errf(t.line, "unsupported construct: %q in a final condition atom (want =)", t.text)
+		return Expr{}, p.errf(t.at(), "unsupported construct: %q in a final condition atom (want =)", t.text)
 	}
 	if v := p.peek(); v.kind == tokIdent {
-		return Expr{}, p.errf(v.line, "unsupported construct: pointer value %s in the final condition", v.text)
+		return Expr{}, p.errf(v.at(), "unsupported construct: pointer value %s in the final condition", v.text)
 	}
 	v, err := p.number()
 	if err != nil {

@@ -18,10 +18,15 @@ const (
 )
 
 type token struct {
-	kind tokKind
-	text string
-	line int
+	kind      tokKind
+	text      string
+	line, col int // where it starts; col counts bytes from 1
 }
+
+// pos is a place in the file: a line and a column, both from 1.
+type pos struct{ line, col int }
+
+func (t token) at() pos { return pos{t.line, t.col} }
 
 type parser struct {
 	file string
@@ -33,8 +38,8 @@ type parser struct {
 	regs   map[string]bool // the current thread's registers
 }
 
-func (p *parser) errf(line int, format string, args ...any) error {
-	return &Error{File: p.file, Line: line, Msg: fmt.Sprintf(format, args...)}
+func (p *parser) errf(at pos, format string, args ...any) error {
+	return &Error{File: p.file, Line: at.line, Col: at.col, Msg: fmt.Sprintf(format, args...)}
 }
 
 // puncts are the multi-character tokens, longest first; every other
@@ -50,22 +55,31 @@ var (
 // comment outside the threads' bodies (inside, "(*" is C: READ_ONCE(*x));
 // "/* */" and "//" are comments everywhere.
 func (p *parser) lex(src string) error {
-	line := 1
+	line, lineStart := 1, 0 // lineStart: where line starts in src
 	i := 0
-	// Blank lines before the "C NAME" line.
-	for i < len(src) && (src[i] == '\n' || src[i] == ' ' || src[i] == '\t' || src[i] == '\r') {
-		if src[i] == '\n' {
-			line++
+	// skip moves i to to, counting the lines it passes.
+	skip := func(to int) {
+		seg := src[i:to]
+		if n := strings.Count(seg, "\n"); n > 0 {
+			line += n
+			lineStart = i + strings.LastIndexByte(seg, '\n') + 1
 		}
-		i++
+		i = to
 	}
+	here := func() pos { return pos{line, i - lineStart + 1} }
+	// Blank lines before the "C NAME" line.
+	j := i
+	for j < len(src) && (src[j] == '\n' || src[j] == ' ' || src[j] == '\t' || src[j] == '\r') {
+		j++
+	}
+	skip(j)
 	end := strings.IndexByte(src[i:], '\n')
 	if end < 0 {
 		end = len(src) - i
 	}
 	first := strings.TrimSpace(src[i : i+end])
 	if !strings.HasPrefix(first, "C ") && !strings.HasPrefix(first, "C\t") {
-		return p.errf(line, "want a C litmus test (a first line \"C NAME\"), got %q", first)
+		return p.errf(here(), "want a C litmus test (a first line \"C NAME\"), got %q", first)
 	}
 	p.test.Name = strings.TrimSpace(first[1:])
 	i += end
@@ -87,8 +101,7 @@ func (p *parser) lex(src string) error {
 		if !quoted && !infoLine.MatchString(l) {
 			break
 		}
-		line += strings.Count(src[i:j+e], "\n")
-		i = j + e
+		skip(j + e)
 	}
 	depth := 0
 	inThread := false // inside a thread's body, where "(*" is C: READ_ONCE(*x)
@@ -96,28 +109,25 @@ func (p *parser) lex(src string) error {
 		c := src[i]
 		switch {
 		case c == '\n':
-			line++
-			i++
+			skip(i + 1)
 		case c == ' ' || c == '\t' || c == '\r':
 			i++
 		case !inThread && strings.HasPrefix(src[i:], "(*"):
 			j := strings.Index(src[i+2:], "*)")
 			if j < 0 {
-				return p.errf(line, "comment (* not closed")
+				return p.errf(here(), "comment (* not closed")
 			}
 			body := src[i+2 : i+2+j]
 			if m := resultLine.FindStringSubmatch(body); m != nil && p.test.Result == "" && len(p.toks) == 0 {
 				p.test.Result = m[1]
 			}
-			line += strings.Count(body, "\n")
-			i += j + 4
+			skip(i + j + 4)
 		case strings.HasPrefix(src[i:], "/*"):
 			j := strings.Index(src[i+2:], "*/")
 			if j < 0 {
-				return p.errf(line, "comment /* not closed")
+				return p.errf(here(), "comment /* not closed")
 			}
-			line += strings.Count(src[i+2:i+2+j], "\n")
-			i += j + 4
+			skip(i + j + 4)
 		case strings.HasPrefix(src[i:], "//"):
 			for i < len(src) && src[i] != '\n' {
 				i++
@@ -127,14 +137,14 @@ func (p *parser) lex(src string) error {
 			for j < len(src) && (src[j] == '_' || src[j] >= 'a' && src[j] <= 'z' || src[j] >= 'A' && src[j] <= 'Z' || src[j] >= '0' && src[j] <= '9') {
 				j++
 			}
-			p.toks = append(p.toks, token{tokIdent, src[i:j], line})
+			p.toks = append(p.toks, token{tokIdent, src[i:j], line, i - lineStart + 1})
 			i = j
 		case c >= '0' && c <= '9':
 			j := i
 			for j < len(src) && (src[j] >= '0' && src[j] <= '9' || src[j] == 'x' || src[j] == 'X' || src[j] >= 'a' && src[j] <= 'f' || src[j] >= 'A' && src[j] <= 'F') {
 				j++
 			}
-			p.toks = append(p.toks, token{tokNum, src[i:j], line})
+			p.toks = append(p.toks, token{tokNum, src[i:j], line, i - lineStart + 1})
 			i = j
 		default:
 			text := string(c)
@@ -145,7 +155,7 @@ func (p *parser) lex(src string) error {
 				}
 			}
 			if !strings.ContainsRune("(){}[];,*&=<>+-^|!~:./%?\\", rune(c)) && len(text) == 1 {
-				return p.errf(line, "unexpected character %q", c)
+				return p.errf(here(), "unexpected character %q", c)
 			}
 			switch text {
 			case "{":
@@ -159,11 +169,11 @@ func (p *parser) lex(src string) error {
 					inThread = false
 				}
 			}
-			p.toks = append(p.toks, token{tokPunct, text, line})
+			p.toks = append(p.toks, token{tokPunct, text, line, i - lineStart + 1})
 			i += len(text)
 		}
 	}
-	p.toks = append(p.toks, token{tokEOF, "end of file", line})
+	p.toks = append(p.toks, token{tokEOF, "end of file", line, i - lineStart + 1})
 	return nil
 }
 
@@ -191,7 +201,7 @@ func (p *parser) is(text string) bool {
 func (p *parser) expect(text, what string) (token, error) {
 	t := p.next()
 	if (t.kind != tokPunct && t.kind != tokIdent) || t.text != text {
-		return t, p.errf(t.line, "want %q %s, got %q", text, what, t.text)
+		return t, p.errf(t.at(), "want %q %s, got %q", text, what, t.text)
 	}
 	return t, nil
 }
@@ -199,7 +209,7 @@ func (p *parser) expect(text, what string) (token, error) {
 func (p *parser) ident(what string) (token, error) {
 	t := p.next()
 	if t.kind != tokIdent {
-		return t, p.errf(t.line, "want %s, got %q", what, t.text)
+		return t, p.errf(t.at(), "want %s, got %q", what, t.text)
 	}
 	return t, nil
 }

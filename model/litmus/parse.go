@@ -23,15 +23,21 @@ import (
 	"strconv"
 )
 
-// Error is a litmus file the parser cannot read: File:Line: Msg, where Msg
-// names the construct.
+// Error is a litmus file the parser cannot read: File:Line:Col: Msg, where
+// Msg names the construct and what was expected. Col counts bytes from 1
+// (0: unknown).
 type Error struct {
-	File string
-	Line int
-	Msg  string
+	File      string
+	Line, Col int
+	Msg       string
 }
 
-func (e *Error) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg) }
+func (e *Error) Error() string {
+	if e.Col > 0 {
+		return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Line, e.Col, e.Msg)
+	}
+	return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+}
 
 // ParseFile reads and parses the litmus file at path.
 func ParseFile(path string) (*Test, error) {
@@ -76,14 +82,14 @@ func (p *parser) parse() error {
 			break
 		}
 		if n, _ := strconv.Atoi(m[1]); n != len(p.test.Threads) {
-			return p.errf(t.line, "thread %s out of order: want P%d", t.text, len(p.test.Threads))
+			return p.errf(t.at(), "thread %s out of order: want P%d", t.text, len(p.test.Threads))
 		}
 		if err := p.parseThread(); err != nil {
 			return err
 		}
 	}
 	if len(p.test.Threads) == 0 {
-		return p.errf(p.peek().line, "want a thread P0(...), got %q", p.peek().text)
+		return p.errf(p.peek().at(), "want a thread P0(...), got %q", p.peek().text)
 	}
 	for {
 		t := p.peek()
@@ -95,17 +101,17 @@ func (p *parser) parse() error {
 			}
 			for !p.is("]") {
 				if p.peek().kind == tokEOF {
-					return p.errf(t.line, "locations [ not closed")
+					return p.errf(t.at(), "locations [ not closed")
 				}
 				p.next()
 			}
 			p.next()
 		case t.kind == tokIdent && t.text == "filter":
-			return p.errf(t.line, "unsupported construct: filter")
+			return p.errf(t.at(), "unsupported construct: filter")
 		case t.kind == tokIdent && (t.text == "exists" || t.text == "forall"),
 			t.kind == tokPunct && t.text == "~" && p.peekAt(1).text == "exists":
 			if p.test.Quant != 0 {
-				return p.errf(t.line, "a second final condition")
+				return p.errf(t.at(), "a second final condition")
 			}
 			p.test.Quant = Exists
 			switch {
@@ -126,11 +132,11 @@ func (p *parser) parse() error {
 			}
 		case t.kind == tokEOF:
 			if p.test.Quant == 0 {
-				return p.errf(t.line, "no final condition (exists, ~exists or forall)")
+				return p.errf(t.at(), "no final condition (exists, ~exists or forall)")
 			}
 			return nil
 		default:
-			return p.errf(t.line, "unexpected %q after the threads", t.text)
+			return p.errf(t.at(), "unexpected %q after the threads", t.text)
 		}
 	}
 }
@@ -153,7 +159,7 @@ func (p *parser) parseInit() error {
 			p.next()
 			continue
 		case t.kind == tokEOF:
-			return p.errf(t.line, "initial state not closed")
+			return p.errf(t.at(), "initial state not closed")
 		case t.kind == tokNum && p.peekAt(1).text == ":":
 			// A register initialiser: registers start at 0, so only 0 is one.
 			p.next()
@@ -171,7 +177,7 @@ func (p *parser) parseInit() error {
 				return err
 			}
 			if v != 0 {
-				return p.errf(t.line, "unsupported construct: register initialiser %s:%s=%d (registers start at 0)", t.text, reg.text, v)
+				return p.errf(t.at(), "unsupported construct: register initialiser %s:%s=%d (registers start at 0)", t.text, reg.text, v)
 			}
 			continue
 		}
@@ -184,17 +190,17 @@ func (p *parser) parseInit() error {
 		}
 		if locTypes[name.text] {
 			if p.is("*") {
-				return p.errf(name.line, "unsupported construct: pointer location in the initial state")
+				return p.errf(name.at(), "unsupported construct: pointer location in the initial state")
 			}
 			name, err = p.ident("a location name")
 			if err != nil {
 				return err
 			}
 		} else if p.peek().kind == tokIdent {
-			return p.errf(name.line, "unsupported construct: location type %s", name.text)
+			return p.errf(name.at(), "unsupported construct: location type %s", name.text)
 		}
 		if p.is("[") {
-			return p.errf(name.line, "unsupported construct: array %s", name.text)
+			return p.errf(name.at(), "unsupported construct: array %s", name.text)
 		}
 		p.addLoc(name.text)
 		if p.is("=") {
@@ -206,7 +212,7 @@ func (p *parser) parseInit() error {
 			p.test.Init[name.text] = v
 		}
 		if !p.is(";") && !p.is("}") {
-			return p.errf(p.peek().line, "want ; after location %s, got %q", name.text, p.peek().text)
+			return p.errf(p.peek().at(), "want ; after location %s, got %q", name.text, p.peek().text)
 		}
 	}
 }
@@ -227,7 +233,7 @@ func (p *parser) initValue() (int64, error) {
 		return v, err
 	}
 	if t.kind == tokIdent || p.is("&") {
-		return 0, p.errf(t.line, "unsupported construct: pointer value %s", t.text)
+		return 0, p.errf(t.at(), "unsupported construct: pointer value %s", t.text)
 	}
 	return p.number()
 }
@@ -241,11 +247,11 @@ func (p *parser) number() (int64, error) {
 	}
 	t := p.next()
 	if t.kind != tokNum {
-		return 0, p.errf(t.line, "want a number, got %q", t.text)
+		return 0, p.errf(t.at(), "want a number, got %q", t.text)
 	}
 	v, err := strconv.ParseInt(t.text, 0, 64)
 	if err != nil {
-		return 0, p.errf(t.line, "bad number %q", t.text)
+		return 0, p.errf(t.at(), "bad number %q", t.text)
 	}
 	if neg {
 		v = -v
@@ -274,16 +280,16 @@ func (p *parser) parseThread() error {
 			}
 		}
 		if ty.text == "const" {
-			return p.errf(ty.line, "unsupported construct: qualifier %s", ty.text)
+			return p.errf(ty.at(), "unsupported construct: qualifier %s", ty.text)
 		}
 		if !locTypes[ty.text] {
-			return p.errf(ty.line, "unsupported construct: parameter type %s (int *, atomic_t *, spinlock_t * only)", ty.text)
+			return p.errf(ty.at(), "unsupported construct: parameter type %s (int *, atomic_t *, spinlock_t * only)", ty.text)
 		}
 		if _, err := p.expect("*", "(a parameter is a pointer to a location)"); err != nil {
 			return err
 		}
 		if p.is("*") {
-			return p.errf(ty.line, "unsupported construct: pointer to pointer parameter")
+			return p.errf(ty.at(), "unsupported construct: pointer to pointer parameter")
 		}
 		loc, err := p.ident("a parameter name")
 		if err != nil {
@@ -294,7 +300,7 @@ func (p *parser) parseThread() error {
 		if p.is(",") {
 			p.next()
 		} else if !p.is(")") {
-			return p.errf(p.peek().line, "want , or ) in the parameters of %s, got %q", name.text, p.peek().text)
+			return p.errf(p.peek().at(), "want , or ) in the parameters of %s, got %q", name.text, p.peek().text)
 		}
 	}
 	p.next()
@@ -302,7 +308,7 @@ func (p *parser) parseThread() error {
 	if err != nil {
 		return err
 	}
-	body, err := p.block(open.line)
+	body, err := p.block(open.at())
 	if err != nil {
 		return err
 	}
@@ -311,7 +317,7 @@ func (p *parser) parseThread() error {
 }
 
 // block reads statements up to the closing brace (the opening one is read).
-func (p *parser) block(open int) ([]Stmt, error) {
+func (p *parser) block(open pos) ([]Stmt, error) {
 	var out []Stmt
 	for !p.is("}") {
 		if p.peek().kind == tokEOF {
@@ -339,12 +345,12 @@ func (p *parser) stmt() ([]Stmt, error) {
 		return nil, nil
 	case p.is("{"):
 		p.next()
-		return p.block(t.line)
+		return p.block(t.at())
 	case p.is("*"):
 		if n := p.peekAt(1); n.kind == tokIdent && p.params[n.text] {
-			return nil, p.errf(t.line, "unsupported construct: plain access *%s (use READ_ONCE/WRITE_ONCE)", n.text)
+			return nil, p.errf(t.at(), "unsupported construct: plain access *%s (use READ_ONCE/WRITE_ONCE)", n.text)
 		}
-		return nil, p.errf(t.line, "unsupported construct: dereference of a register")
+		return nil, p.errf(t.at(), "unsupported construct: dereference of a register")
 	case p.is("(") && p.peekAt(1).text == "void" && p.peekAt(2).text == ")":
 		// (void)f(...): a value-returning primitive whose value is dropped.
 		p.next()
@@ -356,19 +362,19 @@ func (p *parser) stmt() ([]Stmt, error) {
 		}
 		return p.callStmt(name, "")
 	case t.kind != tokIdent:
-		return nil, p.errf(t.line, "unexpected %q at the start of a statement", t.text)
+		return nil, p.errf(t.at(), "unexpected %q at the start of a statement", t.text)
 	}
 	switch t.text {
 	case "if":
 		return p.ifStmt()
 	case "while", "for", "do", "goto", "switch", "return", "break", "continue", "else":
-		return nil, p.errf(t.line, "unsupported construct: %s", t.text)
+		return nil, p.errf(t.at(), "unsupported construct: %s", t.text)
 	}
 	if regTypes[t.text] {
 		return p.decl()
 	}
 	if locTypes[t.text] || t.text == "long" || t.text == "unsigned" || t.text == "char" || t.text == "struct" || t.text == "bool" {
-		return nil, p.errf(t.line, "unsupported construct: local of type %s (int registers only)", t.text)
+		return nil, p.errf(t.at(), "unsupported construct: local of type %s (int registers only)", t.text)
 	}
 	p.next()
 	if p.is("(") {
@@ -379,9 +385,9 @@ func (p *parser) stmt() ([]Stmt, error) {
 	}
 	if n := p.peek(); n.text != "=" {
 		if n.kind == tokPunct {
-			return nil, p.errf(n.line, "unsupported construct: %s%s", t.text, n.text)
+			return nil, p.errf(n.at(), "unsupported construct: %s%s", t.text, n.text)
 		}
-		return nil, p.errf(n.line, "want = after %s, got %q", t.text, n.text)
+		return nil, p.errf(n.at(), "want = after %s, got %q", t.text, n.text)
 	}
 	p.next()
 	return p.rhs(t)
@@ -390,7 +396,7 @@ func (p *parser) stmt() ([]Stmt, error) {
 // assignable checks that name can be assigned to: a register.
 func (p *parser) assignable(name token) error {
 	if p.params[name.text] {
-		return p.errf(name.line, "unsupported construct: assignment to the pointer %s", name.text)
+		return p.errf(name.at(), "unsupported construct: assignment to the pointer %s", name.text)
 	}
 	p.regs[name.text] = true
 	return nil
@@ -402,14 +408,14 @@ func (p *parser) decl() ([]Stmt, error) {
 	var out []Stmt
 	for {
 		if p.is("*") {
-			return nil, p.errf(p.peek().line, "unsupported construct: pointer register")
+			return nil, p.errf(p.peek().at(), "unsupported construct: pointer register")
 		}
 		name, err := p.ident("a register name")
 		if err != nil {
 			return nil, err
 		}
 		if p.is("[") {
-			return nil, p.errf(name.line, "unsupported construct: array %s", name.text)
+			return nil, p.errf(name.at(), "unsupported construct: array %s", name.text)
 		}
 		if err := p.assignable(name); err != nil {
 			return nil, err
@@ -429,7 +435,7 @@ func (p *parser) decl() ([]Stmt, error) {
 		case p.is(","):
 			p.next()
 		default:
-			return nil, p.errf(p.peek().line, "want ; or , in a declaration, got %q", p.peek().text)
+			return nil, p.errf(p.peek().at(), "want ; or , in a declaration, got %q", p.peek().text)
 		}
 	}
 }
@@ -453,7 +459,7 @@ func (p *parser) rhsUntil(reg token) ([]Stmt, error) {
 		p.next()
 		ss, err := p.call(t, reg.text)
 		if err == nil && !p.is(";") && !p.is(",") {
-			return nil, p.errf(t.line, "unsupported construct: %s() inside an expression (assign it to a register first)", t.text)
+			return nil, p.errf(t.at(), "unsupported construct: %s() inside an expression (assign it to a register first)", t.text)
 		}
 		return ss, err
 	}

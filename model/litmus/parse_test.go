@@ -222,8 +222,32 @@ func TestParseErrors(t *testing.T) {
 		var pe *Error
 		require.True(t, errors.As(err, &pe), "%s: want *Error, got %v", tc.name, err)
 		assert.Equal(t, tc.line, pe.Line, "%s: %v", tc.name, err)
+		assert.GreaterOrEqual(t, pe.Col, 1, "%s: %v", tc.name, err)
 		assert.Contains(t, err.Error(), tc.want, tc.name)
-		assert.True(t, strings.HasPrefix(err.Error(), fmt.Sprintf("f.litmus:%d: ", tc.line)), "%s: %v", tc.name, err)
+		assert.True(t, strings.HasPrefix(err.Error(), fmt.Sprintf("f.litmus:%d:%d: ", tc.line, pe.Col)), "%s: %v", tc.name, err)
+	}
+}
+
+// TestParseErrorColumns: an error's column is where the refused construct
+// starts on its line (bytes from 1).
+func TestParseErrorColumns(t *testing.T) {
+	body := func(stmt string) string { return litmusSrc("exists (x=1)", "int r0;\nint r1;\n"+stmt) } // stmt on line 13
+	for _, tc := range []struct {
+		src       string
+		line, col int
+	}{
+		{body("r0 = r1 / 2;"), 13, 9},
+		{body("  frob(x);"), 13, 3},
+		{body("r0 = READ_ONCE(*x) + 1;"), 13, 6},
+		{body("r0 = ~r1;"), 13, 6},
+		{"C T\n{}\nP0(int *x) { }\nexists (z=1)\n", 4, 9},
+		{"C T\n{}\nP0(int *x) { @ }\nexists (x=1)\n", 3, 14},
+		{"C T\n/* a\ncomment */ {}\nP0(int *x) { ! }\nexists (x=1)\n", 4, 14},
+	} {
+		_, err := Parse("f.litmus", []byte(tc.src))
+		var pe *Error
+		require.True(t, errors.As(err, &pe), "%q: want *Error, got %v", tc.src, err)
+		assert.Equal(t, []int{tc.line, tc.col}, []int{pe.Line, pe.Col}, "%q: %v", tc.src, err)
 	}
 }
 

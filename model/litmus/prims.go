@@ -88,11 +88,11 @@ func init() {
 func (p *parser) call(name token, reg string) ([]Stmt, error) {
 	pr, ok := prims[name.text]
 	if !ok {
-		return nil, p.errf(name.line, "unsupported construct: %s()", name.text)
+		return nil, p.errf(name.at(), "unsupported construct: %s()", name.text)
 	}
 	info := pr.op.Info()
 	if reg != "" && !info.Returns {
-		return nil, p.errf(name.line, "%s() returns no value to assign to %s", name.text, reg)
+		return nil, p.errf(name.at(), "%s() returns no value to assign to %s", name.text, reg)
 	}
 	p.next() // (
 	a := &Access{Op: pr.op, Reg: reg}
@@ -111,14 +111,14 @@ func (p *parser) call(name token, reg string) ([]Stmt, error) {
 					return nil, err
 				}
 			} else if p.is("*") || p.is("&") {
-				return nil, p.errf(t.line, "unsupported construct: %s%s in %s() (it takes the pointer parameter itself)", t.text, p.peekAt(1).text, name.text)
+				return nil, p.errf(t.at(), "unsupported construct: %s%s in %s() (it takes the pointer parameter itself)", t.text, p.peekAt(1).text, name.text)
 			}
 			loc, err := p.ident("a location")
 			if err != nil {
 				return nil, err
 			}
 			if !p.params[loc.text] {
-				return nil, p.errf(loc.line, "unsupported construct: %s() on %s, which is not a location parameter of this thread", name.text, loc.text)
+				return nil, p.errf(loc.at(), "unsupported construct: %s() on %s, which is not a location parameter of this thread", name.text, loc.text)
 			}
 			a.Loc = loc.text
 		case argVal:
