@@ -1,0 +1,49 @@
+package litmus
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/flushproof/flushproof/model/memory"
+)
+
+// FuzzParse: no input makes the parser panic or hang. A file it refuses
+// gives an *Error at a line and column inside the file; a file it reads
+// is judged under SC with a small state budget, which may refuse it or
+// run out, but never panics. The seeds are the litmus corpus (the
+// kernel's tests and ours, props/testdata/litmus) and the command's test
+// files. In CI: go test ./model/litmus -run '^$' -fuzz FuzzParse
+// -fuzztime 30s.
+func FuzzParse(f *testing.F) {
+	for _, dir := range []string{"../../props/testdata/litmus", "../../cmd/flushproof/testdata/litmus"} {
+		files, err := filepath.Glob(filepath.Join(dir, "*.litmus"))
+		if err != nil || len(files) == 0 {
+			f.Fatalf("no seed corpus in %s: %v", dir, err)
+		}
+		for _, p := range files {
+			src, err := os.ReadFile(p)
+			if err != nil {
+				f.Fatal(err)
+			}
+			f.Add(src)
+		}
+	}
+	f.Fuzz(func(t *testing.T, src []byte) {
+		test, err := Parse("f.litmus", src)
+		if err != nil {
+			var pe *Error
+			if !errors.As(err, &pe) {
+				t.Fatalf("not an *Error: %v", err)
+			}
+			lines := strings.Count(string(src), "\n") + 1
+			if pe.Line < 1 || pe.Line > lines || pe.Col < 1 {
+				t.Fatalf("error outside the file (%d lines): %v", lines, err)
+			}
+			return
+		}
+		_, _ = Judge(Operational{Model: memory.SC, MaxStates: 20_000}, test)
+	})
+}
