@@ -374,7 +374,8 @@ func (s *Search) lookAhead(id State, w *World) {
 	}
 	last, pre, _ := s.preempt(&n, actors, int(i))
 	a := w.takeAction(int(i))
-	succ := s.describe(w, id, i, pack(a), n.depth+1, last, pre)
+	key, h := s.key(w, id, i, last, pre)
+	succ := s.describe(w, key, h, id, i, pack(a), n.depth+1, last, pre)
 	succ.label = s.label(a, i)
 	closed = true
 	w.close()
@@ -629,7 +630,7 @@ func (s *Search) intern(w *World, parent State, choice int32, act packed, depth 
 		return State(id), false
 	}
 	s.mu.Unlock()
-	return s.add(s.describe(w, parent, choice, act, depth, last, pre))
+	return s.add(s.describe(w, key, h, parent, choice, act, depth, last, pre))
 }
 
 // key returns the state key of w and its hash.
@@ -645,10 +646,9 @@ func (s *Search) key(w *World, parent State, choice int32, last int8, pre uint8)
 	return key, s.keys.hash(key)
 }
 
-// describe returns the state of w, reached from parent by choice (-1: w is
-// at the start), as a successor to add.
-func (s *Search) describe(w *World, parent State, choice int32, act packed, depth int32, last int8, pre uint8) *successor {
-	key, h := s.key(w, parent, choice, last, pre)
+// describe returns the state of w, of the given key and hash, reached from
+// parent by choice (-1: w is at the start), as a successor to add.
+func (s *Search) describe(w *World, key []byte, h uint64, parent State, choice int32, act packed, depth int32, last int8, pre uint8) *successor {
 	n := node{parent: parent, choice: choice, act: act, depth: depth, failed: w.fail != nil, last: last, pre: pre}
 	var actors []int8
 	if !n.failed {
