@@ -1,8 +1,6 @@
 package implcheck
 
 import (
-	"fmt"
-
 	"github.com/flushproof/flushproof/impl"
 	"github.com/flushproof/flushproof/model/memory"
 	"github.com/flushproof/flushproof/model/verdict"
@@ -63,9 +61,7 @@ func (c DSync) Row() verdict.Row {
 	if c.NoCache {
 		dev = "no-cache"
 	}
-	bound := fmt.Sprintf("%d %s x %d %s, flush EIO, crash at every step", c.Tasks, verdict.Plural(c.Tasks, "task"),
-		c.Writes, verdict.Plural(c.Writes, "write"))
-	return row(c, name, dev, bound, c.negative())
+	return row(c, name, dev, bound(c.Tasks, c.Writes, "write", true), c.negative())
 }
 
 // DSyncChecks are the default rows: each mode and the dropped FUA, on a

@@ -116,13 +116,7 @@ func (c FlushSeq) Row() verdict.Row {
 	if c.Misuse != Correct {
 		name += " " + c.Misuse.String()
 	}
-	eio := ", flush EIO"
-	if c.NoFlushEIO {
-		eio = ""
-	}
-	bound := fmt.Sprintf("%d %s x %d %s%s, crash at every step", c.Tasks, verdict.Plural(c.Tasks, "task"),
-		c.Fsyncs, verdict.Plural(c.Fsyncs, "fsync"), eio)
-	return row(c, name, c.Memory.String(), bound, c.Misuse != Correct)
+	return row(c, name, c.Memory.String(), bound(c.Tasks, c.Fsyncs, "fsync", !c.NoFlushEIO), c.Misuse != Correct)
 }
 
 // FlushSeqChecks are the default rows: the correct use and each misuse
