@@ -71,8 +71,8 @@ func TestRowsAsExpected(t *testing.T) {
 }
 
 // TestDeclarationsKeepVerdicts: the search without the program's
-// declarations (Task.Checkpoint, World.Shared: SearchOptions.Exact), and
-// the search without any state key (a tree of every run), give each
+// declarations (Task.Checkpoint, World.Shared, World.Symmetric:
+// SearchOptions.Exact), and the search without any state key (a tree of every run), give each
 // row's verdict and counterexample length. The tree search is run where
 // it stays small: the baseline and the >= mutant.
 func TestDeclarationsKeepVerdicts(t *testing.T) {
@@ -100,8 +100,9 @@ func TestDeclarationsKeepVerdicts(t *testing.T) {
 
 // TestSymmetryKeepsVerdicts: the flush-sequence and O_DSYNC programs,
 // which declare their tasks symmetric (World.Symmetric), give each row's
-// verdict and counterexample length without the declarations
-// (SearchOptions.Exact), with more states.
+// verdict and counterexample length without the symmetry alone
+// (SearchOptions.NoSymmetry) and without any declaration (Exact), with
+// more states when the row is SAFE.
 func TestSymmetryKeepsVerdicts(t *testing.T) {
 	type checked interface {
 		program
@@ -118,14 +119,17 @@ func TestSymmetryKeepsVerdicts(t *testing.T) {
 		name := c.Row().Name()
 		r, _, err := search(c, explore.Options{})
 		require.NoError(t, err)
-		u, _, err := search(c, explore.Options{NoReduce: true})
-		require.NoError(t, err)
-		require.Equal(t, r.Violation == nil, u.Violation == nil, name)
-		assert.True(t, u.Exhausted || u.Violation != nil, name)
-		if r.Violation != nil {
-			assert.Len(t, u.Violation.Path, len(r.Violation.Path), name)
-		} else {
-			assert.Greater(t, u.States, r.States, name)
+		for _, o := range []world.SearchOptions{{NoSymmetry: true}, {Exact: true}} {
+			s, err := world.NewSearch(c.Config(), c.Program(), o)
+			require.NoError(t, err)
+			u := s.Explore(explore.Options{})
+			require.Equal(t, r.Violation == nil, u.Violation == nil, "%s %+v", name, o)
+			assert.True(t, u.Exhausted || u.Violation != nil, "%s %+v", name, o)
+			if r.Violation != nil {
+				assert.Len(t, u.Violation.Path, len(r.Violation.Path), "%s %+v", name, o)
+			} else {
+				assert.Greater(t, u.States, r.States, "%s %+v", name, o)
+			}
 		}
 	}
 }

@@ -82,8 +82,9 @@ type SearchOptions struct {
 	BoundPreemptions bool
 	Preemptions      int
 	// Exact ignores what the program declares about its state
-	// (Task.Checkpoint, World.Shared): the key has every task's results
-	// since the start and the order of its WaitQueue changes. The
+	// (Task.Checkpoint, World.Shared, World.Symmetric): the key has every
+	// task's results since the start and the order of its WaitQueue
+	// changes, and no renaming of the tasks. The
 	// declarations are reductions, and this search without them must give
 	// the same verdicts.
 	Exact bool

@@ -23,7 +23,8 @@ type Options struct {
 	// MaxDepth is the longest run followed (world.SearchOptions).
 	MaxDepth int
 	// Exact ignores the program's declarations (Task.Checkpoint,
-	// World.Shared): slower, and must give the same verdict.
+	// World.Shared, World.Symmetric): slower, and must give the same
+	// verdict.
 	Exact bool
 	// BoundPreemptions bounds each run's preemptions by Preemptions
 	// (world.SearchOptions): for programs too large to search whole. A
