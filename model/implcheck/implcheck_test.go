@@ -72,30 +72,39 @@ func TestRowsAsExpected(t *testing.T) {
 
 // TestDeclarationsKeepVerdicts: the search without the program's
 // declarations (Task.Checkpoint, World.Shared, World.Symmetric:
-// SearchOptions.Exact), and the search without any state key (a tree of every run), give each
-// row's verdict and counterexample length. The tree search is run where
-// it stays small: the baseline and the >= mutant.
+// SearchOptions.Exact), without the symmetry alone (NoSymmetry), and
+// without any state key (a tree of every run) give each row's verdict and
+// counterexample length. The tree search is run where it stays small: the
+// baseline and the >= mutant.
 func TestDeclarationsKeepVerdicts(t *testing.T) {
 	for _, c := range Checks() {
 		name := c.Row().Name()
 		r, _, err := search(c, explore.Options{})
 		require.NoError(t, err)
-		modes := []world.SearchOptions{{Exact: true}}
+		modes := []world.SearchOptions{{Exact: true}, {NoSymmetry: true}}
 		if c.Policy == impl.Always || c.Fault == impl.FaultGreaterEqual {
 			modes = append(modes, world.SearchOptions{NoCache: true})
 		}
 		for _, o := range modes {
-			s, err := world.NewSearch(c.Config(), c.Program(), o)
-			require.NoError(t, err)
-			u := s.Explore(explore.Options{})
-			require.Equal(t, r.Violation == nil, u.Violation == nil, "%s %+v", name, o)
-			assert.True(t, u.Exhausted || u.Violation != nil, "%s %+v", name, o)
-			if r.Violation != nil {
-				assert.Len(t, u.Violation.Path, len(r.Violation.Path), "%s %+v", name, o)
-			}
+			u := sameVerdict(t, c, name, r, o)
 			assert.GreaterOrEqual(t, u.States, r.States, "%s %+v", name, o)
 		}
 	}
+}
+
+// sameVerdict searches p with o and requires r's verdict and
+// counterexample length, and a search that was not cut short.
+func sameVerdict(t *testing.T, p program, name string, r *explore.Result[world.State], o world.SearchOptions) *explore.Result[world.State] {
+	t.Helper()
+	s, err := world.NewSearch(p.Config(), p.Program(), o)
+	require.NoError(t, err)
+	u := s.Explore(explore.Options{})
+	require.Equal(t, r.Violation == nil, u.Violation == nil, "%s %+v", name, o)
+	assert.True(t, u.Exhausted || u.Violation != nil, "%s %+v", name, o)
+	if r.Violation != nil {
+		assert.Len(t, u.Violation.Path, len(r.Violation.Path), "%s %+v", name, o)
+	}
+	return u
 }
 
 // TestSymmetryKeepsVerdicts: the flush-sequence and O_DSYNC programs,
@@ -120,14 +129,7 @@ func TestSymmetryKeepsVerdicts(t *testing.T) {
 		r, _, err := search(c, explore.Options{})
 		require.NoError(t, err)
 		for _, o := range []world.SearchOptions{{NoSymmetry: true}, {Exact: true}} {
-			s, err := world.NewSearch(c.Config(), c.Program(), o)
-			require.NoError(t, err)
-			u := s.Explore(explore.Options{})
-			require.Equal(t, r.Violation == nil, u.Violation == nil, "%s %+v", name, o)
-			assert.True(t, u.Exhausted || u.Violation != nil, "%s %+v", name, o)
-			if r.Violation != nil {
-				assert.Len(t, u.Violation.Path, len(r.Violation.Path), "%s %+v", name, o)
-			} else {
+			if u := sameVerdict(t, c, name, r, o); r.Violation == nil {
 				assert.Greater(t, u.States, r.States, "%s %+v", name, o)
 			}
 		}
