@@ -317,13 +317,19 @@ func (m *lk) writeBase(t, loc int, deps uint8, release bool) (base vw, ordered b
 	if deps != 0 {
 		m.mustWhole("a store with dependencies")
 	}
+	// The store carries rel (a release store acq, which holds it): what
+	// must propagate before it to every CPU, its own included, so it goes
+	// after rel's store at loc. Beyond cur that is what smp_wmb passed on
+	// from the thread's earlier stores (wmb is in ppo between stores, and
+	// a store co-before one that propagates before an earlier store of
+	// its thread would be prop & int before it, an hb cycle).
 	if release {
-		return m.acq[t], true // a release store is ordered after every earlier load
+		return m.acq[t].join(m.rel[t]), true // a release store is ordered after every earlier load
 	}
 	if o := m.unord[t] &^ (1 << loc); o != 0 && o&^deps == 0 {
-		return m.acq[t], true
+		return m.acq[t].join(m.rel[t]), true
 	}
-	return m.cur[t], false
+	return m.cur[t].join(m.rel[t]), false
 }
 
 // checkOrdered refuses t's store to loc after a load of another location
@@ -770,7 +776,9 @@ func (m *lk) lkInsert(t, loc, p int, v int64, glued, release, ordered bool) {
 	m.cur[t] = m.cur[t].with(loc, uint8(p))
 	m.acq[t] = m.acq[t].join(m.cur[t])
 	if m.whole {
-		m.own[t] = m.own[t].join(mv)
+		// smp_wmb passes on what the store carries and what it happens
+		// after: a later store happens after it (wmb is in ppo).
+		m.own[t] = m.own[t].join(mv).join(m.gv[loc][p])
 	}
 }
 
