@@ -482,3 +482,51 @@ func (c *Contract) Broken(b, w int) string {
 	}
 	return fmt.Sprintf("b%d = %s is not allowed", b, ContentName(w))
 }
+
+// WriteEnded reports whether write w (1-based) has ended, and whether it
+// failed (EIO). A write not submitted has not ended.
+func (c *Contract) WriteEnded(w int) (ended, failed bool) {
+	if w < 1 || w > int(c.nw) {
+		return false, false
+	}
+	switch c.wState[w-1] {
+	case cmdOK:
+		return true, false
+	case cmdFailed:
+		return true, true
+	}
+	return false, false
+}
+
+// FlushEnded reports whether flush f (1-based) has ended, and whether it
+// failed (EIO). A flush not submitted has not ended.
+func (c *Contract) FlushEnded(f int) (ended, failed bool) {
+	if f < 1 || f > int(c.nf) {
+		return false, false
+	}
+	switch c.fState[f-1] {
+	case cmdOK:
+		return true, false
+	case cmdFailed:
+		return true, true
+	}
+	return false, false
+}
+
+// Flushes returns the number of flushes submitted so far.
+func (c *Contract) Flushes() int { return int(c.nf) }
+
+// WriteBlocks returns the blocks write w (1-based) wrote, 0 if it was not
+// submitted.
+func (c *Contract) WriteBlocks(w int) uint8 {
+	if w < 1 || w > int(c.nw) {
+		return 0
+	}
+	return c.wBlocks[w-1]
+}
+
+// Durable reports whether write w (1-based) is durable: after any later
+// crash its block holds its data or that of a write not ordered before it.
+func (c *Contract) Durable(w int) bool {
+	return w >= 1 && w <= int(c.nw) && c.durable&(1<<(w-1)) != 0
+}

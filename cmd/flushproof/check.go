@@ -15,6 +15,8 @@ import (
 
 	"github.com/flushproof/flushproof/model"
 	"github.com/flushproof/flushproof/model/explore"
+	"github.com/flushproof/flushproof/model/litmus"
+	"github.com/flushproof/flushproof/model/memory"
 	"github.com/flushproof/flushproof/model/verdict"
 )
 
@@ -29,12 +31,17 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	jsonOut := fs.Bool("json", false, "print JSON Lines instead of the table: a check.row object per row as it ends, then a check.summary (docs/cli.md)")
 	noReduce := fs.Bool("no-reduce", false, "explore without any state reduction (symmetry, normalisation): every verdict and counterexample length must be the same, with more states")
 	long := fs.Bool("long", false, "also explore impl.Syncer and impl.FlushSeq at 3 tasks x 2 operations in the model world (36 rows: about 25 minutes and 10 GiB here, most of it FlushSeq under LKMM)")
+	models := fs.String("model", "sc,tso,lkmm", "with FILEs: the memory `models` to check each file under, comma-separated: sc, tso, relaxed, lkmm")
+	devices := fs.String("device", "", "with FILEs: the device `configs` to check, comma-separated (cache+fua, cache+emulated-fua, no-cache) or all; overrides each file's Device: line")
+	failures := fs.String("failures", "", "with FILEs: which commands may fail with EIO (none, flush, write, flush,write); overrides each file's Failures: line")
+	crash := fs.String("crash", "", "with FILEs: where the machine crashes (any, end, none); overrides each file's Crash: line")
 	proof := fs.Bool("proof", false, "also explore the xfs flush-sequence protocol at 3 tasks x 2 fsyncs and O_DSYNC with two writers and background write-back (about 4 minutes and 7 GiB here, most of it the LKMM rows)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, `usage: flushproof check [flags]
+		fmt.Fprintf(stderr, `usage: flushproof check [flags] [FILE...]
 
 Explores every model at its bound and prints its row as soon as its search ends,
-then the counterexamples and a summary line. Exit status: 0 every verdict as
+then the counterexamples and a summary line. With FILEs, checks those durability
+litmus files instead (docs/own-patch.md): one row per memory model and device. Exit status: 0 every verdict as
 expected, 1 a verdict not the expected one (a real model UNSAFE, or a negative
 control not caught), 2 bad usage, 3 a search failed (an ERROR row), 4 some rows
 UNKNOWN (a state or memory budget) and nothing else wrong, 130/143 interrupted
@@ -47,7 +54,8 @@ flags:
 			fmt.Fprintf(stderr, "\n-max-memory defaults to %s here (%s).\n", formatBytes(m), rule)
 		}
 	}
-	if code := parseFlags(fs, args, stderr); code >= 0 {
+	files, code := parseFlagsFiles(fs, args)
+	if code >= 0 {
 		return code
 	}
 	if code := usageError(stderr, "check", flagcheck.IntIn("max-states", *maxStates, 0, math.MaxInt32)); code >= 0 {
@@ -61,8 +69,21 @@ flags:
 			return exitUsage
 		}
 	}
+	all := model.Rows(*proof, *long)
+	if len(files) > 0 {
+		if *proof || *long {
+			fmt.Fprintf(stderr, "flushproof check: -proof and -long choose built-in rows; with FILEs the files are the rows\n")
+			return exitUsage
+		}
+		if all, code = fileRows(files, fileOptions{*models, *devices, *failures, *crash}, stderr); code >= 0 {
+			return code
+		}
+	} else if *models != "sc,tso,lkmm" || *devices != "" || *failures != "" || *crash != "" {
+		fmt.Fprintf(stderr, "flushproof check: -model, -device, -failures and -crash apply to FILEs, and none was given\n")
+		return exitUsage
+	}
 	var selected []verdict.Row
-	for _, r := range model.Rows(*proof, *long) {
+	for _, r := range all {
 		if filter == nil || filter.MatchString(r.Name()) {
 			selected = append(selected, r)
 		}
@@ -345,4 +366,60 @@ func (p *progressLine) clear() {
 		fmt.Fprint(p.w, "\r\x1b[K")
 		p.dirty = false
 	}
+}
+
+// fileOptions are check's flags for FILEs, as given ("" = the file's
+// header decides).
+type fileOptions struct{ models, devices, failures, crash string }
+
+// fileRows reads durability litmus files into rows. A file that cannot be
+// read or parsed, or a bad flag value, is reported (file:line:col for a
+// file) with exit status 2; otherwise the code is -1.
+func fileRows(files []string, o fileOptions, stderr io.Writer) ([]verdict.Row, int) {
+	var ms []memory.Model
+	for _, name := range strings.Split(o.models, ",") {
+		m, ok := map[string]memory.Model{"sc": memory.SC, "tso": memory.TSO, "relaxed": memory.Relaxed, "lkmm": memory.LKMM}[strings.ToLower(strings.TrimSpace(name))]
+		if !ok {
+			fmt.Fprintf(stderr, "flushproof check: -model %q: want a comma-separated list of sc, tso, relaxed, lkmm\n", o.models)
+			return nil, exitUsage
+		}
+		ms = append(ms, m)
+	}
+	var rows []verdict.Row
+	for _, f := range files {
+		t, err := litmus.ParseFile(f)
+		if err != nil {
+			fmt.Fprintf(stderr, "flushproof check: %v\n", err)
+			return nil, exitUsage
+		}
+		d, err := litmus.ReadDurable(f, t)
+		if err != nil {
+			fmt.Fprintf(stderr, "flushproof check: %v\n", err)
+			return nil, exitUsage
+		}
+		if o.devices != "" {
+			if d.Devices, err = litmus.ParseDevices(o.devices); err != nil {
+				fmt.Fprintf(stderr, "flushproof check: -device: %v\n", err)
+				return nil, exitUsage
+			}
+		}
+		if o.failures != "" {
+			if d.Failures, err = litmus.ParseFailures(o.failures); err != nil {
+				fmt.Fprintf(stderr, "flushproof check: -failures: %v\n", err)
+				return nil, exitUsage
+			}
+		}
+		if o.crash != "" {
+			if d.Crash, err = litmus.ParseCrash(o.crash); err != nil {
+				fmt.Fprintf(stderr, "flushproof check: -crash: %v\n", err)
+				return nil, exitUsage
+			}
+		}
+		if err := d.Validate(); err != nil {
+			fmt.Fprintf(stderr, "flushproof check: %v\n", err)
+			return nil, exitUsage
+		}
+		rows = append(rows, d.Rows(ms)...)
+	}
+	return rows, -1
 }

@@ -44,3 +44,26 @@ func jsonLines(w io.Writer) *json.Encoder {
 	enc.SetEscapeHTML(false)
 	return enc
 }
+
+// parseFlagsFiles is parseFlags for a command that also takes FILE
+// arguments, among its flags in any order; it returns them.
+func parseFlagsFiles(fs *flag.FlagSet, args []string) ([]string, int) {
+	var files []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, exitOK
+			}
+			return nil, exitUsage
+		}
+		if fs.NArg() == 0 {
+			return files, -1
+		}
+		rest := fs.Args()
+		if rest[0] == "--" {
+			return append(files, rest[1:]...), -1
+		}
+		files = append(files, rest[0])
+		args = rest[1:]
+	}
+}

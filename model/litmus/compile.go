@@ -21,6 +21,9 @@ func supported(m memory.Model, op Op) bool {
 }
 
 func compile(m memory.Model, t *Test) (*opSystem, error) {
+	if err := MemoryOnly(t); err != nil {
+		return nil, err
+	}
 	if m != memory.SC && m != memory.TSO && m != memory.Relaxed && m != memory.LKMM {
 		return nil, fmt.Errorf("litmus: unknown memory model %v", m)
 	}
@@ -67,6 +70,10 @@ type compiler struct {
 	thread  int
 	locs    map[string]int
 	code    []instr
+	loops   []*loopCtx // the loops the code being compiled is in, innermost last
+	cur     *Stmt      // the statement being compiled
+	file    string     // the file's name, for errors (durable)
+	durable bool       // the durability statements are allowed (compileDurable)
 	regs    map[string]int
 	wrote   map[string]bool
 	written []string
@@ -80,7 +87,7 @@ func (c *compiler) reg(name string, line int) error {
 		return nil
 	}
 	if len(c.regs) == MaxRegs {
-		return fmt.Errorf("%s: line %d: %w: P%d uses more than %d registers", c.name, line, ErrUnsupported, c.thread, MaxRegs)
+		return c.errf(line, "%w: P%d uses more than %d registers", ErrUnsupported, c.thread, MaxRegs)
 	}
 	c.regs[name] = len(c.regs)
 	return nil
@@ -99,7 +106,7 @@ func (c *compiler) write(name string, line int) error {
 
 func (c *compiler) expr(e Expr, line int) error {
 	if e.Loc != "" {
-		return fmt.Errorf("%s: line %d: location %s read in an expression of P%d", c.name, line, e.Loc, c.thread)
+		return c.errf(line, "location %s read in an expression of P%d", e.Loc, c.thread)
 	}
 	var err error
 	e.Regs(func(r string) {
@@ -113,11 +120,12 @@ func (c *compiler) expr(e Expr, line int) error {
 func (c *compiler) stmts(body []Stmt) error {
 	for i := range body {
 		s := &body[i]
+		c.cur = s
 		switch {
 		case s.Access != nil:
 			a := s.Access
 			if !supported(c.m, a.Op) {
-				return fmt.Errorf("%s: line %d: %w: %s does not support %s", c.name, s.Line, ErrUnsupported, c.m, a.Op)
+				return c.errf(s.Line, "%w: %s does not support %s", ErrUnsupported, c.m, a.Op)
 			}
 			as, err := c.atomicFence(body, i)
 			if err != nil {
@@ -128,7 +136,7 @@ func (c *compiler) stmts(body []Stmt) error {
 			if !info.Fence {
 				l, ok := c.locs[a.Loc]
 				if !ok {
-					return fmt.Errorf("%s: line %d: %s on %q, which is not a location", c.name, s.Line, a.Op, a.Loc)
+					return c.errf(s.Line, "%s on %q, which is not a location", a.Op, a.Loc)
 				}
 				loc = l
 			}
@@ -139,7 +147,7 @@ func (c *compiler) stmts(body []Stmt) error {
 			}
 			if a.Reg != "" {
 				if !info.Returns {
-					return fmt.Errorf("%s: line %d: %s returns no value", c.name, s.Line, a.Op)
+					return c.errf(s.Line, "%s returns no value", a.Op)
 				}
 				if err := c.write(a.Reg, s.Line); err != nil {
 					return err
@@ -179,8 +187,12 @@ func (c *compiler) stmts(body []Stmt) error {
 			}
 			c.dep.join(before, first)
 			c.code[jump].target = len(c.code)
+		case c.durable && (s.Loop != nil || s.Jump != 0 || s.Dev != nil || s.Check != nil):
+			if err := c.durableStmt(s); err != nil {
+				return err
+			}
 		default:
-			return fmt.Errorf("%s: line %d: empty statement in P%d", c.name, s.Line, c.thread)
+			return c.errf(s.Line, "empty statement in P%d", c.thread)
 		}
 	}
 	return nil
@@ -225,7 +237,7 @@ func (c *compiler) atomicFence(body []Stmt, i int) (Op, error) {
 	if !has {
 		return OpBarrier, nil
 	}
-	return 0, fmt.Errorf("%s: line %d: %w: %s with a statement other than the read-modify-write or lock it orders next to it in P%d, which memory.LKMM cannot order exactly", c.name, body[i].Line, ErrUnsupported, op, c.thread)
+	return 0, c.errf(body[i].Line, "%w: %s with a statement other than the read-modify-write or lock it orders next to it in P%d, which memory.LKMM cannot order exactly", ErrUnsupported, op, c.thread)
 }
 
 // hasOp reports whether a thread's code has an access whose op is.
@@ -237,6 +249,27 @@ func hasOp(body []Stmt, is func(Op) bool) bool {
 		if s.If != nil && (hasOp(s.If.Then, is) || hasOp(s.If.Else, is)) {
 			return true
 		}
+		if s.Loop != nil && (hasOp(s.Loop.Body, is) || hasOp(s.Loop.Post, is)) {
+			return true
+		}
+		if s.Dev != nil && s.Dev.Load != nil && is(s.Dev.Load.Op) {
+			return true
+		}
 	}
 	return false
+}
+
+// errf is an error at line of the thread being compiled: for the
+// durability checker an *Error naming the file, line and column (the
+// statement's); otherwise "name: line N: ...".
+func (c *compiler) errf(line int, format string, args ...any) error {
+	err := fmt.Errorf(format, args...)
+	if !c.durable {
+		return fmt.Errorf("%s: line %d: %w", c.name, line, err)
+	}
+	col := 0
+	if c.cur != nil && c.cur.Line == line {
+		col = c.cur.Col
+	}
+	return &Error{File: c.file, Line: line, Col: col, Msg: err.Error(), Err: err}
 }

@@ -53,9 +53,14 @@ func (d *depAnalysis) regs(e Expr) uint64 {
 	return t
 }
 
-// number numbers a read and returns its bit (0 past 64 reads).
+// poisonBit is no load's: a location's loads hold it when a loop may have
+// loaded it in an earlier iteration (loopBack), a load no register's
+// taint can name, so no store depends on every load of that location.
+const poisonBit = 63
+
+// number numbers a read and returns its bit (0 past 63 reads).
 func (d *depAnalysis) number() uint64 {
-	if d.next == 64 {
+	if d.next == poisonBit {
 		d.overflow = true
 		return 0
 	}
@@ -192,4 +197,52 @@ func DependentStores(t *Test) int {
 		}
 	}
 	return n
+}
+
+// meet is the state where paths from a and b meet (ctrl from a): a
+// register depends on the loads it depends on on both, a location's
+// loads are those of either.
+func meet(a, b depState) depState {
+	out := a.clone()
+	for r, t := range out.taint {
+		out.taint[r] = t & b.taint[r]
+	}
+	for r := range b.taint {
+		if _, ok := out.taint[r]; !ok {
+			out.taint[r] = 0
+		}
+	}
+	for l := range out.loads {
+		out.loads[l] |= b.loads[l]
+	}
+	return out
+}
+
+// loopBack is the state at a loop's head after one more iteration that
+// ended in back, the loop entered in entry: their meet, where every
+// location loaded inside the loop (a load entry does not have) also holds
+// poisonBit, since the load of an earlier iteration is not the one a
+// register holds now.
+func loopBack(entry, back depState) depState {
+	out := meet(entry, back)
+	for l := range out.loads {
+		if back.loads[l]&^entry.loads[l] != 0 {
+			out.loads[l] |= 1 << poisonBit
+		}
+	}
+	out.ctrl = entry.ctrl
+	return out
+}
+
+// equal reports whether two states are the same.
+func (s depState) equal(o depState) bool {
+	if s.ctrl != o.ctrl || s.loads != o.loads || len(s.taint) != len(o.taint) {
+		return false
+	}
+	for r, t := range s.taint {
+		if u, ok := o.taint[r]; !ok || u != t {
+			return false
+		}
+	}
+	return true
 }

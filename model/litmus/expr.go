@@ -1,6 +1,9 @@
 package litmus
 
-import "strconv"
+import (
+	"regexp"
+	"strconv"
+)
 
 // Expressions of thread code and final conditions (Parse).
 
@@ -75,6 +78,20 @@ func (p *parser) unary() (Expr, error) {
 	case t.kind == tokIdent:
 		p.next()
 		if p.is("(") {
+			if pr, ok := prims[t.text]; ok && p.waitLoad != nil {
+				if info := pr.op.Info(); !info.Reads || info.Writes {
+					return Expr{}, p.errf(t.at(), "unsupported construct: %s() in the condition of wait_event (a load only: READ_ONCE, smp_load_acquire, atomic_read...)", t.text)
+				}
+				if *p.waitLoad != nil {
+					return Expr{}, p.errf(t.at(), "unsupported construct: a second load in the condition of wait_event (one load only)")
+				}
+				ss, err := p.call(t, waitReg)
+				if err != nil {
+					return Expr{}, err
+				}
+				*p.waitLoad = ss[0].Access
+				return R(waitReg), nil
+			}
 			if _, ok := prims[t.text]; ok {
 				return Expr{}, p.errf(t.at(), "unsupported construct: %s() inside an expression (assign it to a register first)", t.text)
 			}
@@ -82,6 +99,12 @@ func (p *parser) unary() (Expr, error) {
 		}
 		if p.params[t.text] {
 			return Expr{}, p.errf(t.at(), "unsupported construct: the pointer %s used as a value", t.text)
+		}
+		if v, ok := constants[t.text]; ok && !p.regs[t.text] {
+			return C(v), nil
+		}
+		if t.text == waitReg {
+			return Expr{}, p.errf(t.at(), "%s is the name of wait_event's hidden register", t.text)
 		}
 		if p.is("[") {
 			return Expr{}, p.errf(t.at(), "unsupported construct: array %s", t.text)
@@ -158,8 +181,8 @@ func (p *parser) condNot() (Expr, error) {
 		for _, l := range p.test.Locs {
 			known = known || l == t.text
 		}
-		if !known {
-			return Expr{}, p.errf(t.at(), "final condition names %s, which is no location", t.text)
+		if !known && !blockName.MatchString(t.text) {
+			return Expr{}, p.errf(t.at(), "final condition names %s, which is no location (nor a block: blk0 to blk%d)", t.text, maxBlockName)
 		}
 		return p.condValue(L(t.text))
 	}
@@ -180,4 +203,27 @@ func (p *parser) condValue(left Expr) (Expr, error) {
 		return Expr{}, err
 	}
 	return Bin("==", left, C(v)), nil
+}
+
+// constants are the kernel constants thread code may name.
+var constants = map[string]int64{"REQ_FUA": ReqFUA, "REQ_PREFLUSH": ReqPreflush, "EIO": EIO}
+
+// blockName is a block's content in a final condition: blk0 is block 0
+// (a location of that name, if there is one, is the location).
+var blockName = regexp.MustCompile(`^blk[0-7]$`)
+
+const maxBlockName = 7
+
+// BlockOf returns the block a final condition's Loc names (blk0...), or
+// -1 if it names a location of t.
+func (t *Test) BlockOf(loc string) int {
+	for _, l := range t.Locs {
+		if l == loc {
+			return -1
+		}
+	}
+	if blockName.MatchString(loc) {
+		return int(loc[3] - '0')
+	}
+	return -1
 }

@@ -36,6 +36,10 @@ type parser struct {
 
 	params map[string]bool // the current thread's location parameters
 	regs   map[string]bool // the current thread's registers
+
+	// waitLoad, while the condition of a wait_event is read, takes the
+	// one read primitive it may call (into waitReg).
+	waitLoad **Access
 }
 
 func (p *parser) errf(at pos, format string, args ...any) error {
@@ -47,6 +51,9 @@ func (p *parser) errf(at pos, format string, args ...any) error {
 var puncts = []string{`/\`, `\/`, "==", "!=", "<=", ">=", "&&", "||", "<<", ">>", "->", "++", "--", "+=", "-=", "*=", "|=", "&=", "^="}
 
 var (
+	// headerKey is a "Key: value" line of the header comment that
+	// flushproof check reads (Test.Header).
+	headerKey  = regexp.MustCompile(`(?i)^(\s*\*?\s*)(expect|device|failures|crash)\s*:\s*`)
 	resultLine = regexp.MustCompile(`Result:\s*(\w+)`)
 	infoLine   = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]*\s*=`)
 )
@@ -120,6 +127,11 @@ func (p *parser) lex(src string) error {
 			body := src[i+2 : i+2+j]
 			if m := resultLine.FindStringSubmatch(body); m != nil && p.test.Result == "" && len(p.toks) == 0 {
 				p.test.Result = m[1]
+			}
+			if len(p.toks) == 0 {
+				if err := p.headerKeys(body, line, i+2-lineStart+1); err != nil {
+					return err
+				}
 			}
 			skip(i + j + 4)
 		case strings.HasPrefix(src[i:], "/*"):
@@ -212,4 +224,28 @@ func (p *parser) ident(what string) (token, error) {
 		return t, p.errf(t.at(), "want %s, got %q", what, t.text)
 	}
 	return t, nil
+}
+
+// headerKeys records the "Key: value" lines of a header comment whose body
+// starts at line, col.
+func (p *parser) headerKeys(body string, line, col int) error {
+	for k, l := range strings.Split(body, "\n") {
+		m := headerKey.FindStringSubmatchIndex(l)
+		if m == nil {
+			continue
+		}
+		key := strings.ToLower(l[m[4]:m[5]])
+		if p.test.Header == nil {
+			p.test.Header = map[string]HeaderField{}
+		}
+		c := m[1] + 1
+		if k == 0 {
+			c += col - 1
+		}
+		if first, dup := p.test.Header[key]; dup {
+			return p.errf(pos{line + k, m[4] + 1}, "a second %s: line in the header (the first is on line %d)", l[m[4]:m[5]], first.Line)
+		}
+		p.test.Header[key] = HeaderField{Value: strings.TrimSpace(l[m[1]:]), Line: line + k, Col: c}
+	}
+	return nil
 }

@@ -37,6 +37,22 @@ type Test struct {
 	// Result is the LKMM result the test's header states ("Never",
 	// "Sometimes", "Always"), "" if none.
 	Result string
+	// RegInit gives registers their initial values, per thread ("{
+	// 0:b=1; }"); a register not named starts at 0.
+	RegInit []map[string]int64
+	// CondLine and CondCol are where the final condition starts (its
+	// quantifier), 0 without one.
+	CondLine, CondCol int
+	// Header holds the "Key: value" lines of the header comment that
+	// flushproof check reads (durable.go): Expect, Device, Failures,
+	// Crash, keyed in lower case, with where each value starts.
+	Header map[string]HeaderField
+}
+
+// HeaderField is one "Key: value" line of a test's header comment.
+type HeaderField struct {
+	Value     string
+	Line, Col int
 }
 
 // Thread is one thread of a test: its registers start at 0.
@@ -66,13 +82,87 @@ func (q Quantifier) String() string {
 	return fmt.Sprintf("Quantifier(%d)", uint8(q))
 }
 
-// Stmt is one statement of a thread: exactly one of Access, Assign and If
-// is set.
+// Stmt is one statement of a thread: exactly one of Access, Assign, If,
+// Loop, Jump, Dev and Check is set. The last four are the durability
+// statements (durable.go), which only flushproof check runs: the memory
+// models refuse a test that has one (MemoryOnly).
 type Stmt struct {
 	Access *Access
 	Assign *Assign
 	If     *If
+	Loop   *Loop
+	Jump   Jump
+	Dev    *DevOp
+	Check  *Check
 	Line   int // in the source file, 0 if none
+	Col    int // in the source file, 0 if none
+}
+
+// Loop is "while (Cond) Body" or "for (...; Cond; Post) Body" (its
+// initialisation is the statements before it): Post runs after the body
+// and at continue.
+type Loop struct {
+	Cond Expr
+	Body []Stmt
+	Post []Stmt
+}
+
+// Jump is break, continue or return (which ends the thread).
+type Jump uint8
+
+// The jumps.
+const (
+	Break Jump = iota + 1
+	Continue
+	Return
+)
+
+// DevOp is a call to the block device: a write of Val to block Block with
+// Flags (REQ_FUA, REQ_PREFLUSH) that waits for its completion
+// (submit_bio_wait), a cache flush that waits for its completion
+// (blkdev_issue_flush), or a read of a block (read_block). Reg gets the
+// error (0 or -EIO) or the value read.
+type DevOp struct {
+	Kind  DevKind
+	Block Expr
+	Val   Expr
+	Flags Expr
+	Reg   string
+	Load  *Access // DevWait: the read of the condition, into Reg
+}
+
+// DevKind is what a DevOp does.
+type DevKind uint8
+
+// The device calls.
+const (
+	DevWrite DevKind = iota + 1 // r = submit_bio_wait(block, value, flags)
+	DevFlush                    // r = blkdev_issue_flush(bdev)
+	DevRead                     // r = read_block(block)
+	// DevWait is wait_event(wq, cond): the thread goes on once Val, an
+	// expression over the register Reg that Load (a read primitive) sets,
+	// is true.
+	DevWait
+	DevWake // wake_up(wq)
+)
+
+// The flags of DevWrite, as the file writes them (REQ_FUA, REQ_PREFLUSH).
+const (
+	ReqFUA      = 1
+	ReqPreflush = 2
+)
+
+// EIO is the error a failed command returns, negated: -EIO.
+const EIO = 5
+
+// Check is an obligation at a program point: assert_durable(Block, Val)
+// (some write of Val to Block is durable: a crash from now on cannot lose
+// it) or assert(Cond).
+type Check struct {
+	Durable bool
+	Block   Expr
+	Val     Expr
+	Cond    Expr
 }
 
 // Assign is a local computation: Reg = Val.

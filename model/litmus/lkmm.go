@@ -355,6 +355,9 @@ func (p *lkProg) reg(t int, name string, line int, write bool) error {
 
 // Outcomes returns every final state of t under the model.
 func (m LKMM) Outcomes(t *Test) (_ []Outcome, err error) {
+	if err := MemoryOnly(t); err != nil {
+		return nil, err
+	}
 	defer func() {
 		// A bound bounds() should have refused: an error, not a crash
 		// and never a partial answer.

@@ -182,6 +182,8 @@ type instr struct {
 	target int
 	deps   uint8 // a store's: the locations whose loads it depends on (deps.go)
 	fence  Op    // a fence's: what it does (atomicFence)
+	dev    *DevOp
+	check  *Check
 }
 
 // faults that end a run.

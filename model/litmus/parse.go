@@ -30,7 +30,10 @@ type Error struct {
 	File      string
 	Line, Col int
 	Msg       string
+	Err       error // what it wraps, if anything (ErrUnsupported...)
 }
+
+func (e *Error) Unwrap() error { return e.Err }
 
 func (e *Error) Error() string {
 	if e.Col > 0 {
@@ -91,6 +94,9 @@ func (p *parser) parse() error {
 	if len(p.test.Threads) == 0 {
 		return p.errf(p.peek().at(), "want a thread P0(...), got %q", p.peek().text)
 	}
+	if n := len(p.test.RegInit); n > len(p.test.Threads) && p.test.RegInit[n-1] != nil {
+		return p.errf(p.peek().at(), "the initial state gives registers of thread %d, but the test has %d threads", n-1, len(p.test.Threads))
+	}
 	for {
 		t := p.peek()
 		switch {
@@ -114,6 +120,7 @@ func (p *parser) parse() error {
 				return p.errf(t.at(), "a second final condition")
 			}
 			p.test.Quant = Exists
+			p.test.CondLine, p.test.CondCol = t.line, t.col
 			switch {
 			case t.text == "forall":
 				p.test.Quant = Forall
@@ -131,7 +138,7 @@ func (p *parser) parse() error {
 				p.next()
 			}
 		case t.kind == tokEOF:
-			if p.test.Quant == 0 {
+			if p.test.Quant == 0 && !p.durable() {
 				return p.errf(t.at(), "no final condition (exists, ~exists or forall)")
 			}
 			return nil
@@ -161,7 +168,8 @@ func (p *parser) parseInit() error {
 		case t.kind == tokEOF:
 			return p.errf(t.at(), "initial state not closed")
 		case t.kind == tokNum && p.peekAt(1).text == ":":
-			// A register initialiser: registers start at 0, so only 0 is one.
+			// A register initialiser: "0:r1=2" (a register not named
+			// starts at 0).
 			p.next()
 			p.next()
 			reg, err := p.ident("a register")
@@ -176,9 +184,23 @@ func (p *parser) parseInit() error {
 			if err != nil {
 				return err
 			}
-			if v != 0 {
-				return p.errf(t.at(), "unsupported construct: register initialiser %s:%s=%d (registers start at 0)", t.text, reg.text, v)
+			th, err := strconv.Atoi(t.text)
+			if err != nil || th > 63 {
+				return p.errf(t.at(), "bad thread number %s in a register initialiser", t.text)
 			}
+			if v == 0 {
+				continue // registers start at 0
+			}
+			for len(p.test.RegInit) <= th {
+				p.test.RegInit = append(p.test.RegInit, nil)
+			}
+			if p.test.RegInit[th] == nil {
+				p.test.RegInit[th] = map[string]int64{}
+			}
+			if _, dup := p.test.RegInit[th][reg.text]; dup {
+				return p.errf(reg.at(), "%s:%s initialised twice", t.text, reg.text)
+			}
+			p.test.RegInit[th][reg.text] = v
 			continue
 		}
 		name, err := p.ident("a location")
@@ -367,7 +389,13 @@ func (p *parser) stmt() ([]Stmt, error) {
 	switch t.text {
 	case "if":
 		return p.ifStmt()
-	case "while", "for", "do", "goto", "switch", "return", "break", "continue", "else":
+	case "while":
+		return p.whileStmt()
+	case "for":
+		return p.forStmt()
+	case "break", "continue", "return":
+		return p.jumpStmt()
+	case "do", "goto", "switch", "else":
 		return nil, p.errf(t.at(), "unsupported construct: %s", t.text)
 	}
 	if regTypes[t.text] {
@@ -382,6 +410,15 @@ func (p *parser) stmt() ([]Stmt, error) {
 	}
 	if err := p.assignable(t); err != nil {
 		return nil, err
+	}
+	if ss, ok, err := p.update(t); ok || err != nil {
+		if err != nil {
+			return nil, err
+		}
+		if _, err := p.expect(";", "ending the statement"); err != nil {
+			return nil, err
+		}
+		return ss, nil
 	}
 	if n := p.peek(); n.text != "=" {
 		if n.kind == tokPunct {
@@ -467,7 +504,7 @@ func (p *parser) rhsUntil(reg token) ([]Stmt, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []Stmt{{Assign: &Assign{Reg: reg.text, Val: e}, Line: reg.line}}, nil
+	return []Stmt{{Assign: &Assign{Reg: reg.text, Val: e}, Line: reg.line, Col: reg.col}}, nil
 }
 
 // callStmt reads a call used as a statement, then ";".
@@ -506,5 +543,152 @@ func (p *parser) ifStmt() ([]Stmt, error) {
 			return nil, err
 		}
 	}
-	return []Stmt{{If: &If{Cond: c, Then: then, Else: els}, Line: t.line}}, nil
+	return []Stmt{{If: &If{Cond: c, Then: then, Else: els}, Line: t.line, Col: t.col}}, nil
+}
+
+// update reads "r++", "r--", "r += e" or "r -= e" after the register r
+// (read), not the token that ends it; ok is false if none is next.
+func (p *parser) update(reg token) ([]Stmt, bool, error) {
+	op := p.peek()
+	var val Expr
+	switch op.text {
+	case "++", "--":
+		p.next()
+		val = C(1)
+	case "+=", "-=":
+		p.next()
+		e, err := p.expr()
+		if err != nil {
+			return nil, true, err
+		}
+		val = e
+	default:
+		return nil, false, nil
+	}
+	bin := "+"
+	if op.text == "--" || op.text == "-=" {
+		bin = "-"
+	}
+	return []Stmt{{Assign: &Assign{Reg: reg.text, Val: Bin(bin, R(reg.text), val)}, Line: reg.line, Col: reg.col}}, true, nil
+}
+
+// whileStmt reads "while (e) s".
+func (p *parser) whileStmt() ([]Stmt, error) {
+	t := p.next()
+	cond, err := p.parenCond("while")
+	if err != nil {
+		return nil, err
+	}
+	body, err := p.stmt()
+	if err != nil {
+		return nil, err
+	}
+	return []Stmt{{Loop: &Loop{Cond: cond, Body: body}, Line: t.line, Col: t.col}}, nil
+}
+
+// parenCond reads "(e)" after a keyword.
+func (p *parser) parenCond(kw string) (Expr, error) {
+	if _, err := p.expect("(", "after "+kw); err != nil {
+		return Expr{}, err
+	}
+	c, err := p.expr()
+	if err != nil {
+		return Expr{}, err
+	}
+	_, err = p.expect(")", "closing the condition of "+kw)
+	return c, err
+}
+
+// forStmt reads "for (init; cond; post) s": init and post are
+// assignments (r = e, r++, r += e...) or empty, cond an expression or
+// empty (always true).
+func (p *parser) forStmt() ([]Stmt, error) {
+	t := p.next()
+	if _, err := p.expect("(", "after for"); err != nil {
+		return nil, err
+	}
+	clause := func(end string) ([]Stmt, error) {
+		if p.is(end) {
+			return nil, nil
+		}
+		if regTypes[p.peek().text] {
+			return nil, p.errf(p.peek().at(), "unsupported construct: a declaration in for (declare the register before the loop)")
+		}
+		r, err := p.ident("a register to assign")
+		if err != nil {
+			return nil, err
+		}
+		if err := p.assignable(r); err != nil {
+			return nil, err
+		}
+		if ss, ok, err := p.update(r); ok || err != nil {
+			return ss, err
+		}
+		if _, err := p.expect("=", "in a for clause (r = e, r++, r += e)"); err != nil {
+			return nil, err
+		}
+		if n := p.peek(); n.kind == tokIdent && p.peekAt(1).text == "(" {
+			return nil, p.errf(n.at(), "unsupported construct: %s() in a for clause (call it in the loop body)", n.text)
+		}
+		e, err := p.expr()
+		if err != nil {
+			return nil, err
+		}
+		return []Stmt{{Assign: &Assign{Reg: r.text, Val: e}, Line: r.line, Col: r.col}}, nil
+	}
+	init, err := clause(";")
+	if err != nil {
+		return nil, err
+	}
+	if _, err := p.expect(";", "after the initialisation of for"); err != nil {
+		return nil, err
+	}
+	cond := C(1)
+	if !p.is(";") {
+		if cond, err = p.expr(); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := p.expect(";", "after the condition of for"); err != nil {
+		return nil, err
+	}
+	post, err := clause(")")
+	if err != nil {
+		return nil, err
+	}
+	if _, err := p.expect(")", "closing for (...)"); err != nil {
+		return nil, err
+	}
+	body, err := p.stmt()
+	if err != nil {
+		return nil, err
+	}
+	return append(init, Stmt{Loop: &Loop{Cond: cond, Body: body, Post: post}, Line: t.line, Col: t.col}), nil
+}
+
+// jumpStmt reads "break;", "continue;", "return;" or "return e;" (the
+// value is read and dropped: a thread's result is what it asserts).
+func (p *parser) jumpStmt() ([]Stmt, error) {
+	t := p.next()
+	j := map[string]Jump{"break": Break, "continue": Continue, "return": Return}[t.text]
+	if j == Return && !p.is(";") {
+		if _, err := p.expr(); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := p.expect(";", "after "+t.text); err != nil {
+		return nil, err
+	}
+	return []Stmt{{Jump: j, Line: t.line, Col: t.col}}, nil
+}
+
+// durable reports whether the test has a durability statement, which
+// makes the final condition optional (the obligations may all be inline).
+func (p *parser) durable() bool {
+	for _, th := range p.test.Threads {
+		if firstDurable(th.Body) != nil {
+			return true
+		}
+	}
+	return false
 }

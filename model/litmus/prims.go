@@ -86,6 +86,9 @@ func init() {
 // call reads "name(args)" (name is read, "(" is next) into one access whose
 // result, if any, goes to reg.
 func (p *parser) call(name token, reg string) ([]Stmt, error) {
+	if d, ok := devPrims[name.text]; ok {
+		return p.devCall(name, d, reg)
+	}
 	pr, ok := prims[name.text]
 	if !ok {
 		return nil, p.errf(name.at(), "unsupported construct: %s()", name.text)
@@ -142,5 +145,100 @@ func (p *parser) call(name token, reg string) ([]Stmt, error) {
 	case len(vals) == 2: // cmpxchg(x, old, new)
 		a.Expect, a.Val = vals[0], vals[1]
 	}
-	return []Stmt{{Access: a, Line: name.line}}, nil
+	return []Stmt{{Access: a, Line: name.line, Col: name.col}}, nil
 }
+
+// devPrim is a durability call (durable.go): what it is, how many value
+// arguments it takes after an optional leading name (a wait queue, the
+// block device), and whether it returns a value.
+type devPrim struct {
+	kind    DevKind
+	check   int // 1: assert_durable, 2: assert
+	args    int
+	named   int // 1: a leading name argument is required; 2: it is optional and the only one
+	returns bool
+}
+
+// devPrims are the durability calls the parser knows.
+var devPrims = map[string]devPrim{
+	"submit_bio_wait":    {kind: DevWrite, args: 3, returns: true},
+	"blkdev_issue_flush": {kind: DevFlush, named: 2, returns: true},
+	"read_block":         {kind: DevRead, args: 1, returns: true},
+	"wait_event":         {kind: DevWait, named: 1, args: 1},
+	"wake_up":            {kind: DevWake, named: 1},
+	"assert_durable":     {check: 1, args: 2},
+	"assert":             {check: 2, args: 1},
+}
+
+// devCall reads a durability call (name is read, "(" is next).
+func (p *parser) devCall(name token, d devPrim, reg string) ([]Stmt, error) {
+	if reg != "" && !d.returns {
+		return nil, p.errf(name.at(), "%s() returns no value to assign to %s", name.text, reg)
+	}
+	p.next() // (
+	if d.named > 0 {
+		switch {
+		case d.named == 2 && p.is(")"):
+		case p.peek().kind == tokIdent && (p.peekAt(1).text == "," || p.peekAt(1).text == ")"):
+			if p.params[p.peek().text] {
+				return nil, p.errf(p.peek().at(), "%s() takes a name of its own here, not the location %s", name.text, p.peek().text)
+			}
+			p.next()
+			if d.args > 0 {
+				if _, err := p.expect(",", "after the first argument of "+name.text); err != nil {
+					return nil, err
+				}
+			}
+		case d.named == 2:
+			return nil, p.errf(p.peek().at(), "want the block device's name or nothing in %s(), got %q", name.text, p.peek().text)
+		default:
+			return nil, p.errf(p.peek().at(), "want a wait queue's name as the first argument of %s(), got %q", name.text, p.peek().text)
+		}
+	}
+	var vals []Expr
+	var load *Access
+	for i := 0; i < d.args; i++ {
+		if i > 0 {
+			if _, err := p.expect(",", "between the arguments of "+name.text); err != nil {
+				return nil, err
+			}
+		}
+		if d.kind == DevWait {
+			p.waitLoad = &load
+		}
+		e, err := p.expr()
+		p.waitLoad = nil
+		if err != nil {
+			return nil, err
+		}
+		vals = append(vals, e)
+	}
+	if _, err := p.expect(")", "closing "+name.text+"("); err != nil {
+		return nil, err
+	}
+	st := Stmt{Line: name.line, Col: name.col}
+	switch {
+	case d.check == 1:
+		st.Check = &Check{Durable: true, Block: vals[0], Val: vals[1]}
+	case d.check == 2:
+		st.Check = &Check{Cond: vals[0]}
+	default:
+		op := &DevOp{Kind: d.kind, Reg: reg}
+		switch d.kind {
+		case DevWrite:
+			op.Block, op.Val, op.Flags = vals[0], vals[1], vals[2]
+		case DevRead:
+			op.Block = vals[0]
+		case DevWait:
+			if load == nil {
+				return nil, p.errf(name.at(), "the condition of %s() reads no memory (it must read a location: READ_ONCE(*x) == 1, say)", name.text)
+			}
+			op.Val, op.Load, op.Reg = vals[0], load, waitReg
+		}
+		st.Dev = op
+	}
+	return []Stmt{st}, nil
+}
+
+// waitReg is the register a wait_event's read goes to.
+const waitReg = "__wait"

@@ -53,6 +53,9 @@ func (Reference) Name() string { return "LKMM" }
 // released that another thread waits for, a lock taken twice) has no
 // outcome: the result is empty, not an error.
 func (r Reference) Outcomes(t *litmus.Test) ([]litmus.Outcome, error) {
+	if err := litmus.MemoryOnly(t); err != nil {
+		return nil, err
+	}
 	if len(t.Threads) > MaxThreads {
 		return nil, fmt.Errorf("%s: %w: %d threads (at most %d)", t.Name, ErrTooLarge, len(t.Threads), MaxThreads)
 	}

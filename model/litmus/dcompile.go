@@ -1,0 +1,292 @@
+package litmus
+
+import (
+	"fmt"
+
+	"github.com/flushproof/flushproof/model/memory"
+)
+
+// Compiling the durability statements (Durable): loops and jumps become
+// branches and jumps, a device call a submit and a wait (or a read), a
+// wait_event a load that waits for its condition, an assertion a check.
+
+// instruction kinds of the durability statements.
+const (
+	iDevSubmit uint8 = iota + 16 // submit the write or flush of dev
+	iDevWait                     // wait for the thread's command to end; Reg gets 0 or -EIO
+	iDevRead                     // Reg = the block's content
+	iAwait                       // the load of a wait_event: taken only when cond holds
+	iNop                         // wake_up: orders nothing here (docs/durable.md)
+	iCheck                       // assert_durable or assert
+)
+
+// loopCtx is a loop being compiled: where its break and continue jumps
+// are, to be patched, and the dependency states they leave.
+type loopCtx struct {
+	breaks, continues []int
+	breakDeps         []depState
+	contDeps          []depState
+}
+
+// returnTarget marks a jump to the thread's end (return), patched once the
+// thread is compiled.
+const returnTarget = -1
+
+// durableStmt compiles a loop, a jump, a device call or a check.
+func (c *compiler) durableStmt(s *Stmt) error {
+	switch {
+	case s.Loop != nil:
+		return c.loop(s)
+	case s.Jump != 0:
+		return c.jump(s)
+	case s.Check != nil:
+		ch := s.Check
+		for _, e := range []Expr{ch.Block, ch.Val, ch.Cond} {
+			if err := c.expr(e, s.Line); err != nil {
+				return err
+			}
+		}
+		c.code = append(c.code, instr{kind: iCheck, line: s.Line, check: ch})
+		return nil
+	}
+	d := s.Dev
+	for _, e := range []Expr{d.Block, d.Val, d.Flags} {
+		if d.Kind != DevWait {
+			if err := c.expr(e, s.Line); err != nil {
+				return err
+			}
+		}
+	}
+	switch d.Kind {
+	case DevWrite, DevFlush:
+		c.code = append(c.code, instr{kind: iDevSubmit, line: s.Line, dev: d})
+		if d.Reg != "" {
+			if err := c.write(d.Reg, s.Line); err != nil {
+				return err
+			}
+			c.dep.assign(&Assign{Reg: d.Reg, Val: C(0)}) // no load's value
+		}
+		c.code = append(c.code, instr{kind: iDevWait, line: s.Line, dev: d})
+	case DevRead:
+		if d.Reg != "" {
+			if err := c.write(d.Reg, s.Line); err != nil {
+				return err
+			}
+			c.dep.assign(&Assign{Reg: d.Reg, Val: C(0)})
+		}
+		c.code = append(c.code, instr{kind: iDevRead, line: s.Line, dev: d})
+	case DevWake:
+		c.code = append(c.code, instr{kind: iNop, line: s.Line, dev: d})
+	case DevWait:
+		a := d.Load
+		l, ok := c.locs[a.Loc]
+		if !ok {
+			return c.errf(s.Line, "%s on %q, which is not a location", a.Op, a.Loc)
+		}
+		if err := c.write(a.Reg, s.Line); err != nil {
+			return err
+		}
+		if err := c.expr(d.Val, s.Line); err != nil {
+			return err
+		}
+		c.code = append(c.code, instr{kind: iAwait, line: s.Line, access: a, loc: l, cond: d.Val, dev: d, deps: c.dep.access(a, 0, l)})
+	default:
+		return c.errf(s.Line, "unknown device call %v", d.Kind)
+	}
+	return nil
+}
+
+// jump compiles break, continue and return.
+func (c *compiler) jump(s *Stmt) error {
+	if s.Jump == Return {
+		c.code = append(c.code, instr{kind: iJump, line: s.Line, target: returnTarget})
+		return nil
+	}
+	if len(c.loops) == 0 {
+		return c.errf(s.Line, "%w: %s outside a loop in P%d", ErrUnsupported, stmtKind(s), c.thread)
+	}
+	l := c.loops[len(c.loops)-1]
+	if s.Jump == Break {
+		l.breaks = append(l.breaks, len(c.code))
+		l.breakDeps = append(l.breakDeps, c.dep.st.clone())
+	} else {
+		l.continues = append(l.continues, len(c.code))
+		l.contDeps = append(l.contDeps, c.dep.st.clone())
+	}
+	c.code = append(c.code, instr{kind: iJump, line: s.Line})
+	return nil
+}
+
+// maxLoopPasses bounds the passes of the dependency analysis over a loop
+// (each pass only removes taint or adds loads, so it settles long before).
+const maxLoopPasses = 200
+
+// loop compiles "while (cond) body" with its for's post: at the head a
+// branch out of the loop when cond is 0, the body, the post (where
+// continue goes), a jump back to the head. The dependency analysis runs
+// over the loop until the state at its head no longer changes: a load in
+// the loop numbers the same bit on every pass (its number is reset), and
+// a location it loads also holds poisonBit at the head, so that no store
+// is said to depend on every load of it (an earlier iteration's load is
+// another one). The code of the last pass is kept.
+func (c *compiler) loop(s *Stmt) error {
+	l := s.Loop
+	if err := c.expr(l.Cond, s.Line); err != nil {
+		return err
+	}
+	start, next, overflow := len(c.code), c.dep.next, c.dep.overflow
+	entry := c.dep.st.clone()
+	head := entry.clone()
+	for pass := 0; ; pass++ {
+		if pass == maxLoopPasses {
+			return c.errf(s.Line, "the dependency analysis of the loop in P%d did not settle", c.thread)
+		}
+		c.code, c.dep.next, c.dep.overflow = c.code[:start], next, overflow
+		c.dep.st = head.clone()
+		ctx := &loopCtx{}
+		c.loops = append(c.loops, ctx)
+		br := len(c.code)
+		c.code = append(c.code, instr{kind: iBranch, line: s.Line, cond: l.Cond})
+		c.dep.branch(l.Cond)
+		if err := c.stmts(l.Body); err != nil {
+			return err
+		}
+		cont := len(c.code)
+		for _, d := range ctx.contDeps {
+			c.dep.st = meet(c.dep.st, d)
+		}
+		if err := c.stmts(l.Post); err != nil {
+			return err
+		}
+		c.code = append(c.code, instr{kind: iJump, line: s.Line, target: start})
+		exit := len(c.code)
+		c.code[br].target = exit
+		for _, i := range ctx.breaks {
+			c.code[i].target = exit
+		}
+		for _, i := range ctx.continues {
+			c.code[i].target = cont
+		}
+		c.loops = c.loops[:len(c.loops)-1]
+		nh := loopBack(entry, c.dep.st)
+		if nh.equal(head) {
+			out := head.clone()
+			for _, d := range ctx.breakDeps {
+				out = meet(out, d)
+			}
+			out.ctrl = entry.ctrl
+			c.dep.st = out
+			return nil
+		}
+		head = nh
+	}
+}
+
+// compileDurable compiles t for the durability checker under m.
+func compileDurable(m memory.Model, t *Test, file string) (*opSystem, error) {
+	if len(t.Threads) > memory.MaxThreads {
+		return nil, fmt.Errorf("%s: %w: %d threads, more than the %d memory.Memory holds", t.Name, ErrUnsupported, len(t.Threads), memory.MaxThreads)
+	}
+	if len(t.Locs) > memory.MaxLocations {
+		return nil, fmt.Errorf("%s: %w: %d locations, more than the %d memory.Memory holds", t.Name, ErrUnsupported, len(t.Locs), memory.MaxLocations)
+	}
+	sys := &opSystem{model: m, test: t}
+	locIndex := map[string]int{}
+	for i, l := range t.Locs {
+		locIndex[l] = i
+		sys.init = append(sys.init, t.Init[l])
+	}
+	for ti, th := range t.Threads {
+		c := &compiler{sys: sys, m: m, name: t.Name, thread: ti, locs: locIndex, regs: map[string]int{}, wrote: map[string]bool{}, dep: newDepAnalysis(),
+			durable: true, file: file, hasRMW: hasOp(th.Body, Op.IsRMW), hasLock: hasOp(th.Body, func(o Op) bool { return o == OpSpinLock })}
+		if ti < len(t.RegInit) {
+			for r := range t.RegInit[ti] {
+				if err := c.reg(r, 0); err != nil {
+					return nil, err
+				}
+			}
+		}
+		if err := c.stmts(th.Body); err != nil {
+			return nil, err
+		}
+		if len(c.code) > 250 {
+			return nil, fmt.Errorf("%s: %w: P%d has %d instructions, more than 250", t.Name, ErrUnsupported, ti, len(c.code))
+		}
+		for i := range c.code {
+			if c.code[i].kind == iJump && c.code[i].target == returnTarget {
+				c.code[i].target = len(c.code)
+			}
+		}
+		sys.code = append(sys.code, c.code)
+		sys.regs = append(sys.regs, c.regs)
+		sys.written = append(sys.written, c.written)
+	}
+	return sys, nil
+}
+
+// liveRegs computes, per instruction of a thread's code, the registers
+// (bit i: register index i) that some path from it reads before writing:
+// the others hold values nothing will look at. keep are live everywhere
+// (those the final condition names). An instruction reads before it
+// writes (r = r + 1 reads r); a wait_event's load writes its register
+// and then its condition reads it.
+func liveRegs(code []instr, regs map[string]int, keep uint8) []uint8 {
+	mask := func(e Expr) uint8 {
+		var m uint8
+		e.Regs(func(r string) { m |= 1 << regs[r] })
+		return m
+	}
+	bit := func(r string) uint8 {
+		if r == "" {
+			return 0
+		}
+		return 1 << regs[r]
+	}
+	use := make([]uint8, len(code))
+	def := make([]uint8, len(code))
+	for i, in := range code {
+		switch in.kind {
+		case iAssign:
+			use[i], def[i] = mask(in.assign.Val), bit(in.assign.Reg)
+		case iBranch:
+			use[i] = mask(in.cond)
+		case iAccess:
+			use[i], def[i] = mask(in.access.Val)|mask(in.access.Expect), bit(in.access.Reg)
+		case iDevSubmit:
+			use[i] = mask(in.dev.Block) | mask(in.dev.Val) | mask(in.dev.Flags)
+		case iDevWait:
+			def[i] = bit(in.dev.Reg)
+		case iDevRead:
+			use[i], def[i] = mask(in.dev.Block), bit(in.dev.Reg)
+		case iAwait:
+			// The load writes the register, then the condition reads it
+			// and the others: live before are the others.
+			w := bit(in.access.Reg)
+			use[i], def[i] = mask(in.cond)&^w, w
+		case iCheck:
+			use[i] = mask(in.check.Block) | mask(in.check.Val) | mask(in.check.Cond)
+		}
+	}
+	live := make([]uint8, len(code)+1)
+	live[len(code)] = keep
+	for changed := true; changed; {
+		changed = false
+		for i := len(code) - 1; i >= 0; i-- {
+			in := code[i]
+			var out uint8
+			switch in.kind {
+			case iJump:
+				out = live[in.target]
+			case iBranch:
+				out = live[i+1] | live[in.target]
+			default:
+				out = live[i+1]
+			}
+			l := use[i] | out&^def[i] | keep
+			if l != live[i] {
+				live[i], changed = l, true
+			}
+		}
+	}
+	return live
+}

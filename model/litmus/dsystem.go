@@ -1,0 +1,692 @@
+package litmus
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/flushproof/flushproof/model/explore"
+	"github.com/flushproof/flushproof/model/memory"
+	"github.com/flushproof/flushproof/spec"
+)
+
+// The durability checker's transition system: the threads of a litmus
+// file over memory.Memory (the memory models of Operational) and a block
+// device whose every rule is spec.Contract's. A device call is two steps
+// of its thread, the submission and the wait for the command's end; the
+// device's steps are the events Contract.DeviceEvents offers (completions
+// in any order, failures where the file allows them). An assertion that
+// fails, and a crash after which the final condition does not hold, are
+// violations; a thread that can never go on is a deadlock.
+
+// Failures says which device commands may fail with EIO.
+type Failures uint8
+
+// The failures a file may allow.
+const (
+	FailFlush Failures = 1 << iota // a flush may fail
+	FailWrite                      // a write may fail
+)
+
+func (f Failures) String() string {
+	switch f {
+	case 0:
+		return "none"
+	case FailFlush:
+		return "flush"
+	case FailWrite:
+		return "write"
+	}
+	return "flush,write"
+}
+
+// CrashMode says where the checker crashes the machine to judge the final
+// condition.
+type CrashMode uint8
+
+// The crash modes.
+const (
+	CrashAny  CrashMode = iota // at every state: every prefix of every run
+	CrashEnd                   // once every thread has finished
+	CrashNone                  // never: the condition is judged when every thread has finished
+)
+
+func (c CrashMode) String() string {
+	switch c {
+	case CrashEnd:
+		return "end"
+	case CrashNone:
+		return "none"
+	}
+	return "any"
+}
+
+// DurableConfig is one run of the checker over a file.
+type DurableConfig struct {
+	Model    memory.Model
+	Device   spec.Config
+	Failures Failures
+	Crash    CrashMode
+}
+
+// durState is a state of the checker; comparable.
+type durState struct {
+	op  opState
+	dev spec.Contract
+	// io, per thread: the command it waits for, a write's number or a
+	// flush's number | ioFlush; 0 none.
+	io    [memory.MaxThreads]uint8
+	val   [spec.MaxWrites]int8 // per write: the value it wrote
+	cache [spec.MaxBlocks]int8 // per block: what a read returns (the newest completed write)
+	bad   fault                // the check that failed (badAssert, badDurable)
+}
+
+const ioFlush = 0x80
+
+// What failed (durState.bad.kind).
+const (
+	badAssert  uint8 = iota + 1 // assert(e) was false
+	badDurable                  // assert_durable(b, v): no durable write of v to b
+)
+
+// Faults of the durability statements (opState.fault.kind), after
+// Operational's.
+const (
+	faultBlock   uint8 = iota + 10 // a block number out of range
+	faultFlags                     // flags other than REQ_FUA and REQ_PREFLUSH
+	faultDevice                    // the contract refused a command (more than its bounds)
+	faultValue                     // a value a block cannot hold
+	faultBadLoad                   // a wait_event's condition on a location of no thread
+)
+
+// durSystem is a file compiled for one DurableConfig.
+type durSystem struct {
+	op     *opSystem
+	cfg    DurableConfig
+	blocks []int // the blocks the final condition names
+	full   bool  // WithoutReductions
+	// live, per thread and instruction: the registers some path from it
+	// reads before writing (liveRegs); Canonical zeroes the others.
+	live [][]uint8
+	// local, per thread and instruction: a step that touches nothing but
+	// the thread's own registers and program counter (an assignment of a
+	// register the final condition does not name, a branch, a forward
+	// jump, wake_up, a check), which Next takes alone (see Next).
+	local [][]bool
+	reads bool // some thread reads a block (the cache matters)
+}
+
+// FaultError is a run the checker cannot judge: a value, block or
+// command out of the model's bounds, or a store memory.LKMM cannot place.
+// The row is an error, not a verdict.
+type FaultError struct{ Msg string }
+
+func (e *FaultError) Error() string { return e.Msg }
+
+// Reduces implements explore.InnerReducer.
+func (s *durSystem) Reduces() bool { return s.cfg.Model == memory.LKMM && !s.full }
+
+// WithoutReductions implements explore.InnerReducer.
+func (s *durSystem) WithoutReductions() explore.System[durState] {
+	u := *s
+	op := *s.op
+	op.full = true
+	u.op, u.full = &op, true
+	return &u
+}
+
+func (s *durSystem) threads() int { return len(s.op.code) }
+
+// Actors are the threads, the memory (TSO's store buffers) and the device.
+func (s *durSystem) Actors() []string { return append(s.op.Actors(), "device") }
+
+func (s *durSystem) Init() []durState {
+	ops := s.op.Init()
+	out := make([]durState, 0, len(ops))
+	for _, o := range ops {
+		st := durState{op: o, dev: spec.NewContract(s.cfg.Device)}
+		for t := range s.op.code {
+			if t < len(s.op.test.RegInit) {
+				for r, v := range s.op.test.RegInit[t] {
+					st.op.regs[t][s.op.regs[t][r]] = v
+				}
+			}
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+// Unfinished: the threads not at their end.
+func (s *durSystem) Unfinished(st durState) uint64 {
+	if st.op.fault.kind != 0 || st.bad.kind != 0 {
+		return 0
+	}
+	var m uint64
+	for t, code := range s.op.code {
+		if int(st.op.pc[t]) < len(code) {
+			m |= 1 << t
+		}
+	}
+	return m
+}
+
+func (s *durSystem) finished(st durState) bool { return s.Unfinished(st) == 0 }
+
+// Next yields every step of st's threads, memory and device. One
+// reduction (off in WithoutReductions): when a thread's next step is
+// local (durSystem.local), it is the only step yielded. A local step
+// commutes with every other step, no other step disables it, and neither
+// Check nor the final condition sees it until a later step, so every run
+// has a run of the same steps, reordered, that takes it at once (the
+// ample sets of partial-order reduction; a backward jump is not local,
+// so no cycle of local steps can put the other threads off forever). The
+// verdicts are the same; a counterexample may be longer by the local
+// steps it now takes before another thread's.
+func (s *durSystem) Next(st durState, yield func(explore.Label, durState)) {
+	if st.op.fault.kind != 0 || st.bad.kind != 0 {
+		return
+	}
+	if !s.full {
+		for t, code := range s.op.code {
+			pc := int(st.op.pc[t])
+			if pc < len(code) && s.local[t][pc] {
+				s.step(st, t, code[pc], func(lb explore.Label, n durState) {
+					lb.Actor, lb.ID = uint8(t), uint16(pc)
+					if int(n.op.pc[t]) >= len(code) && n.op.fault.kind == 0 && n.bad.kind == 0 {
+						n.op.mem.DropReader(t)
+					}
+					yield(lb, n)
+				})
+				return
+			}
+		}
+	}
+	nt := s.threads()
+	st.op.mem.Steps(func(t int, m memory.Memory) {
+		n := st
+		n.op.mem = m
+		lb := explore.Label{Actor: uint8(nt), ID: uint16(t)}
+		for l := range s.op.test.Locs {
+			if m.Newest(l) != st.op.mem.Newest(l) {
+				lb.Kind, lb.Arg = uint8(l+1), uint16(uint8(m.Newest(l)))
+				break
+			}
+		}
+		yield(lb, n)
+	})
+	for t, code := range s.op.code {
+		pc := int(st.op.pc[t])
+		if pc >= len(code) {
+			continue
+		}
+		s.step(st, t, code[pc], func(lb explore.Label, n durState) {
+			lb.Actor, lb.ID = uint8(t), uint16(pc)
+			if int(n.op.pc[t]) >= len(code) && n.op.fault.kind == 0 && n.bad.kind == 0 {
+				n.op.mem.DropReader(t)
+			}
+			yield(lb, n)
+		})
+	}
+	s.deviceSteps(st, yield)
+}
+
+// deviceSteps are the device's events, as the contract offers them.
+func (s *durSystem) deviceSteps(st durState, yield func(explore.Label, durState)) {
+	dev := s.threads() + 1
+	st.dev.DeviceEvents(s.cfg.Failures != 0, func(e spec.Event) {
+		if e.Kind == spec.WriteFail && s.cfg.Failures&FailWrite == 0 || e.Kind == spec.FlushFail && s.cfg.Failures&FailFlush == 0 {
+			return
+		}
+		n := st
+		if err := n.dev.Apply(e); err != nil {
+			panic(fmt.Sprintf("litmus: the contract refused %v, which it offered: %v", e, err))
+		}
+		if e.Kind == spec.WriteComplete {
+			for bm := n.dev.WriteBlocks(e.ID); bm != 0; bm &= bm - 1 {
+				n.cache[lowBit(bm)] = st.val[e.ID-1]
+			}
+		}
+		yield(explore.Label{Actor: uint8(dev), Kind: uint8(e.Kind), ID: uint16(e.ID)}, n)
+	})
+}
+
+func lowBit(m uint8) int {
+	for b := 0; b < 8; b++ {
+		if m&(1<<b) != 0 {
+			return b
+		}
+	}
+	return -1
+}
+
+// Label kinds of the durability steps (Label.Kind of a thread's step).
+const (
+	kindDevErr  uint8 = iota + 8 // a wait: Arg is the error (0 or EIO)
+	kindRead                     // a read: Arg is the value
+	kindFailed                   // a check that failed
+	kindSubmit                   // a submission: Arg is the command's number
+	kindSettled                  // Alt names the pending barriers that completed first
+)
+
+// step yields thread t's successors for in.
+func (s *durSystem) step(st durState, t int, in instr, yield func(explore.Label, durState)) {
+	switch in.kind {
+	case iAccess, iAssign, iBranch, iJump:
+		s.op.step(st.op, t, in, func(lb explore.Label, o opState) {
+			n := st
+			n.op = o
+			yield(lb, n)
+		})
+		return
+	}
+	eval := func(e Expr) int64 {
+		v, err := e.Eval(func(_ int, name string) int64 { return st.op.regs[t][s.op.regs[t][name]] }, nil)
+		if err != nil {
+			panic(err) // compile checked every expression
+		}
+		return v
+	}
+	n := st
+	n.op.pc[t]++
+	fail := func(kind uint8) {
+		n.op.pc[t] = st.op.pc[t]
+		n.op.fault = fault{kind, uint8(t), st.op.pc[t]}
+		yield(explore.Label{}, n)
+	}
+	setReg := func(n *durState, name string, v int64) {
+		if name != "" {
+			n.op.regs[t][s.op.regs[t][name]] = v
+		}
+	}
+	// settled yields n after t's pending barrier (LKMM), in every order:
+	// a device call is not a memory operation, but a fully ordered RMW
+	// orders every later event of its thread (memory.Memory.Settle).
+	settled := func(n durState, lb explore.Label) {
+		for _, c := range n.op.mem.Settle(t) {
+			m := n
+			m.op.mem = c.Mem
+			lb.Alt = uint16(c.Alt)
+			yield(lb, m)
+		}
+	}
+	switch in.kind {
+	case iNop:
+		yield(explore.Label{}, n)
+	case iCheck:
+		ch := in.check
+		ok := false
+		if ch.Durable {
+			b, v := eval(ch.Block), eval(ch.Val)
+			ok = b >= 0 && b < spec.MaxBlocks && s.durableValue(&st, int(b), v)
+		} else {
+			ok = eval(ch.Cond) != 0
+		}
+		if ok {
+			yield(explore.Label{}, n)
+			return
+		}
+		n.op.pc[t] = st.op.pc[t]
+		kind := badAssert
+		if ch.Durable {
+			kind = badDurable
+		}
+		n.bad = fault{kind, uint8(t), st.op.pc[t]}
+		yield(explore.Label{Kind: kindFailed}, n)
+	case iDevSubmit:
+		d := in.dev
+		if d.Kind == DevFlush {
+			id := n.dev.Flushes() + 1
+			if id > spec.MaxFlushes || id >= ioFlush {
+				fail(faultDevice)
+				return
+			}
+			if err := n.dev.Apply(spec.Event{Kind: spec.FlushSubmit, ID: id}); err != nil {
+				fail(faultDevice)
+				return
+			}
+			n.io[t] = uint8(id) | ioFlush
+			settled(n, explore.Label{Kind: kindSubmit, Arg: uint16(id)})
+			return
+		}
+		b, v, fl := eval(d.Block), eval(d.Val), eval(d.Flags)
+		switch {
+		case b < 0 || b >= spec.MaxBlocks:
+			fail(faultBlock)
+			return
+		case fl&^(ReqFUA|ReqPreflush) != 0:
+			fail(faultFlags)
+			return
+		case v < -128 || v > 127:
+			fail(faultValue)
+			return
+		}
+		id := n.dev.Writes() + 1
+		if id > spec.MaxWrites {
+			fail(faultDevice)
+			return
+		}
+		if err := n.dev.Apply(spec.Event{Kind: spec.WriteSubmit, ID: id, Blocks: 1 << b, FUA: fl&ReqFUA != 0, Preflush: fl&ReqPreflush != 0}); err != nil {
+			fail(faultDevice)
+			return
+		}
+		n.val[id-1] = int8(v)
+		n.io[t] = uint8(id)
+		settled(n, explore.Label{Kind: kindSubmit, Arg: uint16(id)})
+	case iDevWait:
+		id := int(st.io[t])
+		var ended, failed bool
+		if id&ioFlush != 0 {
+			ended, failed = st.dev.FlushEnded(id &^ ioFlush)
+		} else {
+			ended, failed = st.dev.WriteEnded(id)
+		}
+		if !ended {
+			return // the thread waits
+		}
+		n.io[t] = 0
+		errv := int64(0)
+		if failed {
+			errv = -EIO
+		}
+		setReg(&n, in.dev.Reg, errv)
+		settled(n, explore.Label{Kind: kindDevErr, Arg: uint16(-errv)})
+	case iDevRead:
+		b := eval(in.dev.Block)
+		if b < 0 || b >= spec.MaxBlocks {
+			fail(faultBlock)
+			return
+		}
+		v := int64(st.cache[b])
+		setReg(&n, in.dev.Reg, v)
+		settled(n, explore.Label{Kind: kindRead, Arg: uint16(uint8(int8(v)))})
+	case iAwait:
+		load := st.op.mem.Load
+		if in.access.Op == OpLoadAcquire {
+			load = st.op.mem.LoadAcquire
+		}
+		for i, r := range load(t, in.loc) {
+			m := n
+			m.op.mem = r.Mem
+			v := s.op.real(in.loc, r.Val)
+			setReg(&m, in.access.Reg, v)
+			c, err := in.cond.Eval(func(_ int, name string) int64 { return m.op.regs[t][s.op.regs[t][name]] }, nil)
+			if err != nil {
+				panic(err)
+			}
+			if c == 0 {
+				continue // not yet: the thread sleeps until a store makes it true
+			}
+			yield(explore.Label{Kind: kindValue, Arg: uint16(uint8(int8(r.Val))) | uint16(i)<<8}, m)
+		}
+	default:
+		panic(fmt.Sprintf("litmus: no step for instruction kind %d", in.kind))
+	}
+}
+
+// durableValue reports whether some durable write to block b wrote v.
+func (s *durSystem) durableValue(st *durState, b int, v int64) bool {
+	for w := 1; w <= st.dev.Writes(); w++ {
+		if st.dev.WriteBlocks(w)&(1<<b) != 0 && int64(st.val[w-1]) == v && st.dev.Durable(w) {
+			return true
+		}
+	}
+	return false
+}
+
+// Check: a fault is a FaultError; a failed check, and a crash image (or,
+// without crashes, a final state) where the final condition does not
+// hold, are violations.
+func (s *durSystem) Check(st durState) error {
+	if f := st.op.fault; f.kind != 0 {
+		return &FaultError{s.faultText(f)}
+	}
+	if b := st.bad; b.kind != 0 {
+		return s.badText(&st, b)
+	}
+	q := s.op.test.Quant
+	if q == 0 {
+		return nil
+	}
+	switch s.cfg.Crash {
+	case CrashNone, CrashEnd:
+		if !s.finished(st) {
+			return nil
+		}
+	}
+	if s.cfg.Crash == CrashNone {
+		if s.op.model == memory.TSO && !s.op.final(st.op) {
+			return nil // the store buffers drain first
+		}
+		return s.judge(&st, nil)
+	}
+	img := make([]int8, spec.MaxBlocks)
+	return s.crashImages(&st, 0, img)
+}
+
+// crashImages judges the condition on every crash image of the blocks
+// s.blocks[k:], the earlier ones set in img.
+func (s *durSystem) crashImages(st *durState, k int, img []int8) error {
+	if k == len(s.blocks) {
+		return s.judge(st, img)
+	}
+	b := s.blocks[k]
+	set := st.dev.Allowed(b)
+	if set.Initial {
+		img[b] = 0
+		if err := s.crashImages(st, k+1, img); err != nil {
+			return err
+		}
+	}
+	for m := set.Writes; m != 0; m &= m - 1 {
+		w := 0
+		for m&(1<<w) == 0 {
+			w++
+		}
+		img[b] = st.val[w]
+		if err := s.crashImages(st, k+1, img); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ErrCondition is wrapped by a violation of the final condition.
+var ErrCondition = errors.New("the final condition does not hold")
+
+// judge evaluates the final condition on st and the crash image img (nil
+// without a crash).
+func (s *durSystem) judge(st *durState, img []int8) error {
+	regs := func(t int, name string) int64 {
+		if t < 0 || t >= len(s.op.regs) {
+			return 0
+		}
+		i, ok := s.op.regs[t][name]
+		if !ok {
+			return 0
+		}
+		return st.op.regs[t][i]
+	}
+	locIdx := func(name string) int {
+		for i, l := range s.op.test.Locs {
+			if l == name {
+				return i
+			}
+		}
+		return -1
+	}
+	loc := func(name string) int64 {
+		if b := s.op.test.BlockOf(name); b >= 0 {
+			return int64(img[b])
+		}
+		l := locIdx(name)
+		return s.op.real(l, int64(st.op.mem.Newest(l)))
+	}
+	v, err := s.op.test.Cond.Eval(regs, loc)
+	if err != nil {
+		return &FaultError{fmt.Sprintf("%s: final condition: %v", s.op.test.Name, err)}
+	}
+	holds := v != 0
+	if s.op.test.Quant == NotExists {
+		holds = !holds
+	}
+	if holds {
+		return nil
+	}
+	var parts []string
+	for _, b := range s.blocks {
+		parts = append(parts, fmt.Sprintf("blk%d=%d", b, img[b]))
+	}
+	where := "when every thread has finished"
+	if img != nil {
+		where = "after a crash here"
+		if len(parts) > 0 {
+			where += ", which may leave " + strings.Join(parts, " ")
+		}
+	}
+	return fmt.Errorf("%w %s: %s %s", ErrCondition, where, s.op.test.Quant, s.op.test.Cond)
+}
+
+// badText explains a failed check.
+func (s *durSystem) badText(st *durState, b fault) error {
+	in := s.op.code[b.thread][b.pc]
+	ch := in.check
+	eval := func(e Expr) int64 {
+		v, _ := e.Eval(func(_ int, name string) int64 { return st.op.regs[b.thread][s.op.regs[b.thread][name]] }, nil)
+		return v
+	}
+	if b.kind == badAssert {
+		return fmt.Errorf("line %d: P%d: assert(%s) fails", in.line, b.thread, cExpr(ch.Cond))
+	}
+	blk, v := eval(ch.Block), eval(ch.Val)
+	var ws []string
+	for w := 1; w <= st.dev.Writes(); w++ {
+		if st.dev.WriteBlocks(w)&(1<<blk) == 0 {
+			continue
+		}
+		state := "in flight"
+		if ended, failed := st.dev.WriteEnded(w); failed {
+			state = "failed"
+		} else if ended {
+			state = "completed"
+		}
+		if st.dev.Durable(w) {
+			state += ", durable"
+		} else {
+			state += ", not durable"
+		}
+		ws = append(ws, fmt.Sprintf("W%d (value %d) %s", w, st.val[w-1], state))
+	}
+	if len(ws) == 0 {
+		ws = append(ws, "no write to it was submitted")
+	}
+	return fmt.Errorf("line %d: P%d: assert_durable(%s, %s) fails: no durable write of %d to block %d (a crash now may lose it): %s",
+		in.line, b.thread, cExpr(ch.Block), cExpr(ch.Val), v, blk, strings.Join(ws, "; "))
+}
+
+func (s *durSystem) faultText(f fault) string {
+	in := s.op.code[f.thread][f.pc]
+	switch f.kind {
+	case faultBlock:
+		return fmt.Sprintf("line %d: P%d: a block number outside 0..%d", in.line, f.thread, spec.MaxBlocks-1)
+	case faultFlags:
+		return fmt.Sprintf("line %d: P%d: write flags other than REQ_FUA and REQ_PREFLUSH", in.line, f.thread)
+	case faultDevice:
+		return fmt.Sprintf("line %d: P%d: more than %d writes or %d flushes in one run (spec.MaxWrites, spec.MaxFlushes)", in.line, f.thread, spec.MaxWrites, spec.MaxFlushes)
+	case faultValue:
+		return fmt.Sprintf("line %d: P%d: a value a block cannot hold (-128..127)", in.line, f.thread)
+	}
+	return s.op.faultText(f)
+}
+
+// Describe renders a step for the timeline, thread steps with their line
+// in the file.
+func (s *durSystem) Describe(lb explore.Label) string {
+	nt := s.threads()
+	switch int(lb.Actor) {
+	case nt:
+		return s.op.Describe(lb)
+	case nt + 1:
+		k := spec.Kind(lb.Kind)
+		e := spec.Event{Kind: k, ID: int(lb.ID)}
+		return e.String()
+	}
+	in := s.op.code[lb.Actor][lb.ID]
+	text := ""
+	switch in.kind {
+	case iAccess, iAssign, iBranch, iJump:
+		text = s.op.Describe(lb)
+	case iNop:
+		text = in.dev.Kind.String() + "()"
+	case iCheck:
+		text = checkText(in.check)
+		if lb.Kind == kindFailed {
+			text += ": FAILS"
+		}
+	case iDevSubmit:
+		if in.dev.Kind == DevFlush {
+			text = fmt.Sprintf("blkdev_issue_flush(): F%d submitted", lb.Arg)
+		} else {
+			text = fmt.Sprintf("submit_bio_wait(%s, %s, %s): W%d submitted", cExpr(in.dev.Block), cExpr(in.dev.Val), flagsText(in.dev.Flags), lb.Arg)
+		}
+	case iDevWait:
+		text = fmt.Sprintf("%s() returns %d", in.dev.Kind, -int(lb.Arg))
+		if in.dev.Reg != "" {
+			text = in.dev.Reg + " = " + text
+		}
+	case iDevRead:
+		text = fmt.Sprintf("%s = read_block(%s) = %d", in.dev.Reg, cExpr(in.dev.Block), int8(uint8(lb.Arg)))
+	case iAwait:
+		text = fmt.Sprintf("wait_event(%s): %s = %d", cExpr(in.cond), accessText(in.access), s.op.real(in.loc, int64(int8(uint8(lb.Arg)))))
+	}
+	if lb.Alt != 0 && in.kind >= iDevSubmit {
+		name := func(t int) string { return fmt.Sprintf("P%d", t) }
+		text += " (" + memory.Alt(lb.Alt).Text(name, false) + ")"
+	}
+	return fmt.Sprintf("L%d: %s", in.line, text)
+}
+
+func checkText(c *Check) string {
+	if c.Durable {
+		return fmt.Sprintf("assert_durable(%s, %s)", cExpr(c.Block), cExpr(c.Val))
+	}
+	return fmt.Sprintf("assert(%s)", cExpr(c.Cond))
+}
+
+// flagsText renders write flags as the file would.
+func flagsText(e Expr) string {
+	if !e.IsConst {
+		return cExpr(e)
+	}
+	var parts []string
+	if e.Const&ReqPreflush != 0 {
+		parts = append(parts, "REQ_PREFLUSH")
+	}
+	if e.Const&ReqFUA != 0 {
+		parts = append(parts, "REQ_FUA")
+	}
+	if rest := e.Const &^ (ReqFUA | ReqPreflush); rest != 0 || len(parts) == 0 {
+		parts = append(parts, fmt.Sprint(rest))
+	}
+	return strings.Join(parts, "|")
+}
+
+// Canonical zeroes what no step will read: the registers dead at each
+// thread's instruction (liveRegs) and, if no thread reads a block, the
+// cache. Two states that differ only there have the same futures. (A
+// failed check's registers are live where it stopped: its explanation
+// reads them.)
+func (s *durSystem) Canonical(st durState) durState {
+	for t := range s.op.code {
+		live := s.live[t][st.op.pc[t]]
+		for r := range st.op.regs[t] {
+			if live&(1<<r) == 0 {
+				st.op.regs[t][r] = 0
+			}
+		}
+	}
+	if !s.reads {
+		st.cache = [spec.MaxBlocks]int8{}
+	}
+	return st
+}

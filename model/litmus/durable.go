@@ -1,0 +1,363 @@
+package litmus
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/flushproof/flushproof/model/explore"
+	"github.com/flushproof/flushproof/model/memory"
+	"github.com/flushproof/flushproof/model/verdict"
+	"github.com/flushproof/flushproof/spec"
+)
+
+// MemoryOnly returns an error wrapping ErrUnsupported if t is not a
+// memory-model test: it has durability statements (the device, assertions,
+// loops, jumps, wait_event), registers that start other than at 0, or a
+// final condition over blocks. Only flushproof check (Durable) runs those;
+// the memory models call this first.
+func MemoryOnly(t *Test) error {
+	for th, regs := range t.RegInit {
+		for r, v := range regs {
+			return fmt.Errorf("%s: %w: the initial state sets %d:%s=%d (a memory model's registers start at 0; flushproof check runs such files)", t.Name, ErrUnsupported, th, r, v)
+		}
+	}
+	for ti, th := range t.Threads {
+		if s := firstDurable(th.Body); s != nil {
+			return fmt.Errorf("%s: line %d: %w: P%d has %s, a durability statement (flushproof check runs such files)", t.Name, s.Line, ErrUnsupported, ti, stmtKind(s))
+		}
+	}
+	var blk string
+	t.Cond.locs(func(l string) {
+		if blk == "" && t.BlockOf(l) >= 0 {
+			blk = l
+		}
+	})
+	if blk != "" {
+		return fmt.Errorf("%s: %w: the final condition names block %s (flushproof check runs such files)", t.Name, ErrUnsupported, blk)
+	}
+	return nil
+}
+
+// firstDurable returns the first durability statement in body, or nil.
+func firstDurable(body []Stmt) *Stmt {
+	for i := range body {
+		s := &body[i]
+		if s.Loop != nil || s.Jump != 0 || s.Dev != nil || s.Check != nil {
+			return s
+		}
+		if s.If != nil {
+			if d := firstDurable(s.If.Then); d != nil {
+				return d
+			}
+			if d := firstDurable(s.If.Else); d != nil {
+				return d
+			}
+		}
+	}
+	return nil
+}
+
+// stmtKind names a statement's construct for errors.
+func stmtKind(s *Stmt) string {
+	switch {
+	case s.Loop != nil:
+		return "a loop"
+	case s.Jump == Break:
+		return "break"
+	case s.Jump == Continue:
+		return "continue"
+	case s.Jump == Return:
+		return "return"
+	case s.Dev != nil:
+		return s.Dev.Kind.String() + "()"
+	case s.Check != nil && s.Check.Durable:
+		return "assert_durable()"
+	case s.Check != nil:
+		return "assert()"
+	case s.If != nil:
+		return "if"
+	case s.Assign != nil:
+		return "an assignment"
+	}
+	return "an access"
+}
+
+// String is the call's name in a file.
+func (k DevKind) String() string {
+	switch k {
+	case DevWrite:
+		return "submit_bio_wait"
+	case DevFlush:
+		return "blkdev_issue_flush"
+	case DevRead:
+		return "read_block"
+	case DevWait:
+		return "wait_event"
+	case DevWake:
+		return "wake_up"
+	}
+	return fmt.Sprintf("DevKind(%d)", uint8(k))
+}
+
+// locs calls f with every location e reads (in a final condition).
+func (e Expr) locs(f func(string)) {
+	if e.Loc != "" {
+		f(e.Loc)
+	}
+	for _, a := range e.Args {
+		a.locs(f)
+	}
+}
+
+// Durable is a durability litmus file ready for flushproof check: what
+// its header asks for (Expect, Device, Failures, Crash), which the
+// command line may override.
+type Durable struct {
+	Test *Test
+	File string // the file's name, for errors
+	// Unsafe: the file expects UNSAFE (Expect: unsafe), a negative
+	// control; by default a file is expected SAFE.
+	Unsafe   bool
+	Devices  []spec.Config // Device: one or more configurations, or all
+	Failures Failures      // Failures: none, flush, write, or flush,write
+	Crash    CrashMode     // Crash: any (the default), end or none
+}
+
+// ReadDurable reads t's header. A value it does not know is an *Error at
+// the value. Without a Device line every configuration is checked.
+func ReadDurable(file string, t *Test) (*Durable, error) {
+	d := &Durable{Test: t, File: file, Devices: spec.Configs()}
+	at := func(k string) pos { f := t.Header[k]; return pos{f.Line, f.Col} }
+	errf := func(k, format string, args ...any) error {
+		p := at(k)
+		return &Error{File: file, Line: p.line, Col: p.col, Msg: fmt.Sprintf(format, args...)}
+	}
+	if f, ok := t.Header["expect"]; ok {
+		switch strings.ToLower(f.Value) {
+		case "safe":
+		case "unsafe":
+			d.Unsafe = true
+		default:
+			return nil, errf("expect", "Expect: %q: want safe or unsafe", f.Value)
+		}
+	}
+	if f, ok := t.Header["device"]; ok {
+		devs, err := ParseDevices(f.Value)
+		if err != nil {
+			return nil, errf("device", "Device: %v", err)
+		}
+		d.Devices = devs
+	}
+	if f, ok := t.Header["failures"]; ok {
+		fl, err := ParseFailures(f.Value)
+		if err != nil {
+			return nil, errf("failures", "Failures: %v", err)
+		}
+		d.Failures = fl
+	}
+	if f, ok := t.Header["crash"]; ok {
+		c, err := ParseCrash(f.Value)
+		if err != nil {
+			return nil, errf("crash", "Crash: %v", err)
+		}
+		d.Crash = c
+	}
+	if err := d.Validate(); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// Validate checks what the header (or the overrides since) and the final
+// condition ask together.
+func (d *Durable) Validate() error {
+	t := d.Test
+	condErr := func(format string, args ...any) error {
+		return &Error{File: d.File, Line: t.CondLine, Col: t.CondCol, Msg: fmt.Sprintf(format, args...)}
+	}
+	if t.Quant == Exists {
+		return condErr("exists asks whether some outcome is reachable; a durability check states what must hold: write forall (...) or ~exists (...)")
+	}
+	if d.Crash == CrashNone && len(condBlocks(t)) > 0 {
+		return condErr("the final condition names blocks, which only a crash reveals, but the header says Crash: none")
+	}
+	return nil
+}
+
+// condBlocks lists the blocks t's final condition names, ascending.
+func condBlocks(t *Test) []int {
+	var seen [spec.MaxBlocks]bool
+	t.Cond.locs(func(l string) {
+		if b := t.BlockOf(l); b >= 0 {
+			seen[b] = true
+		}
+	})
+	var out []int
+	for b, ok := range seen {
+		if ok {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// ParseDevices reads a list of device configurations: "cache+fua",
+// "cache+fua,no-cache", or "all".
+func ParseDevices(s string) ([]spec.Config, error) {
+	if strings.TrimSpace(strings.ToLower(s)) == "all" {
+		return spec.Configs(), nil
+	}
+	var out []spec.Config
+	for _, part := range strings.Split(s, ",") {
+		c, err := spec.ParseConfig(strings.TrimSpace(part))
+		if err != nil {
+			return nil, fmt.Errorf("%v, or all", err)
+		}
+		for _, o := range out {
+			if o == c {
+				return nil, fmt.Errorf("%s named twice", c)
+			}
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// ParseFailures reads which commands may fail: none, flush, write,
+// flush,write (or all).
+func ParseFailures(s string) (Failures, error) {
+	var f Failures
+	for _, part := range strings.Split(strings.ToLower(s), ",") {
+		switch strings.TrimSpace(part) {
+		case "none":
+			if strings.Contains(s, ",") {
+				return 0, fmt.Errorf("%q: none with others", s)
+			}
+		case "flush", "flushes":
+			f |= FailFlush
+		case "write", "writes":
+			f |= FailWrite
+		case "all":
+			f |= FailFlush | FailWrite
+		default:
+			return 0, fmt.Errorf("%q: want none, flush, write, flush,write or all", s)
+		}
+	}
+	return f, nil
+}
+
+// ParseCrash reads a crash mode: any, end or none.
+func ParseCrash(s string) (CrashMode, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "any", "anywhere", "every step":
+		return CrashAny, nil
+	case "end":
+		return CrashEnd, nil
+	case "none":
+		return CrashNone, nil
+	}
+	return 0, fmt.Errorf("%q: want any, end or none", s)
+}
+
+// Rows are the file's rows of the verdict table: one per memory model
+// and device configuration.
+func (d *Durable) Rows(models []memory.Model) []verdict.Row {
+	var out []verdict.Row
+	for _, m := range models {
+		for _, dev := range d.Devices {
+			cfg := DurableConfig{Model: m, Device: dev, Failures: d.Failures, Crash: d.Crash}
+			row := verdict.Row{Model: d.Test.Name, Config: m.String() + " " + dev.String(), Bound: d.bound(), Negative: d.Unsafe}
+			row.Check = func(o explore.Options) (verdict.Verdict, error) {
+				r, err := d.Search(cfg, o)
+				if err != nil {
+					return verdict.Verdict{}, err
+				}
+				return verdict.FromResult(row, r), nil
+			}
+			out = append(out, row)
+		}
+	}
+	return out
+}
+
+// bound describes what a row explores.
+func (d *Durable) bound() string {
+	n := len(d.Test.Threads)
+	s := fmt.Sprintf("%d %s", n, verdict.Plural(n, "thread"))
+	switch d.Crash {
+	case CrashAny:
+		s += ", crash anywhere"
+	case CrashEnd:
+		s += ", crash at the end"
+	}
+	switch d.Failures {
+	case FailFlush:
+		s += ", flush EIO"
+	case FailWrite:
+		s += ", write EIO"
+	case FailFlush | FailWrite:
+		s += ", flush and write EIO"
+	}
+	return s
+}
+
+// Search explores the file under cfg. A run the model cannot judge (a
+// fault: a value, block or command beyond its bounds, a store memory.LKMM
+// cannot place) is an error naming the file and line, with the run that
+// reached it.
+func (d *Durable) Search(cfg DurableConfig, opt explore.Options) (*explore.Result[durState], error) {
+	sys, err := d.system(cfg)
+	if err != nil {
+		return nil, err
+	}
+	r := explore.Explore[durState](sys, opt)
+	if v := r.Violation; v != nil {
+		var fe *FaultError
+		if errors.As(v.Err, &fe) {
+			return nil, fmt.Errorf("%s: %s (reached by:\n%s)", d.File, fe.Msg, explore.Timeline(v.Actor, v.Path))
+		}
+	}
+	return r, nil
+}
+
+// system compiles the file for cfg.
+func (d *Durable) system(cfg DurableConfig) (*durSystem, error) {
+	if cfg.Model < memory.SC || cfg.Model > memory.LKMM {
+		return nil, fmt.Errorf("%s: unknown memory model %v", d.File, cfg.Model)
+	}
+	op, err := compileDurable(cfg.Model, d.Test, d.File)
+	if err != nil {
+		return nil, err
+	}
+	sys := &durSystem{op: op, cfg: cfg, blocks: condBlocks(d.Test)}
+	for t, code := range op.code {
+		var keep uint8
+		var walk func(e Expr)
+		walk = func(e Expr) {
+			if i, ok := op.regs[t][e.Reg]; ok && e.Reg != "" && e.Thread == t {
+				keep |= 1 << i
+			}
+			for _, a := range e.Args {
+				walk(a)
+			}
+		}
+		walk(d.Test.Cond)
+		sys.live = append(sys.live, liveRegs(code, op.regs[t], keep))
+		local := make([]bool, len(code))
+		for i, in := range code {
+			switch in.kind {
+			case iBranch, iNop, iCheck:
+				local[i] = true
+			case iJump:
+				local[i] = in.target > i
+			case iAssign:
+				local[i] = keep&(1<<op.regs[t][in.assign.Reg]) == 0
+			case iDevRead:
+				sys.reads = true
+			}
+		}
+		sys.local = append(sys.local, local)
+	}
+	return sys, nil
+}
