@@ -99,7 +99,7 @@ func (c *compiler) durableStmt(s *Stmt) error {
 // jump compiles break, continue and return.
 func (c *compiler) jump(s *Stmt) error {
 	if s.Jump == Return {
-		c.code = append(c.code, instr{kind: iJump, line: s.Line, target: returnTarget})
+		c.code = append(c.code, instr{kind: iJump, line: s.Line, target: returnTarget, jump: "return"})
 		return nil
 	}
 	if len(c.loops) == 0 {
@@ -113,7 +113,7 @@ func (c *compiler) jump(s *Stmt) error {
 		l.continues = append(l.continues, len(c.code))
 		l.contDeps = append(l.contDeps, c.dep.st.clone())
 	}
-	c.code = append(c.code, instr{kind: iJump, line: s.Line})
+	c.code = append(c.code, instr{kind: iJump, line: s.Line, jump: stmtKind(s)})
 	return nil
 }
 
@@ -158,7 +158,7 @@ func (c *compiler) loop(s *Stmt) error {
 		if err := c.stmts(l.Post); err != nil {
 			return err
 		}
-		c.code = append(c.code, instr{kind: iJump, line: s.Line, target: start})
+		c.code = append(c.code, instr{kind: iJump, line: s.Line, target: start, jump: "back to the loop's test"})
 		exit := len(c.code)
 		c.code[br].target = exit
 		for _, i := range ctx.breaks {

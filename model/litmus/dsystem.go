@@ -614,7 +614,12 @@ func (s *durSystem) Describe(lb explore.Label) string {
 	in := s.op.code[lb.Actor][lb.ID]
 	text := ""
 	switch in.kind {
-	case iAccess, iAssign, iBranch, iJump:
+	case iJump:
+		text = in.jump
+		if text == "" {
+			text = "(end of then, skip else)"
+		}
+	case iAccess, iAssign, iBranch:
 		text = s.op.Describe(lb)
 	case iNop:
 		text = in.dev.Kind.String() + "()"

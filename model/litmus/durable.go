@@ -117,8 +117,12 @@ type Durable struct {
 	Test *Test
 	File string // the file's name, for errors
 	// Unsafe: the file expects UNSAFE (Expect: unsafe), a negative
-	// control; by default a file is expected SAFE.
+	// control; by default a file is expected SAFE. UnsafeOn narrows it
+	// ("Expect: unsafe on LKMM, Relaxed"): only the rows whose memory
+	// model, or device configuration, is named (names of both kinds must
+	// both match).
 	Unsafe   bool
+	UnsafeOn []string
 	Devices  []spec.Config // Device: one or more configurations, or all
 	Failures Failures      // Failures: none, flush, write, or flush,write
 	Crash    CrashMode     // Crash: any (the default), end or none
@@ -134,12 +138,22 @@ func ReadDurable(file string, t *Test) (*Durable, error) {
 		return &Error{File: file, Line: p.line, Col: p.col, Msg: fmt.Sprintf(format, args...)}
 	}
 	if f, ok := t.Header["expect"]; ok {
-		switch strings.ToLower(f.Value) {
-		case "safe":
-		case "unsafe":
+		v := strings.ToLower(strings.TrimSpace(f.Value))
+		switch {
+		case v == "safe":
+		case v == "unsafe":
 			d.Unsafe = true
+		case strings.HasPrefix(v, "unsafe on "):
+			d.Unsafe = true
+			for _, part := range strings.Split(strings.TrimPrefix(v, "unsafe on "), ",") {
+				name := strings.TrimSpace(part)
+				if _, err := spec.ParseConfig(name); err != nil && modelNamed(name) < 0 {
+					return nil, errf("expect", "Expect: %q: %q is neither a memory model (SC, TSO, Relaxed, LKMM) nor a device configuration (cache+fua, cache+emulated-fua, no-cache)", f.Value, name)
+				}
+				d.UnsafeOn = append(d.UnsafeOn, name)
+			}
 		default:
-			return nil, errf("expect", "Expect: %q: want safe or unsafe", f.Value)
+			return nil, errf("expect", "Expect: %q: want safe, unsafe, or unsafe on a list of memory models and device configurations", f.Value)
 		}
 	}
 	if f, ok := t.Header["device"]; ok {
@@ -267,7 +281,7 @@ func (d *Durable) Rows(models []memory.Model) []verdict.Row {
 	for _, m := range models {
 		for _, dev := range d.Devices {
 			cfg := DurableConfig{Model: m, Device: dev, Failures: d.Failures, Crash: d.Crash}
-			row := verdict.Row{Model: d.Test.Name, Config: m.String() + " " + dev.String(), Bound: d.bound(), Negative: d.Unsafe}
+			row := verdict.Row{Model: d.Test.Name, Config: m.String() + " " + dev.String(), Bound: d.bound(), Negative: d.ExpectUnsafe(m, dev)}
 			row.Check = func(o explore.Options) (verdict.Verdict, error) {
 				r, err := d.Search(cfg, o)
 				if err != nil {
@@ -360,4 +374,36 @@ func (d *Durable) system(cfg DurableConfig) (*durSystem, error) {
 		sys.local = append(sys.local, local)
 	}
 	return sys, nil
+}
+
+// AllModels are the memory models a file can be checked under.
+func AllModels() []memory.Model {
+	return []memory.Model{memory.SC, memory.TSO, memory.Relaxed, memory.LKMM}
+}
+
+// modelNamed returns the memory model a name (any case) names, -1 if none.
+func modelNamed(name string) int {
+	for _, m := range AllModels() {
+		if strings.EqualFold(m.String(), name) {
+			return int(m)
+		}
+	}
+	return -1
+}
+
+// ExpectUnsafe reports whether the file expects UNSAFE under memory model
+// m on device dev (Expect).
+func (d *Durable) ExpectUnsafe(m memory.Model, dev spec.Config) bool {
+	if !d.Unsafe {
+		return false
+	}
+	var models, devs, mOK, dOK bool
+	for _, n := range d.UnsafeOn {
+		if mm := modelNamed(n); mm >= 0 {
+			models, mOK = true, mOK || memory.Model(mm) == m
+		} else {
+			devs, dOK = true, dOK || n == dev.String()
+		}
+	}
+	return (!models || mOK) && (!devs || dOK)
 }

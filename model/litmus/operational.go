@@ -184,6 +184,7 @@ type instr struct {
 	fence  Op    // a fence's: what it does (atomicFence)
 	dev    *DevOp
 	check  *Check
+	jump   string // a jump's description in the durability checker's timeline ("break", ...)
 }
 
 // faults that end a run.

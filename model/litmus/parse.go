@@ -149,7 +149,7 @@ func (p *parser) parse() error {
 }
 
 // locTypes are the types a shared location may have.
-var locTypes = map[string]bool{"int": true, "atomic_t": true, "spinlock_t": true}
+var locTypes = map[string]bool{"int": true, "atomic_t": true, "atomic64_t": true, "atomic_long_t": true, "spinlock_t": true}
 
 // parseInit reads "{ x=1; int y = 2; atomic_t v = ATOMIC_INIT(1); spinlock_t l; 0:r0=0; }".
 func (p *parser) parseInit() error {

@@ -1,5 +1,7 @@
 package litmus
 
+import "strings"
+
 // The kernel primitives the parser knows, and their calls (Parse).
 
 // argKind is how a primitive takes an argument.
@@ -81,6 +83,15 @@ func init() {
 		"cmpxchg":        {args: []argKind{argPtr, argVal, argVal}},
 		"atomic_cmpxchg": {args: []argKind{argPtr, argVal, argVal}},
 	})
+	// atomic64_t and atomic_long_t have the same operations with the same
+	// orderings (Documentation/atomic_t.txt); their values here are the
+	// small integers a location holds.
+	for name, pr := range prims {
+		if rest, ok := strings.CutPrefix(name, "atomic_"); ok {
+			prims["atomic64_"+rest] = pr
+			prims["atomic_long_"+rest] = pr
+		}
+	}
 }
 
 // call reads "name(args)" (name is read, "(" is next) into one access whose

@@ -1,0 +1,75 @@
+package props
+
+import (
+	"flag"
+	"path/filepath"
+	"sort"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flushproof/flushproof/model"
+	"github.com/flushproof/flushproof/model/explore"
+	"github.com/flushproof/flushproof/model/litmus"
+	"github.com/flushproof/flushproof/model/verdict"
+)
+
+// examplesAll runs every example file's rows against the built-in model's
+// (.ci/run sets it); without it go test ./... runs the cases marked quick.
+var examplesAll = flag.Bool("examples.all", false, "check every durability litmus file in examples/litmus against its built-in model's rows (minutes)")
+
+// exampleCase is a durability litmus file in examples/litmus and the
+// built-in rows (their names in flushproof check, proof rows included)
+// its rows must agree with: key "SC cache+fua" is the file's row under
+// that memory model and device configuration.
+type exampleCase struct {
+	file  string
+	rows  map[string]string
+	quick bool // run in go test ./... too (seconds)
+}
+
+// checkExamples runs each case's file rows and built-in rows and requires
+// equal verdicts (SAFE or UNSAFE) and the same expectation (a negative
+// control in both or in neither). The state counts are logged side by
+// side (go test -v).
+func checkExamples(t *testing.T, cases []exampleCase) {
+	builtin := map[string]verdict.Row{}
+	for _, r := range model.Rows(true, false) {
+		builtin[r.Name()] = r
+	}
+	opt := explore.Options{MaxStates: 20_000_000, Liveness: true}
+	for _, c := range cases {
+		if !c.quick && !*examplesAll {
+			continue
+		}
+		path := filepath.Join("..", "examples", "litmus", c.file)
+		tt, err := litmus.ParseFile(path)
+		require.NoError(t, err)
+		d, err := litmus.ReadDurable(path, tt)
+		require.NoError(t, err)
+		fileRows := map[string]verdict.Row{}
+		for _, r := range d.Rows(litmus.AllModels()) {
+			fileRows[r.Config] = r
+		}
+		keys := make([]string, 0, len(c.rows))
+		for k := range c.rows {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			fr, ok := fileRows[k]
+			require.True(t, ok, "%s: no row %q (the header's Device line?)", c.file, k)
+			br, ok := builtin[c.rows[k]]
+			require.True(t, ok, "%s: no built-in row %q", c.file, c.rows[k])
+			fv, err := fr.Check(opt)
+			require.NoError(t, err, "%s %s", c.file, k)
+			bv, err := br.Check(opt)
+			require.NoError(t, err, c.rows[k])
+			require.False(t, fv.Truncated || bv.Truncated, "%s %s: a search was cut short", c.file, k)
+			assert.Equal(t, bv.Word(), fv.Word(), "%s %s: the file's verdict against %q's", c.file, k, c.rows[k])
+			assert.Equal(t, br.Negative, fr.Negative, "%s %s: expected UNSAFE in one and not the other (%q)", c.file, k, c.rows[k])
+			t.Logf("%-48s %-22s %-7s %10d states | %-58s %-7s %10d states", c.file, k, fv.Word(), fv.Stats.States, c.rows[k], bv.Word(), bv.Stats.States)
+		}
+	}
+}
