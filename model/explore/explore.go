@@ -83,6 +83,14 @@ func Blocked[S comparable](sys System[S], s S) uint64 {
 	return b
 }
 
+// StepDescriber is implemented by systems whose step text needs the state
+// the step is taken from (a step that also runs a task's local code, say):
+// counterexample paths describe their steps with DescribeFrom, the state
+// being the real one the path passes through.
+type StepDescriber[S comparable] interface {
+	DescribeFrom(from S, l Label) string
+}
+
 // Canonicalizer is implemented by systems with symmetry (identical tasks):
 // Canonical maps a state to a fixed representative of the states that
 // differ from it only by renaming, and the invariant and whether some
@@ -272,8 +280,13 @@ func (r *Result[S]) pathTo(id int) ([]Step, error) {
 	if sym {
 		cur = r.State(int(ids[len(ids)-1])) // an initial state, stored as it is
 	}
+	fd, hasFrom := r.sys.(StepDescriber[S])
 	for k := len(ids) - 2; k >= 0; k-- {
 		l := r.label[ids[k]]
+		from := r.State(int(ids[k+1]))
+		if sym {
+			from = cur
+		}
 		if sym {
 			want, found := r.State(int(ids[k])), false
 			r.sys.Next(cur, func(cl Label, t S) {
@@ -285,7 +298,11 @@ func (r *Result[S]) pathTo(id int) ([]Step, error) {
 				return nil, errNotSymmetry
 			}
 		}
-		path = append(path, Step{Actor: int(l.Actor), Text: r.sys.Describe(l), Label: l})
+		text := r.sys.Describe(l)
+		if hasFrom {
+			text = fd.DescribeFrom(from, l)
+		}
+		path = append(path, Step{Actor: int(l.Actor), Text: text, Label: l})
 	}
 	return path, nil
 }

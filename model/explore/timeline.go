@@ -17,8 +17,10 @@ func Timeline(actors []string, path []Step) string {
 		width[a] = len(name)
 	}
 	for _, st := range path {
-		if st.Actor < len(width) && len(st.Text) > width[st.Actor] {
-			width[st.Actor] = len(st.Text)
+		for _, l := range strings.Split(st.Text, "\n") {
+			if st.Actor < len(width) && len(l) > width[st.Actor] {
+				width[st.Actor] = len(l)
+			}
 		}
 	}
 	var b strings.Builder
@@ -31,12 +33,20 @@ func Timeline(actors []string, path []Step) string {
 	}
 	row("step", func(a int) string { return actors[a] })
 	for i, st := range path {
-		row(fmt.Sprint(i+1), func(a int) string {
-			if a == st.Actor {
-				return st.Text
+		// A step's text may have several lines (a step and the local
+		// steps it takes with it): one row each, numbered once.
+		for k, l := range strings.Split(st.Text, "\n") {
+			num := ""
+			if k == 0 {
+				num = fmt.Sprint(i + 1)
 			}
-			return ""
-		})
+			row(num, func(a int) string {
+				if a == st.Actor {
+					return l
+				}
+				return ""
+			})
+		}
 	}
 	return b.String()
 }

@@ -42,9 +42,12 @@ func compile(m memory.Model, t *Test) (*opSystem, error) {
 		locIndex[l] = i
 		sys.init = append(sys.init, t.Init[l])
 	}
-	for l := range t.Init {
+	for l, v := range t.Init {
 		if _, ok := locIndex[l]; !ok {
 			return nil, fmt.Errorf("%s: initial value of %s, which is not in Locs", t.Name, l)
+		}
+		if err := initFits(t.Name, l, v); err != nil {
+			return nil, err
 		}
 	}
 	for ti, th := range t.Threads {
@@ -272,4 +275,13 @@ func (c *compiler) errf(line int, format string, args ...any) error {
 		col = c.cur.Col
 	}
 	return &Error{File: c.file, Line: line, Col: col, Msg: err.Error(), Err: err}
+}
+
+// initFits refuses an initial value whose location's values (within the
+// -128..127 of it memory.Memory holds) a register could not hold.
+func initFits(name, loc string, v int64) error {
+	if !fits16(v-128) || !fits16(v+127) {
+		return fmt.Errorf("%s: %w: initial value %s=%d: registers hold -32768..32767 and a location's values lie within -128..127 of its initial value", name, ErrUnsupported, loc, v)
+	}
+	return nil
 }

@@ -195,6 +195,16 @@ func compileDurable(m memory.Model, t *Test, file string) (*opSystem, error) {
 	for i, l := range t.Locs {
 		locIndex[l] = i
 		sys.init = append(sys.init, t.Init[l])
+		if err := initFits(t.Name, l, t.Init[l]); err != nil {
+			return nil, err
+		}
+	}
+	for ti, regs := range t.RegInit {
+		for r, v := range regs {
+			if !fits16(v) {
+				return nil, fmt.Errorf("%s: %w: initial value %d:%s=%d beyond the -32768..32767 a register holds", t.Name, ErrUnsupported, ti, r, v)
+			}
+		}
 	}
 	for ti, th := range t.Threads {
 		c := &compiler{sys: sys, m: m, name: t.Name, thread: ti, locs: locIndex, regs: map[string]int{}, wrote: map[string]bool{}, dep: newDepAnalysis(),

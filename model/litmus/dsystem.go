@@ -92,11 +92,12 @@ const (
 // Faults of the durability statements (opState.fault.kind), after
 // Operational's.
 const (
-	faultBlock   uint8 = iota + 10 // a block number out of range
-	faultFlags                     // flags other than REQ_FUA and REQ_PREFLUSH
-	faultDevice                    // the contract refused a command (more than its bounds)
-	faultValue                     // a value a block cannot hold
-	faultBadLoad                   // a wait_event's condition on a location of no thread
+	faultBlock     uint8 = iota + 10 // a block number out of range
+	faultFlags                       // flags other than REQ_FUA and REQ_PREFLUSH
+	faultDevice                      // the contract refused a command (more than its bounds)
+	faultValue                       // a value a block cannot hold
+	faultBadLoad                     // a wait_event's condition on a location of no thread
+	faultLocalLoop                   // maxChain local steps in a row
 )
 
 // durSystem is a file compiled for one DurableConfig.
@@ -114,6 +115,10 @@ type durSystem struct {
 	// jump, wake_up, a check), which Next takes alone (see Next).
 	local [][]bool
 	reads bool // some thread reads a block (the cache matters)
+	// sym are the classes of interchangeable threads (findSymmetry);
+	// noSym turns the symmetry and the renumbering off alone.
+	sym   []symClass
+	noSym bool
 }
 
 // FaultError is a run the checker cannot judge: a value, block or
@@ -148,7 +153,16 @@ func (s *durSystem) Init() []durState {
 		for t := range s.op.code {
 			if t < len(s.op.test.RegInit) {
 				for r, v := range s.op.test.RegInit[t] {
-					st.op.regs[t][s.op.regs[t][r]] = v
+					st.op.regs[t][s.op.regs[t][r]] = int16(v) // fits (compileDurable)
+				}
+			}
+		}
+		if !s.full {
+			// The local steps each thread starts with (Next).
+			for t, code := range s.op.code {
+				st, _ = s.chain(st, t, false)
+				if int(st.op.pc[t]) >= len(code) && st.op.fault.kind == 0 && st.bad.kind == 0 {
+					st.op.mem.DropReader(t)
 				}
 			}
 		}
@@ -174,33 +188,19 @@ func (s *durSystem) Unfinished(st durState) uint64 {
 func (s *durSystem) finished(st durState) bool { return s.Unfinished(st) == 0 }
 
 // Next yields every step of st's threads, memory and device. One
-// reduction (off in WithoutReductions): when a thread's next step is
-// local (durSystem.local), it is the only step yielded. A local step
-// commutes with every other step, no other step disables it, and neither
-// Check nor the final condition sees it until a later step, so every run
-// has a run of the same steps, reordered, that takes it at once (the
-// ample sets of partial-order reduction; a backward jump is not local,
-// so no cycle of local steps can put the other threads off forever). The
-// verdicts are the same; a counterexample may be longer by the local
-// steps it now takes before another thread's.
+// reduction (off in WithoutReductions): a thread's step is followed, in
+// the same transition, by the local steps after it (chain): steps that
+// touch nothing but the thread's own registers and program counter, so
+// they commute with every other step, no other step disables them, and
+// neither Check nor the final condition sees them until a later step
+// (partial-order reduction: every run has a run of the same steps,
+// reordered, that takes them at once). A check (assert_durable) reads
+// the device's durable set, which only grows, so checking it earlier is
+// never more lenient. The verdicts are the same; the timeline shows the
+// local steps with the step they follow (DescribeFrom).
 func (s *durSystem) Next(st durState, yield func(explore.Label, durState)) {
 	if st.op.fault.kind != 0 || st.bad.kind != 0 {
 		return
-	}
-	if !s.full {
-		for t, code := range s.op.code {
-			pc := int(st.op.pc[t])
-			if pc < len(code) && s.local[t][pc] {
-				s.step(st, t, code[pc], func(lb explore.Label, n durState) {
-					lb.Actor, lb.ID = uint8(t), uint16(pc)
-					if int(n.op.pc[t]) >= len(code) && n.op.fault.kind == 0 && n.bad.kind == 0 {
-						n.op.mem.DropReader(t)
-					}
-					yield(lb, n)
-				})
-				return
-			}
-		}
 	}
 	nt := s.threads()
 	st.op.mem.Steps(func(t int, m memory.Memory) {
@@ -222,6 +222,9 @@ func (s *durSystem) Next(st durState, yield func(explore.Label, durState)) {
 		}
 		s.step(st, t, code[pc], func(lb explore.Label, n durState) {
 			lb.Actor, lb.ID = uint8(t), uint16(pc)
+			if !s.full {
+				n, _ = s.chain(n, t, false)
+			}
 			if int(n.op.pc[t]) >= len(code) && n.op.fault.kind == 0 && n.bad.kind == 0 {
 				n.op.mem.DropReader(t)
 			}
@@ -229,6 +232,69 @@ func (s *durSystem) Next(st durState, yield func(explore.Label, durState)) {
 		})
 	}
 	s.deviceSteps(st, yield)
+}
+
+// maxChain bounds a chain of local steps: a loop that runs longer without
+// touching memory or the device is a fault (it would never end).
+const maxChain = 1000
+
+// chain takes thread t's local steps from st until its next step is not
+// local, it has finished, or a check failed; with texts, it describes
+// them.
+func (s *durSystem) chain(st durState, t int, texts bool) (durState, []string) {
+	code := s.op.code[t]
+	var out []string
+	for k := 0; ; k++ {
+		pc := int(st.op.pc[t])
+		if pc >= len(code) || !s.local[t][pc] || st.bad.kind != 0 || st.op.fault.kind != 0 {
+			return st, out
+		}
+		if k == maxChain {
+			st.op.fault = fault{faultLocalLoop, uint8(t), uint8(pc)}
+			return st, out
+		}
+		var next durState
+		var lab explore.Label
+		n := 0
+		s.step(st, t, code[pc], func(lb explore.Label, x durState) {
+			next, lab, n = x, lb, n+1
+		})
+		if n != 1 {
+			panic(fmt.Sprintf("litmus: local step at line %d has %d results", code[pc].line, n))
+		}
+		if texts {
+			lab.Actor, lab.ID = uint8(t), uint16(pc)
+			out = append(out, s.Describe(lab))
+		}
+		st = next
+	}
+}
+
+// DescribeFrom describes a step taken from st with the local steps that
+// follow it in the same transition (Next).
+func (s *durSystem) DescribeFrom(st durState, l explore.Label) string {
+	text := s.Describe(l)
+	t := int(l.Actor)
+	if s.full || t >= s.threads() {
+		return text
+	}
+	pc := int(l.ID)
+	var after durState
+	found := false
+	s.step(st, t, s.op.code[t][pc], func(lb explore.Label, n durState) {
+		lb.Actor, lb.ID = uint8(t), uint16(pc)
+		if lb == l && !found {
+			after, found = n, true
+		}
+	})
+	if !found {
+		return text
+	}
+	_, more := s.chain(after, t, true)
+	if len(more) == 0 {
+		return text
+	}
+	return text + "\n" + strings.Join(more, "\n")
 }
 
 // deviceSteps are the device's events, as the contract offers them.
@@ -281,7 +347,7 @@ func (s *durSystem) step(st durState, t int, in instr, yield func(explore.Label,
 		return
 	}
 	eval := func(e Expr) int64 {
-		v, err := e.Eval(func(_ int, name string) int64 { return st.op.regs[t][s.op.regs[t][name]] }, nil)
+		v, err := e.Eval(func(_ int, name string) int64 { return int64(st.op.regs[t][s.op.regs[t][name]]) }, nil)
 		if err != nil {
 			panic(err) // compile checked every expression
 		}
@@ -296,7 +362,7 @@ func (s *durSystem) step(st durState, t int, in instr, yield func(explore.Label,
 	}
 	setReg := func(n *durState, name string, v int64) {
 		if name != "" {
-			n.op.regs[t][s.op.regs[t][name]] = v
+			n.op.regs[t][s.op.regs[t][name]] = int16(v) // 0, -EIO or a block's value
 		}
 	}
 	// settled yields n after t's pending barrier (LKMM), in every order:
@@ -410,7 +476,7 @@ func (s *durSystem) step(st durState, t int, in instr, yield func(explore.Label,
 			m.op.mem = r.Mem
 			v := s.op.real(in.loc, r.Val)
 			setReg(&m, in.access.Reg, v)
-			c, err := in.cond.Eval(func(_ int, name string) int64 { return m.op.regs[t][s.op.regs[t][name]] }, nil)
+			c, err := in.cond.Eval(func(_ int, name string) int64 { return int64(m.op.regs[t][s.op.regs[t][name]]) }, nil)
 			if err != nil {
 				panic(err)
 			}
@@ -505,7 +571,7 @@ func (s *durSystem) judge(st *durState, img []int8) error {
 		if !ok {
 			return 0
 		}
-		return st.op.regs[t][i]
+		return int64(st.op.regs[t][i])
 	}
 	locIdx := func(name string) int {
 		for i, l := range s.op.test.Locs {
@@ -552,7 +618,7 @@ func (s *durSystem) badText(st *durState, b fault) error {
 	in := s.op.code[b.thread][b.pc]
 	ch := in.check
 	eval := func(e Expr) int64 {
-		v, _ := e.Eval(func(_ int, name string) int64 { return st.op.regs[b.thread][s.op.regs[b.thread][name]] }, nil)
+		v, _ := e.Eval(func(_ int, name string) int64 { return int64(st.op.regs[b.thread][s.op.regs[b.thread][name]]) }, nil)
 		return v
 	}
 	if b.kind == badAssert {
@@ -595,6 +661,8 @@ func (s *durSystem) faultText(f fault) string {
 		return fmt.Sprintf("line %d: P%d: more than %d writes or %d flushes in one run (spec.MaxWrites, spec.MaxFlushes)", in.line, f.thread, spec.MaxWrites, spec.MaxFlushes)
 	case faultValue:
 		return fmt.Sprintf("line %d: P%d: a value a block cannot hold (-128..127)", in.line, f.thread)
+	case faultLocalLoop:
+		return fmt.Sprintf("line %d: P%d: %d steps in a row that touch neither memory nor the device: a loop that never ends", in.line, f.thread, maxChain)
 	}
 	return s.op.faultText(f)
 }
@@ -619,8 +687,17 @@ func (s *durSystem) Describe(lb explore.Label) string {
 		if text == "" {
 			text = "(end of then, skip else)"
 		}
-	case iAccess, iAssign, iBranch:
+	case iBranch:
+		taken := "not taken"
+		if lb.Arg == 1 {
+			taken = "taken"
+		}
+		text = fmt.Sprintf("if (%s): %s", strings.TrimSuffix(strings.TrimPrefix(cExpr(in.cond), "("), ")"), taken)
+	case iAccess, iAssign:
 		text = s.op.Describe(lb)
+		if a := in.access; a != nil && a.Call != "" {
+			text = strings.Replace(text, a.Op.String()+"(", a.Call+"(", 1)
+		}
 	case iNop:
 		text = in.dev.Kind.String() + "()"
 	case iCheck:
@@ -693,5 +770,8 @@ func (s *durSystem) Canonical(st durState) durState {
 	if !s.reads {
 		st.cache = [spec.MaxBlocks]int8{}
 	}
-	return st
+	if s.noSym {
+		return st
+	}
+	return s.canonicalize(st)
 }

@@ -19,6 +19,9 @@ import (
 func MemoryOnly(t *Test) error {
 	for th, regs := range t.RegInit {
 		for r, v := range regs {
+			if v == 0 {
+				continue
+			}
 			return fmt.Errorf("%s: %w: the initial state sets %d:%s=%d (a memory model's registers start at 0; flushproof check runs such files)", t.Name, ErrUnsupported, th, r, v)
 		}
 	}
@@ -364,7 +367,7 @@ func (d *Durable) system(cfg DurableConfig) (*durSystem, error) {
 			case iBranch, iNop, iCheck:
 				local[i] = true
 			case iJump:
-				local[i] = in.target > i
+				local[i] = true
 			case iAssign:
 				local[i] = keep&(1<<op.regs[t][in.assign.Reg]) == 0
 			case iDevRead:
@@ -373,6 +376,7 @@ func (d *Durable) system(cfg DurableConfig) (*durSystem, error) {
 		}
 		sys.local = append(sys.local, local)
 	}
+	sys.sym = findSymmetry(d.Test, op)
 	return sys, nil
 }
 

@@ -189,6 +189,9 @@ type Access struct {
 	Val    Expr
 	Expect Expr
 	Reg    string
+	// Call is the spelling the file used ("atomic64_inc_return"), for
+	// the durability checker's timelines; "" in tests built in Go.
+	Call string
 }
 
 // Op is a primitive.

@@ -192,14 +192,18 @@ const (
 	faultRange     uint8 = iota + 1 // a value memory cannot hold
 	faultMemory                     // Memory refused a store (full buffer, too many live stores)
 	faultUnordered                  // memory.ErrUnordered
+	faultRegister                   // a value a register cannot hold
 )
+
+// fits16 reports whether a register can hold v.
+func fits16(v int64) bool { return v >= -32768 && v <= 32767 }
 
 type fault struct{ kind, thread, pc uint8 }
 
 type opState struct {
 	mem   memory.Memory
 	pc    [memory.MaxThreads]uint8
-	regs  [memory.MaxThreads][MaxRegs]int64
+	regs  [memory.MaxThreads][MaxRegs]int16 // registers hold -32768..32767 (faultRange beyond)
 	fault fault
 }
 
@@ -289,7 +293,7 @@ func (s *opSystem) outcome(st opState) Outcome {
 	for t := range s.code {
 		regs := map[string]int64{}
 		for _, r := range s.written[t] {
-			regs[r] = st.regs[t][s.regs[t][r]]
+			regs[r] = int64(st.regs[t][s.regs[t][r]])
 		}
 		o.Regs = append(o.Regs, regs)
 	}
@@ -351,7 +355,7 @@ func (s *opSystem) Next(st opState, yield func(explore.Label, opState)) {
 
 // step yields thread t's successors for instruction in.
 func (s *opSystem) step(st opState, t int, in instr, yield func(explore.Label, opState)) {
-	regs := func(_ int, name string) int64 { return st.regs[t][s.regs[t][name]] }
+	regs := func(_ int, name string) int64 { return int64(st.regs[t][s.regs[t][name]]) }
 	eval := func(e Expr) int64 {
 		v, err := e.Eval(regs, nil)
 		if err != nil {
@@ -368,7 +372,11 @@ func (s *opSystem) step(st opState, t int, in instr, yield func(explore.Label, o
 	switch in.kind {
 	case iAssign:
 		v := eval(in.assign.Val)
-		n.regs[t][s.regs[t][in.assign.Reg]] = v
+		if !fits16(v) {
+			fail(faultRegister)
+			return
+		}
+		n.regs[t][s.regs[t][in.assign.Reg]] = int16(v)
 		lb := explore.Label{Arg: uint16(int16(v))}
 		if v >= -32768 && v <= 32767 {
 			lb.Kind = kindValue
@@ -391,7 +399,7 @@ func (s *opSystem) step(st opState, t int, in instr, yield func(explore.Label, o
 	a := in.access
 	setReg := func(v int64) {
 		if a.Reg != "" {
-			n.regs[t][s.regs[t][a.Reg]] = v
+			n.regs[t][s.regs[t][a.Reg]] = int16(v) // fits: memory's values and initial values are checked (compile)
 		}
 	}
 	switch op := a.Op; {
@@ -557,6 +565,8 @@ func (s *opSystem) faultText(f fault) string {
 	switch f.kind {
 	case faultRange:
 		return fmt.Sprintf("line %d: P%d: a value of %s beyond the %d..%d from its initial value that memory.Memory holds", in.line, f.thread, s.test.Locs[in.loc], -128, 127)
+	case faultRegister:
+		return fmt.Sprintf("line %d: P%d: a value beyond the -32768..32767 a register holds", in.line, f.thread)
 	case faultUnordered:
 		return fmt.Sprintf("line %d: P%d: a store after a load of another location with no smp_mb between and no dependency on it: memory.LKMM does not model load buffering", in.line, f.thread)
 	case faultMemory:

@@ -94,8 +94,12 @@ func (p *parser) parse() error {
 	if len(p.test.Threads) == 0 {
 		return p.errf(p.peek().at(), "want a thread P0(...), got %q", p.peek().text)
 	}
-	if n := len(p.test.RegInit); n > len(p.test.Threads) && p.test.RegInit[n-1] != nil {
-		return p.errf(p.peek().at(), "the initial state gives registers of thread %d, but the test has %d threads", n-1, len(p.test.Threads))
+	for th := len(p.test.Threads); th < len(p.test.RegInit); th++ {
+		for r, v := range p.test.RegInit[th] {
+			if v != 0 {
+				return p.errf(p.peek().at(), "the initial state gives %d:%s=%d, but the test has %d threads", th, r, v, len(p.test.Threads))
+			}
+		}
 	}
 	for {
 		t := p.peek()
@@ -187,9 +191,6 @@ func (p *parser) parseInit() error {
 			th, err := strconv.Atoi(t.text)
 			if err != nil || th > 63 {
 				return p.errf(t.at(), "bad thread number %s in a register initialiser", t.text)
-			}
-			if v == 0 {
-				continue // registers start at 0
 			}
 			for len(p.test.RegInit) <= th {
 				p.test.RegInit = append(p.test.RegInit, nil)

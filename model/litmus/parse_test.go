@@ -211,7 +211,7 @@ func TestParseErrors(t *testing.T) {
 		{"assert assigned", body("r0 = assert(r1);"), 13, "returns no value"},
 		{"write with two arguments", body("r0 = submit_bio_wait(0, 1);"), 13, `want ","`},
 		{"header key twice", "C T\n(*\n * Expect: safe\n * expect: unsafe\n *)\n{}\nP0(int *x) { }\nexists (x=0)\n", 4, "a second expect"},
-		{"registers of a missing thread", "C T\n{\n1:r0=1;\n}\nP0(int *x) { }\nexists (x=0)\n", 6, "registers of thread 1"},
+		{"registers of a missing thread", "C T\n{\n1:r0=1;\n}\nP0(int *x) { }\nexists (x=0)\n", 6, "gives 1:r0=1, but the test has 1 threads"},
 		{"filter", litmusSrc("filter (x=1)\nexists (x=1)", "smp_mb();"), 14, "filter"},
 		{"pointer initial value", "C T\n{\ny=z;\n}\nP0(int *y) { }\nexists (y=0)\n", 3, "pointer value z"},
 		{"pointer location", "C T\n{\nint *p;\n}\nP0(int *x) { }\nexists (x=0)\n", 3, "pointer location"},
@@ -309,6 +309,11 @@ func noCols(ss []Stmt) []Stmt {
 	out := make([]Stmt, len(ss))
 	for i, s := range ss {
 		s.Col = 0
+		if s.Access != nil {
+			a := *s.Access
+			a.Call = ""
+			s.Access = &a
+		}
 		if s.If != nil {
 			f := *s.If
 			f.Then, f.Else = noCols(f.Then), noCols(f.Else)

@@ -109,7 +109,7 @@ func (p *parser) call(name token, reg string) ([]Stmt, error) {
 		return nil, p.errf(name.at(), "%s() returns no value to assign to %s", name.text, reg)
 	}
 	p.next() // (
-	a := &Access{Op: pr.op, Reg: reg}
+	a := &Access{Op: pr.op, Reg: reg, Call: name.text}
 	var vals []Expr
 	for i, k := range pr.args {
 		if i > 0 {

@@ -1,0 +1,503 @@
+package litmus
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/flushproof/flushproof/model/memory"
+	"github.com/flushproof/flushproof/spec"
+)
+
+// Reductions of the durability checker derived from the file and from the
+// device's semantics, never from a list a user keeps (Canonical):
+//
+//   - Numbering: writes and flushes are numbered in submission order, so
+//     two runs that submit the same commands in another order reach
+//     contracts that differ only in their numbers. Canonical renumbers
+//     writes by block (the order among one block's writes kept) and
+//     flushes by their state and who waits for them (spec.Contract.Permute:
+//     renaming changes nothing a later step, a crash or a check sees).
+//   - Symmetry: threads whose code is the same and whose initial registers
+//     differ only in their own blocks are interchangeable (symClass), as
+//     in Murphi's scalarsets: Canonical sorts them by what they look like
+//     on their own and renames threads, their blocks, memory's views of
+//     them and the commands they wait for along.
+
+// symClass is a set of interchangeable threads.
+type symClass struct {
+	members []int   // thread numbers, ascending
+	handles []int   // the registers (indices) that hold a member's own blocks
+	blocks  [][]int // per member, per handle: the block
+}
+
+// codeText renders a thread's compiled code without lines: two threads
+// with the same text run the same program.
+func codeText(code []instr, regs map[string]int) string {
+	var b strings.Builder
+	names := make([]string, 0, len(regs))
+	for r := range regs {
+		names = append(names, r)
+	}
+	sort.Strings(names)
+	for _, r := range names {
+		fmt.Fprintf(&b, "%s=%d ", r, regs[r])
+	}
+	b.WriteString("\n")
+	for _, in := range code {
+		fmt.Fprintf(&b, "%d %d %d %d %d %q", in.kind, in.loc, in.target, in.deps, in.fence, in.jump)
+		if in.access != nil {
+			fmt.Fprintf(&b, " %s", accessText(in.access))
+		}
+		if in.assign != nil {
+			fmt.Fprintf(&b, " %s=%s", in.assign.Reg, cExpr(in.assign.Val))
+		}
+		if in.kind == iBranch || in.kind == iAwait {
+			fmt.Fprintf(&b, " ?%s", cExpr(in.cond))
+		}
+		if d := in.dev; d != nil {
+			fmt.Fprintf(&b, " dev%d %s %s %s %s %s", d.Kind, cExpr(d.Block), cExpr(d.Val), cExpr(d.Flags), d.Reg, cExpr(d.Load.valOrZero()))
+		}
+		if c := in.check; c != nil {
+			fmt.Fprintf(&b, " %s", checkText(c))
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// valOrZero is the Val of an access that may be nil.
+func (a *Access) valOrZero() Expr {
+	if a == nil {
+		return Expr{}
+	}
+	return a.Val
+}
+
+// blockUses calls f with every expression of code that names a block
+// (a device call's or assert_durable's block).
+func blockUses(code []instr, f func(Expr)) {
+	for _, in := range code {
+		if d := in.dev; d != nil && (d.Kind == DevWrite || d.Kind == DevRead) {
+			f(d.Block)
+		}
+		if c := in.check; c != nil && c.Durable {
+			f(c.Block)
+		}
+	}
+}
+
+// exprsOf calls f with every expression of code.
+func exprsOf(code []instr, f func(Expr)) {
+	for _, in := range code {
+		if in.access != nil {
+			f(in.access.Val)
+			f(in.access.Expect)
+		}
+		if in.assign != nil {
+			f(in.assign.Val)
+		}
+		f(in.cond)
+		if d := in.dev; d != nil {
+			f(d.Block)
+			f(d.Val)
+			f(d.Flags)
+		}
+		if c := in.check; c != nil {
+			f(c.Block)
+			f(c.Val)
+			f(c.Cond)
+		}
+	}
+}
+
+// findSymmetry derives the classes of interchangeable threads from the
+// compiled file. Threads are interchangeable when their code is the same,
+// their initial registers are the same but for handles, and their handles
+// name blocks of their own: a handle is a register the initial state sets,
+// no instruction writes, and that is used only as a block number on its
+// own (submit_bio_wait(b, ...), assert_durable(b, ...)). Every block a
+// member owns must be named by no other thread, no constant, and not by
+// the final condition, which must not name a member's registers either.
+// Anything else that names a block (a block computed from registers)
+// turns the symmetry off: which blocks it reaches is not known.
+func findSymmetry(t *Test, op *opSystem) []symClass {
+	n := len(op.code)
+	// Per thread: registers written, registers used other than as a bare
+	// block number, and whether a block is named otherwise than by a
+	// bare register or a constant.
+	handleOK := make([]map[string]bool, n)
+	fixed := map[int64]bool{} // blocks named by constants
+	for th, code := range op.code {
+		written := map[string]bool{}
+		for _, in := range code {
+			switch {
+			case in.assign != nil:
+				written[in.assign.Reg] = true
+			case in.access != nil && in.access.Reg != "":
+				written[in.access.Reg] = true
+			case in.dev != nil && in.dev.Reg != "":
+				written[in.dev.Reg] = true
+			}
+		}
+		bare := map[string]bool{} // registers used as bare block numbers
+		opaque := false
+		blockUses(code, func(e Expr) {
+			switch {
+			case e.Reg != "" && len(e.Args) == 0:
+				bare[e.Reg] = true
+			case e.IsConst:
+				fixed[e.Const] = true
+			default:
+				opaque = true
+			}
+		})
+		if opaque {
+			return nil
+		}
+		other := map[string]bool{} // registers used any other way
+		exprsOf(code, func(e Expr) {
+			if e.Reg != "" && len(e.Args) == 0 {
+				return // counted where it is a block (bare) or below
+			}
+			e.Regs(func(r string) { other[r] = true })
+		})
+		// A bare register that is also a value (submit_bio_wait(0, b, 0))
+		// is used otherwise: look at the non-block positions directly.
+		for _, in := range code {
+			var vals []Expr
+			if in.access != nil {
+				vals = append(vals, in.access.Val, in.access.Expect)
+			}
+			if in.assign != nil {
+				vals = append(vals, in.assign.Val)
+			}
+			vals = append(vals, in.cond)
+			if d := in.dev; d != nil {
+				vals = append(vals, d.Val, d.Flags)
+			}
+			if c := in.check; c != nil {
+				vals = append(vals, c.Val, c.Cond)
+			}
+			for _, v := range vals {
+				v.Regs(func(r string) { other[r] = true })
+			}
+		}
+		handleOK[th] = map[string]bool{}
+		if th < len(t.RegInit) {
+			for r := range t.RegInit[th] {
+				if bare[r] && !written[r] && !other[r] {
+					handleOK[th][r] = true
+				}
+			}
+		}
+	}
+	// Registers and blocks the final condition names.
+	condRegs := map[int]bool{}
+	condBlk := map[int]bool{}
+	var walk func(e Expr)
+	walk = func(e Expr) {
+		if e.Reg != "" {
+			condRegs[e.Thread] = true
+		}
+		if e.Loc != "" {
+			if b := t.BlockOf(e.Loc); b >= 0 {
+				condBlk[b] = true
+			}
+		}
+		for _, a := range e.Args {
+			walk(a)
+		}
+	}
+	walk(t.Cond)
+	init := func(th int, r string) int64 {
+		if th < len(t.RegInit) {
+			return t.RegInit[th][r]
+		}
+		return 0
+	}
+	// Group threads by code and by their initial non-handle registers.
+	groups := map[string][]int{}
+	var order []string
+	for th, code := range op.code {
+		if condRegs[th] {
+			continue
+		}
+		var key strings.Builder
+		key.WriteString(codeText(code, op.regs[th]))
+		var hs []string
+		for r := range handleOK[th] {
+			hs = append(hs, r)
+		}
+		sort.Strings(hs)
+		fmt.Fprintf(&key, "handles %v\n", hs)
+		names := make([]string, 0, len(op.regs[th]))
+		for r := range op.regs[th] {
+			if !handleOK[th][r] {
+				names = append(names, r)
+			}
+		}
+		sort.Strings(names)
+		for _, r := range names {
+			fmt.Fprintf(&key, "%s=%d ", r, init(th, r))
+		}
+		k := key.String()
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], th)
+	}
+	// Blocks every thread's handles name, to check ownership.
+	owners := map[int64]int{}
+	for th := range op.code {
+		for r := range handleOK[th] {
+			b := init(th, r)
+			if _, dup := owners[b]; dup {
+				owners[b] = -1
+			} else {
+				owners[b] = th
+			}
+		}
+	}
+	var out []symClass
+	for _, k := range order {
+		ms := groups[k]
+		if len(ms) < 2 {
+			continue
+		}
+		var hs []string
+		for r := range handleOK[ms[0]] {
+			hs = append(hs, r)
+		}
+		sort.Strings(hs)
+		c := symClass{members: ms}
+		for _, r := range hs {
+			c.handles = append(c.handles, op.regs[ms[0]][r])
+		}
+		ok := true
+		for _, m := range ms {
+			var bs []int
+			for _, r := range hs {
+				b := init(m, r)
+				if b < 0 || b >= spec.MaxBlocks || owners[b] != m || fixed[b] || condBlk[int(b)] {
+					ok = false
+				}
+				bs = append(bs, int(b))
+			}
+			c.blocks = append(c.blocks, bs)
+		}
+		if ok {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// canonicalize applies the reductions above to st (dead registers already
+// zeroed).
+func (s *durSystem) canonicalize(st durState) durState {
+	for _, c := range s.sym {
+		st = s.sortClass(st, c)
+	}
+	return s.renumber(st)
+}
+
+// memberKey is what member m of class c looks like on its own: its
+// program counter and registers (not its handles), the command it waits
+// for, what memory holds for it, its blocks' writes and cache, and
+// whether it is the thread a check or fault stopped.
+func (s *durSystem) memberKey(st *durState, c symClass, k int) []byte {
+	t := c.members[k]
+	var b []byte
+	b = append(b, st.op.pc[t])
+	for r := range st.op.regs[t] {
+		isHandle := false
+		for _, h := range c.handles {
+			isHandle = isHandle || h == r
+		}
+		if !isHandle {
+			b = binary.BigEndian.AppendUint16(b, uint16(st.op.regs[t][r]))
+		}
+	}
+	io := int(st.io[t])
+	switch {
+	case io == 0:
+		b = append(b, 0)
+	case io&ioFlush != 0:
+		b = append(b, 1)
+		b = binary.BigEndian.AppendUint64(b, st.dev.FlushKey(io&^ioFlush))
+	default:
+		b = append(b, 2)
+		b = binary.BigEndian.AppendUint64(b, st.dev.WriteKey(io)&^0xff)
+	}
+	m := &st.op.mem
+	for l := range s.op.test.Locs {
+		b = append(b, m.View(t, l))
+	}
+	b = append(b, byte(m.BufferLen(t)))
+	locs := make([]int, len(s.op.test.Locs))
+	for l := range locs {
+		locs[l] = l
+	}
+	b = binary.BigEndian.AppendUint64(b, m.ThreadKey(t, locs...))
+	for _, blk := range c.blocks[k] {
+		b = append(b, 0xfe, byte(st.cache[blk]))
+		for w := 1; w <= st.dev.Writes(); w++ {
+			if st.dev.WriteBlocks(w)&(1<<blk) != 0 {
+				b = binary.BigEndian.AppendUint64(b, st.dev.WriteKey(w)&^0xff)
+				b = append(b, byte(st.val[w-1]))
+			}
+		}
+	}
+	var bad byte
+	if st.bad.kind != 0 && int(st.bad.thread) == t {
+		bad = st.bad.kind
+	}
+	if st.op.fault.kind != 0 && int(st.op.fault.thread) == t {
+		bad |= st.op.fault.kind << 4
+	}
+	return append(b, bad)
+}
+
+// sortClass renames the members of c so that their keys ascend (ties keep
+// their order, which costs reduction, never soundness).
+func (s *durSystem) sortClass(st durState, c symClass) durState {
+	n := len(c.members)
+	keys := make([][]byte, n)
+	perm := make([]int, n) // new position k holds old member perm[k]
+	for k := range c.members {
+		keys[k] = s.memberKey(&st, c, k)
+		perm[k] = k
+	}
+	sort.SliceStable(perm, func(i, j int) bool { return bytes.Compare(keys[perm[i]], keys[perm[j]]) < 0 })
+	identity := true
+	for k := range perm {
+		identity = identity && perm[k] == k
+	}
+	if identity {
+		return st
+	}
+	return s.permuteClass(st, c, perm)
+}
+
+// permuteClass renames the members of c: new member k is old member
+// perm[k], with its blocks, memory's view of it and what it waits for.
+func (s *durSystem) permuteClass(st durState, c symClass, perm []int) durState {
+	n := len(c.members)
+	var threads [memory.MaxThreads]int
+	for i := range threads {
+		threads[i] = i
+	}
+	var bperm [spec.MaxBlocks]uint8 // old block -> new block
+	for i := range bperm {
+		bperm[i] = uint8(i)
+	}
+	newOf := make(map[int]int, n) // old thread -> new thread
+	for k := range perm {
+		newT, oldT := c.members[k], c.members[perm[k]]
+		threads[newT] = oldT
+		newOf[oldT] = newT
+		for h := range c.handles {
+			bperm[c.blocks[perm[k]][h]] = uint8(c.blocks[k][h])
+		}
+	}
+	out := st
+	for k := range perm {
+		newT, oldT := c.members[k], c.members[perm[k]]
+		out.op.pc[newT] = st.op.pc[oldT]
+		out.op.regs[newT] = st.op.regs[oldT]
+		for h := range c.handles {
+			out.op.regs[newT][c.handles[h]] = st.op.regs[newT][c.handles[h]] // a handle names the thread's own block
+		}
+		out.io[newT] = st.io[oldT]
+	}
+	var locs [memory.MaxThreads]int
+	for l := range locs {
+		locs[l] = l
+	}
+	out.op.mem = st.op.mem.Permuted(&threads, &locs)
+	if st.bad.kind != 0 {
+		if nt, ok := newOf[int(st.bad.thread)]; ok {
+			out.bad.thread = uint8(nt)
+		}
+	}
+	if st.op.fault.kind != 0 {
+		if nt, ok := newOf[int(st.op.fault.thread)]; ok {
+			out.op.fault.thread = uint8(nt)
+		}
+	}
+	out.dev = st.dev.PermuteBlocks(&bperm)
+	for b := range st.cache {
+		out.cache[bperm[b]] = st.cache[b]
+	}
+	return out
+}
+
+// renumber numbers writes by block (the order among one block's writes
+// kept) and flushes by their state and their waiter.
+func (s *durSystem) renumber(st durState) durState {
+	nw, nf := st.dev.Writes(), st.dev.Flushes()
+	if nw < 2 && nf < 2 {
+		return st
+	}
+	ws := make([]int, nw) // new number-1 -> old number-1
+	for i := range ws {
+		ws[i] = i
+	}
+	low := func(w int) int { return lowBit(st.dev.WriteBlocks(w + 1)) }
+	sort.SliceStable(ws, func(i, j int) bool { return low(ws[i]) < low(ws[j]) })
+	waiter := make([]int, nf) // per flush: the thread waiting for it, or 0xff
+	for i := range waiter {
+		waiter[i] = 0xff
+	}
+	for t := range s.op.code {
+		if io := int(st.io[t]); io&ioFlush != 0 {
+			waiter[io&^ioFlush-1] = t
+		}
+	}
+	fs := make([]int, nf)
+	for i := range fs {
+		fs[i] = i
+	}
+	fkey := func(f int) uint64 { return st.dev.FlushKey(f+1)<<8 | uint64(waiter[f]) }
+	sort.SliceStable(fs, func(i, j int) bool { return fkey(fs[i]) < fkey(fs[j]) })
+	wperm := make([]uint8, nw) // old -> new
+	same := true
+	for k, old := range ws {
+		wperm[old] = uint8(k)
+		same = same && old == k
+	}
+	fperm := make([]uint8, nf)
+	for k, old := range fs {
+		fperm[old] = uint8(k)
+		same = same && old == k
+	}
+	if same {
+		return st
+	}
+	return s.applyNumbering(st, wperm, fperm)
+}
+
+// applyNumbering renames write w (1-based) wperm[w-1]+1 and flush f
+// fperm[f-1]+1, with the values written and the commands threads wait
+// for.
+func (s *durSystem) applyNumbering(st durState, wperm, fperm []uint8) durState {
+	nw := len(wperm)
+	out := st
+	out.dev = st.dev.Permute(wperm, fperm)
+	for i := 0; i < nw; i++ {
+		out.val[wperm[i]] = st.val[i]
+	}
+	for t := range s.op.code {
+		switch io := int(st.io[t]); {
+		case io == 0:
+		case io&ioFlush != 0:
+			out.io[t] = (fperm[io&^ioFlush-1] + 1) | ioFlush
+		default:
+			out.io[t] = wperm[io-1] + 1
+		}
+	}
+	return out
+}
