@@ -431,6 +431,8 @@ func (c *Contract) Obligations() []Obligation {
 		by := c.durableBy[i]
 		var s string
 		switch {
+		case by == durableByForgotten:
+			s = durableByForgottenText
 		case by > 0:
 			s = fmt.Sprintf("flush F%d", by)
 		case by < -MaxWrites:

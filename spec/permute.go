@@ -89,6 +89,8 @@ func permuteMask(m uint32, perm []uint8) uint32 {
 // is encoded in the range of the value, not in the number.
 func permuteDurableBy(by int8, wperm, fperm []uint8) int8 {
 	switch {
+	case by == durableByForgotten: // names no command
+		return by
 	case by > 0: // flush Fk
 		return int8(fperm[by-1]) + 1
 	case by < -MaxWrites: // preflush of write Wk
@@ -109,6 +111,7 @@ const (
 	byFlush               // a flush
 	byPostFlush           // the post-flush of another FUA write
 	byPreflush            // the preflush of a write
+	byForgotten           // a flush Forget no longer tracks
 )
 
 // WriteKey summarises write w's (1-based) own state: its blocks, its
@@ -132,6 +135,8 @@ func (c *Contract) WriteKey(w int) uint64 {
 	by := byNone
 	if c.durable&(1<<i) != 0 {
 		switch d := c.durableBy[i]; {
+		case d == durableByForgotten:
+			by = byForgotten
 		case d > 0:
 			by = byFlush
 		case d < -MaxWrites:

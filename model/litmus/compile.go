@@ -156,7 +156,7 @@ func (c *compiler) stmts(body []Stmt) error {
 					return err
 				}
 			}
-			c.code = append(c.code, instr{kind: iAccess, line: s.Line, access: a, loc: loc, fence: as, deps: c.dep.access(a, as, loc)})
+			c.code = append(c.code, instr{kind: iAccess, line: s.Line, col: s.Col, access: a, loc: loc, fence: as, deps: c.dep.access(a, as, loc)})
 		case s.Assign != nil:
 			if err := c.expr(s.Assign.Val, s.Line); err != nil {
 				return err
@@ -165,13 +165,13 @@ func (c *compiler) stmts(body []Stmt) error {
 				return err
 			}
 			c.dep.assign(s.Assign)
-			c.code = append(c.code, instr{kind: iAssign, line: s.Line, assign: s.Assign})
+			c.code = append(c.code, instr{kind: iAssign, line: s.Line, col: s.Col, assign: s.Assign})
 		case s.If != nil:
 			if err := c.expr(s.If.Cond, s.Line); err != nil {
 				return err
 			}
 			branch := len(c.code)
-			c.code = append(c.code, instr{kind: iBranch, line: s.Line, cond: s.If.Cond})
+			c.code = append(c.code, instr{kind: iBranch, line: s.Line, col: s.Col, cond: s.If.Cond})
 			before := c.dep.branch(s.If.Cond)
 			if err := c.stmts(s.If.Then); err != nil {
 				return err
@@ -183,7 +183,7 @@ func (c *compiler) stmts(body []Stmt) error {
 				continue
 			}
 			jump := len(c.code)
-			c.code = append(c.code, instr{kind: iJump, line: s.Line})
+			c.code = append(c.code, instr{kind: iJump, line: s.Line, col: s.Col})
 			c.code[branch].target = len(c.code)
 			if err := c.stmts(s.If.Else); err != nil {
 				return err

@@ -46,7 +46,7 @@ func (c *compiler) durableStmt(s *Stmt) error {
 				return err
 			}
 		}
-		c.code = append(c.code, instr{kind: iCheck, line: s.Line, check: ch})
+		c.code = append(c.code, instr{kind: iCheck, line: s.Line, col: s.Col, check: ch})
 		return nil
 	}
 	d := s.Dev
@@ -59,14 +59,14 @@ func (c *compiler) durableStmt(s *Stmt) error {
 	}
 	switch d.Kind {
 	case DevWrite, DevFlush:
-		c.code = append(c.code, instr{kind: iDevSubmit, line: s.Line, dev: d})
+		c.code = append(c.code, instr{kind: iDevSubmit, line: s.Line, col: s.Col, dev: d})
 		if d.Reg != "" {
 			if err := c.write(d.Reg, s.Line); err != nil {
 				return err
 			}
 			c.dep.assign(&Assign{Reg: d.Reg, Val: C(0)}) // no load's value
 		}
-		c.code = append(c.code, instr{kind: iDevWait, line: s.Line, dev: d})
+		c.code = append(c.code, instr{kind: iDevWait, line: s.Line, col: s.Col, dev: d})
 	case DevRead:
 		if d.Reg != "" {
 			if err := c.write(d.Reg, s.Line); err != nil {
@@ -74,9 +74,9 @@ func (c *compiler) durableStmt(s *Stmt) error {
 			}
 			c.dep.assign(&Assign{Reg: d.Reg, Val: C(0)})
 		}
-		c.code = append(c.code, instr{kind: iDevRead, line: s.Line, dev: d})
+		c.code = append(c.code, instr{kind: iDevRead, line: s.Line, col: s.Col, dev: d})
 	case DevWake:
-		c.code = append(c.code, instr{kind: iNop, line: s.Line, dev: d})
+		c.code = append(c.code, instr{kind: iNop, line: s.Line, col: s.Col, dev: d})
 	case DevWait:
 		a := d.Load
 		l, ok := c.locs[a.Loc]
@@ -89,7 +89,7 @@ func (c *compiler) durableStmt(s *Stmt) error {
 		if err := c.expr(d.Val, s.Line); err != nil {
 			return err
 		}
-		c.code = append(c.code, instr{kind: iAwait, line: s.Line, access: a, loc: l, cond: d.Val, dev: d, deps: c.dep.access(a, 0, l)})
+		c.code = append(c.code, instr{kind: iAwait, line: s.Line, col: s.Col, access: a, loc: l, cond: d.Val, dev: d, deps: c.dep.access(a, 0, l)})
 	default:
 		return c.errf(s.Line, "unknown device call %v", d.Kind)
 	}
@@ -99,7 +99,7 @@ func (c *compiler) durableStmt(s *Stmt) error {
 // jump compiles break, continue and return.
 func (c *compiler) jump(s *Stmt) error {
 	if s.Jump == Return {
-		c.code = append(c.code, instr{kind: iJump, line: s.Line, target: returnTarget, jump: "return"})
+		c.code = append(c.code, instr{kind: iJump, line: s.Line, col: s.Col, target: returnTarget, jump: "return"})
 		return nil
 	}
 	if len(c.loops) == 0 {
@@ -113,7 +113,7 @@ func (c *compiler) jump(s *Stmt) error {
 		l.continues = append(l.continues, len(c.code))
 		l.contDeps = append(l.contDeps, c.dep.st.clone())
 	}
-	c.code = append(c.code, instr{kind: iJump, line: s.Line, jump: stmtKind(s)})
+	c.code = append(c.code, instr{kind: iJump, line: s.Line, col: s.Col, jump: stmtKind(s)})
 	return nil
 }
 
@@ -146,7 +146,7 @@ func (c *compiler) loop(s *Stmt) error {
 		ctx := &loopCtx{}
 		c.loops = append(c.loops, ctx)
 		br := len(c.code)
-		c.code = append(c.code, instr{kind: iBranch, line: s.Line, cond: l.Cond})
+		c.code = append(c.code, instr{kind: iBranch, line: s.Line, col: s.Col, cond: l.Cond})
 		c.dep.branch(l.Cond)
 		if err := c.stmts(l.Body); err != nil {
 			return err
@@ -158,7 +158,7 @@ func (c *compiler) loop(s *Stmt) error {
 		if err := c.stmts(l.Post); err != nil {
 			return err
 		}
-		c.code = append(c.code, instr{kind: iJump, line: s.Line, target: start, jump: "back to the loop's test"})
+		c.code = append(c.code, instr{kind: iJump, line: s.Line, col: s.Col, target: start, jump: "back to the loop's test"})
 		exit := len(c.code)
 		c.code[br].target = exit
 		for _, i := range ctx.breaks {

@@ -298,10 +298,70 @@ func findSymmetry(t *Test, op *opSystem) []symClass {
 // canonicalize applies the reductions above to st (dead registers already
 // zeroed).
 func (s *durSystem) canonicalize(st durState) durState {
+	st = s.forget(st)
 	for _, c := range s.sym {
 		st = s.sortClass(st, c)
 	}
 	return s.renumber(st)
+}
+
+// forget normalizes the contract and drops the commands it can forget
+// (spec.Contract.Forget): the values of dropped writes go to gone, a
+// thread waiting for a dropped command keeps its result (ioDoneOK,
+// ioDoneEIO). If a dropped write's value is outside the 0..63 gone
+// holds, only the normalization is kept.
+func (s *durSystem) forget(st durState) durState {
+	g, wm, fm := st.dev.Forget()
+	var gone [spec.MaxBlocks]uint64
+	for w, m := range wm {
+		if m != 0xff {
+			continue
+		}
+		v := st.val[w]
+		if v < 0 || v >= 64 {
+			st.dev = st.dev.Normalized()
+			return st
+		}
+		for bm := st.dev.WriteBlocks(w + 1); bm != 0; bm &= bm - 1 {
+			gone[lowBit(bm)] |= 1 << v
+		}
+	}
+	out := st
+	out.dev = g
+	out.val = [spec.MaxWrites]int8{}
+	for w, m := range wm {
+		if m != 0xff {
+			out.val[m] = st.val[w]
+		}
+	}
+	for b := range gone {
+		out.gone[b] |= gone[b]
+	}
+	for t := range s.op.code {
+		switch io := int(st.io[t]); {
+		case io == 0 || io == ioDoneOK || io == ioDoneEIO:
+		case io&ioFlush != 0:
+			f := io&^ioFlush - 1
+			if fm[f] != 0xff {
+				out.io[t] = (fm[f] + 1) | ioFlush
+				continue
+			}
+			out.io[t] = ioDoneOK
+			if _, failed := st.dev.FlushEnded(f + 1); failed {
+				out.io[t] = ioDoneEIO
+			}
+		default:
+			if wm[io-1] != 0xff {
+				out.io[t] = wm[io-1] + 1
+				continue
+			}
+			out.io[t] = ioDoneOK
+			if _, failed := st.dev.WriteEnded(io); failed {
+				out.io[t] = ioDoneEIO
+			}
+		}
+	}
+	return out
 }
 
 // memberKey is what member m of class c looks like on its own: its
@@ -323,8 +383,8 @@ func (s *durSystem) memberKey(st *durState, c symClass, k int) []byte {
 	}
 	io := int(st.io[t])
 	switch {
-	case io == 0:
-		b = append(b, 0)
+	case io == 0 || io == ioDoneOK || io == ioDoneEIO:
+		b = append(b, byte(io))
 	case io&ioFlush != 0:
 		b = append(b, 1)
 		b = binary.BigEndian.AppendUint64(b, st.dev.FlushKey(io&^ioFlush))
@@ -344,6 +404,7 @@ func (s *durSystem) memberKey(st *durState, c symClass, k int) []byte {
 	b = binary.BigEndian.AppendUint64(b, m.ThreadKey(t, locs...))
 	for _, blk := range c.blocks[k] {
 		b = append(b, 0xfe, byte(st.cache[blk]))
+		b = binary.BigEndian.AppendUint64(b, st.gone[blk])
 		for w := 1; w <= st.dev.Writes(); w++ {
 			if st.dev.WriteBlocks(w)&(1<<blk) != 0 {
 				b = binary.BigEndian.AppendUint64(b, st.dev.WriteKey(w)&^0xff)
@@ -431,6 +492,7 @@ func (s *durSystem) permuteClass(st durState, c symClass, perm []int) durState {
 	out.dev = st.dev.PermuteBlocks(&bperm)
 	for b := range st.cache {
 		out.cache[bperm[b]] = st.cache[b]
+		out.gone[bperm[b]] = st.gone[b]
 	}
 	return out
 }
@@ -492,7 +554,7 @@ func (s *durSystem) applyNumbering(st durState, wperm, fperm []uint8) durState {
 	}
 	for t := range s.op.code {
 		switch io := int(st.io[t]); {
-		case io == 0:
+		case io == 0 || io == ioDoneOK || io == ioDoneEIO:
 		case io&ioFlush != 0:
 			out.io[t] = (fperm[io&^ioFlush-1] + 1) | ioFlush
 		default:

@@ -3,6 +3,7 @@ package litmus
 import (
 	"errors"
 	"fmt"
+	"math/bits"
 	"strings"
 
 	"github.com/flushproof/flushproof/model/explore"
@@ -79,9 +80,20 @@ type durState struct {
 	val   [spec.MaxWrites]int8 // per write: the value it wrote
 	cache [spec.MaxBlocks]int8 // per block: what a read returns (the newest completed write)
 	bad   fault                // the check that failed (badAssert, badDurable)
+	// gone, per block: the values 0..63 (bit v) of writes the contract
+	// forgot (spec.Contract.Forget): each was ordered before a durable
+	// write to the block, so "v or newer data survives" holds forever.
+	gone [spec.MaxBlocks]uint64
 }
 
-const ioFlush = 0x80
+// io values besides a write's number and a flush's number | ioFlush: the
+// thread's command ended, and the contract forgot it (Canonical), with
+// its result.
+const (
+	ioFlush   = 0x80
+	ioDoneOK  = 0x7e
+	ioDoneEIO = 0x7f
+)
 
 // What failed (durState.bad.kind).
 const (
@@ -124,12 +136,15 @@ type durSystem struct {
 // FaultError is a run the checker cannot judge: a value, block or
 // command out of the model's bounds, or a store memory.LKMM cannot place.
 // The row is an error, not a verdict.
-type FaultError struct{ Msg string }
+type FaultError struct {
+	Line, Col int // where in the file, 0 if nowhere in particular
+	Msg       string
+}
 
 func (e *FaultError) Error() string { return e.Msg }
 
 // Reduces implements explore.InnerReducer.
-func (s *durSystem) Reduces() bool { return s.cfg.Model == memory.LKMM && !s.full }
+func (s *durSystem) Reduces() bool { return !s.full } // chains of local steps, under every model
 
 // WithoutReductions implements explore.InnerReducer.
 func (s *durSystem) WithoutReductions() explore.System[durState] {
@@ -333,6 +348,7 @@ const (
 	kindFailed                   // a check that failed
 	kindSubmit                   // a submission: Arg is the command's number
 	kindSettled                  // Alt names the pending barriers that completed first
+	kindFault                    // a step the checker cannot take (a fault)
 )
 
 // step yields thread t's successors for in.
@@ -358,7 +374,7 @@ func (s *durSystem) step(st durState, t int, in instr, yield func(explore.Label,
 	fail := func(kind uint8) {
 		n.op.pc[t] = st.op.pc[t]
 		n.op.fault = fault{kind, uint8(t), st.op.pc[t]}
-		yield(explore.Label{}, n)
+		yield(explore.Label{Kind: kindFault}, n)
 	}
 	setReg := func(n *durState, name string, v int64) {
 		if name != "" {
@@ -442,9 +458,14 @@ func (s *durSystem) step(st durState, t int, in instr, yield func(explore.Label,
 	case iDevWait:
 		id := int(st.io[t])
 		var ended, failed bool
-		if id&ioFlush != 0 {
+		switch {
+		case id == ioDoneOK:
+			ended = true
+		case id == ioDoneEIO:
+			ended, failed = true, true
+		case id&ioFlush != 0:
 			ended, failed = st.dev.FlushEnded(id &^ ioFlush)
-		} else {
+		default:
 			ended, failed = st.dev.WriteEnded(id)
 		}
 		if !ended {
@@ -490,11 +511,25 @@ func (s *durSystem) step(st durState, t int, in instr, yield func(explore.Label,
 	}
 }
 
-// durableValue reports whether some durable write to block b wrote v.
+// durableValue reports whether v, or newer data, survives on block b:
+// some write of v to b is durable, or is ordered before a durable write
+// to b (a crash can no longer leave anything older than it), or was such
+// a write and the contract forgot it (gone).
 func (s *durSystem) durableValue(st *durState, b int, v int64) bool {
+	if v >= 0 && v < 64 && st.gone[b]&(1<<v) != 0 {
+		return true
+	}
 	for w := 1; w <= st.dev.Writes(); w++ {
-		if st.dev.WriteBlocks(w)&(1<<b) != 0 && int64(st.val[w-1]) == v && st.dev.Durable(w) {
+		if st.dev.WriteBlocks(w)&(1<<b) == 0 || int64(st.val[w-1]) != v {
+			continue
+		}
+		if st.dev.Durable(w) {
 			return true
+		}
+		for d := 1; d <= st.dev.Writes(); d++ {
+			if d != w && st.dev.WriteBlocks(d)&(1<<b) != 0 && st.dev.Durable(d) && st.dev.OrderedBefore(w, d) {
+				return true
+			}
 		}
 	}
 	return false
@@ -505,7 +540,8 @@ func (s *durSystem) durableValue(st *durState, b int, v int64) bool {
 // hold, are violations.
 func (s *durSystem) Check(st durState) error {
 	if f := st.op.fault; f.kind != 0 {
-		return &FaultError{s.faultText(f)}
+		in := s.op.code[f.thread][f.pc]
+		return &FaultError{Line: in.line, Col: in.col, Msg: s.faultText(f)}
 	}
 	if b := st.bad; b.kind != 0 {
 		return s.badText(&st, b)
@@ -526,9 +562,24 @@ func (s *durSystem) Check(st durState) error {
 		}
 		return s.judge(&st, nil)
 	}
+	images := 1
+	for _, b := range s.blocks {
+		set := st.dev.Allowed(b)
+		n := bits.OnesCount32(set.Writes)
+		if set.Initial {
+			n++
+		}
+		if images *= n; images > maxImages {
+			return &FaultError{Msg: fmt.Sprintf("%s: more than %d crash images of the blocks the final condition names at one point of a run", s.op.test.Name, maxImages)}
+		}
+	}
 	img := make([]int8, spec.MaxBlocks)
 	return s.crashImages(&st, 0, img)
 }
+
+// maxImages bounds the crash images judged at one state: beyond it the
+// row is an error rather than a search that seems to hang.
+const maxImages = 1 << 16
 
 // crashImages judges the condition on every crash image of the blocks
 // s.blocks[k:], the earlier ones set in img.
@@ -590,7 +641,7 @@ func (s *durSystem) judge(st *durState, img []int8) error {
 	}
 	v, err := s.op.test.Cond.Eval(regs, loc)
 	if err != nil {
-		return &FaultError{fmt.Sprintf("%s: final condition: %v", s.op.test.Name, err)}
+		return &FaultError{Line: s.op.test.CondLine, Col: s.op.test.CondCol, Msg: fmt.Sprintf("final condition: %v", err)}
 	}
 	holds := v != 0
 	if s.op.test.Quant == NotExists {
@@ -681,6 +732,9 @@ func (s *durSystem) Describe(lb explore.Label) string {
 	}
 	in := s.op.code[lb.Actor][lb.ID]
 	text := ""
+	if lb.Kind == kindFault && in.kind >= iDevSubmit {
+		return fmt.Sprintf("L%d: %s: beyond the checker's bounds", in.line, s.stmtText(in))
+	}
 	switch in.kind {
 	case iJump:
 		text = in.jump
@@ -696,7 +750,7 @@ func (s *durSystem) Describe(lb explore.Label) string {
 	case iAccess, iAssign:
 		text = s.op.Describe(lb)
 		if a := in.access; a != nil && a.Call != "" {
-			text = strings.Replace(text, a.Op.String()+"(", a.Call+"(", 1)
+			text = strings.Replace(text, accessText(a), callText(a), 1)
 		}
 	case iNop:
 		text = in.dev.Kind.String() + "()"
@@ -774,4 +828,55 @@ func (s *durSystem) Canonical(st durState) durState {
 		return st
 	}
 	return s.canonicalize(st)
+}
+
+// stmtText renders a durability instruction's call, without results.
+func (s *durSystem) stmtText(in instr) string {
+	switch {
+	case in.check != nil:
+		return checkText(in.check)
+	case in.dev != nil && in.dev.Kind == DevWrite:
+		return fmt.Sprintf("submit_bio_wait(%s, %s, %s)", cExpr(in.dev.Block), cExpr(in.dev.Val), flagsText(in.dev.Flags))
+	case in.dev != nil && in.dev.Kind == DevRead:
+		return fmt.Sprintf("read_block(%s)", cExpr(in.dev.Block))
+	case in.dev != nil:
+		return in.dev.Kind.String() + "()"
+	}
+	return "?"
+}
+
+// callText renders an access as the file spelled it: atomic_inc(x),
+// atomic_add(2, x), r = READ_ONCE(*x).
+func callText(a *Access) string {
+	pr, ok := prims[a.Call]
+	if !ok {
+		return accessText(a)
+	}
+	var args []string
+	vals := []Expr{a.Val}
+	if a.Op.IsCmpxchg() {
+		vals = []Expr{a.Expect, a.Val}
+	}
+	for _, k := range pr.args {
+		switch k {
+		case argDeref:
+			args = append(args, "*"+a.Loc)
+		case argPtr:
+			args = append(args, a.Loc)
+		case argVal:
+			v := Expr{}
+			if len(vals) > 0 {
+				v, vals = vals[0], vals[1:]
+			}
+			if pr.neg && len(v.Args) == 1 && v.Op == "-" {
+				v = v.Args[0]
+			}
+			args = append(args, cExpr(v))
+		}
+	}
+	call := a.Call + "(" + strings.Join(args, ", ") + ")"
+	if a.Reg != "" {
+		return a.Reg + " = " + call
+	}
+	return call
 }

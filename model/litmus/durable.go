@@ -199,6 +199,11 @@ func (d *Durable) Validate() error {
 	if d.Crash == CrashNone && len(condBlocks(t)) > 0 {
 		return condErr("the final condition names blocks, which only a crash reveals, but the header says Crash: none")
 	}
+	// Compile it once: what the compiler refuses (a break outside a loop,
+	// too many registers...) is refused now, not in every row.
+	if _, err := compileDurable(memory.SC, t, d.File); err != nil {
+		return err
+	}
 	return nil
 }
 
@@ -332,7 +337,12 @@ func (d *Durable) Search(cfg DurableConfig, opt explore.Options) (*explore.Resul
 	if v := r.Violation; v != nil {
 		var fe *FaultError
 		if errors.As(v.Err, &fe) {
-			return nil, fmt.Errorf("%s: %s (reached by:\n%s)", d.File, fe.Msg, explore.Timeline(v.Actor, v.Path))
+			at, msg := d.File, fe.Msg
+			if fe.Line > 0 {
+				at = fmt.Sprintf("%s:%d:%d", d.File, fe.Line, fe.Col)
+				msg = strings.TrimPrefix(msg, fmt.Sprintf("line %d: ", fe.Line))
+			}
+			return nil, fmt.Errorf("%s: %s; the run that reaches it:\n%s", at, msg, explore.Timeline(v.Actor, v.Path))
 		}
 	}
 	return r, nil

@@ -1,11 +1,15 @@
 package litmus
 
 import (
+	"flag"
 	"fmt"
 	"math/rand"
+	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/flushproof/flushproof/model/explore"
@@ -13,11 +17,11 @@ import (
 )
 
 // symFiles are the example files the reduction tests walk.
-var symFiles = []string{"xfs-flushseq-patched", "xfs-flushseq-mutant-read-before-writeback", "xfs-flushseq-benign-plain-store-completed"}
+var symFiles = []string{"../../examples/litmus/xfs-flushseq-patched.litmus", "../../examples/litmus/xfs-flushseq-mutant-read-before-writeback.litmus",
+	"../../examples/litmus/xfs-flushseq-benign-plain-store-completed.litmus", "testdata/durable/shared-block.litmus"}
 
-func durSys(t *testing.T, name string, m memory.Model) *durSystem {
+func durSys(t *testing.T, path string, m memory.Model) *durSystem {
 	t.Helper()
-	path := "../../examples/litmus/" + name + ".litmus"
 	tt, err := ParseFile(path)
 	require.NoError(t, err)
 	d, err := ReadDurable(path, tt)
@@ -33,6 +37,16 @@ func succ(sys *durSystem, st durState, f func(durState) durState) []string {
 	sys.Next(st, func(_ explore.Label, n durState) { out = append(out, fmt.Sprintf("%v", f(n))) })
 	sort.Strings(out)
 	return out
+}
+
+// everyState calls f on every state of sys the search without reductions
+// reaches (for small files).
+func everyState(t *testing.T, sys *durSystem, f func(durState)) {
+	r := explore.Explore[durState](sys, explore.Options{NoReduce: true, Workers: 1, MaxStates: 200_000})
+	require.True(t, r.Exhausted || r.Violation != nil, "cut short")
+	for i := 0; i < r.Len(); i++ {
+		f(r.State(i))
+	}
 }
 
 // randomStates walks random runs of sys and calls f on every state.
@@ -85,7 +99,9 @@ func TestDurableThreadRenaming(t *testing.T) {
 	for _, f := range symFiles {
 		for _, m := range []memory.Model{memory.SC, memory.TSO, memory.LKMM} {
 			sys := durSys(t, f, m)
-			require.Len(t, sys.sym, 1, f)
+			if len(sys.sym) == 0 {
+				continue // no interchangeable threads
+			}
 			c := sys.sym[0]
 			z := dead(sys)
 			perm := []int{1, 0}
@@ -133,4 +149,71 @@ func perm8(rng *rand.Rand, n int) []uint8 {
 		out[i] = uint8(p)
 	}
 	return out
+}
+
+var durableAll = flag.Bool("durable.all", false, "TestDurableReductionsKeepVerdicts on every example file (minutes)")
+
+// TestDurableReductionsKeepVerdicts: every example file gets the same
+// verdict, under SC, TSO and LKMM, with all reductions, without the
+// symmetry and renumbering alone, and without any (explore's NoReduce:
+// no chains of local steps, no dead registers). Without -durable.all
+// only the files whose unreduced search is small run.
+func TestDurableReductionsKeepVerdicts(t *testing.T) {
+	files, err := filepath.Glob("../../examples/litmus/*.litmus")
+	require.NoError(t, err)
+	mine, err := filepath.Glob("testdata/durable/*.litmus")
+	require.NoError(t, err)
+	quick := map[string]bool{"xfs-flushseq-mutant-read-before-writeback": true, "xfs-flushseq-mutant-ge": true, "xfs-flushseq-mutant-advance-on-failed-flush": true,
+		"shared-block": true, "fua-write": true}
+	for _, path := range append(files, mine...) {
+		name := strings.TrimSuffix(filepath.Base(path), ".litmus")
+		if !quick[name] && !*durableAll {
+			continue
+		}
+		tt, err := ParseFile(path)
+		require.NoError(t, err)
+		d, err := ReadDurable(path, tt)
+		require.NoError(t, err)
+		for _, m := range []memory.Model{memory.SC, memory.TSO, memory.LKMM} {
+			for _, dev := range d.Devices {
+				cfg := DurableConfig{Model: m, Device: dev, Failures: d.Failures, Crash: d.Crash}
+				verdict := func(noSym, noReduce bool) string {
+					sys, err := d.system(cfg)
+					require.NoError(t, err)
+					sys.noSym = noSym
+					r := explore.Explore[durState](sys, explore.Options{NoReduce: noReduce, Liveness: true, MaxStates: 30_000_000})
+					require.True(t, r.Exhausted || r.Violation != nil, "%s: cut short", name)
+					if r.Violation != nil {
+						return fmt.Sprintf("UNSAFE %v", r.Violation.Kind)
+					}
+					return "SAFE"
+				}
+				all := verdict(false, false)
+				assert.Equal(t, all, verdict(true, false), "%s %v %v: without symmetry and renumbering", name, m, dev)
+				assert.Equal(t, all, verdict(false, true), "%s %v %v: without reductions", name, m, dev)
+			}
+		}
+	}
+}
+
+// TestDurableForget: forgetting what the contract can no longer use
+// (normalizing it, dropping commands, keeping the values of dropped
+// writes and the results of dropped commands a thread waits for)
+// commutes with every step: forgetting after the step gives the same
+// states whether or not the state before it was forgotten.
+func TestDurableForget(t *testing.T) {
+	for _, f := range symFiles {
+		for _, m := range []memory.Model{memory.SC, memory.LKMM} {
+			sys := durSys(t, f, m)
+			z := dead(sys)
+			fg := func(x durState) durState { return z(sys.forget(x)) }
+			check := func(st durState) {
+				require.Equal(t, succ(sys, st, fg), succ(sys, sys.forget(st), fg), "%s under %v at %v", f, m, st.op.pc)
+			}
+			randomStates(sys, 80, 80, check)
+			if strings.HasPrefix(f, "testdata/") {
+				everyState(t, sys, check)
+			}
+		}
+	}
 }

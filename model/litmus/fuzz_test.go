@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flushproof/flushproof/model/explore"
 	"github.com/flushproof/flushproof/model/memory"
 )
 
@@ -45,5 +46,62 @@ func FuzzParse(f *testing.F) {
 			return
 		}
 		_, _ = Judge(Operational{Model: memory.SC, MaxStates: 20_000}, test)
+	})
+}
+
+// FuzzCheck: no input makes the durability checker panic or hang. A file
+// the parser or the header reader refuses gives an *Error inside the
+// file; a file it reads is checked under SC and LKMM with a small state
+// budget: it may be SAFE, UNSAFE, cut short or an error row, never a
+// panic. The seeds are the example files (examples/litmus), the litmus
+// corpus, and the checker's own bad files (testdata/durable). In CI: go
+// test ./model/litmus -run '^$' -fuzz FuzzCheck -fuzztime 30s.
+func FuzzCheck(f *testing.F) {
+	for _, dir := range []string{"../../examples/litmus", "testdata/durable", "../../props/testdata/litmus"} {
+		files, err := filepath.Glob(filepath.Join(dir, "*.litmus"))
+		if err != nil || len(files) == 0 {
+			f.Fatalf("no seed corpus in %s: %v", dir, err)
+		}
+		for _, p := range files {
+			src, err := os.ReadFile(p)
+			if err != nil {
+				f.Fatal(err)
+			}
+			f.Add(src)
+		}
+	}
+	f.Fuzz(func(t *testing.T, src []byte) {
+		lines := strings.Count(string(src), "\n") + 1
+		inFile := func(err error) {
+			var pe *Error
+			if !errors.As(err, &pe) {
+				t.Fatalf("not an *Error: %v", err)
+			}
+			if pe.Line < 1 || pe.Line > lines || pe.Col < 1 {
+				t.Fatalf("error outside the file (%d lines): %v", lines, err)
+			}
+		}
+		test, err := Parse("f.litmus", src)
+		if err != nil {
+			inFile(err)
+			return
+		}
+		d, err := ReadDurable("f.litmus", test)
+		if err != nil {
+			inFile(err)
+			return
+		}
+		for _, m := range []memory.Model{memory.SC, memory.LKMM} {
+			r, err := d.Search(DurableConfig{Model: m, Device: d.Devices[0], Failures: d.Failures, Crash: d.Crash}, explore.Options{MaxStates: 3000, Workers: 1})
+			if err != nil {
+				if !strings.HasPrefix(err.Error(), "f.litmus") {
+					t.Fatalf("an error that does not name the file: %v", err)
+				}
+				continue
+			}
+			if r.Violation != nil {
+				_ = r.Violation.Timeline()
+			}
+		}
 	})
 }

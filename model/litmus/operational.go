@@ -175,6 +175,7 @@ const (
 type instr struct {
 	kind   uint8
 	line   int
+	col    int // the statement's column, 0 if unknown
 	access *Access
 	loc    int // access's location index
 	assign *Assign
