@@ -16,6 +16,11 @@ func TestExamplesFlushSeq(t *testing.T) {
 	checkExamples(t, []exampleCase{
 		{file: "xfs-flushseq-baseline.litmus", rows: rows("baseline"), quick: true},
 		{file: "xfs-flushseq-patched.litmus", rows: rows("patched")},
+		{file: "xfs-flushseq-patched-3x2.litmus", rows: map[string]string{
+			"SC cache+fua":   "xfs-flushseq patched SC 3 tasks x 2 fsyncs",
+			"TSO cache+fua":  "xfs-flushseq patched TSO 3 tasks x 2 fsyncs",
+			"LKMM cache+fua": "xfs-flushseq patched LKMM 3 tasks x 2 fsyncs",
+		}},
 		{file: "xfs-flushseq-benign-plain-store-completed.litmus", rows: rows("benign-plain-store-completed")},
 		{file: "xfs-flushseq-mutant-read-before-writeback.litmus", rows: rows("mutant-read-before-writeback"), quick: true},
 		{file: "xfs-flushseq-mutant-no-smp_mb.litmus", rows: rows("mutant-no-smp_mb")},

@@ -298,9 +298,16 @@ func findSymmetry(t *Test, op *opSystem) []symClass {
 // canonicalize applies the reductions above to st (dead registers already
 // zeroed).
 func (s *durSystem) canonicalize(st durState) durState {
-	st = s.forget(st)
-	for _, c := range s.sym {
-		st = s.sortClass(st, c)
+	if !s.dbgNoForget {
+		st = s.forget(st)
+	}
+	if !s.dbgNoSort {
+		for _, c := range s.sym {
+			st = s.sortClass(st, c)
+		}
+	}
+	if s.dbgNoRenumber {
+		return st
 	}
 	return s.renumber(st)
 }
@@ -469,8 +476,14 @@ func (s *durSystem) permuteClass(st durState, c symClass, perm []int) durState {
 		newT, oldT := c.members[k], c.members[perm[k]]
 		out.op.pc[newT] = st.op.pc[oldT]
 		out.op.regs[newT] = st.op.regs[oldT]
-		for h := range c.handles {
-			out.op.regs[newT][c.handles[h]] = st.op.regs[newT][c.handles[h]] // a handle names the thread's own block
+		for h, r := range c.handles {
+			// A handle names the thread's own block: its initial value,
+			// or 0 where it is dead (Canonical zeroes dead registers).
+			v := int16(c.blocks[k][h])
+			if s.live[newT][st.op.pc[oldT]]&(1<<r) == 0 && st.op.regs[oldT][r] == 0 {
+				v = 0
+			}
+			out.op.regs[newT][r] = v
 		}
 		out.io[newT] = st.io[oldT]
 	}

@@ -131,6 +131,8 @@ type durSystem struct {
 	// noSym turns the symmetry and the renumbering off alone.
 	sym   []symClass
 	noSym bool
+
+	dbgNoForget, dbgNoSort, dbgNoRenumber bool
 }
 
 // FaultError is a run the checker cannot judge: a value, block or
