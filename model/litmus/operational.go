@@ -244,11 +244,13 @@ func (s *opSystem) Init() []opState {
 	orderings := false
 	for t, code := range s.code {
 		for _, in := range code {
-			if in.kind == iAccess && in.loc >= 0 {
+			// A wait_event's load (iAwait) is an access like any other.
+			access := (in.kind == iAccess || in.kind == iAwait) && in.access != nil
+			if access && in.loc >= 0 {
 				readers[in.loc] |= 1 << t
 			}
 			orderings = orderings || in.deps != 0 || in.fence == OpRmb || in.fence == OpWmb ||
-				(in.kind == iAccess && !in.access.Op.Info().Fence && (in.access.Op.Info().Order == Acquire || in.access.Op.Info().Order == Release))
+				(access && !in.access.Op.Info().Fence && (in.access.Op.Info().Order == Acquire || in.access.Op.Info().Order == Release))
 		}
 	}
 	st := opState{mem: memory.New(s.model, readers)}

@@ -1,0 +1,37 @@
+package props
+
+import "testing"
+
+// TestExamplesJBD2: the jbd2 commit's files (examples/litmus/jbd2-*.litmus)
+// against model/jbd2's rows (2 transactions x 2 journal blocks; EIO on
+// writes and flushes, or none for async-commit-no-eio). The built-in rows
+// have no memory model: the file's SC, TSO and LKMM rows all map to the
+// same one. The async-commit files (an IO thread for the commit block
+// too) take a few hundred milliseconds each and run with -examples.all
+// only.
+func TestExamplesJBD2(t *testing.T) {
+	const bound = " 2 transactions x 2 journal blocks"
+	rows := func(variant, eio string, devices ...string) map[string]string {
+		out := map[string]string{}
+		for _, m := range []string{"SC", "TSO", "LKMM"} {
+			for _, d := range devices {
+				out[m+" "+d] = "jbd2 " + variant + " " + d + bound + eio
+			}
+		}
+		return out
+	}
+	all := []string{"cache+fua", "cache+emulated-fua", "no-cache"}
+	cached := []string{"cache+fua", "cache+emulated-fua"}
+	noCache := []string{"no-cache"}
+	checkExamples(t, []exampleCase{
+		{file: "jbd2-barrier.litmus", rows: rows("barrier", ", EIO", all...), quick: true},
+		{file: "jbd2-nobarrier-cache.litmus", rows: rows("nobarrier", ", EIO", cached...), quick: true},
+		{file: "jbd2-nobarrier-no-cache.litmus", rows: rows("nobarrier", ", EIO", noCache...), quick: true},
+		{file: "jbd2-async-commit-cache.litmus", rows: rows("async-commit", ", EIO", cached...)},
+		{file: "jbd2-async-commit-no-cache.litmus", rows: rows("async-commit", ", EIO", noCache...)},
+		{file: "jbd2-async-commit-no-eio.litmus", rows: rows("async-commit", "", cached...)},
+		{file: "jbd2-mutant-async-commit-no-checksum.litmus", rows: rows("mutant-async-commit-no-checksum", ", EIO", all...), quick: true},
+		{file: "jbd2-mutant-drop-preflush-cache.litmus", rows: rows("mutant-drop-preflush", ", EIO", cached...), quick: true},
+		{file: "jbd2-mutant-drop-preflush-no-cache.litmus", rows: rows("mutant-drop-preflush", ", EIO", noCache...), quick: true},
+	})
+}
