@@ -46,7 +46,7 @@ import (
 //
 // Three switches on durableBy know it, each with a first case
 // "by == durableByForgotten": Obligations (contract.go) renders it as
-// durableByForgottenText, permuteDurableBy (permute.go) returns it
+// durableByForgottenText, renameDurableBy (permute.go) returns it
 // unchanged (it names no command), and WriteKey (permute.go) gives it a
 // kind of its own, byForgotten.
 const durableByForgotten int8 = math.MaxInt8
@@ -310,71 +310,7 @@ func (c *Contract) drop(ws, fs uint32) (Contract, []uint8, []uint8) {
 	if k == nw && kf == nf {
 		return *c, wmap, fmap
 	}
-
-	// Bit i of m becomes bit wmap[i]; dropped writes' bits go.
-	w := func(m uint32) uint32 {
-		var o uint32
-		for m &^= ws; m != 0; m &= m - 1 {
-			o |= 1 << wmap[bits.TrailingZeros32(m)]
-		}
-		return o
-	}
-	// Like Permute, start from the fields that name no command and
-	// rebuild the others, so entries beyond the new counts stay zero.
-	out := Contract{cfg: c.cfg, crashed: c.crashed, nw: uint8(k), nf: uint8(kf)}
-	out.wFUA = w(c.wFUA)
-	out.wPre = w(c.wPre)
-	out.wPreReq = w(c.wPreReq)
-	out.unsent = w(c.unsent)
-	out.ended = w(c.ended)
-	out.completed = w(c.completed)
-	out.durable = w(c.durable)
-	for i := 0; i < nw; i++ {
-		if wmap[i] == 0xff {
-			continue
-		}
-		to := wmap[i]
-		out.wBlocks[to] = c.wBlocks[i]
-		out.wState[to] = c.wState[i]
-		out.orderedBefore[to] = w(c.orderedBefore[i])
-		out.pfCover[to] = w(c.pfCover[i])
-		out.preCover[to] = w(c.preCover[i])
-		out.durableBy[to] = forgetDurableBy(c.durableBy[i], wmap, fmap)
-	}
-	for j := 0; j < nf; j++ {
-		if fmap[j] == 0xff {
-			continue
-		}
-		out.fState[fmap[j]] = c.fState[j]
-		out.fCover[fmap[j]] = w(c.fCover[j])
-	}
-	return out, wmap, fmap
-}
-
-// forgetDurableBy renames the command a durableBy entry names, or gives
-// durableByForgotten if that command was dropped.
-func forgetDurableBy(by int8, wmap, fmap []uint8) int8 {
-	switch {
-	case by == durableByForgotten:
-		return by
-	case by > 0: // flush Fk
-		if fmap[by-1] == 0xff {
-			return durableByForgotten
-		}
-		return int8(fmap[by-1]) + 1
-	case by < -MaxWrites: // preflush of write Wk
-		k := -int(by) - MaxWrites
-		if wmap[k-1] == 0xff {
-			return durableByForgotten
-		}
-		return -int8(MaxWrites + int(wmap[k-1]) + 1)
-	case by < 0: // post-flush of write Wk
-		if wmap[-by-1] == 0xff {
-			return durableByForgotten
-		}
-		return -int8(wmap[-by-1]) - 1
-	}
-	return 0
+	return c.renamed(wmap, fmap, k, kf), wmap, fmap
 }
 
 // durableByForgotten must stay outside the flush numbers (a compile

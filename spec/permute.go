@@ -27,36 +27,7 @@ import (
 func (c *Contract) Permute(wperm, fperm []uint8) Contract {
 	checkPerm("write", wperm, int(c.nw))
 	checkPerm("flush", fperm, int(c.nf))
-	w := func(m uint32) uint32 { return permuteMask(m, wperm) }
-
-	// Start from the fields that name no write or flush (cfg, crashed, the
-	// counts); every other field is rebuilt below, so that an entry at or
-	// beyond nw / nf stays zero and the result is comparable with ==. A
-	// field added to Contract must be added here too: until it is, the
-	// identity check of TestPermuteCommutes fails.
-	out := Contract{cfg: c.cfg, crashed: c.crashed, nw: c.nw, nf: c.nf}
-	out.wFUA = w(c.wFUA)
-	out.wPre = w(c.wPre)
-	out.wPreReq = w(c.wPreReq)
-	out.unsent = w(c.unsent)
-	out.ended = w(c.ended)
-	out.completed = w(c.completed)
-	out.durable = w(c.durable)
-	for i := 0; i < int(c.nw); i++ {
-		n := wperm[i]
-		out.wBlocks[n] = c.wBlocks[i]
-		out.wState[n] = c.wState[i]
-		out.orderedBefore[n] = w(c.orderedBefore[i])
-		out.pfCover[n] = w(c.pfCover[i])
-		out.preCover[n] = w(c.preCover[i])
-		out.durableBy[n] = permuteDurableBy(c.durableBy[i], wperm, fperm)
-	}
-	for j := 0; j < int(c.nf); j++ {
-		n := fperm[j]
-		out.fState[n] = c.fState[j]
-		out.fCover[n] = w(c.fCover[j])
-	}
-	return out
+	return c.renamed(wperm, fperm, int(c.nw), int(c.nf))
 }
 
 // checkPerm panics unless perm is a permutation of 0..n-1: a renaming that
@@ -75,29 +46,80 @@ func checkPerm(what string, perm []uint8, n int) {
 	}
 }
 
-// permuteMask renames the writes of a bit mask: bit i becomes bit perm[i].
-func permuteMask(m uint32, perm []uint8) uint32 {
-	var out uint32
-	for ; m != 0; m &= m - 1 {
-		out |= 1 << perm[bits.TrailingZeros32(m)]
+// renamed is c with write i+1 renamed wmap[i]+1 and flush j+1 renamed
+// fmap[j]+1, the commands mapped to 0xff dropped (Forget), nw and nf
+// those kept. It starts from the fields that name no write or flush (cfg,
+// crashed) and rebuilds every other one, so that an entry at or beyond the
+// new counts stays zero and the result is comparable with ==. A field
+// added to Contract must be added here too: until it is, the identity
+// check of TestPermuteCommutes fails.
+func (c *Contract) renamed(wmap, fmap []uint8, nw, nf int) Contract {
+	w := func(m uint32) uint32 { return renameMask(m, wmap) }
+	out := Contract{cfg: c.cfg, crashed: c.crashed, nw: uint8(nw), nf: uint8(nf)}
+	out.wFUA = w(c.wFUA)
+	out.wPre = w(c.wPre)
+	out.wPreReq = w(c.wPreReq)
+	out.unsent = w(c.unsent)
+	out.ended = w(c.ended)
+	out.completed = w(c.completed)
+	out.durable = w(c.durable)
+	for i := 0; i < int(c.nw); i++ {
+		to := wmap[i]
+		if to == 0xff {
+			continue
+		}
+		out.wBlocks[to] = c.wBlocks[i]
+		out.wState[to] = c.wState[i]
+		out.orderedBefore[to] = w(c.orderedBefore[i])
+		out.pfCover[to] = w(c.pfCover[i])
+		out.preCover[to] = w(c.preCover[i])
+		out.durableBy[to] = renameDurableBy(c.durableBy[i], wmap, fmap)
+	}
+	for j := 0; j < int(c.nf); j++ {
+		if to := fmap[j]; to != 0xff {
+			out.fState[to] = c.fState[j]
+			out.fCover[to] = w(c.fCover[j])
+		}
 	}
 	return out
 }
 
-// permuteDurableBy renames the command a durableBy entry names; the kind
-// of cause (own completion, flush, post-flush, preflush) is kept, since it
-// is encoded in the range of the value, not in the number.
-func permuteDurableBy(by int8, wperm, fperm []uint8) int8 {
+// renameMask renames the writes of a bit mask: bit i becomes bit
+// wmap[i], or goes if wmap[i] is 0xff.
+func renameMask(m uint32, wmap []uint8) uint32 {
+	var out uint32
+	for ; m != 0; m &= m - 1 {
+		if to := wmap[bits.TrailingZeros32(m)]; to != 0xff {
+			out |= 1 << to
+		}
+	}
+	return out
+}
+
+// renameDurableBy renames the command a durableBy entry names, or gives
+// durableByForgotten if that command is dropped; the kind of cause (own
+// completion, flush, post-flush, preflush) is kept, since it is encoded
+// in the range of the value, not in the number.
+func renameDurableBy(by int8, wmap, fmap []uint8) int8 {
+	var to uint8
 	switch {
 	case by == durableByForgotten: // names no command
 		return by
 	case by > 0: // flush Fk
-		return int8(fperm[by-1]) + 1
+		if to = fmap[by-1]; to == 0xff {
+			return durableByForgotten
+		}
+		return int8(to) + 1
 	case by < -MaxWrites: // preflush of write Wk
-		k := -int(by) - MaxWrites
-		return -int8(MaxWrites + int(wperm[k-1]) + 1)
+		if to = wmap[-int(by)-MaxWrites-1]; to == 0xff {
+			return durableByForgotten
+		}
+		return -int8(MaxWrites + int(to) + 1)
 	case by < 0: // post-flush of write Wk
-		return -int8(wperm[-by-1]) - 1
+		if to = wmap[-by-1]; to == 0xff {
+			return durableByForgotten
+		}
+		return -int8(to) - 1
 	}
 	return 0 // its own completion, or not durable
 }

@@ -298,16 +298,9 @@ func findSymmetry(t *Test, op *opSystem) []symClass {
 // canonicalize applies the reductions above to st (dead registers already
 // zeroed).
 func (s *durSystem) canonicalize(st durState) durState {
-	if !s.dbgNoForget {
-		st = s.forget(st)
-	}
-	if !s.dbgNoSort {
-		for _, c := range s.sym {
-			st = s.sortClass(st, c)
-		}
-	}
-	if s.dbgNoRenumber {
-		return st
+	st = s.forget(st)
+	for _, c := range s.sym {
+		st = s.sortClass(st, c)
 	}
 	return s.renumber(st)
 }

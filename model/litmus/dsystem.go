@@ -108,7 +108,6 @@ const (
 	faultFlags                       // flags other than REQ_FUA and REQ_PREFLUSH
 	faultDevice                      // the contract refused a command (more than its bounds)
 	faultValue                       // a value a block cannot hold
-	faultBadLoad                     // a wait_event's condition on a location of no thread
 	faultLocalLoop                   // maxChain local steps in a row
 )
 
@@ -131,8 +130,6 @@ type durSystem struct {
 	// noSym turns the symmetry and the renumbering off alone.
 	sym   []symClass
 	noSym bool
-
-	dbgNoForget, dbgNoSort, dbgNoRenumber bool
 }
 
 // FaultError is a run the checker cannot judge: a value, block or
@@ -345,12 +342,11 @@ func lowBit(m uint8) int {
 
 // Label kinds of the durability steps (Label.Kind of a thread's step).
 const (
-	kindDevErr  uint8 = iota + 8 // a wait: Arg is the error (0 or EIO)
-	kindRead                     // a read: Arg is the value
-	kindFailed                   // a check that failed
-	kindSubmit                   // a submission: Arg is the command's number
-	kindSettled                  // Alt names the pending barriers that completed first
-	kindFault                    // a step the checker cannot take (a fault)
+	kindDevErr uint8 = iota + 8 // a wait: Arg is the error (0 or EIO)
+	kindRead                    // a read: Arg is the value
+	kindFailed                  // a check that failed
+	kindSubmit                  // a submission: Arg is the command's number
+	kindFault                   // a step the checker cannot take (a fault)
 )
 
 // step yields thread t's successors for in.
