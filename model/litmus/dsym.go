@@ -20,8 +20,9 @@ import (
 //     writes by block (the order among one block's writes kept) and
 //     flushes by their state and who waits for them (spec.Contract.Permute:
 //     renaming changes nothing a later step, a crash or a check sees).
-//   - Symmetry: threads whose code is the same and whose initial registers
-//     differ only in their own blocks are interchangeable (symClass), as
+//   - Symmetry: threads whose code is the same, that are both daemons or
+//     both not, and whose initial registers differ only in their own
+//     blocks are interchangeable (symClass), as
 //     in Murphi's scalarsets: Canonical sorts them by what they look like
 //     on their own and renames threads, their blocks, memory's views of
 //     them and the commands they wait for along.
@@ -123,7 +124,7 @@ func exprsOf(code []instr, f func(Expr)) {
 // the final condition, which must not name a member's registers either.
 // Anything else that names a block (a block computed from registers)
 // turns the symmetry off: which blocks it reaches is not known.
-func findSymmetry(t *Test, op *opSystem) []symClass {
+func findSymmetry(t *Test, op *opSystem, daemons uint64) []symClass {
 	n := len(op.code)
 	// Per thread: registers written, registers used other than as a bare
 	// block number, and whether a block is named otherwise than by a
@@ -226,6 +227,7 @@ func findSymmetry(t *Test, op *opSystem) []symClass {
 			continue
 		}
 		var key strings.Builder
+		fmt.Fprintf(&key, "daemon %v\n", daemons&(1<<th) != 0) // a daemon is not interchangeable with a thread that must finish
 		key.WriteString(codeText(code, op.regs[th]))
 		var hs []string
 		for r := range handleOK[th] {

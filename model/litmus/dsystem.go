@@ -128,8 +128,9 @@ type durSystem struct {
 	reads bool // some thread reads a block (the cache matters)
 	// sym are the classes of interchangeable threads (findSymmetry);
 	// noSym turns the symmetry and the renumbering off alone.
-	sym   []symClass
-	noSym bool
+	sym     []symClass
+	noSym   bool
+	daemons uint64 // threads that need not finish (Durable.Daemons)
 }
 
 // FaultError is a run the checker cannot judge: a value, block or
@@ -196,7 +197,7 @@ func (s *durSystem) Unfinished(st durState) uint64 {
 			m |= 1 << t
 		}
 	}
-	return m
+	return m &^ s.daemons
 }
 
 func (s *durSystem) finished(st durState) bool { return s.Unfinished(st) == 0 }

@@ -3,6 +3,7 @@ package litmus
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/flushproof/flushproof/model/explore"
@@ -129,6 +130,10 @@ type Durable struct {
 	Devices  []spec.Config // Device: one or more configurations, or all
 	Failures Failures      // Failures: none, flush, write, or flush,write
 	Crash    CrashMode     // Crash: any (the default), end or none
+	// Daemons are threads that need not finish (Daemons: P1, P2): a
+	// flusher or an IO thread that may wait forever once its work is
+	// done. The others must finish, or the search reports a deadlock.
+	Daemons uint64
 }
 
 // ReadDurable reads t's header. A value it does not know is an *Error at
@@ -179,6 +184,20 @@ func ReadDurable(file string, t *Test) (*Durable, error) {
 			return nil, errf("crash", "Crash: %v", err)
 		}
 		d.Crash = c
+	}
+	if f, ok := t.Header["daemons"]; ok {
+		for _, part := range strings.Split(f.Value, ",") {
+			name := strings.TrimSpace(part)
+			m := threadName.FindStringSubmatch(name)
+			n := -1
+			if m != nil {
+				n, _ = strconv.Atoi(m[1])
+			}
+			if n < 0 || n >= len(t.Threads) {
+				return nil, errf("daemons", "Daemons: %q: want a list of the file's threads (P0 to P%d)", f.Value, len(t.Threads)-1)
+			}
+			d.Daemons |= 1 << n
+		}
 	}
 	if err := d.Validate(); err != nil {
 		return nil, err
@@ -357,7 +376,7 @@ func (d *Durable) system(cfg DurableConfig) (*durSystem, error) {
 	if err != nil {
 		return nil, err
 	}
-	sys := &durSystem{op: op, cfg: cfg, blocks: condBlocks(d.Test)}
+	sys := &durSystem{op: op, cfg: cfg, blocks: condBlocks(d.Test), daemons: d.Daemons}
 	for t, code := range op.code {
 		var keep uint8
 		var walk func(e Expr)
@@ -386,7 +405,7 @@ func (d *Durable) system(cfg DurableConfig) (*durSystem, error) {
 		}
 		sys.local = append(sys.local, local)
 	}
-	sys.sym = findSymmetry(d.Test, op)
+	sys.sym = findSymmetry(d.Test, op, d.Daemons)
 	return sys, nil
 }
 
