@@ -1,16 +1,9 @@
 package props
 
 import (
-	"path/filepath"
-	"sort"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
-	"github.com/flushproof/flushproof/model/explore"
 	"github.com/flushproof/flushproof/model/iowq"
-	"github.com/flushproof/flushproof/model/litmus"
 	"github.com/flushproof/flushproof/model/verdict"
 )
 
@@ -59,35 +52,7 @@ func TestExamplesIOWQ(t *testing.T) {
 // in the verdict table (model.Rows) but that the model builds for a
 // configuration of its own.
 func checkExamplesOffTable(t *testing.T, file string, rows map[string]verdict.Row, quick bool) {
-	if !quick && !*examplesAll {
-		return
-	}
-	opt := explore.Options{MaxStates: 20_000_000, Liveness: true}
-	path := filepath.Join("..", "examples", "litmus", file)
-	tt, err := litmus.ParseFile(path)
-	require.NoError(t, err)
-	d, err := litmus.ReadDurable(path, tt)
-	require.NoError(t, err)
-	fileRows := map[string]verdict.Row{}
-	for _, r := range d.Rows(litmus.AllModels()) {
-		fileRows[r.Config] = r
-	}
-	keys := make([]string, 0, len(rows))
-	for k := range rows {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		fr, ok := fileRows[k]
-		require.True(t, ok, "%s: no row %q (the header's Device line?)", file, k)
-		br := rows[k]
-		fv, err := fr.Check(opt)
-		require.NoError(t, err, "%s %s", file, k)
-		bv, err := br.Check(opt)
-		require.NoError(t, err, br.Name())
-		require.False(t, fv.Truncated || bv.Truncated, "%s %s: a search was cut short", file, k)
-		assert.Equal(t, bv.Word(), fv.Word(), "%s %s: the file's verdict against %q's", file, k, br.Name())
-		assert.Equal(t, br.Negative, fr.Negative, "%s %s: expected UNSAFE in one and not the other (%q)", file, k, br.Name())
-		t.Logf("%-48s %-22s %-7s %10d states | %-58s %-7s %10d states", file, k, fv.Word(), fv.Stats.States, br.Name(), bv.Word(), bv.Stats.States)
+	if quick || *examplesAll {
+		checkFile(t, file, rows)
 	}
 }

@@ -19,19 +19,7 @@ import (
 // files. In CI: go test ./model/litmus -run '^$' -fuzz FuzzParse
 // -fuzztime 30s.
 func FuzzParse(f *testing.F) {
-	for _, dir := range []string{"../../props/testdata/litmus", "../../cmd/flushproof/testdata/litmus"} {
-		files, err := filepath.Glob(filepath.Join(dir, "*.litmus"))
-		if err != nil || len(files) == 0 {
-			f.Fatalf("no seed corpus in %s: %v", dir, err)
-		}
-		for _, p := range files {
-			src, err := os.ReadFile(p)
-			if err != nil {
-				f.Fatal(err)
-			}
-			f.Add(src)
-		}
-	}
+	addSeeds(f, "../../props/testdata/litmus", "../../cmd/flushproof/testdata/litmus")
 	f.Fuzz(func(t *testing.T, src []byte) {
 		test, err := Parse("f.litmus", src)
 		if err != nil {
@@ -57,19 +45,7 @@ func FuzzParse(f *testing.F) {
 // corpus, and the checker's own bad files (testdata/durable). In CI: go
 // test ./model/litmus -run '^$' -fuzz FuzzCheck -fuzztime 30s.
 func FuzzCheck(f *testing.F) {
-	for _, dir := range []string{"../../examples/litmus", "testdata/durable", "../../props/testdata/litmus"} {
-		files, err := filepath.Glob(filepath.Join(dir, "*.litmus"))
-		if err != nil || len(files) == 0 {
-			f.Fatalf("no seed corpus in %s: %v", dir, err)
-		}
-		for _, p := range files {
-			src, err := os.ReadFile(p)
-			if err != nil {
-				f.Fatal(err)
-			}
-			f.Add(src)
-		}
-	}
+	addSeeds(f, "../../examples/litmus", "testdata/durable", "../../props/testdata/litmus")
 	f.Fuzz(func(t *testing.T, src []byte) {
 		lines := strings.Count(string(src), "\n") + 1
 		inFile := func(err error) {
@@ -104,4 +80,22 @@ func FuzzCheck(f *testing.F) {
 			}
 		}
 	})
+}
+
+// addSeeds adds every .litmus file of dirs to f's seed corpus; a
+// directory without one is an error.
+func addSeeds(f *testing.F, dirs ...string) {
+	for _, dir := range dirs {
+		files, err := filepath.Glob(filepath.Join(dir, "*.litmus"))
+		if err != nil || len(files) == 0 {
+			f.Fatalf("no seed corpus in %s: %v", dir, err)
+		}
+		for _, p := range files {
+			src, err := os.ReadFile(p)
+			if err != nil {
+				f.Fatal(err)
+			}
+			f.Add(src)
+		}
+	}
 }
