@@ -12,12 +12,13 @@ import (
 
 // instruction kinds of the durability statements.
 const (
-	iDevSubmit uint8 = iota + 16 // submit the write or flush of dev
-	iDevWait                     // wait for the thread's command to end; Reg gets 0 or -EIO
-	iDevRead                     // Reg = the block's content
-	iAwait                       // the load of a wait_event: taken only when cond holds
-	iNop                         // wake_up: orders nothing here (docs/durable.md)
-	iCheck                       // assert_durable or assert
+	iDevSubmit  uint8 = iota + 16 // submit the write or flush of dev
+	iDevWait                      // wait for the thread's command to end; Reg gets 0 or -EIO
+	iDevRead                      // Reg = the block's content
+	iAwait                        // the load of a wait_event: taken only when cond holds
+	iNop                          // wake_up: orders nothing here (docs/durable-litmus.md)
+	iCheck                        // assert_durable or assert
+	iCompletion                   // complete, complete_all, wait_for_completion: an RMW of the count that acquires and releases
 )
 
 // loopCtx is a loop being compiled: where its break and continue jumps
@@ -50,6 +51,9 @@ func (c *compiler) durableStmt(s *Stmt) error {
 		return nil
 	}
 	d := s.Dev
+	if d.Kind.IsCompletion() {
+		return c.completion(s)
+	}
 	for _, e := range []Expr{d.Block, d.Val, d.Flags} {
 		if d.Kind != DevWait {
 			if err := c.expr(e, s.Line); err != nil {
@@ -65,6 +69,23 @@ func (c *compiler) durableStmt(s *Stmt) error {
 				return err
 			}
 			c.dep.assign(&Assign{Reg: d.Reg, Val: C(0)}) // no load's value
+		}
+		c.code = append(c.code, instr{kind: iDevWait, line: s.Line, col: s.Col, dev: d})
+	case DevSubmit:
+		// The handle is set at the submission; nothing waits here.
+		c.code = append(c.code, instr{kind: iDevSubmit, line: s.Line, col: s.Col, dev: d})
+		if d.Reg != "" {
+			if err := c.write(d.Reg, s.Line); err != nil {
+				return err
+			}
+			c.dep.assign(&Assign{Reg: d.Reg, Val: C(0)})
+		}
+	case DevBioWait:
+		if d.Reg != "" {
+			if err := c.write(d.Reg, s.Line); err != nil {
+				return err
+			}
+			c.dep.assign(&Assign{Reg: d.Reg, Val: C(0)})
 		}
 		c.code = append(c.code, instr{kind: iDevWait, line: s.Line, col: s.Col, dev: d})
 	case DevRead:
@@ -93,6 +114,28 @@ func (c *compiler) durableStmt(s *Stmt) error {
 	default:
 		return c.errf(s.Line, "unknown device call %v", d.Kind)
 	}
+	return nil
+}
+
+// completion compiles a call on a completion: reinit_completion is the
+// plain store its DevOp.Load is; the others an iCompletion, whose
+// access's Op (release) is for the dependency analysis and the memory's
+// orderings.
+func (c *compiler) completion(s *Stmt) error {
+	d := s.Dev
+	a := d.Load
+	if !supported(c.m, a.Op) {
+		return c.errf(s.Line, "%w: %s has no release or acquire, which %s() needs", ErrUnsupported, c.m, d.Kind)
+	}
+	l, ok := c.locs[a.Loc]
+	if !ok {
+		return c.errf(s.Line, "%s() on %q, which is not a location", d.Kind, a.Loc)
+	}
+	kind := iCompletion
+	if d.Kind == DevReinit {
+		kind = iAccess
+	}
+	c.code = append(c.code, instr{kind: kind, line: s.Line, col: s.Col, access: a, loc: l, dev: d, deps: c.dep.access(a, 0, l)})
 	return nil
 }
 
@@ -264,8 +307,14 @@ func liveRegs(code []instr, regs map[string]int, keep uint8) []uint8 {
 			use[i], def[i] = mask(in.access.Val)|mask(in.access.Expect), bit(in.access.Reg)
 		case iDevSubmit:
 			use[i] = mask(in.dev.Block) | mask(in.dev.Val) | mask(in.dev.Flags)
+			if in.dev.Kind == DevSubmit {
+				def[i] = bit(in.dev.Reg)
+			}
 		case iDevWait:
 			def[i] = bit(in.dev.Reg)
+			if in.dev.Kind == DevBioWait {
+				use[i] = mask(in.dev.Val)
+			}
 		case iDevRead:
 			use[i], def[i] = mask(in.dev.Block), bit(in.dev.Reg)
 		case iAwait:

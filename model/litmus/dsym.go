@@ -81,7 +81,7 @@ func (a *Access) valOrZero() Expr {
 // (a device call's or assert_durable's block).
 func blockUses(code []instr, f func(Expr)) {
 	for _, in := range code {
-		if d := in.dev; d != nil && (d.Kind == DevWrite || d.Kind == DevRead) {
+		if d := in.dev; d != nil && (d.Kind == DevWrite || d.Kind == DevSubmit || d.Kind == DevRead) {
 			f(d.Block)
 		}
 		if c := in.check; c != nil && c.Durable {
@@ -340,26 +340,28 @@ func (s *durSystem) forget(st durState) durState {
 		out.gone[b] |= gone[b]
 	}
 	for t := range s.op.code {
-		switch io := int(st.io[t]); {
-		case io == 0 || io == ioDoneOK || io == ioDoneEIO:
-		case io&ioFlush != 0:
-			f := io&^ioFlush - 1
-			if fm[f] != 0xff {
-				out.io[t] = (fm[f] + 1) | ioFlush
-				continue
-			}
-			out.io[t] = ioDoneOK
-			if _, failed := st.dev.FlushEnded(f + 1); failed {
-				out.io[t] = ioDoneEIO
-			}
-		default:
-			if wm[io-1] != 0xff {
-				out.io[t] = wm[io-1] + 1
-				continue
-			}
-			out.io[t] = ioDoneOK
-			if _, failed := st.dev.WriteEnded(io); failed {
-				out.io[t] = ioDoneEIO
+		for k := range st.io[t] {
+			switch io := int(st.io[t][k]); {
+			case io == 0 || io == ioDoneOK || io == ioDoneEIO:
+			case io&ioFlush != 0:
+				f := io&^ioFlush - 1
+				if fm[f] != 0xff {
+					out.io[t][k] = (fm[f] + 1) | ioFlush
+					continue
+				}
+				out.io[t][k] = ioDoneOK
+				if _, failed := st.dev.FlushEnded(f + 1); failed {
+					out.io[t][k] = ioDoneEIO
+				}
+			default:
+				if wm[io-1] != 0xff {
+					out.io[t][k] = wm[io-1] + 1
+					continue
+				}
+				out.io[t][k] = ioDoneOK
+				if _, failed := st.dev.WriteEnded(io); failed {
+					out.io[t][k] = ioDoneEIO
+				}
 			}
 		}
 	}
@@ -383,16 +385,17 @@ func (s *durSystem) memberKey(st *durState, c symClass, k int) []byte {
 			b = binary.BigEndian.AppendUint16(b, uint16(st.op.regs[t][r]))
 		}
 	}
-	io := int(st.io[t])
-	switch {
-	case io == 0 || io == ioDoneOK || io == ioDoneEIO:
-		b = append(b, byte(io))
-	case io&ioFlush != 0:
-		b = append(b, 1)
-		b = binary.BigEndian.AppendUint64(b, st.dev.FlushKey(io&^ioFlush))
-	default:
-		b = append(b, 2)
-		b = binary.BigEndian.AppendUint64(b, st.dev.WriteKey(io)&^0xff)
+	for _, x := range st.io[t] {
+		switch io := int(x); {
+		case io == 0 || io == ioDoneOK || io == ioDoneEIO:
+			b = append(b, byte(io))
+		case io&ioFlush != 0:
+			b = append(b, 1)
+			b = binary.BigEndian.AppendUint64(b, st.dev.FlushKey(io&^ioFlush))
+		default:
+			b = append(b, 2)
+			b = binary.BigEndian.AppendUint64(b, st.dev.WriteKey(io)&^0xff)
+		}
 	}
 	m := &st.op.mem
 	for l := range s.op.test.Locs {
@@ -518,13 +521,15 @@ func (s *durSystem) renumber(st durState) durState {
 	}
 	low := func(w int) int { return lowBit(st.dev.WriteBlocks(w + 1)) }
 	sort.SliceStable(ws, func(i, j int) bool { return low(ws[i]) < low(ws[j]) })
-	waiter := make([]int, nf) // per flush: the thread waiting for it, or 0xff
+	waiter := make([]int, nf) // per flush: the thread (and slot) waiting for it, or 0xff
 	for i := range waiter {
 		waiter[i] = 0xff
 	}
 	for t := range s.op.code {
-		if io := int(st.io[t]); io&ioFlush != 0 {
-			waiter[io&^ioFlush-1] = t
+		for k, x := range st.io[t] {
+			if io := int(x); io&ioFlush != 0 {
+				waiter[io&^ioFlush-1] = t*ioSlots + k
+			}
 		}
 	}
 	fs := make([]int, nf)
@@ -561,12 +566,14 @@ func (s *durSystem) applyNumbering(st durState, wperm, fperm []uint8) durState {
 		out.val[wperm[i]] = st.val[i]
 	}
 	for t := range s.op.code {
-		switch io := int(st.io[t]); {
-		case io == 0 || io == ioDoneOK || io == ioDoneEIO:
-		case io&ioFlush != 0:
-			out.io[t] = (fperm[io&^ioFlush-1] + 1) | ioFlush
-		default:
-			out.io[t] = wperm[io-1] + 1
+		for k, x := range st.io[t] {
+			switch io := int(x); {
+			case io == 0 || io == ioDoneOK || io == ioDoneEIO:
+			case io&ioFlush != 0:
+				out.io[t][k] = (fperm[io&^ioFlush-1] + 1) | ioFlush
+			default:
+				out.io[t][k] = wperm[io-1] + 1
+			}
 		}
 	}
 	return out

@@ -74,9 +74,12 @@ type DurableConfig struct {
 type durState struct {
 	op  opState
 	dev spec.Contract
-	// io, per thread: the command it waits for, a write's number or a
-	// flush's number | ioFlush; 0 none.
-	io    [memory.MaxThreads]uint8
+	// io, per thread and slot: the command it will wait for, a write's
+	// number or a flush's number | ioFlush; 0 none. Slot 0 is the
+	// command of a call that waits at once (submit_bio_wait,
+	// blkdev_issue_flush), slots 1.. the bios of submit_bio, whose
+	// handle is the slot.
+	io    [memory.MaxThreads][ioSlots]uint8
 	val   [spec.MaxWrites]int8 // per write: the value it wrote
 	cache [spec.MaxBlocks]int8 // per block: what a read returns (the newest completed write)
 	bad   fault                // the check that failed (badAssert, badDurable)
@@ -85,6 +88,10 @@ type durState struct {
 	// write to the block, so "v or newer data survives" holds forever.
 	gone [spec.MaxBlocks]uint64
 }
+
+// ioSlots bounds the commands a thread has in flight: one call that
+// waits at once and ioSlots-1 bios of submit_bio.
+const ioSlots = 4
 
 // io values besides a write's number and a flush's number | ioFlush: the
 // thread's command ended, and the contract forgot it (Canonical), with
@@ -109,6 +116,8 @@ const (
 	faultDevice                      // the contract refused a command (more than its bounds)
 	faultValue                       // a value a block cannot hold
 	faultLocalLoop                   // maxChain local steps in a row
+	faultBios                        // a submit_bio with ioSlots-1 bios of its thread in flight
+	faultHandle                      // a bio_wait on a handle that names no bio in flight
 )
 
 // durSystem is a file compiled for one DurableConfig.
@@ -426,7 +435,7 @@ func (s *durSystem) step(st durState, t int, in instr, yield func(explore.Label,
 				fail(faultDevice)
 				return
 			}
-			n.io[t] = uint8(id) | ioFlush
+			n.io[t][0] = uint8(id) | ioFlush
 			settled(n, explore.Label{Kind: kindSubmit, Arg: uint16(id)})
 			return
 		}
@@ -447,15 +456,38 @@ func (s *durSystem) step(st durState, t int, in instr, yield func(explore.Label,
 			fail(faultDevice)
 			return
 		}
+		slot := 0
+		if d.Kind == DevSubmit && d.Reg != "" {
+			// The lowest free slot is the bio's handle; a bio no
+			// register holds is never waited for and takes none.
+			for slot = 1; slot < ioSlots && n.io[t][slot] != 0; slot++ {
+			}
+			if slot == ioSlots {
+				fail(faultBios)
+				return
+			}
+			setReg(&n, d.Reg, int64(slot))
+		}
 		if err := n.dev.Apply(spec.Event{Kind: spec.WriteSubmit, ID: id, Blocks: 1 << b, FUA: fl&ReqFUA != 0, Preflush: fl&ReqPreflush != 0}); err != nil {
 			fail(faultDevice)
 			return
 		}
 		n.val[id-1] = int8(v)
-		n.io[t] = uint8(id)
+		if d.Kind != DevSubmit || d.Reg != "" {
+			n.io[t][slot] = uint8(id)
+		}
 		settled(n, explore.Label{Kind: kindSubmit, Arg: uint16(id)})
 	case iDevWait:
-		id := int(st.io[t])
+		slot := 0
+		if in.dev.Kind == DevBioWait {
+			h := eval(in.dev.Val)
+			if h < 1 || h >= ioSlots || st.io[t][h] == 0 {
+				fail(faultHandle)
+				return
+			}
+			slot = int(h)
+		}
+		id := int(st.io[t][slot])
 		var ended, failed bool
 		switch {
 		case id == ioDoneOK:
@@ -470,7 +502,7 @@ func (s *durSystem) step(st durState, t int, in instr, yield func(explore.Label,
 		if !ended {
 			return // the thread waits
 		}
-		n.io[t] = 0
+		n.io[t][slot] = 0
 		errv := int64(0)
 		if failed {
 			errv = -EIO
@@ -504,6 +536,51 @@ func (s *durSystem) step(st durState, t int, in instr, yield func(explore.Label,
 				continue // not yet: the thread sleeps until a store makes it true
 			}
 			yield(explore.Label{Kind: kindValue, Arg: uint16(uint8(int8(r.Val))) | uint16(i)<<8}, m)
+		}
+	case iCompletion:
+		// complete(), complete_all(), wait_for_completion(): the count
+		// changed in one RMW that acquires and releases (the
+		// completion's wait.lock taken, the count changed, the lock
+		// released). A wait is taken only where it reads a positive
+		// count; with none, its thread sleeps until a complete().
+		wait := in.dev.Kind == DevWaitDone
+		rangeFault := false
+		f := func(d int64) (int64, bool) {
+			old := s.op.real(in.loc, d)
+			nv := old + 1 // complete: past completeAll it stays done for all
+			switch {
+			case in.dev.Kind == DevCompleteAll:
+				nv = completeAll
+			case wait && old <= 0:
+				return 0, false
+			case wait && old >= completeAll:
+				nv = old
+			case wait:
+				nv = old - 1
+			}
+			dv, ok := s.op.stored(in.loc, nv)
+			rangeFault = rangeFault || !ok
+			return dv, true
+		}
+		rs, err := st.op.mem.RMWOrdered(t, in.loc, f, memory.RMWOrder{Acquire: true, Release: true, Deps: in.deps})
+		switch {
+		case errors.Is(err, memory.ErrUnordered):
+			fail(faultUnordered)
+			return
+		case rangeFault:
+			fail(faultRange)
+			return
+		case err != nil:
+			fail(faultMemory)
+			return
+		}
+		for _, r := range rs {
+			if !r.Stored {
+				continue // a wait that read no completion: not this way
+			}
+			m := n
+			m.op.mem = r.Mem
+			yield(explore.Label{Kind: kindValue, Arg: uint16(uint8(int8(r.Old))), Alt: uint16(r.Alt)}, m)
 		}
 	default:
 		panic(fmt.Sprintf("litmus: no step for instruction kind %d", in.kind))
@@ -713,6 +790,10 @@ func (s *durSystem) faultText(f fault) string {
 		return fmt.Sprintf("line %d: P%d: a value a block cannot hold (-128..127)", in.line, f.thread)
 	case faultLocalLoop:
 		return fmt.Sprintf("line %d: P%d: %d steps in a row that touch neither memory nor the device: a loop that never ends", in.line, f.thread, maxChain)
+	case faultBios:
+		return fmt.Sprintf("line %d: P%d: more than %d bios of one thread in flight", in.line, f.thread, ioSlots-1)
+	case faultHandle:
+		return fmt.Sprintf("line %d: P%d: %s: the handle names no bio of this thread in flight (a register that submit_bio set, waited for once)", in.line, f.thread, s.stmtText(in))
 	}
 	return s.op.faultText(f)
 }
@@ -762,13 +843,19 @@ func (s *durSystem) Describe(lb explore.Label) string {
 		if in.dev.Kind == DevFlush {
 			text = fmt.Sprintf("blkdev_issue_flush(): F%d submitted", lb.Arg)
 		} else {
-			text = fmt.Sprintf("submit_bio_wait(%s, %s, %s): W%d submitted", cExpr(in.dev.Block), cExpr(in.dev.Val), flagsText(in.dev.Flags), lb.Arg)
+			text = fmt.Sprintf("%s: W%d submitted", s.stmtText(in), lb.Arg)
 		}
 	case iDevWait:
-		text = fmt.Sprintf("%s() returns %d", in.dev.Kind, -int(lb.Arg))
+		call := in.dev.Kind.String() + "()"
+		if in.dev.Kind == DevBioWait {
+			call = s.stmtText(in)
+		}
+		text = fmt.Sprintf("%s returns %d", call, -int(lb.Arg))
 		if in.dev.Reg != "" {
 			text = in.dev.Reg + " = " + text
 		}
+	case iCompletion:
+		text = fmt.Sprintf("%s(%s): %s was %d", in.dev.Kind, in.access.Loc, in.access.Loc, s.op.real(in.loc, int64(int8(uint8(lb.Arg)))))
 	case iDevRead:
 		text = fmt.Sprintf("%s = read_block(%s) = %d", in.dev.Reg, cExpr(in.dev.Block), int8(uint8(lb.Arg)))
 	case iAwait:
@@ -834,8 +921,16 @@ func (s *durSystem) stmtText(in instr) string {
 	switch {
 	case in.check != nil:
 		return checkText(in.check)
-	case in.dev != nil && in.dev.Kind == DevWrite:
-		return fmt.Sprintf("submit_bio_wait(%s, %s, %s)", cExpr(in.dev.Block), cExpr(in.dev.Val), flagsText(in.dev.Flags))
+	case in.dev != nil && (in.dev.Kind == DevWrite || in.dev.Kind == DevSubmit):
+		text := fmt.Sprintf("%s(%s, %s, %s)", in.dev.Kind, cExpr(in.dev.Block), cExpr(in.dev.Val), flagsText(in.dev.Flags))
+		if in.dev.Kind == DevSubmit && in.dev.Reg != "" {
+			text = in.dev.Reg + " = " + text
+		}
+		return text
+	case in.dev != nil && in.dev.Kind == DevBioWait:
+		return fmt.Sprintf("bio_wait(%s)", cExpr(in.dev.Val))
+	case in.dev != nil && in.dev.Kind.IsCompletion():
+		return fmt.Sprintf("%s(%s)", in.dev.Kind, in.dev.Load.Loc)
 	case in.dev != nil && in.dev.Kind == DevRead:
 		return fmt.Sprintf("read_block(%s)", cExpr(in.dev.Block))
 	case in.dev != nil:
@@ -847,6 +942,9 @@ func (s *durSystem) stmtText(in instr) string {
 // callText renders an access as the file spelled it: atomic_inc(x),
 // atomic_add(2, x), r = READ_ONCE(*x).
 func callText(a *Access) string {
+	if d, ok := devPrims[a.Call]; ok && d.completion != 0 {
+		return a.Call + "(" + a.Loc + ")"
+	}
 	pr, ok := prims[a.Call]
 	if !ok {
 		return accessText(a)

@@ -100,6 +100,18 @@ func (k DevKind) String() string {
 		return "wait_event"
 	case DevWake:
 		return "wake_up"
+	case DevSubmit:
+		return "submit_bio"
+	case DevBioWait:
+		return "bio_wait"
+	case DevComplete:
+		return "complete"
+	case DevCompleteAll:
+		return "complete_all"
+	case DevWaitDone:
+		return "wait_for_completion"
+	case DevReinit:
+		return "reinit_completion"
 	}
 	return fmt.Sprintf("DevKind(%d)", uint8(k))
 }

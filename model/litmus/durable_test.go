@@ -20,7 +20,8 @@ import (
 // symFiles are the example files the reduction tests walk.
 var symFiles = []string{"../../examples/litmus/xfs-flushseq-patched.litmus", "../../examples/litmus/xfs-flushseq-mutant-read-before-writeback.litmus",
 	"../../examples/litmus/xfs-flushseq-benign-plain-store-completed.litmus", "testdata/durable/shared-block.litmus",
-	"testdata/durable/xfs-flushseq-patched-3x1.litmus"}
+	"testdata/durable/xfs-flushseq-patched-3x1.litmus", "testdata/durable/async-bios-sym.litmus",
+	"testdata/durable/async-bio-superseded.litmus"}
 
 func durSys(t *testing.T, path string, m memory.Model) *durSystem {
 	t.Helper()
@@ -173,7 +174,9 @@ func TestDurableReductionsKeepVerdicts(t *testing.T) {
 	require.NoError(t, err)
 	quick := map[string]bool{"xfs-flushseq-mutant-read-before-writeback": true, "xfs-flushseq-mutant-ge": true, "xfs-flushseq-mutant-advance-on-failed-flush": true,
 		"shared-block": true, "fua-write": true, "daemon-flusher": true, "wait-only-reader": true,
-		"ext4-fsync-mutant-trust-committing": true, "ext4-fsync-journal-barrier": true}
+		"ext4-fsync-mutant-trust-committing": true, "ext4-fsync-journal-barrier": true,
+		"async-bios": true, "async-bios-one-wait": true, "async-bios-sym-one-wait": true,
+		"completion-mp": true, "completion-early": true, "completion-all": true, "completion-one-for-two": true}
 	for _, path := range append(files, mine...) {
 		name := strings.TrimSuffix(filepath.Base(path), ".litmus")
 		if !quick[name] && !*durableAll {
@@ -268,4 +271,14 @@ func TestDurableFiles(t *testing.T) {
 			assert.True(t, v.Expected(), "%s: %s is %s", path, r.Name(), v.Result())
 		}
 	}
+}
+
+// TestDurableAsyncSymmetry: the writers of async-bios-sym are found
+// interchangeable (so the renaming tests above exercise several commands
+// in flight per thread).
+func TestDurableAsyncSymmetry(t *testing.T) {
+	sys := durSys(t, "testdata/durable/async-bios-sym.litmus", memory.SC)
+	require.Len(t, sys.sym, 1)
+	assert.Equal(t, []int{0, 1}, sys.sym[0].members)
+	assert.Len(t, sys.sym[0].handles, 2)
 }

@@ -128,7 +128,11 @@ type DevOp struct {
 	Val   Expr
 	Flags Expr
 	Reg   string
-	Load  *Access // DevWait: the read of the condition, into Reg
+	// Load is DevWait's read of the condition, into Reg, and a
+	// completion call's access to its completion (Loc): an RMW whose Op
+	// gives its ordering, for the dependency analysis and the memory's
+	// readers.
+	Load *Access
 }
 
 // DevKind is what a DevOp does.
@@ -143,8 +147,17 @@ const (
 	// expression over the register Reg that Load (a read primitive) sets,
 	// is true.
 	DevWait
-	DevWake // wake_up(wq)
+	DevWake        // wake_up(wq)
+	DevSubmit      // h = submit_bio(block, value, flags): h gets the bio's handle
+	DevBioWait     // r = bio_wait(h): wait for the bio handle Val names
+	DevComplete    // complete(c)
+	DevCompleteAll // complete_all(c)
+	DevWaitDone    // wait_for_completion(c)
+	DevReinit      // reinit_completion(c)
 )
+
+// IsCompletion reports whether k is a call on a completion.
+func (k DevKind) IsCompletion() bool { return k >= DevComplete && k <= DevReinit }
 
 // The flags of DevWrite, as the file writes them (REQ_FUA, REQ_PREFLUSH).
 const (

@@ -244,8 +244,9 @@ func (s *opSystem) Init() []opState {
 	orderings := false
 	for t, code := range s.code {
 		for _, in := range code {
-			// A wait_event's load (iAwait) is an access like any other.
-			access := (in.kind == iAccess || in.kind == iAwait) && in.access != nil
+			// A wait_event's load (iAwait) and a completion's RMW
+			// (iCompletion) are accesses like any other.
+			access := (in.kind == iAccess || in.kind == iAwait || in.kind == iCompletion) && in.access != nil
 			if access && in.loc >= 0 {
 				readers[in.loc] |= 1 << t
 			}

@@ -152,8 +152,26 @@ func (p *parser) parse() error {
 	}
 }
 
-// locTypes are the types a shared location may have.
-var locTypes = map[string]bool{"int": true, "atomic_t": true, "atomic64_t": true, "atomic_long_t": true, "spinlock_t": true}
+// locTypes are the types a shared location may have (a struct
+// completion's value is its count of completions not yet waited for).
+var locTypes = map[string]bool{"int": true, "atomic_t": true, "atomic64_t": true, "atomic_long_t": true, "spinlock_t": true, "struct completion": true}
+
+// structType reads "struct completion" when t is "struct" (read, the
+// tag next), as one type token; other tokens are returned as they are.
+func (p *parser) structType(t token) (token, error) {
+	if t.text != "struct" {
+		return t, nil
+	}
+	tag, err := p.ident("a struct tag")
+	if err != nil {
+		return t, err
+	}
+	if tag.text != "completion" {
+		return t, p.errf(tag.at(), "unsupported construct: struct %s (struct completion is the only struct)", tag.text)
+	}
+	t.text = "struct completion"
+	return t, nil
+}
 
 // parseInit reads "{ x=1; int y = 2; atomic_t v = ATOMIC_INIT(1); spinlock_t l; 0:r0=0; }".
 func (p *parser) parseInit() error {
@@ -206,6 +224,9 @@ func (p *parser) parseInit() error {
 		}
 		name, err := p.ident("a location")
 		if err != nil {
+			return err
+		}
+		if name, err = p.structType(name); err != nil {
 			return err
 		}
 		if locTypes[name.text] && p.peek().kind == tokNum && p.peekAt(1).text == ":" {
@@ -305,8 +326,11 @@ func (p *parser) parseThread() error {
 		if ty.text == "const" {
 			return p.errf(ty.at(), "unsupported construct: qualifier %s", ty.text)
 		}
+		if ty, err = p.structType(ty); err != nil {
+			return err
+		}
 		if !locTypes[ty.text] {
-			return p.errf(ty.at(), "unsupported construct: parameter type %s (int *, atomic_t *, spinlock_t * only)", ty.text)
+			return p.errf(ty.at(), "unsupported construct: parameter type %s (int *, atomic_t *, spinlock_t *, struct completion * only)", ty.text)
 		}
 		if _, err := p.expect("*", "(a parameter is a pointer to a location)"); err != nil {
 			return err

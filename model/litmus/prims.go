@@ -168,6 +168,10 @@ type devPrim struct {
 	args    int
 	named   int // 1: a leading name argument is required; 2: it is optional and the only one
 	returns bool
+	// completion: the only argument is a location parameter, the
+	// completion, which the call accesses as this RMW (DevOp.Load).
+	completion Op
+	val        int64 // the completion access's Val
 }
 
 // devPrims are the durability calls the parser knows.
@@ -179,7 +183,21 @@ var devPrims = map[string]devPrim{
 	"wake_up":            {kind: DevWake, named: 1},
 	"assert_durable":     {check: 1, args: 2},
 	"assert":             {check: 2, args: 1},
+	"submit_bio":         {kind: DevSubmit, args: 3, returns: true},
+	"bio_wait":           {kind: DevBioWait, args: 1, returns: true},
+	// A completion's count: complete() adds one, complete_all() sets
+	// it to completeAll, wait_for_completion() waits until it is
+	// positive and takes one (docs/durable-litmus.md gives their
+	// ordering).
+	"complete":            {kind: DevComplete, completion: OpAddReturnRel, val: 1},
+	"complete_all":        {kind: DevCompleteAll, completion: OpXchgRel, val: completeAll},
+	"wait_for_completion": {kind: DevWaitDone, completion: OpAddReturnAcq, val: -1},
+	"reinit_completion":   {kind: DevReinit, completion: OpWriteOnce, val: 0},
 }
+
+// completeAll is the count complete_all() leaves (the kernel's UINT_MAX):
+// complete() and wait_for_completion() leave it as it is.
+const completeAll = 100
 
 // devCall reads a durability call (name is read, "(" is next).
 func (p *parser) devCall(name token, d devPrim, reg string) ([]Stmt, error) {
@@ -187,6 +205,24 @@ func (p *parser) devCall(name token, d devPrim, reg string) ([]Stmt, error) {
 		return nil, p.errf(name.at(), "%s() returns no value to assign to %s", name.text, reg)
 	}
 	p.next() // (
+	if d.completion != 0 {
+		t := p.peek()
+		if p.is("*") || p.is("&") {
+			return nil, p.errf(t.at(), "unsupported construct: %s%s in %s() (it takes the completion's pointer parameter itself: %s(%s))", t.text, p.peekAt(1).text, name.text, name.text, p.peekAt(1).text)
+		}
+		loc, err := p.ident("a completion")
+		if err != nil {
+			return nil, err
+		}
+		if !p.params[loc.text] {
+			return nil, p.errf(loc.at(), "%s() on %s, which is not a location parameter of this thread (a completion is one: P0(struct completion *c))", name.text, loc.text)
+		}
+		if _, err := p.expect(")", "closing "+name.text+"("); err != nil {
+			return nil, err
+		}
+		a := &Access{Op: d.completion, Loc: loc.text, Val: C(d.val), Call: name.text}
+		return []Stmt{{Dev: &DevOp{Kind: d.kind, Load: a}, Line: name.line, Col: name.col}}, nil
+	}
 	if d.named > 0 {
 		switch {
 		case d.named == 2 && p.is(")"):
@@ -236,8 +272,10 @@ func (p *parser) devCall(name token, d devPrim, reg string) ([]Stmt, error) {
 	default:
 		op := &DevOp{Kind: d.kind, Reg: reg}
 		switch d.kind {
-		case DevWrite:
+		case DevWrite, DevSubmit:
 			op.Block, op.Val, op.Flags = vals[0], vals[1], vals[2]
+		case DevBioWait:
+			op.Val = vals[0]
 		case DevRead:
 			op.Block = vals[0]
 		case DevWait:
