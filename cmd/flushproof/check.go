@@ -31,7 +31,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	jsonOut := fs.Bool("json", false, "print JSON Lines instead of the table: a check.row object per row as it ends, then a check.summary (docs/cli.md)")
 	noReduce := fs.Bool("no-reduce", false, "explore without any state reduction (symmetry, normalisation): every verdict and counterexample length must be the same, with more states")
 	long := fs.Bool("long", false, "also explore impl.Syncer and impl.FlushSeq at 3 tasks x 2 operations in the model world (36 rows: about 25 minutes and 10 GiB here, most of it FlushSeq under LKMM)")
-	models := fs.String("model", "sc,tso,lkmm", "with FILEs: the memory `models` to check each file under, comma-separated: sc, tso, relaxed, lkmm")
+	models := fs.String("model", "", "with FILEs: the memory `models` to check each file under, comma-separated: sc, tso, relaxed, lkmm, or all (default: the file's Models: line, else sc,tso,lkmm)")
 	devices := fs.String("device", "", "with FILEs: the device `configs` to check, comma-separated (cache+fua, cache+emulated-fua, no-cache) or all; overrides each file's Device: line")
 	failures := fs.String("failures", "", "with FILEs: which commands may fail with EIO (none, flush, write, flush,write); overrides each file's Failures: line")
 	crash := fs.String("crash", "", "with FILEs: where the machine crashes (any, end, none); overrides each file's Crash: line")
@@ -78,7 +78,7 @@ flags:
 		if all, code = fileRows(files, fileOptions{*models, *devices, *failures, *crash}, stderr); code >= 0 {
 			return code
 		}
-	} else if *models != "sc,tso,lkmm" || *devices != "" || *failures != "" || *crash != "" {
+	} else if *models != "" || *devices != "" || *failures != "" || *crash != "" {
 		fmt.Fprintf(stderr, "flushproof check: -model, -device, -failures and -crash apply to FILEs, and none was given\n")
 		return exitUsage
 	}
@@ -376,14 +376,13 @@ type fileOptions struct{ models, devices, failures, crash string }
 // read or parsed, or a bad flag value, is reported (file:line:col for a
 // file) with exit status 2; otherwise the code is -1.
 func fileRows(files []string, o fileOptions, stderr io.Writer) ([]verdict.Row, int) {
-	var ms []memory.Model
-	for _, name := range strings.Split(o.models, ",") {
-		m, ok := map[string]memory.Model{"sc": memory.SC, "tso": memory.TSO, "relaxed": memory.Relaxed, "lkmm": memory.LKMM}[strings.ToLower(strings.TrimSpace(name))]
-		if !ok {
-			fmt.Fprintf(stderr, "flushproof check: -model %q: want a comma-separated list of sc, tso, relaxed, lkmm\n", o.models)
+	var ms []memory.Model // nil: each file's Models
+	if o.models != "" {
+		var err error
+		if ms, err = litmus.ParseModels(o.models); err != nil {
+			fmt.Fprintf(stderr, "flushproof check: -model: %v\n", err)
 			return nil, exitUsage
 		}
-		ms = append(ms, m)
 	}
 	var rows []verdict.Row
 	for _, f := range files {

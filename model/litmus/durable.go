@@ -140,8 +140,12 @@ type Durable struct {
 	Unsafe   bool
 	UnsafeOn []string
 	Devices  []spec.Config // Device: one or more configurations, or all
-	Failures Failures      // Failures: none, flush, write, or flush,write
-	Crash    CrashMode     // Crash: any (the default), end or none
+	// Models are the memory models a file is checked under when the
+	// command line names none (Models: SC, TSO): DefaultModels without
+	// the line.
+	Models   []memory.Model
+	Failures Failures  // Failures: none, flush, write, or flush,write
+	Crash    CrashMode // Crash: any (the default), end or none
 	// Daemons are threads that need not finish (Daemons: P1, P2): a
 	// flusher or an IO thread that may wait forever once its work is
 	// done. The others must finish, or the search reports a deadlock.
@@ -151,7 +155,7 @@ type Durable struct {
 // ReadDurable reads t's header. A value it does not know is an *Error at
 // the value. Without a Device line every configuration is checked.
 func ReadDurable(file string, t *Test) (*Durable, error) {
-	d := &Durable{Test: t, File: file, Devices: spec.Configs()}
+	d := &Durable{Test: t, File: file, Devices: spec.Configs(), Models: DefaultModels()}
 	at := func(k string) pos { f := t.Header[k]; return pos{f.Line, f.Col} }
 	errf := func(k, format string, args ...any) error {
 		p := at(k)
@@ -175,6 +179,13 @@ func ReadDurable(file string, t *Test) (*Durable, error) {
 		default:
 			return nil, errf("expect", "Expect: %q: want safe, unsafe, or unsafe on a list of memory models and device configurations", f.Value)
 		}
+	}
+	if f, ok := t.Header["models"]; ok {
+		ms, err := ParseModels(f.Value)
+		if err != nil {
+			return nil, errf("models", "Models: %v", err)
+		}
+		d.Models = ms
 	}
 	if f, ok := t.Header["device"]; ok {
 		devs, err := ParseDevices(f.Value)
@@ -314,8 +325,11 @@ func ParseCrash(s string) (CrashMode, error) {
 }
 
 // Rows are the file's rows of the verdict table: one per memory model
-// and device configuration.
+// (models, or d.Models if nil) and device configuration.
 func (d *Durable) Rows(models []memory.Model) []verdict.Row {
+	if models == nil {
+		models = d.Models
+	}
 	var out []verdict.Row
 	for _, m := range models {
 		for _, dev := range d.Devices {
@@ -424,6 +438,35 @@ func (d *Durable) system(cfg DurableConfig) (*durSystem, error) {
 // AllModels are the memory models a file can be checked under.
 func AllModels() []memory.Model {
 	return []memory.Model{memory.SC, memory.TSO, memory.Relaxed, memory.LKMM}
+}
+
+// DefaultModels are the memory models a file is checked under when
+// neither its header nor the command line names any: Relaxed lacks the
+// acquires, releases and locks most files have.
+func DefaultModels() []memory.Model {
+	return []memory.Model{memory.SC, memory.TSO, memory.LKMM}
+}
+
+// ParseModels reads a list of memory models: "sc,tso", "LKMM", or "all"
+// (SC, TSO, Relaxed and LKMM), in the order given.
+func ParseModels(s string) ([]memory.Model, error) {
+	if strings.EqualFold(strings.TrimSpace(s), "all") {
+		return AllModels(), nil
+	}
+	var out []memory.Model
+	for _, part := range strings.Split(s, ",") {
+		n := modelNamed(strings.TrimSpace(part))
+		if n < 0 {
+			return nil, fmt.Errorf("%q: want a comma-separated list of sc, tso, relaxed, lkmm, or all", s)
+		}
+		for _, m := range out {
+			if int(m) == n {
+				return nil, fmt.Errorf("%q: %s named twice", s, m)
+			}
+		}
+		out = append(out, memory.Model(n))
+	}
+	return out, nil
 }
 
 // modelNamed returns the memory model a name (any case) names, -1 if none.

@@ -163,7 +163,8 @@ func perm8(rng *rand.Rand, n int) []uint8 {
 var durableAll = flag.Bool("durable.all", false, "TestDurableReductionsKeepVerdicts on every example file (minutes)")
 
 // TestDurableReductionsKeepVerdicts: every example file gets the same
-// verdict, under SC, TSO and LKMM, with all reductions, without the
+// verdict, under its models (SC, TSO and LKMM unless its Models: line
+// says otherwise), with all reductions, without the
 // symmetry and renumbering alone, and without any (explore's NoReduce:
 // no chains of local steps, no dead registers). Without -durable.all
 // only the files whose unreduced search is small run.
@@ -186,7 +187,7 @@ func TestDurableReductionsKeepVerdicts(t *testing.T) {
 		require.NoError(t, err)
 		d, err := ReadDurable(path, tt)
 		require.NoError(t, err)
-		for _, m := range []memory.Model{memory.SC, memory.TSO, memory.LKMM} {
+		for _, m := range d.Models {
 			for _, dev := range d.Devices {
 				cfg := DurableConfig{Model: m, Device: dev, Failures: d.Failures, Crash: d.Crash}
 				verdict := func(noSym, noReduce bool) string {
@@ -231,8 +232,9 @@ func TestDurableForget(t *testing.T) {
 }
 
 // TestDurableFiles: every file in testdata/durable, and the tutorial's
-// ext4 files, gets the verdict its
-// header expects under SC, TSO and LKMM on each of its devices, and each
+// ext4 files, gets the verdict its header expects under its models (SC,
+// TSO and LKMM unless its Models: line says otherwise) on each of its
+// devices, and each
 // bad-*.litmus file is refused with an error naming the file, a line and
 // a column (by the parser, the header reader or, for a run beyond the
 // checker's bounds, the search).
@@ -260,7 +262,7 @@ func TestDurableFiles(t *testing.T) {
 			assert.True(t, pe.Line >= 1 && pe.Col >= 1, "%s: %v", path, err)
 			continue
 		}
-		for _, r := range d.Rows([]memory.Model{memory.SC, memory.TSO, memory.LKMM}) {
+		for _, r := range d.Rows(nil) { // the header's Models, else SC, TSO, LKMM
 			v, err := r.Check(explore.Options{MaxStates: 2_000_000, Liveness: true})
 			if bad {
 				require.Error(t, err, "%s: %s", path, r.Name())

@@ -53,7 +53,7 @@ var puncts = []string{`/\`, `\/`, "==", "!=", "<=", ">=", "&&", "||", "<<", ">>"
 var (
 	// headerKey is a "Key: value" line of the header comment that
 	// flushproof check reads (Test.Header).
-	headerKey  = regexp.MustCompile(`(?i)^(\s*\*?\s*)(expect|device|failures|crash|daemons)\s*:\s*`)
+	headerKey  = regexp.MustCompile(`(?i)^(\s*\*?\s*)(expect|device|failures|crash|daemons|models)\s*:\s*`)
 	resultLine = regexp.MustCompile(`Result:\s*(\w+)`)
 	infoLine   = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]*\s*=`)
 )

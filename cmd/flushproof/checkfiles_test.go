@@ -1,0 +1,55 @@
+package main
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const durableDir = "../../model/litmus/testdata/durable/"
+
+// configs lists the rows' configurations ("SC no-cache").
+func configs(t *testing.T, args ...string) []string {
+	t.Helper()
+	rows, sum, code := checkJSON(t, args...)
+	require.Equal(t, exitOK, code)
+	var out []string
+	for _, r := range rows {
+		out = append(out, r.Config)
+	}
+	assert.Equal(t, len(rows), sum.Rows)
+	return out
+}
+
+// TestCheckFilesModels: a file's rows are its Models: line's memory
+// models (SC, TSO and LKMM without one), and -model overrides them.
+func TestCheckFilesModels(t *testing.T) {
+	assert.Equal(t, []string{"SC no-cache", "LKMM no-cache"}, configs(t, durableDir+"models-sc.litmus"))
+	assert.Equal(t, []string{"TSO no-cache"}, configs(t, "-model", "tso", durableDir+"models-sc.litmus"))
+	assert.Equal(t, []string{"SC no-cache", "TSO no-cache", "LKMM no-cache"}, configs(t, durableDir+"completion-mp.litmus"))
+	assert.Equal(t, []string{"SC cache+fua", "TSO cache+fua", "Relaxed cache+fua", "LKMM cache+fua"},
+		configs(t, "-model", "all", "-device", "cache+fua", durableDir+"models-sc.litmus"))
+}
+
+// TestCheckFilesErrors: a bad flag value or file stops check with exit
+// status 2 before any search, naming what is wrong.
+func TestCheckFilesErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-model", "arm", durableDir + "models-sc.litmus"}, `-model: "arm": want a comma-separated list of sc, tso, relaxed, lkmm, or all`},
+		{[]string{"-model", "sc,sc", durableDir + "models-sc.litmus"}, `SC named twice`},
+		{[]string{"-device", "ssd", durableDir + "models-sc.litmus"}, "-device:"},
+		{[]string{durableDir + "bad-models.litmus"}, `bad-models.litmus:5:12: Models: "SC, ARM"`},
+		{[]string{"-model", "sc"}, "apply to FILEs, and none was given"},
+	} {
+		var out, errb bytes.Buffer
+		code := run(append([]string{"check", "-q"}, c.args...), &out, &errb)
+		assert.Equal(t, exitUsage, code, "%v", c.args)
+		assert.Contains(t, errb.String(), c.want, "%v", c.args)
+		assert.Empty(t, out.String(), "%v: no rows", c.args)
+	}
+}
