@@ -855,7 +855,7 @@ func (s *durSystem) Describe(lb explore.Label) string {
 			text = in.dev.Reg + " = " + text
 		}
 	case iCompletion:
-		text = fmt.Sprintf("%s(%s): %s was %d", in.dev.Kind, in.access.Loc, in.access.Loc, s.op.real(in.loc, int64(int8(uint8(lb.Arg)))))
+		text = fmt.Sprintf("%s(%s): %s was %d", in.access.Call, in.access.Loc, in.access.Loc, s.op.real(in.loc, int64(int8(uint8(lb.Arg)))))
 	case iDevRead:
 		text = fmt.Sprintf("%s = read_block(%s) = %d", in.dev.Reg, cExpr(in.dev.Block), int8(uint8(lb.Arg)))
 	case iAwait:
@@ -930,7 +930,7 @@ func (s *durSystem) stmtText(in instr) string {
 	case in.dev != nil && in.dev.Kind == DevBioWait:
 		return fmt.Sprintf("bio_wait(%s)", cExpr(in.dev.Val))
 	case in.dev != nil && in.dev.Kind.IsCompletion():
-		return fmt.Sprintf("%s(%s)", in.dev.Kind, in.dev.Load.Loc)
+		return fmt.Sprintf("%s(%s)", in.dev.Load.Call, in.dev.Load.Loc)
 	case in.dev != nil && in.dev.Kind == DevRead:
 		return fmt.Sprintf("read_block(%s)", cExpr(in.dev.Block))
 	case in.dev != nil:

@@ -192,7 +192,10 @@ var devPrims = map[string]devPrim{
 	"complete":            {kind: DevComplete, completion: OpAddReturnRel, val: 1},
 	"complete_all":        {kind: DevCompleteAll, completion: OpXchgRel, val: completeAll},
 	"wait_for_completion": {kind: DevWaitDone, completion: OpAddReturnAcq, val: -1},
-	"reinit_completion":   {kind: DevReinit, completion: OpWriteOnce, val: 0},
+	// The block layer's wait (blk_wait_io(), in submit_bio_wait()):
+	// the same wait, with the time counted as IO wait.
+	"wait_for_completion_io": {kind: DevWaitDone, completion: OpAddReturnAcq, val: -1},
+	"reinit_completion":      {kind: DevReinit, completion: OpWriteOnce, val: 0},
 }
 
 // completeAll is the count complete_all() leaves (the kernel's UINT_MAX):
