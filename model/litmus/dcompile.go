@@ -61,43 +61,42 @@ func (c *compiler) durableStmt(s *Stmt) error {
 			}
 		}
 	}
+	// reg records that the call writes its register, with no load's
+	// value (for the dependency analysis).
+	reg := func() error {
+		if d.Reg == "" {
+			return nil
+		}
+		if err := c.write(d.Reg, s.Line); err != nil {
+			return err
+		}
+		c.dep.assign(&Assign{Reg: d.Reg, Val: C(0)})
+		return nil
+	}
+	emit := func(kind uint8) { c.code = append(c.code, instr{kind: kind, line: s.Line, col: s.Col, dev: d}) }
 	switch d.Kind {
 	case DevWrite, DevFlush:
-		c.code = append(c.code, instr{kind: iDevSubmit, line: s.Line, col: s.Col, dev: d})
-		if d.Reg != "" {
-			if err := c.write(d.Reg, s.Line); err != nil {
-				return err
-			}
-			c.dep.assign(&Assign{Reg: d.Reg, Val: C(0)}) // no load's value
+		emit(iDevSubmit)
+		if err := reg(); err != nil {
+			return err
 		}
-		c.code = append(c.code, instr{kind: iDevWait, line: s.Line, col: s.Col, dev: d})
+		emit(iDevWait)
 	case DevSubmit:
 		// The handle is set at the submission; nothing waits here.
-		c.code = append(c.code, instr{kind: iDevSubmit, line: s.Line, col: s.Col, dev: d})
-		if d.Reg != "" {
-			if err := c.write(d.Reg, s.Line); err != nil {
-				return err
-			}
-			c.dep.assign(&Assign{Reg: d.Reg, Val: C(0)})
-		}
+		emit(iDevSubmit)
+		return reg()
 	case DevBioWait:
-		if d.Reg != "" {
-			if err := c.write(d.Reg, s.Line); err != nil {
-				return err
-			}
-			c.dep.assign(&Assign{Reg: d.Reg, Val: C(0)})
+		if err := reg(); err != nil {
+			return err
 		}
-		c.code = append(c.code, instr{kind: iDevWait, line: s.Line, col: s.Col, dev: d})
+		emit(iDevWait)
 	case DevRead:
-		if d.Reg != "" {
-			if err := c.write(d.Reg, s.Line); err != nil {
-				return err
-			}
-			c.dep.assign(&Assign{Reg: d.Reg, Val: C(0)})
+		if err := reg(); err != nil {
+			return err
 		}
-		c.code = append(c.code, instr{kind: iDevRead, line: s.Line, col: s.Col, dev: d})
+		emit(iDevRead)
 	case DevWake:
-		c.code = append(c.code, instr{kind: iNop, line: s.Line, col: s.Col, dev: d})
+		emit(iNop)
 	case DevWait:
 		a := d.Load
 		l, ok := c.locs[a.Loc]
