@@ -29,7 +29,10 @@ import (
 //   - each task's results: the sequence of values its calls returned so
 //     far (or since its last Task.Checkpoint). A task is deterministic Go
 //     code, so its local state (variables, where it is in its code, what
-//     it will ask next) is a function of what its calls returned;
+//     it will ask next) is a function of what its calls returned. A
+//     finished task's are left out unless World.Shared is declared: it
+//     asks nothing more, and what other tasks may learn of them is in
+//     the wake log (World.forgets);
 //   - the order in which tasks ran their WaitQueue changes (or the
 //     program's encoding of that state, World.Shared): the state tasks
 //     share outside the modelled memory is changed only there, each change
@@ -759,6 +762,16 @@ func (s *Search) internWake(k wakeKey) uint32 {
 	return id
 }
 
+// forgets reports whether the key leaves out t's results: t finished, so
+// it takes no step, and what other tasks may learn of its results, what
+// its WaitQueue changes made of them, is in the wake log, which is in the
+// key. Not with World.Shared declared, where the key has the shared
+// state's encoding instead of the log (and a finished task's results
+// would then be left only to that encoding), nor under Exact.
+func (w *World) forgets(t *Task) bool {
+	return t.done && w.shared == nil && !w.srch.opt.Exact
+}
+
 // appendKey appends the state key (see the top of this file) of w with
 // its tasks renamed by r (nil: none).
 func (w *World) appendKey(b []byte, r *renaming) []byte {
@@ -780,7 +793,11 @@ func (w *World) appendKey(b []byte, r *renaming) []byte {
 		if r != nil {
 			t = w.tasks[r.order[j]]
 		}
-		b = binary.AppendUvarint(b, uint64(t.seq))
+		seq := t.seq
+		if w.forgets(t) {
+			seq = 0
+		}
+		b = binary.AppendUvarint(b, uint64(seq))
 		b = appendBool(b, t.done)
 		b = appendBool(b, t.flushEnded)
 		b = appendBool(b, t.flushErr != nil)

@@ -163,9 +163,12 @@ func (s *Search) symmetricKey(b []byte, w *World, last int8, pre uint8) []byte {
 }
 
 // signature is what of the task's state names no other task: its
-// results and its flags.
+// results (as the key has them: World.forgets) and its flags.
 func (t *Task) signature() uint64 {
 	x := uint64(t.seq) << 3
+	if t.w.forgets(t) {
+		x = 0
+	}
 	if t.done {
 		x |= 1
 	}
