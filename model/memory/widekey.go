@@ -47,7 +47,9 @@ func (w *Wide) AppendKeyOrder(b []byte, order []int) []byte {
 		for loc := range w.vals {
 			low := len(w.vals[loc]) - 1
 			for t := range w.view {
-				low = min(low, w.view[t][loc])
+				if !w.gone[t] {
+					low = min(low, w.view[t][loc])
+				}
 			}
 			live := w.vals[loc][low:]
 			b = binary.AppendUvarint(b, uint64(len(live)))
@@ -55,7 +57,11 @@ func (w *Wide) AppendKeyOrder(b []byte, order []int) []byte {
 				b = binary.AppendVarint(b, v)
 			}
 			for j := range w.view {
-				b = binary.AppendUvarint(b, uint64(w.view[thread(j)][loc]-low))
+				if t := thread(j); w.gone[t] {
+					b = append(b, 0xff) // no view: see Forget
+				} else {
+					b = binary.AppendUvarint(b, uint64(w.view[t][loc]-low))
+				}
 			}
 		}
 		return b
@@ -71,7 +77,9 @@ func (k *wideLK) appendKey(b []byte, thread func(int) int) []byte {
 	for loc := range k.st {
 		low := len(k.st[loc]) - 1
 		for t := range k.cur {
-			low = min(low, k.cur[t][loc])
+			if !k.gone[t] {
+				low = min(low, k.cur[t][loc])
+			}
 		}
 		lows[loc] = low
 	}
@@ -92,6 +100,9 @@ func (k *wideLK) appendKey(b []byte, thread func(int) int) []byte {
 	}
 	for j := range k.cur {
 		t := thread(j)
+		if b = appendBool(b, k.gone[t]); k.gone[t] {
+			continue // no views, no pending barrier: see Forget
+		}
 		b = view(b, k.cur[t])
 		b = view(b, k.acq[t])
 		b = view(b, k.rel[t])

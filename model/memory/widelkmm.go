@@ -36,6 +36,7 @@ type wideLK struct {
 	glob          []int
 	unord         [][]bool // [thread][location]: loaded since the thread's last full barrier
 	post          []bool   // per thread: its barrier after a read-modify-write is pending
+	gone          []bool   // per thread: Wide.Forget (shared with Wide)
 	anyOrder      bool     // AllowUnordered
 }
 
@@ -103,7 +104,9 @@ func (k *wideLK) compactAll() {
 func (k *wideLK) compact(loc int) {
 	low := len(k.st[loc]) - 1
 	for t := range k.cur {
-		low = min(low, k.cur[t][loc])
+		if !k.gone[t] {
+			low = min(low, k.cur[t][loc])
+		}
 	}
 	if low < 64 {
 		return

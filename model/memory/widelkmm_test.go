@@ -24,6 +24,7 @@ const (
 	lkOpIncOnce    // atomic_inc
 	lkOpCmpxchgRlx // cmpxchg_relaxed
 	lkOpSettle
+	lkOpForget // the thread ends (Memory.DropReader, Wide.Forget)
 	lkOpCount
 )
 
@@ -39,6 +40,9 @@ func lkAgree(t *rapid.T, m Memory, w *Wide, threads, locs int, step string) {
 	}
 	require.Equal(t, pending, w.Pending(), "%s: pending barriers", step)
 	for th := 0; th < threads; th++ {
+		if w.gone[th] {
+			continue // it ended: nothing more to ask of it
+		}
 		for loc := 0; loc < locs; loc++ {
 			var want []int64
 			for _, l := range m.Load(th, loc) {
@@ -189,7 +193,23 @@ func lkWideOps(t *rapid.T, threads, locs, n int, ops *rapid.Generator[int]) (*Wi
 		loc := rapid.IntRange(0, locs-1).Draw(t, "loc")
 		step := fmt.Sprintf("op %d: T%d", i, th)
 		choose := func(k int) int { return rapid.IntRange(0, k-1).Draw(t, "choice") }
+		if w.gone[th] {
+			continue // it ended
+		}
 		switch op {
+		case lkOpForget:
+			live := 0
+			for _, g := range w.gone {
+				if !g {
+					live++
+				}
+			}
+			if live == 1 {
+				continue // one thread keeps running
+			}
+			step += " ends"
+			m.DropReader(th)
+			w.Forget(th)
 		case lkOpLoad:
 			loads := m.Load(th, loc)
 			c := choose(len(loads))

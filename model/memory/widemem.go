@@ -14,6 +14,7 @@ type Wide struct {
 	view  [][]int   // [thread][location]: index of the oldest store the thread may read (Relaxed)
 	buf   [][]bufOp // per thread: its store buffer, oldest first (TSO)
 	lk    *wideLK   // LKMM (widelkmm.go)
+	gone  []bool    // per thread: it takes no step any more (Forget)
 }
 
 type bufOp struct {
@@ -25,7 +26,7 @@ type bufOp struct {
 // holding 0.
 func NewWide(m Model, threads, locs int) *Wide {
 	w := &Wide{model: m, vals: make([][]int64, locs), view: make([][]int, threads),
-		buf: make([][]bufOp, threads)}
+		buf: make([][]bufOp, threads), gone: make([]bool, threads)}
 	for l := range w.vals {
 		w.vals[l] = []int64{0}
 	}
@@ -34,8 +35,22 @@ func NewWide(m Model, threads, locs int) *Wide {
 	}
 	if m == LKMM {
 		w.lk = newWideLK(threads, locs)
+		w.lk.gone = w.gone
 	}
 	return w
+}
+
+// Forget is Memory.DropReader for thread t, which takes no step any more
+// (its task finished): its views no longer keep stores live or tell
+// memories apart (Relaxed, LKMM), and under LKMM a barrier of its still
+// pending is dropped, as Memory.DropReader drops it (lkForget gives
+// why). Its store buffer still drains (TSO).
+func (w *Wide) Forget(t int) {
+	w.gone[t] = true
+	if w.lk != nil {
+		w.lk.post[t] = false
+		clear(w.lk.unord[t])
+	}
 }
 
 // Model returns the memory model.
@@ -252,7 +267,9 @@ func (w *Wide) Drain(t int) {
 func (w *Wide) compact(loc int) {
 	low := len(w.vals[loc]) - 1
 	for t := range w.view {
-		low = min(low, w.view[t][loc])
+		if !w.gone[t] {
+			low = min(low, w.view[t][loc])
+		}
 	}
 	if low < 64 {
 		return // amortise: drop in batches

@@ -246,6 +246,7 @@ type Task struct {
 	flushErr   error
 
 	started bool   // resumed at least once
+	forgot  bool   // done, and memory forgot it (resume)
 	seq     uint32 // the exhaustive search: the results of the task's calls so far (interned)
 	abort   bool   // unwind from the pending call (close, on a pooled coroutine)
 }
@@ -454,6 +455,13 @@ func (t *Task) resume() {
 	t.started = true
 	if _, ok := t.c.next(); !ok {
 		t.done = true
+	}
+	if t.done && !t.forgot {
+		// It takes no step any more: memory forgets its views (and a
+		// barrier of its still pending), as the state machines' memory
+		// does when a thread ends (memory.Memory.DropReader).
+		t.forgot = true
+		t.w.mem.Forget(t.id)
 	}
 }
 
