@@ -57,10 +57,10 @@ func (w *Wide) AppendKeyOrder(b []byte, order []int) []byte {
 				b = binary.AppendVarint(b, v)
 			}
 			for j := range w.view {
-				if t := thread(j); w.gone[t] {
-					b = append(b, 0xff) // no view: see Forget
+				if t := thread(j); !w.gone[t] { // a forgotten thread has no view (Forget)
+					b = binary.AppendUvarint(b, uint64(w.view[t][loc]-low+1))
 				} else {
-					b = binary.AppendUvarint(b, uint64(w.view[t][loc]-low))
+					b = binary.AppendUvarint(b, 0)
 				}
 			}
 		}
