@@ -92,6 +92,25 @@ func TestDeclarationsKeepVerdicts(t *testing.T) {
 	}
 }
 
+// TestSubmitterCheckpointKeepsVerdicts: the Submitter's rows at 3 tasks x
+// 2 writes (Task.Checkpoint at each write) give the verdict and
+// counterexample length of the search without declarations, with at most
+// its states. The parallel sub-block negative control is left out: it
+// takes 1.2 million states (flushproof check -proof).
+func TestSubmitterCheckpointKeepsVerdicts(t *testing.T) {
+	for _, c := range SubmitProofChecks() {
+		if !c.Serialised && c.SubBlock {
+			continue
+		}
+		name := c.Row().Name()
+		r, _, err := search(c, explore.Options{})
+		require.NoError(t, err)
+		require.True(t, r.Exhausted, name)
+		u := sameVerdict(t, c, name, r, world.SearchOptions{Exact: true})
+		assert.GreaterOrEqual(t, u.States, r.States, name)
+	}
+}
+
 // sameVerdict searches p with o and requires r's verdict and
 // counterexample length, and a search that was not cut short.
 func sameVerdict(t *testing.T, p program, name string, r *explore.Result[world.State], o world.SearchOptions) *explore.Result[world.State] {

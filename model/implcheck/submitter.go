@@ -11,11 +11,12 @@ import (
 )
 
 // Submit is impl.Submitter, unchanged, in the model world. Each task submits
-// one write of its own byte of the file: with SubBlock, a sub-block write,
+// Writes writes (1 if 0) of its own byte of the file, a new value each
+// time: with SubBlock, a sub-block write,
 // which the file system does as a read-modify-write of the shared block
 // (the sub-block zeroing of an unaligned direct write), else a write of a
 // block of its own. When every task is done, the file must hold every
-// task's byte. Serialised submission (io-wq hashing by inode) is safe for
+// task's last byte. Serialised submission (io-wq hashing by inode) is safe for
 // both; parallel submission of sub-block writes loses one (the historical
 // ext4 bug of unaligned direct writes under a shared lock): the negative
 // control. Parallel aligned writes are the false-positive control.
@@ -23,7 +24,14 @@ type Submit struct {
 	Serialised bool
 	SubBlock   bool
 	Tasks      int
+	Writes     int
 }
+
+// writes is the writes per task.
+func (c Submit) writes() int { return max(c.Writes, 1) }
+
+// value is the byte task id writes the round-th time (from 1).
+func (c Submit) value(id, round int) byte { return byte(16*round + id + 1) }
 
 // Config is the world: no words, one block per task.
 func (c Submit) Config() world.Config {
@@ -59,19 +67,22 @@ func (c Submit) Program() world.Program {
 			if c.SubBlock {
 				block = 0
 			}
-			err := s.Submit(func() error {
-				buf := make([]byte, bs)
-				if c.SubBlock {
-					if err := dev.ReadAt(buf, 0); err != nil {
-						return err
+			for round := 1; round <= c.writes(); round++ {
+				t.Checkpoint(int64(round)) // nothing of the writes before is used
+				err := s.Submit(func() error {
+					buf := make([]byte, bs)
+					if c.SubBlock {
+						if err := dev.ReadAt(buf, 0); err != nil {
+							return err
+						}
 					}
+					buf[t.ID()] = c.value(t.ID(), round)
+					return dev.WriteAt(buf, int64(block*bs), 0)
+				})
+				if err != nil {
+					w.Fail(fmt.Errorf("task %d: %w", t.ID(), err))
+					return
 				}
-				buf[t.ID()] = byte(t.ID() + 1)
-				return dev.WriteAt(buf, int64(block*bs), 0)
-			})
-			if err != nil {
-				w.Fail(fmt.Errorf("task %d: %w", t.ID(), err))
-				return
 			}
 			last := false
 			q.Wake(func() { done++; last = done == c.Tasks })
@@ -88,7 +99,7 @@ func (c Submit) Program() world.Program {
 					w.Fail(err)
 					return
 				}
-				t.Assert(buf[id] == byte(id+1), "task %d's byte of the file is lost (block %d holds %v)", id, b, buf)
+				t.Assert(buf[id] == c.value(id, c.writes()), "task %d's last byte of the file is lost (block %d holds %v)", id, b, buf)
 			}
 		}
 	}
@@ -104,17 +115,23 @@ func (c Submit) Row() verdict.Row {
 	if c.SubBlock {
 		config = "sub-block"
 	}
-	bound := fmt.Sprintf("%d %s x 1 write", c.Tasks, verdict.Plural(c.Tasks, "task"))
+	bound := fmt.Sprintf("%d %s x %d %s", c.Tasks, verdict.Plural(c.Tasks, "task"), c.writes(), verdict.Plural(c.writes(), "write"))
 	return row(c, name, config, bound, !c.Serialised && c.SubBlock)
 }
 
-// SubmitChecks are the default rows, at 3 tasks: serialised and parallel,
-// sub-block and aligned writes.
-func SubmitChecks() []Submit {
+// SubmitChecks are the default rows, at 3 tasks x 1 write: serialised and
+// parallel, sub-block and aligned writes; SubmitProofChecks the same at 3
+// tasks x 2 writes.
+func SubmitChecks() []Submit { return submits(3, 1) }
+
+// SubmitProofChecks: see SubmitChecks.
+func SubmitProofChecks() []Submit { return submits(3, 2) }
+
+func submits(tasks, writes int) []Submit {
 	var out []Submit
 	for _, sub := range []bool{true, false} {
 		for _, ser := range []bool{true, false} {
-			out = append(out, Submit{Serialised: ser, SubBlock: sub, Tasks: 3})
+			out = append(out, Submit{Serialised: ser, SubBlock: sub, Tasks: tasks, Writes: writes})
 		}
 	}
 	return out
@@ -123,5 +140,5 @@ func SubmitChecks() []Submit {
 // SubmitProtocol is the catalog entry of impl.Submitter.
 func SubmitProtocol() verdict.Protocol {
 	return entry("impl.Submitter", "impl.Submitter (I/O to one file serialised or in parallel)",
-		func() []verdict.Row { return verdict.Rows(SubmitChecks(), nil) })
+		func() []verdict.Row { return verdict.Rows(SubmitChecks(), SubmitProofChecks()) })
 }
