@@ -2,6 +2,8 @@ package litmus
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/flushproof/flushproof/model/memory"
 )
@@ -252,7 +254,10 @@ func compileDurable(m memory.Model, t *Test, file string) (*opSystem, error) {
 		c := &compiler{sys: sys, m: m, name: t.Name, thread: ti, locs: locIndex, regs: map[string]int{}, wrote: map[string]bool{}, dep: newDepAnalysis(),
 			durable: true, file: file, hasRMW: hasOp(th.Body, Op.IsRMW), hasLock: hasOp(th.Body, func(o Op) bool { return o == OpSpinLock })}
 		if ti < len(t.RegInit) {
-			for r := range t.RegInit[ti] {
+			// In name order: registers are numbered as they are met, and
+			// two threads alike must number theirs alike (findSymmetry
+			// compares their code).
+			for _, r := range slices.Sorted(maps.Keys(t.RegInit[ti])) {
 				if err := c.reg(r, 0); err != nil {
 					return nil, err
 				}
