@@ -30,9 +30,9 @@ import (
 //     far (or since its last Task.Checkpoint). A task is deterministic Go
 //     code, so its local state (variables, where it is in its code, what
 //     it will ask next) is a function of what its calls returned. A
-//     finished task's are left out unless World.Shared is declared: it
-//     asks nothing more, and what other tasks may learn of them is in
-//     the wake log (World.forgets);
+//     finished task's are left out: it asks nothing more, and what other
+//     tasks may learn of them is in the wake log or the shared state's
+//     encoding (World.forgets);
 //   - the order in which tasks ran their WaitQueue changes (or the
 //     program's encoding of that state, World.Shared): the state tasks
 //     share outside the modelled memory is changed only there, each change
@@ -764,12 +764,11 @@ func (s *Search) internWake(k wakeKey) uint32 {
 
 // forgets reports whether the key leaves out t's results: t finished, so
 // it takes no step, and what other tasks may learn of its results, what
-// its WaitQueue changes made of them, is in the wake log, which is in the
-// key. Not with World.Shared declared, where the key has the shared
-// state's encoding instead of the log (and a finished task's results
-// would then be left only to that encoding), nor under Exact.
+// its WaitQueue changes made of them, is in the wake log, or, with
+// World.Shared declared, in the encoding of all the state the tasks share,
+// both in the key. Not under Exact.
 func (w *World) forgets(t *Task) bool {
-	return t.done && w.shared == nil && !w.srch.opt.Exact
+	return t.done && !w.srch.opt.Exact
 }
 
 // appendKey appends the state key (see the top of this file) of w with

@@ -32,8 +32,9 @@ func randomProgram(ops [][]randomOp, outcomes *sync.Map, shared bool) world.Prog
 		if shared {
 			// The encoding of the state the tasks share (World.Shared):
 			// x, which tasks also read into their own variables under
-			// Wake, and the count of finished tasks.
-			w.Shared(func() []byte { return []byte(fmt.Sprint(x, finished)) })
+			// Wake, the count of finished tasks, and the logs, which the
+			// last task reads under Wake.
+			w.Shared(func() []byte { return []byte(fmt.Sprint(x, finished, logs)) })
 		}
 		return func(t *world.Task) {
 			q := t.WaitQueue()

@@ -36,7 +36,9 @@ func symmetricProgram(ops []symOp, tasks int, outcomes *sync.Map, shared, declar
 		x, finished := 0, 0
 		logs := make([]string, tasks)
 		if shared {
-			w.Shared(func() []byte { return []byte(fmt.Sprint(x, finished)) })
+			// x, the count of finished tasks and their logs, which the
+			// last task reads (sorted: the tasks are interchangeable).
+			w.Shared(func() []byte { return []byte(fmt.Sprint(x, finished, slices.Sorted(slices.Values(logs)))) })
 		}
 		if declare {
 			w.Symmetric(Symmetry{BlocksPerTask: 1, Relabel: func(dst, d []byte, perm []int) []byte {
