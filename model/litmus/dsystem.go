@@ -456,24 +456,27 @@ func (s *durSystem) step(st durState, t int, in instr, yield func(explore.Label,
 			fail(faultDevice)
 			return
 		}
-		slot := 0
-		if d.Kind == DevSubmit && d.Reg != "" {
+		slot := 0 // a call that waits at once
+		if d.Kind == DevSubmit {
 			// The lowest free slot is the bio's handle; a bio no
 			// register holds is never waited for and takes none.
-			for slot = 1; slot < ioSlots && n.io[t][slot] != 0; slot++ {
+			slot = -1
+			if d.Reg != "" {
+				for slot = 1; slot < ioSlots && n.io[t][slot] != 0; slot++ {
+				}
+				if slot == ioSlots {
+					fail(faultBios)
+					return
+				}
+				setReg(&n, d.Reg, int64(slot))
 			}
-			if slot == ioSlots {
-				fail(faultBios)
-				return
-			}
-			setReg(&n, d.Reg, int64(slot))
 		}
 		if err := n.dev.Apply(spec.Event{Kind: spec.WriteSubmit, ID: id, Blocks: 1 << b, FUA: fl&ReqFUA != 0, Preflush: fl&ReqPreflush != 0}); err != nil {
 			fail(faultDevice)
 			return
 		}
 		n.val[id-1] = int8(v)
-		if d.Kind != DevSubmit || d.Reg != "" {
+		if slot >= 0 {
 			n.io[t][slot] = uint8(id)
 		}
 		settled(n, explore.Label{Kind: kindSubmit, Arg: uint16(id)})
