@@ -23,7 +23,8 @@ type randomOp struct {
 }
 
 // randomProgram runs ops[t] in task t and records, when every task has
-// finished, what each task's calls returned, in outcomes.
+// finished, what each task's calls returned and what a crash may then
+// leave in each block, in outcomes.
 func randomProgram(ops [][]randomOp, outcomes *sync.Map, shared bool) world.Program {
 	return func(w *world.World) func(t *world.Task) {
 		x := 0 // shared state outside the memory: changed under Wake
@@ -86,6 +87,12 @@ func randomProgram(ops [][]randomOp, outcomes *sync.Map, shared bool) world.Prog
 				for _, l := range logs {
 					all = append(all, strings.Join(l, ","))
 				}
+				// What a crash may leave in each block now that every task
+				// has finished: the device's state, which no task's result
+				// shows, enters the outcome.
+				for b := range w.Config().Blocks {
+					all = append(all, fmt.Sprint(w.MayLeave(b)))
+				}
 				outcomes.Store(strings.Join(all, " | "), true)
 			}
 		}
@@ -104,7 +111,8 @@ func outcomeList(m *sync.Map) []string {
 // obligations on the last write) and a wait queue's state, which tasks
 // change and read into their own variables under Wake (half of the
 // programs declare that state, World.Shared), the search with its
-// state key reaches every outcome (every task's results) and the same
+// state key reaches every outcome (every task's results, and what a crash
+// at the end may leave in each block) and the same
 // verdict as the search of every run (SearchOptions.NoCache): the key
 // keeps every state with a different future apart. Under each memory
 // model.
