@@ -30,7 +30,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	quiet := fs.Bool("q", false, "no progress lines on stderr")
 	jsonOut := fs.Bool("json", false, "print JSON Lines instead of the table: a check.row object per row as it ends, then a check.summary (docs/cli.md)")
 	noReduce := fs.Bool("no-reduce", false, "explore without any state reduction (symmetry, normalisation): every verdict and counterexample length must be the same, with more states")
-	long := fs.Bool("long", false, "also explore impl.Syncer and impl.FlushSeq at 3 tasks x 2 operations in the model world (36 rows: about 11 minutes and 4 GiB here, in runs of some rows each; a third of it FlushSeq under LKMM)")
+	long := fs.Bool("long", false, "also explore impl.Syncer and impl.FlushSeq at 3 tasks x 2 operations with flush EIO in the model world, beside the flush sequence's state machine at that bound (47 rows: about 81 minutes and 14 GiB here; a quarter of it FlushSeq under LKMM)")
 	models := fs.String("model", "", "with FILEs: the memory `models` to check each file under, comma-separated: sc, tso, relaxed, lkmm, or all (default: the file's Models: line, else sc,tso,lkmm)")
 	devices := fs.String("device", "", "with FILEs: the device `configs` to check, comma-separated (cache+fua, cache+emulated-fua, no-cache) or all; overrides each file's Device: line")
 	failures := fs.String("failures", "", "with FILEs: which commands may fail with EIO (none, flush, write, flush,write); overrides each file's Failures: line")

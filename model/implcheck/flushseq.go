@@ -48,14 +48,11 @@ type FlushSeq struct {
 	Tasks  int
 	Fsyncs int
 	Memory memory.Model
-	// NoFlushEIO: flushes never fail (the correct use at 3 x 2, as the
-	// state machine's bound).
-	NoFlushEIO bool
 }
 
 // Config is the world: the two counters, a block per task, flush EIO.
 func (c FlushSeq) Config() world.Config {
-	return world.Config{Memory: c.Memory, Tasks: c.Tasks, Words: 2, Blocks: c.Tasks, FlushFailures: !c.NoFlushEIO,
+	return world.Config{Memory: c.Memory, Tasks: c.Tasks, Words: 2, Blocks: c.Tasks, FlushFailures: true,
 		WordNames: flushseq.WordNames}
 }
 
@@ -116,7 +113,7 @@ func (c FlushSeq) Row() verdict.Row {
 	if c.Misuse != Correct {
 		name += " " + c.Misuse.String()
 	}
-	return row(c, name, c.Memory.String(), bound(c.Tasks, c.Fsyncs, "fsync", !c.NoFlushEIO), c.Misuse != Correct)
+	return row(c, name, c.Memory.String(), bound(c.Tasks, c.Fsyncs, "fsync", true), c.Misuse != Correct)
 }
 
 // FlushSeqChecks are the default rows: the correct use and each misuse
@@ -124,13 +121,7 @@ func (c FlushSeq) Row() verdict.Row {
 // tasks x 2 fsyncs; FlushSeqLongChecks at 3 tasks x 2 fsyncs.
 func FlushSeqChecks() []FlushSeq      { return flushSeqs(2, 1) }
 func FlushSeqProofChecks() []FlushSeq { return flushSeqs(2, 2) }
-func FlushSeqLongChecks() []FlushSeq {
-	out := flushSeqs(3, 2)
-	for i := range out {
-		out[i].NoFlushEIO = out[i].Misuse == Correct // as LongChecks
-	}
-	return out
-}
+func FlushSeqLongChecks() []FlushSeq  { return flushSeqs(3, 2) }
 
 func flushSeqs(tasks, fsyncs int) []FlushSeq {
 	var out []FlushSeq

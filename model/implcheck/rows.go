@@ -101,11 +101,13 @@ func relabelPayload(dst, data []byte, perm []int) []byte {
 func row(p program, model, config, bound string, negative bool) verdict.Row {
 	r := verdict.Row{Model: model, Config: config, Bound: bound, Negative: negative}
 	r.Check = func(opt explore.Options) (verdict.Verdict, error) {
-		res, _, err := search(p, opt)
+		res, s, err := search(p, opt)
 		if err != nil {
 			return verdict.Verdict{}, err
 		}
-		return verdict.FromResult(r, res), nil
+		v := verdict.FromResult(r, res)
+		v.Runs, _ = s.Runs()
+		return v, nil
 	}
 	return r
 }
@@ -134,19 +136,9 @@ func syncers(tasks, syncs int) []Syncer {
 	return out
 }
 
-// LongChecks are those at 3 tasks x 2 syncs (`flushproof check -long`):
-// without flush EIO for the policies (the bound of the flush sequence's
-// state machine at 3 x 2; with EIO, skip-if-flushed-since under SC alone
-// has 13.5 million states and takes 9 minutes), with it for the
-// negative controls, which it takes to catch some of them and which stop
-// at their first counterexample.
-func LongChecks() []Syncer {
-	out := syncers(3, 2)
-	for i := range out {
-		out[i].NoFlushEIO = !out[i].negative()
-	}
-	return out
-}
+// LongChecks are those at 3 tasks x 2 syncs (`flushproof check -long`),
+// with flush EIO and a crash at every step like every other row.
+func LongChecks() []Syncer { return syncers(3, 2) }
 
 // Rows lists the rows: Checks, then ProofChecks marked Proof, then
 // LongChecks marked Long.

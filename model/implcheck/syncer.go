@@ -23,8 +23,8 @@ type Syncer struct {
 	Tasks       int
 	Syncs       int
 	Memory      memory.Model
-	// NoFlushEIO: flushes never fail (the bound of the flush sequence's
-	// state machine at 3 tasks x 2 fsyncs, for comparing the two).
+	// NoFlushEIO: flushes never fail (no row has it: the growth
+	// measurements of TestSize, -implcheck.noeio).
 	NoFlushEIO bool
 }
 

@@ -36,7 +36,11 @@ type Verdict struct {
 	// Reduced is set when the search used state reductions
 	// (explore.Result.Reduced).
 	Reduced bool
-	_       struct{}
+	// Runs is, for a search of the model world, how many times it ran the
+	// program from the start to reach a state (world.Search.Runs); 0 for
+	// the state machines, which copy states instead.
+	Runs int64
+	_    struct{}
 }
 
 // Expected reports whether the verdict is what the model is there for:
@@ -234,6 +238,7 @@ type Record struct {
 	Depth          int                   `json:"depth"`
 	ElapsedNS      int64                 `json:"elapsed_ns"`
 	Unreduced      bool                  `json:"unreduced"`      // searched again without reductions (Verdict.Unreduced)
+	Runs           int64                 `json:"runs,omitempty"` // model-world rows: the program's runs (Verdict.Runs)
 	Counterexample *CounterexampleRecord `json:"counterexample"` // null unless UNSAFE
 }
 
@@ -259,7 +264,7 @@ func NewRecord(name string, v Verdict, err error) Record {
 	r := Record{Kind: "check.row", Row: name, Model: v.Model, Config: v.Config, Bound: v.Bound,
 		Verdict: v.Word(), Expected: v.Expected(), Negative: v.Negative,
 		States: v.Stats.States, Transitions: v.Stats.Transitions, Depth: v.Stats.MaxDepth, ElapsedNS: int64(v.Stats.Elapsed),
-		Unreduced: v.Unreduced}
+		Unreduced: v.Unreduced, Runs: v.Runs}
 	if err != nil {
 		r.Verdict, r.Expected, r.Error = "ERROR", false, err.Error()
 		return r
