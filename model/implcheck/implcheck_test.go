@@ -10,6 +10,7 @@ import (
 	"github.com/flushproof/flushproof/model/diocount"
 	"github.com/flushproof/flushproof/model/explore"
 	"github.com/flushproof/flushproof/model/flushseq"
+	"github.com/flushproof/flushproof/model/memory"
 	"github.com/flushproof/flushproof/model/odsync"
 	"github.com/flushproof/flushproof/model/verdict"
 	"github.com/flushproof/flushproof/model/world"
@@ -251,4 +252,16 @@ func agree(t *testing.T, c checkable, sm verdict.Row) {
 	require.False(t, v.Truncated || w.Truncated)
 	assert.Equal(t, w.Safe, v.Safe, "%s against %s", c.Row().Name(), sm.Name())
 	t.Logf("%-75s %-6s %6d states; %s: %s, %d states", c.Row().Name(), v.Word(), v.Stats.States, sm.Name(), w.Word(), w.Stats.States)
+}
+
+// TestRowReportsRuns: a model-world row's verdict carries the program's
+// runs (replays), at least one and at most one per transition.
+func TestRowReportsRuns(t *testing.T) {
+	c := Syncer{Policy: impl.SkipIfFlushedSince, Tasks: 2, Syncs: 1, Memory: memory.SC}
+	v, err := c.Row().Check(explore.Options{})
+	require.NoError(t, err)
+	require.True(t, v.Safe)
+	assert.Positive(t, v.Runs)
+	assert.LessOrEqual(t, v.Runs, int64(v.Stats.Transitions))
+	assert.Equal(t, v.Runs, verdict.NewRecord(c.Row().Name(), v, nil).Runs)
 }
