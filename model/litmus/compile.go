@@ -27,11 +27,8 @@ func compile(m memory.Model, t *Test) (*opSystem, error) {
 	if m != memory.SC && m != memory.TSO && m != memory.Relaxed && m != memory.LKMM {
 		return nil, fmt.Errorf("litmus: unknown memory model %v", m)
 	}
-	if len(t.Threads) > memory.MaxThreads {
-		return nil, fmt.Errorf("%s: %w: %d threads, more than the %d memory.Memory holds", t.Name, ErrUnsupported, len(t.Threads), memory.MaxThreads)
-	}
-	if len(t.Locs) > memory.MaxLocations {
-		return nil, fmt.Errorf("%s: %w: %d locations, more than the %d memory.Memory holds", t.Name, ErrUnsupported, len(t.Locs), memory.MaxLocations)
+	if err := memoryLimits(t); err != nil {
+		return nil, err
 	}
 	if t.Quant == 0 {
 		return nil, fmt.Errorf("%s: no final condition", t.Name)
@@ -46,7 +43,7 @@ func compile(m memory.Model, t *Test) (*opSystem, error) {
 		if _, ok := locIndex[l]; !ok {
 			return nil, fmt.Errorf("%s: initial value of %s, which is not in Locs", t.Name, l)
 		}
-		if err := initFits(t.Name, l, v); err != nil {
+		if err := initFits(t, locIndex[l], v); err != nil {
 			return nil, err
 		}
 	}
@@ -57,7 +54,7 @@ func compile(m memory.Model, t *Test) (*opSystem, error) {
 			return nil, err
 		}
 		if len(c.code) > 255 {
-			return nil, fmt.Errorf("%s: %w: P%d has %d instructions, more than 255", t.Name, ErrUnsupported, ti, len(c.code))
+			return nil, t.limitErr(Pos{th.Line, th.Col}, "P%d compiles to %d instructions, more than the 255 a thread may have: split the thread or shorten its code", ti, len(c.code))
 		}
 		sys.code = append(sys.code, c.code)
 		sys.regs = append(sys.regs, c.regs)
@@ -90,7 +87,7 @@ func (c *compiler) reg(name string, line int) error {
 		return nil
 	}
 	if len(c.regs) == MaxRegs {
-		return c.errf(line, "%w: P%d uses more than %d registers", ErrUnsupported, c.thread, MaxRegs)
+		return c.errf(line, "%w: %s is a %d%s register of P%d, and a thread holds at most %d: reuse a register whose value is no longer needed", ErrUnsupported, name, MaxRegs+1, ordinal(MaxRegs+1), c.thread, MaxRegs)
 	}
 	c.regs[name] = len(c.regs)
 	return nil
@@ -277,11 +274,39 @@ func (c *compiler) errf(line int, format string, args ...any) error {
 	return &Error{File: c.file, Line: line, Col: col, Msg: err.Error(), Err: err}
 }
 
-// initFits refuses an initial value whose location's values (within the
-// -128..127 of it memory.Memory holds) a register could not hold.
-func initFits(name, loc string, v int64) error {
+// initFits refuses an initial value of location i whose values (within
+// the -128..127 of it memory.Memory holds) a register could not hold.
+func initFits(t *Test, i int, v int64) error {
 	if !fits16(v-128) || !fits16(v+127) {
-		return fmt.Errorf("%s: %w: initial value %s=%d: registers hold -32768..32767 and a location's values lie within -128..127 of its initial value", name, ErrUnsupported, loc, v)
+		return t.limitErr(t.LocPos(i), "initial value %s=%d: registers hold -32768..32767 and a location's values lie within -128..127 of its initial value, so it must lie within -32640..32640: scale the values down", t.Locs[i], v)
 	}
 	return nil
+}
+
+// memoryLimits refuses a test with more threads or locations than the
+// explorer's memory holds, at the first thread or location beyond them.
+func memoryLimits(t *Test) error {
+	if n := len(t.Threads); n > memory.MaxThreads {
+		th := t.Threads[memory.MaxThreads]
+		return t.limitErr(Pos{th.Line, th.Col}, "P%d is thread %d of %d, and the checker's memory holds at most %d threads: merge threads that run one after another, or check fewer tasks", memory.MaxThreads, memory.MaxThreads+1, n, memory.MaxThreads)
+	}
+	if n := len(t.Locs); n > memory.MaxLocations {
+		return t.limitErr(t.LocPos(memory.MaxLocations), "%s is shared location %d of %d, and the checker's memory holds at most %d: keep what one thread alone uses in registers, merge flags into one location, or check fewer tasks", t.Locs[memory.MaxLocations], memory.MaxLocations+1, n, memory.MaxLocations)
+	}
+	return nil
+}
+
+// ordinal is the suffix of n's English ordinal: "st", "nd", "rd" or "th".
+func ordinal(n int) string {
+	switch {
+	case n%100 >= 11 && n%100 <= 13:
+		return "th"
+	case n%10 == 1:
+		return "st"
+	case n%10 == 2:
+		return "nd"
+	case n%10 == 3:
+		return "rd"
+	}
+	return "th"
 }

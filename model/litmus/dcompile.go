@@ -1,7 +1,6 @@
 package litmus
 
 import (
-	"fmt"
 	"maps"
 	"slices"
 
@@ -228,25 +227,22 @@ func (c *compiler) loop(s *Stmt) error {
 
 // compileDurable compiles t for the durability checker under m.
 func compileDurable(m memory.Model, t *Test, file string) (*opSystem, error) {
-	if len(t.Threads) > memory.MaxThreads {
-		return nil, fmt.Errorf("%s: %w: %d threads, more than the %d memory.Memory holds", t.Name, ErrUnsupported, len(t.Threads), memory.MaxThreads)
-	}
-	if len(t.Locs) > memory.MaxLocations {
-		return nil, fmt.Errorf("%s: %w: %d locations, more than the %d memory.Memory holds", t.Name, ErrUnsupported, len(t.Locs), memory.MaxLocations)
+	if err := memoryLimits(t); err != nil {
+		return nil, err
 	}
 	sys := &opSystem{model: m, test: t}
 	locIndex := map[string]int{}
 	for i, l := range t.Locs {
 		locIndex[l] = i
 		sys.init = append(sys.init, t.Init[l])
-		if err := initFits(t.Name, l, t.Init[l]); err != nil {
+		if err := initFits(t, i, t.Init[l]); err != nil {
 			return nil, err
 		}
 	}
 	for ti, regs := range t.RegInit {
 		for r, v := range regs {
 			if !fits16(v) {
-				return nil, fmt.Errorf("%s: %w: initial value %d:%s=%d beyond the -32768..32767 a register holds", t.Name, ErrUnsupported, ti, r, v)
+				return nil, t.limitErr(t.RegInitPos(ti, r), "initial value %d:%s=%d beyond the -32768..32767 a register holds", ti, r, v)
 			}
 		}
 	}
@@ -267,7 +263,7 @@ func compileDurable(m memory.Model, t *Test, file string) (*opSystem, error) {
 			return nil, err
 		}
 		if len(c.code) > 250 {
-			return nil, fmt.Errorf("%s: %w: P%d has %d instructions, more than 250", t.Name, ErrUnsupported, ti, len(c.code))
+			return nil, t.limitErr(Pos{th.Line, th.Col}, "P%d compiles to %d instructions, more than the 250 a thread may have: split the thread, or unroll fewer loop iterations", ti, len(c.code))
 		}
 		for i := range c.code {
 			if c.code[i].kind == iJump && c.code[i].target == returnTarget {

@@ -444,7 +444,7 @@ func (s *durSystem) step(st durState, t int, in instr, yield func(explore.Label,
 		case b < 0 || b >= spec.MaxBlocks:
 			fail(faultBlock)
 			return
-		case fl&^(ReqFUA|ReqPreflush) != 0:
+		case fl&^(ReqFUA|ReqPreflush|ReqSync) != 0:
 			fail(faultFlags)
 			return
 		case v < -128 || v > 127:
@@ -890,7 +890,10 @@ func flagsText(e Expr) string {
 	if e.Const&ReqFUA != 0 {
 		parts = append(parts, "REQ_FUA")
 	}
-	if rest := e.Const &^ (ReqFUA | ReqPreflush); rest != 0 || len(parts) == 0 {
+	if e.Const&ReqSync != 0 {
+		parts = append(parts, "REQ_SYNC")
+	}
+	if rest := e.Const &^ (ReqFUA | ReqPreflush | ReqSync); rest != 0 || len(parts) == 0 {
 		parts = append(parts, fmt.Sprint(rest))
 	}
 	return strings.Join(parts, "|")

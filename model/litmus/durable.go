@@ -172,12 +172,12 @@ func ReadDurable(file string, t *Test) (*Durable, error) {
 			for _, part := range strings.Split(strings.TrimPrefix(v, "unsafe on "), ",") {
 				name := strings.TrimSpace(part)
 				if _, err := spec.ParseConfig(name); err != nil && modelNamed(name) < 0 {
-					return nil, errf("expect", "Expect: %q: %q is neither a memory model (SC, TSO, Relaxed, LKMM) nor a device configuration (cache+fua, cache+emulated-fua, no-cache)", f.Value, name)
+					return nil, errf("expect", "Expect: %q: %q is neither a memory model (SC, TSO, Relaxed, LKMM) nor a device configuration (cache+fua, cache+emulated-fua, no-cache)%s", f.Value, name, didYouMean(name, modelNames(), configNames()))
 				}
 				d.UnsafeOn = append(d.UnsafeOn, name)
 			}
 		default:
-			return nil, errf("expect", "Expect: %q: want safe, unsafe, or unsafe on a list of memory models and device configurations", f.Value)
+			return nil, errf("expect", "Expect: %q: want safe, unsafe, or unsafe on a list of memory models and device configurations%s", f.Value, didYouMean(v, []string{"safe", "unsafe"}))
 		}
 	}
 	if f, ok := t.Header["models"]; ok {
@@ -217,7 +217,14 @@ func ReadDurable(file string, t *Test) (*Durable, error) {
 				n, _ = strconv.Atoi(m[1])
 			}
 			if n < 0 || n >= len(t.Threads) {
-				return nil, errf("daemons", "Daemons: %q: want a list of the file's threads (P0 to P%d)", f.Value, len(t.Threads)-1)
+				var threads []string
+				for i := range t.Threads {
+					threads = append(threads, fmt.Sprintf("P%d", i))
+				}
+				return nil, errf("daemons", "Daemons: %q: %q is not a thread of the file (P0 to P%d)%s", f.Value, name, len(t.Threads)-1, didYouMean(name, threads))
+			}
+			if d.Daemons&(1<<n) != 0 {
+				return nil, errf("daemons", "Daemons: %q: %s named twice", f.Value, name)
 			}
 			d.Daemons |= 1 << n
 		}
@@ -276,7 +283,7 @@ func ParseDevices(s string) ([]spec.Config, error) {
 	for _, part := range strings.Split(s, ",") {
 		c, err := spec.ParseConfig(strings.TrimSpace(part))
 		if err != nil {
-			return nil, fmt.Errorf("%v, or all", err)
+			return nil, fmt.Errorf("%v, or all%s", err, didYouMean(strings.TrimSpace(part), configNames(), []string{"all"}))
 		}
 		for _, o := range out {
 			if o == c {
@@ -305,7 +312,7 @@ func ParseFailures(s string) (Failures, error) {
 		case "all":
 			f |= FailFlush | FailWrite
 		default:
-			return 0, fmt.Errorf("%q: want none, flush, write, flush,write or all", s)
+			return 0, fmt.Errorf("%q: want none, flush, write, flush,write or all%s", s, didYouMean(strings.TrimSpace(part), []string{"none", "flush", "write", "all"}))
 		}
 	}
 	return f, nil
@@ -321,7 +328,7 @@ func ParseCrash(s string) (CrashMode, error) {
 	case "none":
 		return CrashNone, nil
 	}
-	return 0, fmt.Errorf("%q: want any, end or none", s)
+	return 0, fmt.Errorf("%q: want any, end or none%s", s, didYouMean(strings.ToLower(strings.TrimSpace(s)), []string{"any", "end", "none"}))
 }
 
 // Rows are the file's rows of the verdict table: one per memory model
@@ -457,7 +464,7 @@ func ParseModels(s string) ([]memory.Model, error) {
 	for _, part := range strings.Split(s, ",") {
 		n := modelNamed(strings.TrimSpace(part))
 		if n < 0 {
-			return nil, fmt.Errorf("%q: want a comma-separated list of sc, tso, relaxed, lkmm, or all", s)
+			return nil, fmt.Errorf("%q: want a comma-separated list of sc, tso, relaxed, lkmm, or all%s", s, didYouMean(strings.TrimSpace(part), modelNames(), []string{"all"}))
 		}
 		for _, m := range out {
 			if int(m) == n {
@@ -467,6 +474,23 @@ func ParseModels(s string) ([]memory.Model, error) {
 		out = append(out, memory.Model(n))
 	}
 	return out, nil
+}
+
+// modelNames and configNames are the names a header may give.
+func modelNames() []string {
+	var out []string
+	for _, m := range AllModels() {
+		out = append(out, m.String())
+	}
+	return out
+}
+
+func configNames() []string {
+	var out []string
+	for _, c := range spec.Configs() {
+		out = append(out, c.String())
+	}
+	return out
 }
 
 // modelNamed returns the memory model a name (any case) names, -1 if none.

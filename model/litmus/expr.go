@@ -100,14 +100,19 @@ func (p *parser) unary() (Expr, error) {
 		if p.params[t.text] {
 			return Expr{}, p.errf(t.at(), "unsupported construct: the pointer %s used as a value", t.text)
 		}
-		if v, ok := constants[t.text]; ok && !p.regs[t.text] {
-			return C(v), nil
+		if v, ok := constants[t.text]; ok {
+			if _, reg := p.regs[t.text]; !reg {
+				return C(v), nil
+			}
 		}
 		if t.text == waitReg {
 			return Expr{}, p.errf(t.at(), "%s is the name of wait_event's hidden register", t.text)
 		}
 		if p.is("[") {
 			return Expr{}, p.errf(t.at(), "unsupported construct: array %s", t.text)
+		}
+		if err := p.useReg(t); err != nil {
+			return Expr{}, err
 		}
 		return R(t.text), nil
 	}
@@ -174,6 +179,10 @@ func (p *parser) condNot() (Expr, error) {
 		if err != nil {
 			return Expr{}, err
 		}
+		if _, ok := p.threadRegs[th][reg.text]; !ok {
+			return Expr{}, p.errf(reg.at(), "final condition names %d:%s, but P%d has no register %s%s", th, reg.text, th, reg.text, didYouMean(reg.text, keys(p.threadRegs[th])))
+		}
+		p.threadUsed[th][reg.text] = true
 		return p.condValue(TR(th, reg.text))
 	case t.kind == tokIdent:
 		p.next()
@@ -182,8 +191,9 @@ func (p *parser) condNot() (Expr, error) {
 			known = known || l == t.text
 		}
 		if !known && !blockName.MatchString(t.text) {
-			return Expr{}, p.errf(t.at(), "final condition names %s, which is no location (nor a block: blk0 to blk%d)", t.text, maxBlockName)
+			return Expr{}, p.errf(t.at(), "final condition names %s, which is no location (nor a block: blk0 to blk%d)%s", t.text, maxBlockName, didYouMean(t.text, p.test.Locs))
 		}
+		p.condLocs[t.text] = true
 		return p.condValue(L(t.text))
 	}
 	return Expr{}, p.errf(t.at(), "want a final condition atom (0:r0=1, x=1), got %q", t.text)
@@ -206,7 +216,7 @@ func (p *parser) condValue(left Expr) (Expr, error) {
 }
 
 // constants are the kernel constants thread code may name.
-var constants = map[string]int64{"REQ_FUA": ReqFUA, "REQ_PREFLUSH": ReqPreflush, "EIO": EIO}
+var constants = map[string]int64{"REQ_FUA": ReqFUA, "REQ_PREFLUSH": ReqPreflush, "REQ_SYNC": ReqSync, "EIO": EIO}
 
 // blockName is a block's content in a final condition: blk0 is block 0
 // (a location of that name, if there is one, is the location).

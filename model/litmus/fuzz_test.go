@@ -96,6 +96,38 @@ func addSeeds(f *testing.F, dirs ...string) {
 				f.Fatal(err)
 			}
 			f.Add(src)
+			for _, m := range typoSeeds(src) {
+				f.Add(m)
+			}
 		}
 	}
+}
+
+// typoSeeds returns up to four copies of src with one identifier
+// misspelt each (as TestTypoRefusedAtItsPlace misspells them), so that
+// the fuzzer starts from files the parser must refuse by name as well.
+func typoSeeds(src []byte) [][]byte {
+	p := &parser{test: &Test{}}
+	if p.lex(string(src)) != nil {
+		return nil
+	}
+	var idents []token
+	taken := map[string]bool{}
+	for _, t := range p.toks {
+		if t.kind == tokIdent {
+			taken[t.text] = true
+			if !typoKeywords[t.text] {
+				idents = append(idents, t)
+			}
+		}
+	}
+	offs := lineOffsets(string(src))
+	var out [][]byte
+	for i := 0; i < len(idents) && len(out) < 4; i += max(1, len(idents)/4) {
+		t := idents[i]
+		at := offs[t.line] + t.col - 1
+		m := string(src[:at]) + misspell(t.text, taken) + string(src[at+len(t.text):])
+		out = append(out, []byte(m))
+	}
+	return out
 }

@@ -3,6 +3,7 @@ package litmus
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -35,7 +36,25 @@ type parser struct {
 	test *Test
 
 	params map[string]bool // the current thread's location parameters
-	regs   map[string]bool // the current thread's registers
+	// regs are the current thread's registers: those the initial state
+	// sets (pos{}) and those it declares (where); used, those it names.
+	regs map[string]pos
+	used map[string]bool
+	// threadRegs are each parsed thread's registers, for the final
+	// condition; threadUsed what it named of them.
+	threadRegs []map[string]pos
+	threadUsed []map[string]bool
+	// initRegs and initLocs are where the initial state names each
+	// register (per thread) and location; a name it sets that nothing
+	// uses is refused at the end (names.go).
+	initRegs []map[string]pos
+	initLocs map[string]pos
+	// condLocs are the locations the final condition or locations [...]
+	// names; paramLocs those some thread takes as a parameter.
+	condLocs, paramLocs map[string]bool
+	// labels are the names given to wait_event, wake_up and
+	// blkdev_issue_flush, checked against each other at the end.
+	labels []label
 
 	// waitLoad, while the condition of a wait_event is read, takes the
 	// one read primitive it may call (into waitReg).
@@ -53,7 +72,7 @@ var puncts = []string{`/\`, `\/`, "==", "!=", "<=", ">=", "&&", "||", "<<", ">>"
 var (
 	// headerKey is a "Key: value" line of the header comment that
 	// flushproof check reads (Test.Header).
-	headerKey  = regexp.MustCompile(`(?i)^(\s*\*?\s*)(expect|device|failures|crash|daemons|models)\s*:\s*`)
+	headerKey  = regexp.MustCompile(`^(\s*\*?\s*)([A-Za-z][A-Za-z0-9_-]*)\s*:\s*`)
 	resultLine = regexp.MustCompile(`Result:\s*(\w+)`)
 	infoLine   = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]*\s*=`)
 )
@@ -226,6 +245,10 @@ func (p *parser) ident(what string) (token, error) {
 	return t, nil
 }
 
+// HeaderKeys are the header lines flushproof check reads, in lower case
+// (durable.go).
+var HeaderKeys = []string{"crash", "daemons", "device", "expect", "failures", "models"}
+
 // headerKeys records the "Key: value" lines of a header comment whose body
 // starts at line, col.
 func (p *parser) headerKeys(body string, line, col int) error {
@@ -235,6 +258,15 @@ func (p *parser) headerKeys(body string, line, col int) error {
 			continue
 		}
 		key := strings.ToLower(l[m[4]:m[5]])
+		if !slices.Contains(HeaderKeys, key) {
+			// Prose ("Why: ...", "Follows: ...") is free; a word a
+			// typo away from a key is a header line that would be
+			// ignored.
+			if s := didYouMean(key, HeaderKeys); s != "" {
+				return p.errf(pos{line + k, m[4] + 1}, "unknown header key %s:%s; the keys are %s", l[m[4]:m[5]], s, strings.Join(HeaderKeys, ", "))
+			}
+			continue
+		}
 		if p.test.Header == nil {
 			p.test.Header = map[string]HeaderField{}
 		}

@@ -25,11 +25,15 @@ import (
 // Test is a litmus test.
 type Test struct {
 	Name string
+	// File is the file's name, as Parse was given it, for errors.
+	File string
 	// Init gives shared locations their initial values; a location not
 	// named here starts at 0.
 	Init map[string]int64
-	// Locs lists every shared location, in order of first appearance.
+	// Locs lists every shared location, in order of first appearance,
+	// and LocAt where each first appears (0:0 for a Test not parsed).
 	Locs    []string
+	LocAt   []Pos
 	Threads []Thread
 	// Quant and Cond are the final condition: "exists (0:r0=1 /\ x=2)".
 	Quant Quantifier
@@ -40,6 +44,9 @@ type Test struct {
 	// RegInit gives registers their initial values, per thread ("{
 	// 0:b=1; }"); a register not named starts at 0.
 	RegInit []map[string]int64
+	// RegInitAt is where the initial state sets each register of
+	// RegInit.
+	RegInitAt []map[string]Pos
 	// CondLine and CondCol are where the final condition starts (its
 	// quantifier), 0 without one.
 	CondLine, CondCol int
@@ -58,6 +65,38 @@ type HeaderField struct {
 // Thread is one thread of a test: its registers start at 0.
 type Thread struct {
 	Body []Stmt
+	// Line and Col are where its header (P0) stands, 0 if not parsed.
+	Line, Col int
+}
+
+// Pos is a place in a file: a line and a column, from 1 (0: unknown).
+type Pos struct{ Line, Col int }
+
+// LocPos returns where location i first appears.
+func (t *Test) LocPos(i int) Pos {
+	if i < len(t.LocAt) {
+		return t.LocAt[i]
+	}
+	return Pos{}
+}
+
+// RegInitPos returns where the initial state sets register r of thread th.
+func (t *Test) RegInitPos(th int, r string) Pos {
+	if th < len(t.RegInitAt) {
+		return t.RegInitAt[th][r]
+	}
+	return Pos{}
+}
+
+// limitErr is a limit of the checker that t passes at at: an *Error
+// (wrapping ErrUnsupported) at that place, or, for a test that was not
+// parsed from a file, an error naming the test.
+func (t *Test) limitErr(at Pos, format string, args ...any) error {
+	msg := fmt.Sprintf(format, args...)
+	if t.File == "" || at.Line == 0 {
+		return fmt.Errorf("%s: %w: %s", t.Name, ErrUnsupported, msg)
+	}
+	return &Error{File: t.File, Line: at.Line, Col: at.Col, Msg: "unsupported: " + msg, Err: ErrUnsupported}
 }
 
 // Quantifier is how the final condition is asked.
@@ -159,10 +198,15 @@ const (
 // IsCompletion reports whether k is a call on a completion.
 func (k DevKind) IsCompletion() bool { return k >= DevComplete && k <= DevReinit }
 
-// The flags of DevWrite, as the file writes them (REQ_FUA, REQ_PREFLUSH).
+// The flags of DevWrite, as the file writes them (REQ_FUA, REQ_PREFLUSH,
+// REQ_SYNC). REQ_SYNC marks a write someone waits for, for the I/O
+// scheduler and writeback; the flush machinery (block/blk-flush.c,
+// blk_flush_policy) reads only REQ_PREFLUSH and REQ_FUA, so the device
+// does nothing with it.
 const (
 	ReqFUA      = 1
 	ReqPreflush = 2
+	ReqSync     = 4
 )
 
 // EIO is the error a failed command returns, negated: -EIO.

@@ -183,15 +183,17 @@ func TestOperationalRefuses(t *testing.T) {
 	}
 	b.WriteString("exists (x=1)\n")
 	_, err := Operational{Model: memory.SC}.Outcomes(mustParse(t, b.String()))
-	assert.ErrorContains(t, err, "9 threads, more than the 8")
+	assert.ErrorContains(t, err, "t.litmus:11:1: unsupported: P8 is thread 9 of 9, and the checker's memory holds at most 8 threads")
+	assert.ErrorIs(t, err, ErrUnsupported)
 
 	_, err = Operational{Model: memory.SC}.Outcomes(mustParse(t,
 		"C locs\n{}\nP0(int *a, int *b, int *c, int *d, int *e, int *f, int *g) { }\nexists (a=0)\n"))
-	assert.ErrorContains(t, err, "7 locations, more than the 6")
+	assert.ErrorContains(t, err, "t.litmus:3:57: unsupported: g is shared location 7 of 7, and the checker's memory holds at most 6")
+	assert.ErrorIs(t, err, ErrUnsupported)
 
 	_, err = Operational{Model: memory.SC}.Outcomes(mustParse(t,
 		"C regs\n{}\nP0(int *x) { int a; int b; int c; int d; int e; int f; int g; int h; int i;\na=1; b=1; c=1; d=1; e=1; f=1; g=1; h=1; i=1; }\nexists (x=0)\n"))
-	assert.ErrorContains(t, err, "more than 8 registers")
+	assert.ErrorContains(t, err, "line 4: unsupported: i is a 9th register of P0, and a thread holds at most 8")
 
 	// TSO's store buffer holds 4 stores.
 	_, err = Operational{Model: memory.TSO}.Outcomes(mustParse(t,

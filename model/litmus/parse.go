@@ -53,23 +53,28 @@ func ParseFile(path string) (*Test, error) {
 
 // Parse parses a herd7 C litmus test; name is the file name errors give.
 func Parse(name string, src []byte) (*Test, error) {
-	p := &parser{file: name, test: &Test{Init: map[string]int64{}}}
+	p := &parser{file: name, test: &Test{File: name, Init: map[string]int64{}},
+		initLocs: map[string]pos{}, condLocs: map[string]bool{}, paramLocs: map[string]bool{}}
 	if err := p.lex(string(src)); err != nil {
 		return nil, err
 	}
 	if err := p.parse(); err != nil {
 		return nil, err
 	}
+	if err := p.checkNames(); err != nil {
+		return nil, err
+	}
 	return p.test, nil
 }
 
-func (p *parser) addLoc(name string) {
+func (p *parser) addLoc(name token) {
 	for _, l := range p.test.Locs {
-		if l == name {
+		if l == name.text {
 			return
 		}
 	}
-	p.test.Locs = append(p.test.Locs, name)
+	p.test.Locs = append(p.test.Locs, name.text)
+	p.test.LocAt = append(p.test.LocAt, Pos{name.line, name.col})
 }
 
 var threadName = regexp.MustCompile(`^P([0-9]+)$`)
@@ -106,16 +111,9 @@ func (p *parser) parse() error {
 		switch {
 		case t.kind == tokIdent && t.text == "locations":
 			p.next()
-			if _, err := p.expect("[", "after locations"); err != nil {
+			if err := p.locationsList(t); err != nil {
 				return err
 			}
-			for !p.is("]") {
-				if p.peek().kind == tokEOF {
-					return p.errf(t.at(), "locations [ not closed")
-				}
-				p.next()
-			}
-			p.next()
 		case t.kind == tokIdent && t.text == "filter":
 			return p.errf(t.at(), "unsupported construct: filter")
 		case t.kind == tokIdent && (t.text == "exists" || t.text == "forall"),
@@ -198,6 +196,19 @@ func (p *parser) parseInit() error {
 			if err != nil {
 				return err
 			}
+			th, err := strconv.Atoi(t.text)
+			if err != nil || th > 63 {
+				return p.errf(t.at(), "bad thread number %s in a register initialiser", t.text)
+			}
+			for len(p.initRegs) <= th {
+				p.initRegs = append(p.initRegs, nil)
+			}
+			if p.initRegs[th] == nil {
+				p.initRegs[th] = map[string]pos{}
+			}
+			if _, dup := p.initRegs[th][reg.text]; !dup {
+				p.initRegs[th][reg.text] = reg.at()
+			}
 			if !p.is("=") {
 				continue // "int 0:r1;": a declaration, the register starts at 0
 			}
@@ -206,20 +217,19 @@ func (p *parser) parseInit() error {
 			if err != nil {
 				return err
 			}
-			th, err := strconv.Atoi(t.text)
-			if err != nil || th > 63 {
-				return p.errf(t.at(), "bad thread number %s in a register initialiser", t.text)
-			}
 			for len(p.test.RegInit) <= th {
 				p.test.RegInit = append(p.test.RegInit, nil)
+				p.test.RegInitAt = append(p.test.RegInitAt, nil)
 			}
 			if p.test.RegInit[th] == nil {
 				p.test.RegInit[th] = map[string]int64{}
+				p.test.RegInitAt[th] = map[string]Pos{}
 			}
 			if _, dup := p.test.RegInit[th][reg.text]; dup {
 				return p.errf(reg.at(), "%s:%s initialised twice", t.text, reg.text)
 			}
 			p.test.RegInit[th][reg.text] = v
+			p.test.RegInitAt[th][reg.text] = Pos{reg.line, reg.col}
 			continue
 		}
 		name, err := p.ident("a location")
@@ -246,7 +256,10 @@ func (p *parser) parseInit() error {
 		if p.is("[") {
 			return p.errf(name.at(), "unsupported construct: array %s", name.text)
 		}
-		p.addLoc(name.text)
+		p.addLoc(name)
+		if _, dup := p.initLocs[name.text]; !dup {
+			p.initLocs[name.text] = name.at()
+		}
 		if p.is("=") {
 			p.next()
 			v, err := p.initValue()
@@ -306,7 +319,13 @@ func (p *parser) number() (int64, error) {
 // parseThread reads "Pn(int *x, spinlock_t *l) { body }".
 func (p *parser) parseThread() error {
 	name := p.next()
-	p.params, p.regs = map[string]bool{}, map[string]bool{}
+	th := len(p.test.Threads)
+	p.params, p.regs, p.used = map[string]bool{}, map[string]pos{}, map[string]bool{}
+	if th < len(p.initRegs) {
+		for r := range p.initRegs[th] {
+			p.regs[r] = pos{}
+		}
+	}
 	if _, err := p.expect("(", "after "+name.text); err != nil {
 		return err
 	}
@@ -342,8 +361,12 @@ func (p *parser) parseThread() error {
 		if err != nil {
 			return err
 		}
+		if p.params[loc.text] {
+			return p.errf(loc.at(), "a second parameter %s", loc.text)
+		}
 		p.params[loc.text] = true
-		p.addLoc(loc.text)
+		p.paramLocs[loc.text] = true
+		p.addLoc(loc)
 		if p.is(",") {
 			p.next()
 		} else if !p.is(")") {
@@ -359,7 +382,9 @@ func (p *parser) parseThread() error {
 	if err != nil {
 		return err
 	}
-	p.test.Threads = append(p.test.Threads, Thread{Body: body})
+	p.test.Threads = append(p.test.Threads, Thread{Body: body, Line: name.line, Col: name.col})
+	p.threadRegs = append(p.threadRegs, p.regs)
+	p.threadUsed = append(p.threadUsed, p.used)
 	return nil
 }
 
@@ -455,12 +480,27 @@ func (p *parser) stmt() ([]Stmt, error) {
 	return p.rhs(t)
 }
 
-// assignable checks that name can be assigned to: a register.
+// assignable checks that name can be assigned to: a register of the
+// thread.
 func (p *parser) assignable(name token) error {
 	if p.params[name.text] {
 		return p.errf(name.at(), "unsupported construct: assignment to the pointer %s", name.text)
 	}
-	p.regs[name.text] = true
+	return p.useReg(name)
+}
+
+// declare declares the register name (int name;) in the current thread.
+func (p *parser) declare(name token) error {
+	if p.params[name.text] {
+		return p.errf(name.at(), "register %s has the name of a location parameter of this thread", name.text)
+	}
+	if name.text == waitReg {
+		return p.errf(name.at(), "%s is the name of wait_event's hidden register", name.text)
+	}
+	if at, dup := p.regs[name.text]; dup && at.line > 0 {
+		return p.errf(name.at(), "a second declaration of %s (the first is on line %d)", name.text, at.line)
+	}
+	p.regs[name.text] = name.at()
 	return nil
 }
 
@@ -479,10 +519,11 @@ func (p *parser) decl() ([]Stmt, error) {
 		if p.is("[") {
 			return nil, p.errf(name.at(), "unsupported construct: array %s", name.text)
 		}
-		if err := p.assignable(name); err != nil {
+		if err := p.declare(name); err != nil {
 			return nil, err
 		}
 		if p.is("=") {
+			p.used[name.text] = true
 			p.next()
 			ss, err := p.rhsUntil(name)
 			if err != nil {

@@ -44,7 +44,7 @@ C MP+test
 	int y = 2;
 	atomic_t v = ATOMIC_INIT(-3);
 	spinlock_t l;
-	0:r0 = 0;
+	1:r0 = 0;
 }
 
 P0(int *x, int *y)
@@ -159,7 +159,7 @@ func TestParseStatements(t *testing.T) {
 		{"if (r0 == 0) { smp_mb(); } else { r1 = 2; }", Stmt{If: &If{Cond: Bin("==", R("r0"), C(0)),
 			Then: []Stmt{{Access: acc(OpMb, "", Expr{}, ""), Line: 11}}, Else: []Stmt{{Assign: &Assign{Reg: "r1", Val: C(2)}, Line: 11}}}}},
 	} {
-		got := noCols([]Stmt{firstStmt(t, litmusSrc("exists (x=1)", tc.stmt))})[0]
+		got := noCols([]Stmt{firstStmt(t, litmusSrc("exists (x=1)", "int r0, r1; "+tc.stmt))})[0]
 		tc.want.Line = 11
 		assert.Equal(t, tc.want, got, tc.stmt)
 	}
@@ -224,11 +224,26 @@ func TestParseErrors(t *testing.T) {
 		{"submit_bio flags missing", "C T\n{}\nP0() {\nint h;\nh = submit_bio(0, 1);\n}\nforall (0:h=0)\n", 5, "between the arguments of submit_bio"},
 		{"thread out of order", "C T\n{}\nP1(int *x) { }\nexists (x=0)\n", 3, "out of order"},
 		{"no condition", "C T\n{}\nP0(int *x) { }\n", 4, "no final condition"},
-		{"pointer in condition", "C T\n{}\nP0(int *x) { }\nexists (0:r0=x)\n", 4, "pointer value x"},
+		{"pointer in condition", "C T\n{}\nP0(int *x) { int r0; }\nexists (0:r0=x)\n", 4, "pointer value x"},
 		{"== in condition", "C T\n{}\nP0(int *x) { }\nexists (x==1)\n", 4, `"=="`},
 		{"unknown location in condition", "C T\n{}\nP0(int *x) { }\nexists (z=1)\n", 4, "z, which is no location"},
 		{"unknown thread in condition", "C T\n{}\nP0(int *x) { }\nexists (3:r0=1)\n", 4, "thread 3"},
 		{"unclosed comment", "C T\n(* oops\n{}\n", 2, "not closed"},
+		{"undeclared register", body("r2 = 1;"), 13, "undeclared name r2 (did you mean r0?)"},
+		{"undeclared in a condition", body("if (r3 == 1) r0 = 1;"), 13, "undeclared name r3 (did you mean r0?)"},
+		{"misspelt flag", body("r0 = submit_bio_wait(0, 1, REQ_PREFLUHS);"), 13, "undeclared name REQ_PREFLUHS (did you mean REQ_PREFLUSH?)"},
+		{"misspelt function", body("smp_mbb();"), 13, "unknown function smp_mbb() (did you mean smp_mb?)"},
+		{"misspelt location", body("r0 = READ_ONCE(*xx);"), 13, "xx, which is not a location parameter of this thread (did you mean x?)"},
+		{"second declaration", body("int r0;"), 13, "a second declaration of r0 (the first is on line 11)"},
+		{"register of the condition", "C T\n{}\nP0(int *x) { int r0; r0 = READ_ONCE(*x); }\nexists (0:r1=0)\n", 4, "P0 has no register r1 (did you mean r0?)"},
+		{"location of the condition", "C T\n{}\nP0(int *xy) { WRITE_ONCE(*xy, 1); }\nexists (yx=1)\n", 4, "(did you mean xy?)"},
+		{"initial register unused", "C T\n{ 0:b=1; }\nP0(int *x) { int bb; bb = READ_ONCE(*x); }\nexists (x=0)\n", 2, "the initial state sets 0:b, a register P0 never names (did you mean bb?)"},
+		{"initial location unused", "C T\n{ xy=1; }\nP0(int *x) { WRITE_ONCE(*x, 1); }\nexists (x=0)\n", 2, "the initial state sets xy, which no thread takes as a parameter and no condition reads (did you mean x?)"},
+		{"misspelt header key", "C T\n(*\n * Expcet: unsafe\n *)\n{}\nP0(int *x) { }\nexists (x=0)\n", 3, "unknown header key Expcet: (did you mean expect?)"},
+		{"header key plural", "C T\n(*\n * Devices: no-cache\n *)\n{}\nP0(int *x) { }\nexists (x=0)\n", 3, "(did you mean device?)"},
+		{"locations typo", "C T\n{}\nP0(int *x) { int r0; r0 = READ_ONCE(*x); }\nlocations [y]\nexists (0:r0=0)\n", 4, "locations names y, which is no location"},
+		{"two device names", "C T\n{}\nP0() { int e; e = blkdev_issue_flush(bdev); e = blkdev_issue_flush(bdev); e = blkdev_issue_flush(bdeb); }\nforall (blk0=0)\n", 3, "blkdev_issue_flush(bdeb), but line 3 flushes bdev"},
+		{"wait queue typo", "C T\n{}\nP0(int *x) { wait_event(wq, READ_ONCE(*x) == 1); }\nP1(int *x) { WRITE_ONCE(*x, 1); wake_up(wqq); }\nforall (x=1)\n", 4, "wake_up(wqq): the only use of the wait queue wqq (did you mean wq?)"},
 	} {
 		_, err := Parse("f.litmus", []byte(tc.src))
 		var pe *Error
@@ -286,7 +301,7 @@ Prefetch=0:x=F,0:y=W
 {
 	x=0; (* initially zero *)
 	int 0:r1;
-	int 1:r2 = 0;
+	int 0:r2 = 0;
 }
 
 P0(volatile int* x, volatile int* y) {
@@ -295,7 +310,7 @@ P0(volatile int* x, volatile int* y) {
 	r1 = READ_ONCE(*y);
 }
 
-exists (0:r1=0)
+exists (0:r1=0 /\ 0:r2=0)
 `
 	tt, err := Parse("gen.litmus", []byte(src))
 	require.NoError(t, err)

@@ -102,6 +102,9 @@ func (p *parser) call(name token, reg string) ([]Stmt, error) {
 	}
 	pr, ok := prims[name.text]
 	if !ok {
+		if s := didYouMean(name.text, functionNames()); s != "" {
+			return nil, p.errf(name.at(), "unknown function %s()%s", name.text, s)
+		}
 		return nil, p.errf(name.at(), "unsupported construct: %s()", name.text)
 	}
 	info := pr.op.Info()
@@ -132,7 +135,7 @@ func (p *parser) call(name token, reg string) ([]Stmt, error) {
 				return nil, err
 			}
 			if !p.params[loc.text] {
-				return nil, p.errf(loc.at(), "unsupported construct: %s() on %s, which is not a location parameter of this thread", name.text, loc.text)
+				return nil, p.errf(loc.at(), "unsupported construct: %s() on %s, which is not a location parameter of this thread%s", name.text, loc.text, didYouMean(loc.text, keys(p.params)))
 			}
 			a.Loc = loc.text
 		case argVal:
@@ -218,7 +221,7 @@ func (p *parser) devCall(name token, d devPrim, reg string) ([]Stmt, error) {
 			return nil, err
 		}
 		if !p.params[loc.text] {
-			return nil, p.errf(loc.at(), "%s() on %s, which is not a location parameter of this thread (a completion is one: P0(struct completion *c))", name.text, loc.text)
+			return nil, p.errf(loc.at(), "%s() on %s, which is not a location parameter of this thread (a completion is one: P0(struct completion *c))%s", name.text, loc.text, didYouMean(loc.text, keys(p.params)))
 		}
 		if _, err := p.expect(")", "closing "+name.text+"("); err != nil {
 			return nil, err
@@ -233,7 +236,7 @@ func (p *parser) devCall(name token, d devPrim, reg string) ([]Stmt, error) {
 			if p.params[p.peek().text] {
 				return nil, p.errf(p.peek().at(), "%s() takes a name of its own here, not the location %s", name.text, p.peek().text)
 			}
-			p.next()
+			p.labels = append(p.labels, label{call: d.kind, tok: p.next()})
 			if d.args > 0 {
 				if _, err := p.expect(",", "after the first argument of "+name.text); err != nil {
 					return nil, err
