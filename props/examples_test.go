@@ -63,7 +63,7 @@ func checkFile(t *testing.T, file string, rows map[string]verdict.Row) {
 	d, err := litmus.ReadDurable(path, tt)
 	require.NoError(t, err)
 	fileRows := map[string]verdict.Row{}
-	for _, r := range d.Rows(litmus.AllModels()) {
+	for _, r := range d.Rows(litmus.AllModels(), false) {
 		fileRows[r.Config] = r
 	}
 	keys := make([]string, 0, len(rows))

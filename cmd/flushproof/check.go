@@ -213,7 +213,7 @@ func (c *checkRun) run(rows []verdict.Row, stdout, stderr io.Writer) int {
 		code = ic
 	}
 	s := checkSummary{Kind: "check.summary", Schema: 1, Rows: t.rows, Selected: len(rows),
-		Safe: t.safe, UnsafeExpected: t.unsafeExpected, Unexpected: t.unexpected, Unknown: t.unknown, Errors: t.errors,
+		Safe: t.safe, UnsafeExpected: t.unsafeExpected, Unexpected: t.unexpected, Unknown: t.unknown, Errors: t.errors, NotApplicable: t.notApplicable,
 		Interrupted: c.intr.signal() != nil, Signal: c.intr.signalName(),
 		ElapsedNS: int64(time.Since(start)), PeakMemoryBytes: peakRSS(), MaxMemoryBytes: c.limit, NoReduce: c.opt.NoReduce, ExitCode: code}
 	if c.json {
@@ -232,12 +232,36 @@ func (c *checkRun) run(rows []verdict.Row, stdout, stderr io.Writer) int {
 		}
 	}
 	for _, f := range done {
+		if f.err == nil && f.v.Truncated {
+			fmt.Fprintf(stdout, "\n%s: %s after %d states: %s\n", f.name, f.v.Result(), f.v.Stats.States, c.unknownHint(f.v.Unknown))
+		}
+	}
+	for _, f := range done {
+		if f.err == nil && f.v.NotApplicable != "" {
+			fmt.Fprintf(stdout, "\n%s: N/A (one of -model all's models, so not an error): %s\n", f.name, f.v.NotApplicable)
+		}
+	}
+	for _, f := range done {
 		if f.err != nil {
 			fmt.Fprintf(stdout, "\n%s: ERROR: %v\n", f.name, f.err)
 		}
 	}
 	fmt.Fprintf(stdout, "\n%s\n", s.line(c.rule))
 	return code
+}
+
+// unknownHint says what stopped a search cut short and how to let it go
+// further.
+func (c *checkRun) unknownHint(why string) string {
+	switch why {
+	case explore.StopStates:
+		return fmt.Sprintf("the state budget (-max-states %d) stopped it; a larger -max-states (0: none) lets it go on", c.opt.MaxStates)
+	case explore.StopMemory:
+		return fmt.Sprintf("the memory limit (-max-memory %s) stopped it; a larger -max-memory (0: none) lets it go on if the machine has the memory, or check a smaller bound", formatBytes(c.opt.MaxMemory))
+	case interruptReason:
+		return "interrupted; the rows before it finished"
+	}
+	return "stopped: " + why
 }
 
 // checkRow runs one row's search; a panic in it becomes its error, so that
@@ -255,7 +279,7 @@ func checkRow(r verdict.Row, opt explore.Options, stderr io.Writer) (v verdict.V
 // tally counts the finished rows by outcome; every row is in exactly one
 // count.
 type tally struct {
-	rows, safe, unsafeExpected, unexpected, unknown, errors int
+	rows, safe, unsafeExpected, unexpected, unknown, errors, notApplicable int
 }
 
 func (t *tally) add(v verdict.Verdict, err error) {
@@ -263,6 +287,8 @@ func (t *tally) add(v verdict.Verdict, err error) {
 	switch {
 	case err != nil:
 		t.errors++
+	case v.NotApplicable != "":
+		t.notApplicable++
 	case v.Truncated:
 		t.unknown++
 	case !v.Expected():
@@ -300,6 +326,7 @@ type checkSummary struct {
 	Unexpected      int    `json:"unexpected"`
 	Unknown         int    `json:"unknown"`
 	Errors          int    `json:"errors"`
+	NotApplicable   int    `json:"not_applicable"` // N/A rows: a model of -model all that cannot express the file
 	Interrupted     bool   `json:"interrupted"`
 	Signal          string `json:"signal"`
 	ElapsedNS       int64  `json:"elapsed_ns"`
@@ -321,9 +348,13 @@ func (s checkSummary) line(rule string) string {
 	if s.MaxMemoryBytes > 0 {
 		limit = fmt.Sprintf("max-memory %s (%s)", formatBytes(s.MaxMemoryBytes), rule)
 	}
-	return fmt.Sprintf("%s: %d of %d rows in %v, peak memory %s, %s: %d SAFE, %d UNSAFE as expected, %d unexpected, %d UNKNOWN, %d errors",
+	na := ""
+	if s.NotApplicable > 0 {
+		na = fmt.Sprintf(", %d N/A", s.NotApplicable)
+	}
+	return fmt.Sprintf("%s: %d of %d rows in %v, peak memory %s, %s: %d SAFE, %d UNSAFE as expected, %d unexpected, %d UNKNOWN, %d errors%s",
 		head, s.Rows, s.Selected, time.Duration(s.ElapsedNS).Round(time.Millisecond), formatBytes(s.PeakMemoryBytes), limit,
-		s.Safe, s.UnsafeExpected, s.Unexpected, s.Unknown, s.Errors)
+		s.Safe, s.UnsafeExpected, s.Unexpected, s.Unknown, s.Errors, na)
 }
 
 func indent(s string) string {
@@ -418,7 +449,7 @@ func fileRows(files []string, o fileOptions, stderr io.Writer) ([]verdict.Row, i
 			fmt.Fprintf(stderr, "flushproof check: %v\n", err)
 			return nil, exitUsage
 		}
-		rows = append(rows, d.Rows(ms)...)
+		rows = append(rows, d.Rows(ms, litmus.IsAll(o.models))...)
 	}
 	return rows, -1
 }

@@ -53,3 +53,30 @@ func TestCheckFilesErrors(t *testing.T) {
 		assert.Empty(t, out.String(), "%v: no rows", c.args)
 	}
 }
+
+// TestCheckFilesNotApplicable: under -model all, a model that cannot
+// express the file (Relaxed has no acquire and release, which a
+// completion needs) gives an N/A row with the reason, which fails
+// nothing; asked for by name, the same model is an ERROR row.
+func TestCheckFilesNotApplicable(t *testing.T) {
+	file := durableDir + "completion-mp.litmus"
+	rows, sum, code := checkJSON(t, "-model", "all", "-device", "no-cache", file)
+	assert.Equal(t, exitOK, code)
+	require.Len(t, rows, 4)
+	var na []string
+	for _, r := range rows {
+		if r.Verdict == "N/A" {
+			na = append(na, r.Config)
+			assert.True(t, r.Expected, r.Config)
+			assert.Contains(t, r.NotApplicable, "Relaxed has no release or acquire, which complete() needs")
+		}
+	}
+	assert.Equal(t, []string{"Relaxed no-cache"}, na)
+	assert.Equal(t, 1, sum.NotApplicable)
+
+	rows, sum, code = checkJSON(t, "-model", "relaxed", "-device", "no-cache", file)
+	assert.Equal(t, exitFailed, code)
+	require.Len(t, rows, 1)
+	assert.Equal(t, "ERROR", rows[0].Verdict)
+	assert.Equal(t, 1, sum.Errors)
+}

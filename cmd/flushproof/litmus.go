@@ -54,6 +54,10 @@ type litmusRecord struct {
 	Result   string   `json:"result,omitempty"` // Always, Sometimes, Never
 	Witness  string   `json:"witness,omitempty"`
 	Error    string   `json:"error,omitempty"`
+	// NotApplicable says why a model of the default list cannot express
+	// the file (Relaxed has no acquire or release): no answer, and no
+	// error either.
+	NotApplicable string `json:"not_applicable,omitempty"`
 }
 
 // expectRecord is the -expect comparison of one file.
@@ -100,27 +104,11 @@ func runLitmus(args []string, stdout, stderr io.Writer) int {
 	if code := usageError(stderr, "litmus", err); code >= 0 {
 		return code
 	}
-
-	// Every file is read before anything runs: a file the parser refuses,
-	// or one without Result: under -expect, is a usage error.
-	tests := make([]*litmus.Test, fs.NArg())
-	bad := false
-	for i, path := range fs.Args() {
-		t, err := litmus.ParseFile(path)
-		if err != nil {
-			fmt.Fprintf(stderr, "flushproof litmus: %v\n", err)
-			bad = true
-			continue
-		}
-		if *expect && t.Result == "" {
-			fmt.Fprintf(stderr, "flushproof litmus: %s: -expect, but the file has no Result: line\n", path)
-			bad = true
-		}
-		tests[i] = t
-	}
-	if bad {
-		return exitUsage
-	}
+	// A model of the default list that lacks a primitive the file uses
+	// (Relaxed has no acquire or release) is not applicable to it; one
+	// named with -model is asked for, and its refusal is an error.
+	named := false
+	fs.Visit(func(f *flag.Flag) { named = named || f.Name == "model" })
 	var lkmm litmus.Model
 	for _, m := range litmusModels {
 		if strings.EqualFold(m.Name(), expectModel) {
@@ -130,11 +118,32 @@ func runLitmus(args []string, stdout, stderr io.Writer) int {
 
 	enc := jsonLines(stdout)
 	unsupported, failed, cutShort, mismatch, noLKMM := false, false, false, false, false
-	for i, path := range fs.Args() {
-		t := tests[i]
+	for _, path := range fs.Args() {
+		// A file that cannot be read, or has no Result: line under
+		// -expect, is that file's error record; the others still run.
+		t, err := litmus.ParseFile(path)
+		if err == nil && *expect && t.Result == "" {
+			err = fmt.Errorf("%s: -expect, but the file has no Result: line", path)
+		}
+		if err != nil {
+			failed = true
+			rec := litmusRecord{Kind: "litmus.result", Schema: 1, File: path, Error: err.Error()}
+			if *jsonOut {
+				if err := enc.Encode(rec); err != nil {
+					fmt.Fprintf(stderr, "flushproof litmus: %v\n", err)
+					return exitFailed
+				}
+			} else {
+				writeLitmusText(stdout, rec)
+			}
+			continue
+		}
 		var lkmmAnswer *litmus.Answer
 		for _, m := range models {
 			rec, a := litmusOne(path, t, m)
+			if rec.Error != "" && !named && errors.Is(a.err, litmus.ErrNotInModel) {
+				rec.NotApplicable, rec.Error = rec.Error, ""
+			}
 			if rec.Error != "" {
 				switch {
 				case errors.Is(a.err, litmus.ErrUnsupported):
@@ -280,9 +289,17 @@ func litmusOne(path string, t *litmus.Test, m litmus.Model) (litmusRecord, answe
 // writeLitmusText prints a record the way herd7 prints a test's answer,
 // then the witness timeline.
 func writeLitmusText(w io.Writer, r litmusRecord) {
-	fmt.Fprintf(w, "== %s under %s\n", r.File, r.Model)
+	if r.Model == "" {
+		fmt.Fprintf(w, "== %s\n", r.File)
+	} else {
+		fmt.Fprintf(w, "== %s under %s\n", r.File, r.Model)
+	}
 	if r.Error != "" {
 		fmt.Fprintf(w, "error: %s\n\n", r.Error)
+		return
+	}
+	if r.NotApplicable != "" {
+		fmt.Fprintf(w, "not applicable: %s\n\n", r.NotApplicable)
 		return
 	}
 	kind := "Allowed"

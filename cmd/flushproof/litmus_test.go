@@ -84,18 +84,25 @@ func TestLitmusExplorerLKMM(t *testing.T) {
 }
 
 func TestLitmusErrors(t *testing.T) {
-	// A construct the parser refuses: exit 2, file:line:column: construct,
-	// nothing run.
+	// A construct the parser refuses: that file's error record
+	// (file:line:column: construct), the other files run, exit 3 as for
+	// an error row.
 	out, errs, code := runLitmusArgs(t, litmusDir+"plain.litmus", litmusDir+"SB.litmus")
-	assert.Equal(t, exitUsage, code)
-	assert.Contains(t, errs, "testdata/litmus/plain.litmus:9:2: unsupported construct: plain access *x")
-	assert.Empty(t, out)
+	assert.Equal(t, exitFailed, code)
+	assert.Contains(t, out, "== "+litmusDir+"plain.litmus\nerror: "+litmusDir+"plain.litmus:9:2: unsupported construct: plain access *x")
+	assert.Contains(t, out, "Observation SB Sometimes")
+	assert.Empty(t, errs)
 
-	// A primitive a model refuses: that model's error, the others run, exit 2.
+	// A primitive a model of the default list lacks: not applicable, the
+	// others run, exit 0; the same model named with -model: its error,
+	// exit 2.
 	out, _, code = runLitmusArgs(t, litmusDir+"MP+rel+acq.litmus")
-	assert.Equal(t, exitUsage, code)
+	assert.Equal(t, exitOK, code)
 	assert.Contains(t, out, "Observation MP+rel+acq Never 0 3")
-	assert.Contains(t, out, "error: MP+rel+acq: line 14: unsupported: Relaxed does not support smp_store_release")
+	assert.Contains(t, out, "not applicable: MP+rel+acq: line 14: unsupported in this memory model: Relaxed does not support smp_store_release")
+	out, _, code = runLitmusArgs(t, "-model", "sc,relaxed", litmusDir+"MP+rel+acq.litmus")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, out, "error: MP+rel+acq: line 14: unsupported in this memory model: Relaxed does not support smp_store_release")
 
 	_, errs, code = runLitmusArgs(t, "-model", "arm", litmusDir+"SB.litmus")
 	assert.Equal(t, exitUsage, code)
@@ -105,9 +112,9 @@ func TestLitmusErrors(t *testing.T) {
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, errs, "no litmus file")
 
-	_, errs, code = runLitmusArgs(t, litmusDir+"missing.litmus")
-	assert.Equal(t, exitUsage, code)
-	assert.Contains(t, errs, "missing.litmus")
+	out, _, code = runLitmusArgs(t, litmusDir+"missing.litmus")
+	assert.Equal(t, exitFailed, code)
+	assert.Contains(t, out, "error: litmus: reading "+litmusDir+"missing.litmus")
 }
 
 // lkmmStandIn is a model named LKMM for testing -expect: it answers as TSO
@@ -138,9 +145,9 @@ func TestLitmusExpect(t *testing.T) {
 	assert.Contains(t, out, "Expect SB: no LKMM model in this build")
 	assert.Contains(t, errs, "Result: lines not compared")
 
-	_, errs, code = runLitmusArgs(t, "-expect", litmusDir+"noresult.litmus")
-	assert.Equal(t, exitUsage, code)
-	assert.Contains(t, errs, "noresult.litmus: -expect, but the file has no Result: line")
+	out, _, code = runLitmusArgs(t, "-expect", litmusDir+"noresult.litmus")
+	assert.Equal(t, exitFailed, code)
+	assert.Contains(t, out, "noresult.litmus: -expect, but the file has no Result: line")
 
 	litmusModels = append(append([]litmus.Model{}, litmusModels...), lkmmStandIn{litmus.Operational{Model: memory.TSO}})
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -81,6 +82,13 @@ func Blocked[S comparable](sys System[S], s S) uint64 {
 	}
 	sys.Next(s, func(l Label, _ S) { b &^= 1 << l.Actor })
 	return b
+}
+
+// WaitDescriber is implemented by systems that can say where an actor
+// that has not returned waits in a state (the statement it is stuck at,
+// and what the user may do about it): a deadlock's message names it.
+type WaitDescriber[S comparable] interface {
+	Waiting(s S, actor int) string
 }
 
 // StepDescriber is implemented by systems whose step text needs the state
@@ -371,7 +379,21 @@ func deadlockIn[S comparable](sys System[S]) func(S) error {
 		steps := 0
 		sys.Next(s, func(Label, S) { steps++ })
 		if u := sys.Unfinished(s); steps == 0 && u != 0 {
-			return fmt.Errorf("%s not returned and no step is enabled", haveList(sys.Actors(), u))
+			msg := fmt.Sprintf("%s not returned and no step is enabled", haveList(sys.Actors(), u))
+			if w, ok := sys.(WaitDescriber[S]); ok {
+				var where []string
+				for a := 0; a < 64; a++ {
+					if u&(1<<a) != 0 {
+						if text := w.Waiting(s, a); text != "" {
+							where = append(where, text)
+						}
+					}
+				}
+				if len(where) > 0 {
+					msg += ": " + strings.Join(where, "; ")
+				}
+			}
+			return errors.New(msg)
 		}
 		return nil
 	}

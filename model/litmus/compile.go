@@ -125,7 +125,7 @@ func (c *compiler) stmts(body []Stmt) error {
 		case s.Access != nil:
 			a := s.Access
 			if !supported(c.m, a.Op) {
-				return c.errf(s.Line, "%w: %s does not support %s", ErrUnsupported, c.m, a.Op)
+				return c.errf(s.Line, "%w: %s does not support %s", ErrNotInModel, c.m, a.Op)
 			}
 			as, err := c.atomicFence(body, i)
 			if err != nil {

@@ -125,7 +125,7 @@ func (c *compiler) completion(s *Stmt) error {
 	d := s.Dev
 	a := d.Load
 	if !supported(c.m, a.Op) {
-		return c.errf(s.Line, "%w: %s has no release or acquire, which %s() needs", ErrUnsupported, c.m, d.Kind)
+		return c.errf(s.Line, "%w: %s has no release or acquire, which %s() needs", ErrNotInModel, c.m, d.Kind)
 	}
 	l, ok := c.locs[a.Loc]
 	if !ok {

@@ -211,6 +211,24 @@ func (s *durSystem) Unfinished(st durState) uint64 {
 
 func (s *durSystem) finished(st durState) bool { return s.Unfinished(st) == 0 }
 
+// Waiting says where thread t waits in st (explore.WaitDescriber): its
+// line and statement, and, for a thread that waits inside a loop (a
+// server that waits for work forever), that Daemons: lets it not finish.
+func (s *durSystem) Waiting(st durState, t int) string {
+	if t >= len(s.op.code) || int(st.op.pc[t]) >= len(s.op.code[t]) {
+		return ""
+	}
+	pc := int(st.op.pc[t])
+	in := s.op.code[t][pc]
+	text := fmt.Sprintf("P%d waits at line %d, %s", t, in.line, s.stmtText(in))
+	for i := pc; i < len(s.op.code[t]); i++ {
+		if j := s.op.code[t][i]; (j.kind == iJump || j.kind == iBranch) && j.target <= pc {
+			return text + fmt.Sprintf(", in a loop: if P%d is a server that waits for work forever, say so in the header (Daemons: P%d)", t, t)
+		}
+	}
+	return text
+}
+
 // Next yields every step of st's threads, memory and device. One
 // reduction (off in WithoutReductions): a thread's step is followed, in
 // the same transition, by the local steps after it (chain): steps that
@@ -631,14 +649,18 @@ func (s *durSystem) Check(st durState) error {
 	}
 	switch s.cfg.Crash {
 	case CrashNone, CrashEnd:
+		// The end is when every thread has finished and its stores have
+		// left the store buffer (herd7's final state: a thread's stores
+		// all reach memory); a crash at any other point finds memory as
+		// it is, and a store still in a buffer is lost with the CPU.
 		if !s.finished(st) {
+			return nil
+		}
+		if s.op.model == memory.TSO && !s.op.final(st.op) {
 			return nil
 		}
 	}
 	if s.cfg.Crash == CrashNone {
-		if s.op.model == memory.TSO && !s.op.final(st.op) {
-			return nil // the store buffers drain first
-		}
 		return s.judge(&st, nil)
 	}
 	images := 1
@@ -649,7 +671,7 @@ func (s *durSystem) Check(st durState) error {
 			n++
 		}
 		if images *= n; images > maxImages {
-			return &FaultError{Msg: fmt.Sprintf("%s: more than %d crash images of the blocks the final condition names at one point of a run", s.op.test.Name, maxImages)}
+			return &FaultError{Msg: fmt.Sprintf("%s: more than %d crash images of the blocks the final condition names at one point of a run: name fewer blocks in the final condition, or state the obligations with assert_durable", s.op.test.Name, maxImages)}
 		}
 	}
 	img := make([]int8, spec.MaxBlocks)
@@ -784,17 +806,17 @@ func (s *durSystem) faultText(f fault) string {
 	in := s.op.code[f.thread][f.pc]
 	switch f.kind {
 	case faultBlock:
-		return fmt.Sprintf("line %d: P%d: a block number outside 0..%d", in.line, f.thread, spec.MaxBlocks-1)
+		return fmt.Sprintf("line %d: P%d: a block number outside the 0..%d the device has", in.line, f.thread, spec.MaxBlocks-1)
 	case faultFlags:
-		return fmt.Sprintf("line %d: P%d: write flags other than REQ_FUA and REQ_PREFLUSH", in.line, f.thread)
+		return fmt.Sprintf("line %d: P%d: write flags other than REQ_FUA, REQ_PREFLUSH and REQ_SYNC", in.line, f.thread)
 	case faultDevice:
-		return fmt.Sprintf("line %d: P%d: more than %d writes or %d flushes in one run (spec.MaxWrites, spec.MaxFlushes)", in.line, f.thread, spec.MaxWrites, spec.MaxFlushes)
+		return fmt.Sprintf("line %d: P%d: more than %d writes or %d flushes in one run, which the device holds: fewer rounds (loop iterations) or threads", in.line, f.thread, spec.MaxWrites, spec.MaxFlushes)
 	case faultValue:
-		return fmt.Sprintf("line %d: P%d: a value a block cannot hold (-128..127)", in.line, f.thread)
+		return fmt.Sprintf("line %d: P%d: a value a block cannot hold (it holds -128..127)", in.line, f.thread)
 	case faultLocalLoop:
 		return fmt.Sprintf("line %d: P%d: %d steps in a row that touch neither memory nor the device: a loop that never ends", in.line, f.thread, maxChain)
 	case faultBios:
-		return fmt.Sprintf("line %d: P%d: more than %d bios of one thread in flight", in.line, f.thread, ioSlots-1)
+		return fmt.Sprintf("line %d: P%d: a %dth bio of one thread in flight, and a thread has at most %d: wait for one (bio_wait) before submitting another", in.line, f.thread, ioSlots, ioSlots-1)
 	case faultHandle:
 		return fmt.Sprintf("line %d: P%d: %s: the handle names no bio of this thread in flight (a register that submit_bio set, waited for once)", in.line, f.thread, s.stmtText(in))
 	}
@@ -939,10 +961,35 @@ func (s *durSystem) stmtText(in instr) string {
 		return fmt.Sprintf("%s(%s)", in.dev.Load.Call, in.dev.Load.Loc)
 	case in.dev != nil && in.dev.Kind == DevRead:
 		return fmt.Sprintf("read_block(%s)", cExpr(in.dev.Block))
+	case in.kind == iAwait:
+		load := *in.access
+		load.Reg = ""
+		cond := strings.ReplaceAll(cExpr(in.cond), waitReg, callText(&load))
+		return fmt.Sprintf("wait_event(%s)", unparen(cond))
 	case in.dev != nil:
 		return in.dev.Kind.String() + "()"
 	}
 	return "?"
+}
+
+// unparen drops parentheses around the whole of s.
+func unparen(s string) string {
+	if !strings.HasPrefix(s, "(") {
+		return s
+	}
+	depth := 0
+	for i, c := range s {
+		switch c {
+		case '(':
+			depth++
+		case ')':
+			depth--
+			if depth == 0 && i != len(s)-1 {
+				return s
+			}
+		}
+	}
+	return s[1 : len(s)-1]
 }
 
 // callText renders an access as the file spelled it: atomic_inc(x),

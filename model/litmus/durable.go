@@ -143,9 +143,11 @@ type Durable struct {
 	// Models are the memory models a file is checked under when the
 	// command line names none (Models: SC, TSO): DefaultModels without
 	// the line.
-	Models   []memory.Model
-	Failures Failures  // Failures: none, flush, write, or flush,write
-	Crash    CrashMode // Crash: any (the default), end or none
+	Models []memory.Model
+	// ModelsAll: the header says Models: all.
+	ModelsAll bool
+	Failures  Failures  // Failures: none, flush, write, or flush,write
+	Crash     CrashMode // Crash: any (the default), end or none
 	// Daemons are threads that need not finish (Daemons: P1, P2): a
 	// flusher or an IO thread that may wait forever once its work is
 	// done. The others must finish, or the search reports a deadlock.
@@ -185,7 +187,7 @@ func ReadDurable(file string, t *Test) (*Durable, error) {
 		if err != nil {
 			return nil, errf("models", "Models: %v", err)
 		}
-		d.Models = ms
+		d.Models, d.ModelsAll = ms, IsAll(f.Value)
 	}
 	if f, ok := t.Header["device"]; ok {
 		devs, err := ParseDevices(f.Value)
@@ -332,10 +334,13 @@ func ParseCrash(s string) (CrashMode, error) {
 }
 
 // Rows are the file's rows of the verdict table: one per memory model
-// (models, or d.Models if nil) and device configuration.
-func (d *Durable) Rows(models []memory.Model) []verdict.Row {
+// (models, or d.Models if nil) and device configuration. all says that
+// the models were asked for as "all" (-model all, or Models: all when
+// models is nil): a model that cannot express the program then gives an
+// N/A row with the reason (Verdict.NotApplicable) instead of an error.
+func (d *Durable) Rows(models []memory.Model, all bool) []verdict.Row {
 	if models == nil {
-		models = d.Models
+		models, all = d.Models, d.ModelsAll
 	}
 	var out []verdict.Row
 	for _, m := range models {
@@ -344,6 +349,9 @@ func (d *Durable) Rows(models []memory.Model) []verdict.Row {
 			row := verdict.Row{Model: d.Test.Name, Config: m.String() + " " + dev.String(), Bound: d.bound(), Negative: d.ExpectUnsafe(m, dev)}
 			row.Check = func(o explore.Options) (verdict.Verdict, error) {
 				r, err := d.Search(cfg, o)
+				if err != nil && all && errors.Is(err, ErrNotInModel) {
+					return verdict.Verdict{Model: row.Model, Config: row.Config, Bound: row.Bound, Negative: row.Negative, NotApplicable: err.Error()}, nil
+				}
 				if err != nil {
 					return verdict.Verdict{}, err
 				}
@@ -453,6 +461,9 @@ func AllModels() []memory.Model {
 func DefaultModels() []memory.Model {
 	return []memory.Model{memory.SC, memory.TSO, memory.LKMM}
 }
+
+// IsAll reports whether a list of models or devices is "all".
+func IsAll(s string) bool { return strings.EqualFold(strings.TrimSpace(s), "all") }
 
 // ParseModels reads a list of memory models: "sc,tso", "LKMM", or "all"
 // (SC, TSO, Relaxed and LKMM), in the order given.

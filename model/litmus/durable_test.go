@@ -278,7 +278,7 @@ func TestDurableFiles(t *testing.T) {
 			assert.True(t, pe.Line >= 1 && pe.Col >= 1, "%s: %v", path, err)
 			continue
 		}
-		for _, r := range d.Rows(nil) { // the header's Models, else SC, TSO, LKMM
+		for _, r := range d.Rows(nil, false) { // the header's Models, else SC, TSO, LKMM
 			v, err := r.Check(explore.Options{MaxStates: 2_000_000, Liveness: true})
 			if bad {
 				require.Error(t, err, "%s: %s", path, r.Name())
@@ -299,4 +299,47 @@ func TestDurableAsyncSymmetry(t *testing.T) {
 	require.Len(t, sys.sym, 1)
 	assert.Equal(t, []int{0, 1}, sys.sym[0].members)
 	assert.Len(t, sys.sym[0].handles, 2)
+}
+
+// TestDeadlockNamesWhereAndDaemons: a deadlock names where each stuck
+// thread waits, and suggests Daemons: for one stuck in a loop (a server
+// waiting for work) and for nothing else.
+func TestDeadlockNamesWhereAndDaemons(t *testing.T) {
+	src := `C server
+(*
+ * Crash: none
+ * Device: no-cache
+ *)
+{}
+P0(int *work)
+{
+	int e;
+	e = submit_bio_wait(0, 1, 0);
+	WRITE_ONCE(*work, 1);
+}
+P1(int *work)
+{
+	int e;
+	while (1) {
+		wait_event(wq, READ_ONCE(*work) == 1);
+		WRITE_ONCE(*work, 0);
+		e = blkdev_issue_flush(bdev);
+	}
+}
+forall (work=0 \/ work=1)
+`
+	tt, err := Parse("server.litmus", []byte(src))
+	require.NoError(t, err)
+	d, err := ReadDurable("server.litmus", tt)
+	require.NoError(t, err)
+	r, err := d.Search(DurableConfig{Model: memory.SC, Device: d.Devices[0], Crash: d.Crash}, explore.Options{})
+	require.NoError(t, err)
+	require.NotNil(t, r.Violation)
+	assert.Equal(t, explore.Deadlock, r.Violation.Kind)
+	assert.Contains(t, r.Violation.Err.Error(), "P1 waits at line 17, wait_event(READ_ONCE(*work) == 1), in a loop: if P1 is a server that waits for work forever, say so in the header (Daemons: P1)")
+
+	d.Daemons = 1 << 1
+	r, err = d.Search(DurableConfig{Model: memory.SC, Device: d.Devices[0], Crash: d.Crash}, explore.Options{})
+	require.NoError(t, err)
+	assert.Nil(t, r.Violation, "with Daemons: P1 the server may wait forever")
 }

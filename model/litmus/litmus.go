@@ -580,6 +580,12 @@ func (o Outcome) Key() string {
 // locations, registers, values, store buffer, live stores).
 var ErrUnsupported = errors.New("unsupported")
 
+// ErrNotInModel (which wraps ErrUnsupported) is wrapped by the refusal
+// of a test that uses a primitive the memory model does not have
+// (Relaxed has no acquire, release or lock): the test is fine, the model
+// cannot express it.
+var ErrNotInModel = fmt.Errorf("%w in this memory model", ErrUnsupported)
+
 // Model gives the outcomes of litmus tests: every final state some
 // execution allowed by the model reaches. A test the model cannot run (a
 // primitive it does not support, bounds) is an error naming why.

@@ -568,16 +568,16 @@ func (s *opSystem) faultText(f fault) string {
 	in := s.code[f.thread][f.pc]
 	switch f.kind {
 	case faultRange:
-		return fmt.Sprintf("line %d: P%d: a value of %s beyond the %d..%d from its initial value that memory.Memory holds", in.line, f.thread, s.test.Locs[in.loc], -128, 127)
+		return fmt.Sprintf("line %d: P%d: a value of %s beyond the %d..%d from its initial value a location holds: keep the values small (a counter that counts fewer events, a flag of 0 and 1)", in.line, f.thread, s.test.Locs[in.loc], -128, 127)
 	case faultRegister:
-		return fmt.Sprintf("line %d: P%d: a value beyond the -32768..32767 a register holds", in.line, f.thread)
+		return fmt.Sprintf("line %d: P%d: a value beyond the -32768..32767 a register holds: keep the values small", in.line, f.thread)
 	case faultUnordered:
-		return fmt.Sprintf("line %d: P%d: a store after a load of another location with no smp_mb between and no dependency on it: memory.LKMM does not model load buffering", in.line, f.thread)
+		return fmt.Sprintf("line %d: P%d: a store after a load of another location with no smp_mb between and no dependency on it: the checker's LKMM does not model load buffering; order them (smp_load_acquire, smp_store_release, smp_mb) where the kernel code does, or check this file under SC and TSO only (Models: SC, TSO)", in.line, f.thread)
 	case faultMemory:
 		if s.model == memory.TSO {
-			return fmt.Sprintf("line %d: P%d: more stores waiting in the store buffer than memory.Memory holds", in.line, f.thread)
+			return fmt.Sprintf("line %d: P%d: a %dth store waiting in P%d's store buffer, which holds %d: put an smp_mb (or a fully ordered atomic) between the stores, or store less", in.line, f.thread, memory.MaxBuffered+1, f.thread, memory.MaxBuffered)
 		}
-		return fmt.Sprintf("line %d: P%d: more than %d live stores to %s (memory.MaxStores)", in.line, f.thread, memory.MaxStores, s.test.Locs[in.loc])
+		return fmt.Sprintf("line %d: P%d: more than %d stores to %s that some thread may still read (a location holds %d): fewer stores to it, fewer threads, or a reader that takes the lock its writers hold", in.line, f.thread, memory.MaxStores, s.test.Locs[in.loc], memory.MaxStores)
 	}
 	return "unknown fault"
 }

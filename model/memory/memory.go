@@ -61,7 +61,7 @@ const (
 	MaxLocations = 6 // atomic64 words
 	MaxThreads   = 8 // threads (tasks, the device) that use memory
 	MaxStores    = 8 // live stores per location (Relaxed)
-	maxBuffered  = 4 // store buffer entries per thread (TSO)
+	MaxBuffered  = 4 // store buffer entries per thread (TSO)
 )
 
 // Memory is the state of a few atomic64 words under one memory model. Values
@@ -78,7 +78,7 @@ type Memory struct {
 	n       [MaxLocations]uint8 // live stores (Relaxed); 1 otherwise
 	view    [MaxThreads][MaxLocations]uint8
 	readers [MaxLocations]uint8 // threads whose view of the location may still matter (SetReaders)
-	buf     [MaxThreads][maxBuffered]bufEntry
+	buf     [MaxThreads][MaxBuffered]bufEntry
 	bufN    [MaxThreads]uint8
 	ext     lkID  // LKMM (lkmm.go, intern.go)
 	post    uint8 // LKMM: threads (bit t) whose barrier after a read-modify-write is pending, outside ext so that Settle is cheap
@@ -207,7 +207,7 @@ func (m Memory) Store(t, loc int, v int64) (Memory, error) {
 	case LKMM:
 		panic("memory: Store under LKMM; use Stores")
 	case TSO:
-		if m.bufN[t] == maxBuffered {
+		if m.bufN[t] == MaxBuffered {
 			return m, fmt.Errorf("memory: store buffer of thread %d is full", t)
 		}
 		m.buf[t][m.bufN[t]] = bufEntry{int8(loc), int8(v)}

@@ -40,21 +40,32 @@ type Verdict struct {
 	// program from the start to reach a state (world.Search.Runs); 0 for
 	// the state machines, which copy states instead.
 	Runs int64
-	_    struct{}
+	// NotApplicable, if not "", says why the row's memory model cannot
+	// express its program (a lock under Relaxed, say), for a row the
+	// user asked for only as one of every model ("-model all"): the row
+	// is N/A and nothing was searched; a model named on its own that
+	// cannot express the program is an error instead.
+	NotApplicable string
+	_             struct{}
 }
 
 // Expected reports whether the verdict is what the model is there for:
 // SAFE for a real model, UNSAFE for a negative control.
 func (v Verdict) Expected() bool {
+	if v.NotApplicable != "" {
+		return true
+	}
 	if v.Truncated {
 		return false
 	}
 	return v.Safe != v.Negative
 }
 
-// Word is the verdict alone: SAFE, UNSAFE or UNKNOWN.
+// Word is the verdict alone: SAFE, UNSAFE, UNKNOWN or N/A.
 func (v Verdict) Word() string {
 	switch {
+	case v.NotApplicable != "":
+		return "N/A"
 	case v.Truncated:
 		return "UNKNOWN"
 	case v.Safe:
@@ -155,6 +166,8 @@ func FromResult[S comparable](row Row, r *explore.Result[S]) Verdict {
 func (v Verdict) Expectation() string {
 	s := "yes"
 	switch {
+	case v.NotApplicable != "":
+		s = "n/a"
 	case v.Truncated:
 		s = "unknown"
 	case !v.Expected():
@@ -213,6 +226,10 @@ func (t *Table) WriteRow(name string, v Verdict, err error) error {
 		_, werr := fmt.Fprintf(t.w, verdictRowFormat, t.nameWidth, name, "ERROR", "NO", "-", "-", "-", "-", "-")
 		return werr
 	}
+	if v.NotApplicable != "" {
+		_, werr := fmt.Fprintf(t.w, verdictRowFormat, t.nameWidth, name, v.Result(), v.Expectation(), "-", "-", "-", "-", "-")
+		return werr
+	}
 	s := v.Stats
 	_, werr := fmt.Fprintf(t.w, verdictRowFormat, t.nameWidth, name, v.Result(), v.Expectation(),
 		fmt.Sprint(s.States), fmt.Sprint(s.Transitions), fmt.Sprint(s.MaxDepth),
@@ -228,10 +245,11 @@ type Record struct {
 	Model          string                `json:"model"`
 	Config         string                `json:"config"`
 	Bound          string                `json:"bound"`
-	Verdict        string                `json:"verdict"` // SAFE, UNSAFE, UNKNOWN or ERROR
+	Verdict        string                `json:"verdict"` // SAFE, UNSAFE, UNKNOWN, N/A or ERROR
 	Expected       bool                  `json:"expected"`
 	Negative       bool                  `json:"negative"`
 	UnknownReason  string                `json:"unknown_reason"`
+	NotApplicable  string                `json:"not_applicable,omitempty"` // why the model cannot express the program (Verdict.NotApplicable)
 	Error          string                `json:"error"`
 	States         int                   `json:"states"`
 	Transitions    int                   `json:"transitions"`
@@ -264,7 +282,7 @@ func NewRecord(name string, v Verdict, err error) Record {
 	r := Record{Kind: "check.row", Row: name, Model: v.Model, Config: v.Config, Bound: v.Bound,
 		Verdict: v.Word(), Expected: v.Expected(), Negative: v.Negative,
 		States: v.Stats.States, Transitions: v.Stats.Transitions, Depth: v.Stats.MaxDepth, ElapsedNS: int64(v.Stats.Elapsed),
-		Unreduced: v.Unreduced, Runs: v.Runs}
+		Unreduced: v.Unreduced, Runs: v.Runs, NotApplicable: v.NotApplicable}
 	if err != nil {
 		r.Verdict, r.Expected, r.Error = "ERROR", false, err.Error()
 		return r
