@@ -5,6 +5,7 @@
 package hwbench
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -611,16 +612,18 @@ func fileSignatures(path string, size int64) ([]Signature, error) {
 	return sigs, nil
 }
 
-// openNamedBlock opens a block device the user named: refused if in use,
-// then claimed O_EXCL, checked again, and refused if too small or (unless
-// -destructive) formatted.
+// openNamedBlock opens a block device the user named: refused if it or
+// anything it is built on is in use (safety_stack.go), then claimed
+// O_EXCL, checked again, and refused if too small or (unless
+// -destructive) formatted or holding any data in the region written.
 func (t *Target) openNamedBlock(path string, mounts []mountinfo.Mount, opt TargetOptions) error {
 	t.Kind = "block device"
 	bd, err := lookupBlockDev(path)
 	if err != nil {
 		return fmt.Errorf("hwbench: %w", err)
 	}
-	if err := refuseInUse(bd); err != nil {
+	layers, err := t.checkNamedStack(bd, mounts)
+	if err != nil {
 		return err
 	}
 	f, err := impl.Open(path, impl.OpenOptions{})
@@ -634,9 +637,9 @@ func (t *Target) openNamedBlock(path string, mounts []mountinfo.Mount, opt Targe
 	t.onClose(f.Close)
 	// Checked again now that the claim is held: a mount started between
 	// the first check and the open would have been refused by O_EXCL, and
-	// holders do not all claim exclusively.
-	if err := refuseInUse(bd); err != nil {
-		return err
+	// holders, loop devices and writers do not all claim exclusively.
+	if u := checkStack(layers, mounts); len(u.why) > 0 {
+		return refuseStack(path, u)
 	}
 	size, err := f.Size()
 	if err != nil {
@@ -645,24 +648,90 @@ func (t *Target) openNamedBlock(path string, mounts []mountinfo.Mount, opt Targe
 	if err := refuseTooSmall(path, size, opt.Region); err != nil {
 		return err
 	}
-	sigs, err := FindSignatures(func(p []byte, off int64) error {
+	readAt := func(p []byte, off int64) error {
 		buf := impl.AlignedBuffer(len(p), f.MemoryAlignment())
 		if err := f.ReadAt(buf, off); err != nil {
 			return err
 		}
 		copy(p, buf)
 		return nil
-	}, size)
+	}
+	sigs, err := FindSignatures(readAt, size)
 	if err != nil {
 		return fmt.Errorf("hwbench: look for file systems on %s: %w", path, err)
 	}
 	if err := t.refuseFormatted(path, sigs, opt.Destructive); err != nil {
 		return err
 	}
+	if len(sigs) == 0 {
+		if err := t.refuseNonEmpty(path, readAt, opt.Region, opt.Destructive); err != nil {
+			return err
+		}
+	}
 	if why, flush := memoryBlockDev(bd, mounts); why != "" {
 		t.markNotDurable(why, flush)
 	}
 	return nil
+}
+
+// checkNamedStack resolves what bd is built on, refuses it if any layer
+// is in use, and notes the layers below it.
+func (t *Target) checkNamedStack(bd blockDev, mounts []mountinfo.Mount) ([]layer, error) {
+	layers, err := resolveStack(bd, mounts)
+	if err != nil {
+		return nil, err
+	}
+	u := checkStack(layers, mounts)
+	t.Notes = append(t.Notes, u.notes...)
+	if err := refuseStack(bd.path, u); err != nil {
+		return nil, err
+	}
+	if len(layers) > 1 {
+		var below []string
+		for _, l := range layers[1:] {
+			below = append(below, strings.TrimSuffix(l.name(), ","))
+		}
+		t.Notes = append(t.Notes, fmt.Sprintf("%s is built on %s: each checked as unused", bd.path, strings.Join(below, "; ")))
+	}
+	return layers, nil
+}
+
+// nonEmptyChunk is how much refuseNonEmpty reads at a time.
+const nonEmptyChunk = 1 << 20
+
+// refuseNonEmpty refuses a block device that holds any non-zero byte in
+// the region the benchmark writes, [0, region), unless destructive (then
+// a note says so): a device without a signature may still hold data, as
+// a non-empty file does.
+func (t *Target) refuseNonEmpty(path string, readAt func([]byte, int64) error, region int64, destructive bool) error {
+	buf, zero := make([]byte, nonEmptyChunk), make([]byte, nonEmptyChunk)
+	for off := int64(0); off < region; off += nonEmptyChunk {
+		n := min(int64(nonEmptyChunk), region-off)
+		if err := readAt(buf[:n], off); err != nil {
+			return fmt.Errorf("hwbench: read %s at %d to see whether it holds data: %w", path, off, err)
+		}
+		if bytes.Equal(buf[:n], zero[:n]) {
+			continue
+		}
+		at := off + int64(firstNonZero(buf[:n]))
+		if !destructive {
+			return fmt.Errorf("%w: %s holds data in the region the benchmark would overwrite (its first %s): the first non-zero byte is at %d. Pass -destructive only if everything there may be lost",
+				ErrRefused, path, formatBytes(region), at)
+		}
+		t.Notes = append(t.Notes, fmt.Sprintf("-destructive: %s held data in its first %s (from byte %d), overwritten", path, formatBytes(region), at))
+		return nil
+	}
+	return nil
+}
+
+// firstNonZero is the index of b's first non-zero byte, or -1.
+func firstNonZero(b []byte) int {
+	for i, c := range b {
+		if c != 0 {
+			return i
+		}
+	}
+	return -1
 }
 
 // memoryBlockDev says why a block device keeps nothing durable: a RAM

@@ -7,9 +7,12 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -130,22 +133,41 @@ func unavailable(t testing.TB, asked bool, format string, args ...any) {
 // pipe another user created) the line stays on our stderr alone.
 func tellUser(line string) {
 	fmt.Fprintln(os.Stderr, line)
-	if testing.Verbose() {
-		return // go test prints the binary's output, skip messages included
+	if parent := goStderr(); parent != nil {
+		fmt.Fprintln(parent, line)
 	}
-	ppid := os.Getppid()
-	if comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", ppid)); err != nil || strings.TrimSpace(string(comm)) != "go" {
-		return // not run by the go command: our stderr is what the user sees
-	}
-	parent, err := os.OpenFile(fmt.Sprintf("/proc/%d/fd/2", ppid), os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		return // a socket, or no access: the line stays on our stderr
-	}
-	defer parent.Close()
-	if same, err := sameOpenFile(parent, os.Stderr); err != nil || same {
-		return
-	}
-	fmt.Fprintln(parent, line)
+}
+
+var (
+	goStderrOnce sync.Once
+	goStderrFile *os.File
+)
+
+// goStderr is the go command's stderr, opened as tellUser says, when this
+// binary runs under go test without -v and that is another file than its
+// own stderr; else nil. It is opened once and kept: the go command exits
+// at SIGINT without printing what it collected, and what is written to
+// the file held here still reaches the user.
+func goStderr() *os.File {
+	goStderrOnce.Do(func() {
+		if testing.Verbose() {
+			return // go test prints the binary's output, skip messages included
+		}
+		ppid := os.Getppid()
+		if comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", ppid)); err != nil || strings.TrimSpace(string(comm)) != "go" {
+			return // not run by the go command: our stderr is what the user sees
+		}
+		parent, err := os.OpenFile(fmt.Sprintf("/proc/%d/fd/2", ppid), os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			return // a socket, or no access: the line stays on our stderr
+		}
+		if same, err := sameOpenFile(parent, os.Stderr); err != nil || same {
+			_ = parent.Close()
+			return
+		}
+		goStderrFile = parent
+	})
+	return goStderrFile
 }
 
 // sameOpenFile reports whether a and b are the same file (device and inode).
@@ -234,10 +256,16 @@ func TestScenarios(t *testing.T) {
 				cfg.FIO = false
 				t.Log("fio references: in the tempfile sub-test only (run -device=loop for them on a loop device)")
 			}
-			tg := openTestTarget(t, dev, cfg)
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 			defer cancel()
+			goStderr() // opened while the go command lives, for reportInterrupted
+			sig, stop := cancelOnSignal(ctx, cancel)
+			t.Cleanup(stop) // the last cleanup: a signal does not cut the others short
+			tg := openTestTarget(t, dev, cfg)
 			rep, err := Run(ctx, tg, cfg)
+			if s := sig(); s != nil {
+				reportInterrupted(t, s, rep)
+			}
 			require.NoError(t, err)
 			checkReport(t, tg, cfg.withDefaults(), rep)
 
@@ -262,6 +290,68 @@ func TestScenarios(t *testing.T) {
 			}
 		})
 	}
+}
+
+// cancelOnSignal cancels a run at SIGINT or SIGTERM, so that the results
+// finished so far are printed and the target cleaned up (the test's
+// cleanups run as it ends) instead of the process dying with its target
+// half written: a named file grown and not cut back, a loop device left
+// attached. sig says which signal came, if one did. Until stop, later
+// signals are taken and dropped, so that the cleanups finish; after it
+// they act as usual.
+func cancelOnSignal(ctx context.Context, cancel func()) (sig func() os.Signal, stop func()) {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	var mu sync.Mutex
+	var got os.Signal
+	done := make(chan struct{})
+	go func() {
+		select {
+		case s := <-ch:
+			mu.Lock()
+			got = s
+			mu.Unlock()
+			cancel()
+		case <-done:
+		case <-ctx.Done():
+		}
+	}()
+	sig = func() os.Signal {
+		mu.Lock()
+		defer mu.Unlock()
+		return got
+	}
+	return sig, func() { signal.Stop(ch); close(done) }
+}
+
+// reportInterrupted prints the scenarios a signal let finish and ends the
+// test; its cleanups then restore and release the target.
+func reportInterrupted(t *testing.T, s os.Signal, rep Report) {
+	t.Helper()
+	var done []string
+	seen := map[string]bool{}
+	for _, r := range rep.Results {
+		if !seen[r.Scenario] {
+			seen[r.Scenario] = true
+			done = append(done, r.Scenario)
+		}
+	}
+	var b strings.Builder
+	if len(done) == 0 {
+		fmt.Fprintf(&b, "hwbench: interrupted by %v before any scenario finished: no results\n", s)
+	} else {
+		fmt.Fprintf(&b, "hwbench: interrupted by %v: the results of the scenarios finished so far (%s)\n", s, strings.Join(done, ", "))
+		_ = WriteTables(&b, rep)
+	}
+	where := "standard output"
+	if parent := goStderr(); parent != nil {
+		// go test exits at SIGINT without printing our output.
+		fmt.Fprint(parent, b.String())
+		where = "the go command's standard error"
+	} else {
+		fmt.Fprint(os.Stdout, b.String())
+	}
+	t.Fatalf("interrupted by %v; the results finished so far are on %s; the target is cleaned up now", s, where)
 }
 
 // checkReport asserts what must hold on any machine: counts consistent

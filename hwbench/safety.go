@@ -17,19 +17,27 @@
 //     and the like), or a file to be created in a directory on one;
 //   - on devtmpfs, unless it is a block device node;
 //   - neither a regular file nor a block device (a character device, a
-//     FIFO, a socket, a directory), or a dangling symbolic link.
+//     FIFO, a socket, a directory), or a dangling symbolic link;
+//   - a name ending in "/", "/." or "/..", which names a directory.
 //
 // A named block device is refused when:
 //
-//   - it is in use: mounted (/proc/self/mountinfo, by device number and by
-//     source path), an active swap area (/proc/swaps), held by another
-//     block layer (/sys/class/block/NAME/holders: device mapper, md,
-//     bcache), or any of that holds for one of its partitions. -destructive
-//     does not override this, and the O_EXCL open (impl.Open) refuses a
-//     device the kernel knows to be claimed as well;
+//   - it, or anything it is built on (safety_stack.go: a loop device's
+//     backing file or device at any depth, a partition's disk, a device
+//     mapper or md device's components), is in use: mounted
+//     (/proc/self/mountinfo, by device number and by source path), an
+//     active swap area (/proc/swaps), held by another block layer
+//     (/sys/class/block/NAME/holders: device mapper, md, bcache), the
+//     backing of another loop device, open for writing by a process, or
+//     any of that holds for one of its partitions; a backing file gets
+//     every check of a named file. -destructive does not override this,
+//     and the O_EXCL open (impl.Open) refuses a device the kernel knows to
+//     be claimed as well;
 //   - it carries an on-disk format hwbench recognises (a file system,
 //     partition table, swap, LUKS, LVM or RAID signature, see
 //     signatureChecks) or that blkid -p reports, unless -destructive;
+//   - it holds any non-zero byte in the region written, [0,
+//     Target.Region), unless -destructive;
 //   - it is smaller than the region the scenarios need (no flag overrides
 //     this: the benchmark would not fit).
 //
@@ -302,9 +310,12 @@ func (d blockDev) family() []blockDev {
 // inUse lists why d (or one of its partitions) is in use: mounted, an
 // active swap area, or held by another block device. Nothing here can be
 // overridden.
-func inUse(d blockDev) []string {
+func inUse(d blockDev) []string { return inUseOf(d, d.family(), "") }
+
+// inUseOf lists why d, or another of fam (d and the devices that lie
+// inside it), is in use; a holder named exceptHolder does not count.
+func inUseOf(d blockDev, fam []blockDev, exceptHolder string) []string {
 	var why []string
-	fam := d.family()
 	byRdev := map[uint64]blockDev{}
 	for _, m := range fam {
 		byRdev[m.rdev] = m
@@ -358,7 +369,9 @@ func inUse(d blockDev) []string {
 		entries, _ := os.ReadDir(filepath.Join(m.sysfs, "holders"))
 		var holders []string
 		for _, e := range entries {
-			holders = append(holders, e.Name())
+			if e.Name() != exceptHolder {
+				holders = append(holders, e.Name())
+			}
 		}
 		if len(holders) > 0 {
 			sort.Strings(holders)
@@ -380,15 +393,6 @@ func sameDevice(path string, byRdev map[uint64]blockDev) (blockDev, bool) {
 	}
 	m, ok := byRdev[st.Rdev]
 	return m, ok
-}
-
-// refuseInUse returns an ErrRefused error if d is in use.
-func refuseInUse(d blockDev) error {
-	if why := inUse(d); len(why) > 0 {
-		return fmt.Errorf("%w: %s is in use: %s; hwbench never writes to a device in use, -destructive or not",
-			ErrRefused, d.path, strings.Join(why, "; "))
-	}
-	return nil
 }
 
 // refuseSignatures returns an ErrRefused error if sigs is not empty.

@@ -48,6 +48,8 @@ type fdInfo struct {
 	Flags  int    // open flags, written in octal
 	Ino    uint64 // the open file's inode number (Linux 5.14 and later)
 	HasIno bool
+	MntID  int // the id of the mount the file was opened on (Linux 3.15 and later)
+	HasMnt bool
 }
 
 // parseFdinfo reads the "name:\tvalue" lines of an fdinfo file.
@@ -73,6 +75,12 @@ func parseFdinfo(data string) (fdInfo, error) {
 				return fi, fmt.Errorf("fdinfo ino %q: %w", v, err)
 			}
 			fi.Ino, fi.HasIno = n, true
+		case "mnt_id":
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return fi, fmt.Errorf("fdinfo mnt_id %q: %w", v, err)
+			}
+			fi.MntID, fi.HasMnt = n, true
 		}
 	}
 	if !hasFlags {
@@ -165,8 +173,14 @@ const maxUsers = 5
 // fileInUse looks for every use of the regular file at path (absolute,
 // symbolic links resolved; st its stat) that writing to it would break.
 func fileInUse(path string, st *unix.Stat_t, mounts []mountinfo.Mount) fileUse {
-	id := idOf(st)
-	s := &sameFileCache{id: id, path: path, mounts: mounts, seen: map[string]sameFile{}}
+	return fileInUseExcept(path, idOf(st), mounts, "")
+}
+
+// fileInUseExcept is fileInUse for the file of identity id, where the
+// loop device exceptLoop (loopN), the one a named device's stack came
+// through, is not a user.
+func fileInUseExcept(path string, id fileID, mounts []mountinfo.Mount, exceptLoop string) fileUse {
+	s := &sameFileCache{id: id, path: path, mounts: mounts, seen: map[string]sameFile{}, exceptLoop: exceptLoop}
 	var u fileUse
 	u.loops(s)
 	u.swaps(s)
@@ -182,6 +196,9 @@ type sameFileCache struct {
 	path   string
 	mounts []mountinfo.Mount
 	seen   map[string]sameFile
+	// exceptLoop is a loop device (loopN) over the file that does not
+	// count as a use of it.
+	exceptLoop string
 }
 
 // sameFile is what a stat of a name said.
@@ -237,6 +254,9 @@ func (u *fileUse) loops(s *sameFileCache) {
 	firstReason := ""
 	for _, l := range loopdev.List() {
 		name, backing, deleted := l.Name, l.Backing, l.Deleted
+		if name == s.exceptLoop {
+			continue
+		}
 		shown := backing
 		if deleted {
 			shown += deletedSuffix
@@ -264,6 +284,12 @@ func (u *fileUse) loops(s *sameFileCache) {
 		}
 		dev := "/dev/" + name
 		why := "it backs the loop device " + dev
+		if off, limit, ok := loopdev.Window(name); ok && (off > 0 || limit > 0) {
+			why += fmt.Sprintf(" from byte %d", off)
+			if limit > 0 {
+				why += fmt.Sprintf(", %d bytes", limit)
+			}
+		}
 		if bd, err := lookupBlockDev(dev); err == nil {
 			if busy := inUse(bd); len(busy) > 0 {
 				why += " (" + strings.Join(busy, "; ") + ")"

@@ -192,12 +192,31 @@ func fileKind(mode uint32) string {
 	return fmt.Sprintf("a file of type %#o", mode&unix.S_IFMT)
 }
 
+// namesDirectory reports whether a path can only name a directory: it
+// ends in "/", "/." or "/.." (or is "." or ".."), as path resolution
+// requires of a name with a trailing slash (path_resolution(7)).
+func namesDirectory(p string) bool {
+	base := p[strings.LastIndex(p, "/")+1:]
+	return base == "" || base == "." || base == ".."
+}
+
 // resolveNamed resolves path and refuses what is never a target: anything
 // on a pseudo file system, anything but a regular file or a block device,
 // anything on devtmpfs but a block device, a dangling symbolic link, a
 // file to create in a directory on one of those. Nothing is opened.
 func resolveNamed(given string, mounts []mountinfo.Mount) (namedPath, error) {
 	n := namedPath{given: given}
+	if namesDirectory(given) {
+		// filepath.Abs would drop the slash, and open(2) refuses
+		// "FILE/" (ENOTDIR): the name does not say FILE.
+		what := "nothing"
+		var st unix.Stat_t
+		if unix.Stat(filepath.Clean(given), &st) == nil {
+			what = fileKind(st.Mode)
+		}
+		return n, fmt.Errorf("%w: -device=%s names a directory (it ends in /, /. or /..), and there is %s there; hwbench measures on a regular file or a block device: name one without the trailing slash",
+			ErrRefused, given, what)
+	}
 	abs, err := filepath.Abs(given)
 	if err != nil {
 		return n, fmt.Errorf("hwbench: -device=%s: %w", given, err)

@@ -55,7 +55,11 @@ type Options struct {
 	// PartScan makes the kernel read the file's partition table and make
 	// a device of each partition (/dev/loopNpM; LO_FLAGS_PARTSCAN).
 	PartScan bool
-	_        struct{}
+	// Offset and SizeLimit make the device show the backing file from
+	// byte Offset, SizeLimit bytes of it (0: to its end), as losetup
+	// --offset and --sizelimit do (lo_offset, lo_sizelimit).
+	Offset, SizeLimit uint64
+	_                 struct{}
 }
 
 // Attach attaches a free loop device to the file at backing, read-write,
@@ -90,7 +94,7 @@ func Attach(backing string, opt Options) (string, error) {
 			return "", fmt.Errorf("attach a loop device to %s: LOOP_CTL_GET_FREE: %w", backing, err)
 		}
 		dev := "/dev/loop" + strconv.Itoa(n)
-		err = configure(dev, file, backing, flags)
+		err = configure(dev, file, backing, flags, opt)
 		if errors.Is(err, unix.EBUSY) || errors.Is(err, unix.ENOENT) {
 			// Taken by another process since LOOP_CTL_GET_FREE, or its
 			// node not made yet: ask again.
@@ -137,7 +141,7 @@ func openBacking(path string, direct bool) (int, error) {
 }
 
 // configure binds the loop device dev to the open file fd with flags.
-func configure(dev string, fd int, name string, flags uint32) error {
+func configure(dev string, fd int, name string, flags uint32, opt Options) error {
 	// Read-write: on a descriptor opened read-only, loop_configure makes
 	// the device read-only.
 	lfd, err := unix.Open(dev, unix.O_RDWR|unix.O_CLOEXEC, 0)
@@ -147,6 +151,7 @@ func configure(dev string, fd int, name string, flags uint32) error {
 	defer unix.Close(lfd)
 	cfg := unix.LoopConfig{Fd: uint32(fd)}
 	cfg.Info.Flags = flags
+	cfg.Info.Offset, cfg.Info.Sizelimit = opt.Offset, opt.SizeLimit
 	copy(cfg.Info.File_name[:unix.LO_NAME_SIZE-1], name)
 	if err := unix.IoctlLoopConfigure(lfd, &cfg); err != nil {
 		return fmt.Errorf("LOOP_CONFIGURE: %w", err)
@@ -312,6 +317,9 @@ func List() []Loop {
 type FileID struct {
 	Major, Minor uint32
 	Ino          uint64
+	// Rdev is the device number of a backing block device (stat(2)'s
+	// st_rdev), 0 for a regular file.
+	Rdev uint64
 }
 
 // BackingID asks the loop device dev for its backing file's identity
@@ -348,5 +356,28 @@ func BackingID(dev string) (FileID, error) {
 	}
 	// lo_device is huge_encode_dev(dev), the encoding stat(2) uses for
 	// st_dev, so unix.Major and unix.Minor decode both.
-	return FileID{Major: unix.Major(info.Device), Minor: unix.Minor(info.Device), Ino: info.Inode}, nil
+	return FileID{Major: unix.Major(info.Device), Minor: unix.Minor(info.Device), Ino: info.Inode, Rdev: info.Rdevice}, nil
+}
+
+// Window is the part of its backing file a loop device shows: from byte
+// Offset, SizeLimit bytes (0: to the end of the file), from sysfs's
+// loop/offset and loop/sizelimit (drivers/block/loop.c,
+// loop_attr_offset_show and loop_attr_sizelimit_show). ok is false if
+// dev is not an attached loop device.
+func Window(dev string) (offset, sizeLimit uint64, ok bool) {
+	name, isLoop := loopName(dev)
+	if !isLoop {
+		return 0, 0, false
+	}
+	read := func(attr string) (uint64, bool) {
+		b, err := os.ReadFile(filepath.Join(sysfs, name, "loop", attr))
+		if err != nil {
+			return 0, false
+		}
+		n, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
+		return n, err == nil
+	}
+	offset, ok1 := read("offset")
+	sizeLimit, ok2 := read("sizelimit")
+	return offset, sizeLimit, ok1 && ok2
 }

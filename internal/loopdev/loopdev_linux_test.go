@@ -320,3 +320,45 @@ func TestDetachByLinkAndRelativeName(t *testing.T) {
 		waitDetached(t, dev, file)
 	}
 }
+
+// TestWindow: a device attached at an offset, for a length, shows that
+// part of its file: Window reads it back, the device's size is the
+// length, and its first byte is the file's byte at the offset. The
+// backing file's identity (BackingID) is the file's, with no Rdev.
+func TestWindow(t *testing.T) {
+	needLoop(t)
+	dev, file := attach(t, Options{Offset: 4096, SizeLimit: 512 << 10})
+	off, limit, ok := Window(dev)
+	require.True(t, ok)
+	assert.EqualValues(t, 4096, off)
+	assert.EqualValues(t, 512<<10, limit)
+
+	whole, _ := attach(t, Options{})
+	off, limit, ok = Window(whole)
+	require.True(t, ok)
+	assert.Zero(t, off)
+	assert.Zero(t, limit)
+	_, _, ok = Window("/dev/sda")
+	assert.False(t, ok, "not a loop device")
+
+	var st unix.Stat_t
+	require.NoError(t, unix.Stat(file, &st))
+	id, err := BackingID(dev)
+	require.NoError(t, err)
+	assert.Equal(t, FileID{Major: unix.Major(st.Dev), Minor: unix.Minor(st.Dev), Ino: st.Ino}, id)
+
+	// A loop device over that loop device's node: its backing is a block
+	// device, named by Rdev.
+	upper, err := Attach(dev, Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_, err := Detach(upper, dev)
+		assert.NoError(t, err)
+		waitDetached(t, upper, dev)
+	})
+	var dst unix.Stat_t
+	require.NoError(t, unix.Stat(dev, &dst))
+	id, err = BackingID(upper)
+	require.NoError(t, err)
+	assert.Equal(t, dst.Rdev, id.Rdev)
+}
