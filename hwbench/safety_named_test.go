@@ -240,11 +240,7 @@ func TestRefuseMountedImageFile(t *testing.T) {
 	img := ext4Image(t, t.TempDir(), 32<<20)
 	dev := attachLoop(t, img)
 	mnt := mountFS(t, dev, "ext4", "")
-	require.NoError(t, os.WriteFile(filepath.Join(mnt, "hello"), []byte("hello\n"), 0o644))
-	d, err := os.Open(mnt)
-	require.NoError(t, err)
-	require.NoError(t, unix.Syncfs(int(d.Fd())))
-	require.NoError(t, d.Close())
+	helloFile(t, mnt)
 
 	before := stateOf(t, img, true)
 	for _, destructive := range []bool{false, true} {

@@ -34,10 +34,11 @@ func attachLoopWith(t *testing.T, path string, opt loopdev.Options) string {
 	return dev
 }
 
-// syncMount makes a mounted file system write everything out, so that
-// its image changes only when written to.
-func syncMount(t *testing.T, mnt string) {
+// helloFile writes a file "hello" on the file system mounted on mnt and
+// syncs it, so that its image changes only when written to.
+func helloFile(t *testing.T, mnt string) {
 	t.Helper()
+	require.NoError(t, os.WriteFile(filepath.Join(mnt, "hello"), []byte("hello\n"), 0o644))
 	d, err := os.Open(mnt)
 	require.NoError(t, err)
 	require.NoError(t, unix.Syncfs(int(d.Fd())))
@@ -72,8 +73,7 @@ func TestRefuseLoopOverPartitionedImage(t *testing.T) {
 	part := attachLoopWith(t, img, loopdev.Options{Offset: off, SizeLimit: size - off})
 	testMkfsExt4(t, part)
 	mnt := mountFS(t, part, "ext4", "")
-	require.NoError(t, os.WriteFile(filepath.Join(mnt, "hello"), []byte("hello\n"), 0o644))
-	syncMount(t, mnt)
+	helloFile(t, mnt)
 	whole := attachLoopWith(t, img, loopdev.Options{})
 
 	before := stateOf(t, img, true)
@@ -95,8 +95,7 @@ func TestRefuseLoopOverMountedLoop(t *testing.T) {
 	img := ext4Image(t, t.TempDir(), 32<<20)
 	lower := attachLoop(t, img)
 	mnt := mountFS(t, lower, "ext4", "")
-	require.NoError(t, os.WriteFile(filepath.Join(mnt, "hello"), []byte("hello\n"), 0o644))
-	syncMount(t, mnt)
+	helloFile(t, mnt)
 	upper := attachLoopWith(t, lower, loopdev.Options{})
 
 	before := stateOf(t, img, true)

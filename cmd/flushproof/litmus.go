@@ -117,6 +117,14 @@ func runLitmus(args []string, stdout, stderr io.Writer) int {
 	}
 
 	enc := jsonLines(stdout)
+	// emit prints one record, as JSON or as text.
+	emit := func(rec litmusRecord) error {
+		if *jsonOut {
+			return enc.Encode(rec)
+		}
+		writeLitmusText(stdout, rec)
+		return nil
+	}
 	unsupported, failed, cutShort, mismatch, noLKMM := false, false, false, false, false
 	for _, path := range fs.Args() {
 		// A file that cannot be read, or has no Result: line under
@@ -128,13 +136,9 @@ func runLitmus(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			failed = true
 			rec := litmusRecord{Kind: "litmus.result", Schema: 1, File: path, Error: err.Error()}
-			if *jsonOut {
-				if err := enc.Encode(rec); err != nil {
-					fmt.Fprintf(stderr, "flushproof litmus: %v\n", err)
-					return exitFailed
-				}
-			} else {
-				writeLitmusText(stdout, rec)
+			if err := emit(rec); err != nil {
+				fmt.Fprintf(stderr, "flushproof litmus: %v\n", err)
+				return exitFailed
 			}
 			continue
 		}
@@ -156,13 +160,9 @@ func runLitmus(args []string, stdout, stderr io.Writer) int {
 			} else if m == lkmm {
 				lkmmAnswer = &a.Answer
 			}
-			if *jsonOut {
-				if err := enc.Encode(rec); err != nil {
-					fmt.Fprintf(stderr, "flushproof litmus: %v\n", err)
-					return exitFailed
-				}
-			} else {
-				writeLitmusText(stdout, rec)
+			if err := emit(rec); err != nil {
+				fmt.Fprintf(stderr, "flushproof litmus: %v\n", err)
+				return exitFailed
 			}
 		}
 		if !*expect {
