@@ -3,6 +3,7 @@ package impl
 import (
 	"fmt"
 
+	"github.com/flushproof/flushproof/internal/mutate"
 	"github.com/flushproof/flushproof/spec"
 )
 
@@ -57,7 +58,10 @@ func (w DSyncWriter) WriteAt(p []byte, off int64) error {
 		}
 		return w.Dev.WriteAt(p, off, spec.FUA)
 	case WriteFlush:
-		if err := w.Dev.WriteAt(p, off, 0); err != nil {
+		// A failed write is not covered by the flush after it (a flush
+		// makes durable only the writes that completed): its error is
+		// the result, whatever the flush would say.
+		if err := w.Dev.WriteAt(p, off, 0); err != nil && !mutate.On(mutate.DSyncIgnoresWriteError) {
 			return err
 		}
 		return w.Dev.Flush()

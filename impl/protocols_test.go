@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/flushproof/flushproof/internal/mutate"
 	"github.com/flushproof/flushproof/spec"
 )
 
@@ -167,6 +168,39 @@ func TestDSyncWriter(t *testing.T) {
 		assert.Equal(t, want, dev.flushes.Load(), "%v", m)
 	}
 	assert.Error(t, DSyncWriter{Dev: newMemDevice(1, 8)}.WriteAt(make([]byte, 8), 0))
+}
+
+// failingWrites is a memDevice whose writes all fail with EIO and change
+// nothing; its flushes succeed.
+type failingWrites struct{ *memDevice }
+
+var errWrite = errors.New("failingWrites: write failed (EIO)")
+
+func (failingWrites) WriteAt([]byte, int64, spec.WriteFlags) error { return errWrite }
+
+// TestDSyncWriterWriteError: when the write fails, WriteAt returns its
+// error in both modes, even though the flush after it (write+flush)
+// would succeed: the flush covers only writes that completed, so nil
+// would claim durability for data the device never took. The model
+// world's device never fails a write, so the implcheck rows cannot see
+// a writer that ignores the error (mutate.DSyncIgnoresWriteError); this
+// test does.
+func TestDSyncWriterWriteError(t *testing.T) {
+	check := func() (caught int) {
+		for _, m := range []DSyncMode{FUA, WriteFlush} {
+			dev := failingWrites{newMemDevice(1, 8)}
+			err := DSyncWriter{Dev: dev, Mode: m}.WriteAt([]byte("abcdefgh"), 0)
+			if errors.Is(err, errWrite) {
+				caught++
+			}
+			d, v := dev.versions(0)
+			assert.Zero(t, d+v, "%v: the failed write changed the block", m)
+		}
+		return caught
+	}
+	assert.Equal(t, 2, check(), "a write's error is returned in both modes")
+	defer mutate.Set(mutate.DSyncIgnoresWriteError)()
+	assert.Equal(t, 1, check(), "under %v, write+flush returns the flush's nil", mutate.DSyncIgnoresWriteError)
 }
 
 // TestSubmitter: serialised submissions never overlap; in both modes every

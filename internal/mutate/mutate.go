@@ -64,6 +64,19 @@ const (
 	// the cut: a record acknowledged exactly at the cut position is not
 	// checked, as if acknowledged after the crash.
 	AckOffByOne
+	// CondAssignLocal: the durability litmus checker takes an assignment
+	// under an if (or in a loop) as a local step even when it sets a
+	// register the final condition names, so the assignment rides along
+	// with the step before it and no crash is judged between the two.
+	CondAssignLocal
+	// ODSyncShortSkipsSync: in the O_DSYNC model, a write() whose direct
+	// part was short and whose buffered fallback's write-back failed
+	// returns the direct blocks without generic_write_sync, so the
+	// fallback's error (the mapping's errseq) is not reported by it.
+	ODSyncShortSkipsSync
+	// DSyncIgnoresWriteError: impl.DSyncWriter in mode write+flush
+	// ignores the write's error and returns the flush's.
+	DSyncIgnoresWriteError
 
 	numMutations
 )
@@ -82,6 +95,9 @@ var names = [numMutations]string{
 	BudgetIgnored:           "budget-ignored",
 	GeneratorNeverTears:     "generator-never-tears",
 	AckOffByOne:             "ack-off-by-one",
+	CondAssignLocal:         "cond-assign-local",
+	ODSyncShortSkipsSync:    "odsync-short-skips-sync",
+	DSyncIgnoresWriteError:  "dsync-ignores-write-error",
 }
 
 func (m Mutation) String() string {

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/flushproof/flushproof/internal/mutate"
 	"github.com/flushproof/flushproof/model/explore"
 	"github.com/flushproof/flushproof/model/memory"
 	"github.com/flushproof/flushproof/model/verdict"
@@ -439,7 +440,14 @@ func (d *Durable) system(cfg DurableConfig) (*durSystem, error) {
 			case iJump:
 				local[i] = true
 			case iAssign:
+				// An assignment to a register the final condition
+				// names is a step of its own: the condition, judged
+				// after a crash in every state, sees the state before
+				// it.
 				local[i] = keep&(1<<op.regs[t][in.assign.Reg]) == 0
+				if mutate.On(mutate.CondAssignLocal) && underBranch(code, i) {
+					local[i] = true // mutation: a conditional assignment rides along whatever it sets
+				}
 			case iDevRead:
 				sys.reads = true
 			}
@@ -448,6 +456,17 @@ func (d *Durable) system(cfg DurableConfig) (*durSystem, error) {
 	}
 	sys.sym = findSymmetry(d.Test, op, d.Daemons)
 	return sys, nil
+}
+
+// underBranch reports whether instruction i lies between a branch and its
+// target: in an arm of an if or in a loop (CondAssignLocal).
+func underBranch(code []instr, i int) bool {
+	for j := 0; j < i; j++ {
+		if code[j].kind == iBranch && code[j].target > i {
+			return true
+		}
+	}
+	return false
 }
 
 // AllModels are the memory models a file can be checked under.

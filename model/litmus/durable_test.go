@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/flushproof/flushproof/internal/mutate"
 	"github.com/flushproof/flushproof/model/explore"
 	"github.com/flushproof/flushproof/model/memory"
 )
@@ -178,7 +179,8 @@ func TestDurableReductionsKeepVerdicts(t *testing.T) {
 		"shared-block": true, "fua-write": true, "daemon-flusher": true, "wait-only-reader": true,
 		"ext4-fsync-mutant-trust-committing": true, "ext4-fsync-journal-barrier": true,
 		"async-bios": true, "async-bios-one-wait": true, "async-bios-sym-one-wait": true,
-		"completion-mp": true, "completion-early": true, "completion-all": true, "completion-one-for-two": true}
+		"completion-mp": true, "completion-early": true, "completion-all": true, "completion-one-for-two": true,
+		"cond-assign-crash-point": true}
 	for _, path := range append(files, mine...) {
 		name := strings.TrimSuffix(filepath.Base(path), ".litmus")
 		if !quick[name] && !*durableAll {
@@ -342,4 +344,35 @@ forall (work=0 \/ work=1)
 	r, err = d.Search(DurableConfig{Model: memory.SC, Device: d.Devices[0], Crash: d.Crash}, explore.Options{})
 	require.NoError(t, err)
 	assert.Nil(t, r.Violation, "with Daemons: P1 the server may wait forever")
+}
+
+// TestCondAssignCrashPoint: an assignment under an if to a register the
+// final condition names is a step of its own, so a crash between the
+// submission before it and the assignment is judged
+// (testdata/durable/cond-assign-crash-point.litmus is UNSAFE on every
+// row, at that crash). Under mutate.CondAssignLocal the assignment rides
+// along with the submission and every row turns SAFE: the file catches
+// the mutation.
+func TestCondAssignCrashPoint(t *testing.T) {
+	const path = "testdata/durable/cond-assign-crash-point.litmus"
+	verdicts := func() []string {
+		tt, err := ParseFile(path)
+		require.NoError(t, err)
+		d, err := ReadDurable(path, tt)
+		require.NoError(t, err)
+		var out []string
+		for _, r := range d.Rows(nil, false) {
+			v, err := r.Check(explore.Options{Liveness: true})
+			require.NoError(t, err, r.Name())
+			out = append(out, v.Word())
+		}
+		return out
+	}
+	for _, v := range verdicts() {
+		require.Equal(t, "UNSAFE", v)
+	}
+	defer mutate.Set(mutate.CondAssignLocal)()
+	for _, v := range verdicts() {
+		assert.Equal(t, "SAFE", v, "under %v", mutate.CondAssignLocal)
+	}
 }

@@ -604,8 +604,14 @@ func (s *System) writeAndWaitDone(st State, t int, yield func(explore.Label, Sta
 	case tk.wbFor == callerInvalidate:
 		nt.pc = pcDirect
 	case failed && tk.k > 0:
-		// direct_write_fallback: only the direct bytes are reported.
+		// direct_write_fallback: only the direct bytes are reported,
+		// and generic_write_sync still runs (ret > 0): its errseq check
+		// reports the fallback's error, so write() fails.
 		nt.n = tk.k
+		if mutate.On(mutate.ODSyncShortSkipsSync) {
+			nt.pc, nt.skipped = pcReturn, true // mutation: the short write returns without the sync
+			break
+		}
 		s.decide(&n, t, true)
 	case failed:
 		nt.pc, nt.failed = pcReturn, true

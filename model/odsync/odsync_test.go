@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/flushproof/flushproof/internal/mutate"
 	"github.com/flushproof/flushproof/model/explore"
 	"github.com/flushproof/flushproof/spec"
 )
@@ -161,4 +162,55 @@ func ExampleCallCost() {
 	// Output:
 	// baseline: 1 write, 2 flushes, 16.578ms
 	// patched: 1 write, 1 flushes, 8.354ms
+}
+
+// shortReturns explores one writer's write() calls of two blocks with EIO
+// on every device configuration and returns how many of the reachable
+// states run the short-write path (the direct part short, the fallback's
+// write-back just failed) and the write() returns of a short count (some
+// blocks, not all).
+func shortReturns(t *testing.T, v Variant) (paths int, short []string) {
+	for _, dev := range spec.Configs() {
+		sys, err := NewSystem(Config{Variant: v, Device: dev, Tasks: 1, Writes: 2, Blocks: 2, Failures: true})
+		require.NoError(t, err)
+		r := explore.Explore[State](sys, explore.Options{})
+		require.True(t, r.Exhausted)
+		for i := 0; i < r.Len(); i++ {
+			st := r.State(i)
+			sys.Next(st, func(l explore.Label, _ State) {
+				tk := st.task[0]
+				if l.Kind == odkWBDone && tk.wbFor == callerFallback && tk.k > 0 && l.Arg>>8 == 1 {
+					paths++
+				}
+				if ret := int(uint8(l.Arg)); l.Kind == odkReturn && ret > 0 && ret < 2 {
+					short = append(short, fmt.Sprintf("%v %v: %s", v, dev, sys.Describe(l)))
+				}
+			})
+		}
+	}
+	return paths, short
+}
+
+// TestODSyncShortWriteSyncs: a write() whose direct part was short and
+// whose buffered fallback failed gets only its direct bytes back from
+// direct_write_fallback (fs/libfs.c), and blkdev_write_iter still calls
+// generic_write_sync for ret > 0; blkdev_fsync's
+// file_check_and_advance_wb_err reports the fallback's write-back error,
+// so the write() fails: in the baseline and the patched kernel no
+// write() returns a short count. The durability obligation cannot tell
+// (the direct blocks went with REQ_FUA and are durable, and a failed
+// write() promises nothing), so this test is what catches
+// mutate.ODSyncShortSkipsSync, which returns the short count without the
+// sync.
+func TestODSyncShortWriteSyncs(t *testing.T) {
+	for _, v := range []Variant{Baseline, Patched} {
+		paths, short := shortReturns(t, v)
+		assert.Positive(t, paths, "%v: the short-write path with a failed fallback is never taken", v)
+		assert.Empty(t, short, "%v: a write() returned a short count", v)
+	}
+	defer mutate.Set(mutate.ODSyncShortSkipsSync)()
+	for _, v := range []Variant{Baseline, Patched} {
+		_, short := shortReturns(t, v)
+		assert.NotEmpty(t, short, "%v under %v: no write() returned a short count", v, mutate.ODSyncShortSkipsSync)
+	}
 }
