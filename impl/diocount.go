@@ -68,5 +68,10 @@ func (c *DIOCounter) Wait() {
 	}
 }
 
+// Drained returns how many times the count reached zero: state kept under
+// the queue's lock (a model's encoding of the state its tasks share reads
+// it).
+func (c *DIOCounter) Drained() uint64 { return *c.drained }
+
 // InFlight returns the count (unordered, for statistics).
 func (c *DIOCounter) InFlight() int64 { return c.count.Load() }

@@ -138,11 +138,16 @@ type Handles struct {
 // in flight (protected by the wait queue) and the statistics.
 type syncState struct {
 	inFlight map[int64]struct{}
-	syncs    atomic.Int64
-	skipped  atomic.Int64
-	joined   atomic.Int64
-	flushes  atomic.Int64
-	failed   atomic.Int64
+	// numbering counts the flushes being numbered: announced under the
+	// queue's lock before Start, registered in inFlight after it. A waiter
+	// that saw Start's number (or sampled after it) must not take the
+	// flush for ended in between.
+	numbering int
+	syncs     atomic.Int64
+	skipped   atomic.Int64
+	joined    atomic.Int64
+	flushes   atomic.Int64
+	failed    atomic.Int64
 }
 
 // NewSyncer returns a Syncer with the given policy.
@@ -210,7 +215,7 @@ func (s *Syncer) SyncSince(sample int64) error {
 		// A flush numbered above sample started after the writes
 		// completed: wait for it to end instead of issuing another.
 		if seq := s.h.Seq.Submitted.Load(); seq > sample {
-			s.h.Queue.Wait(func() bool { _, busy := s.st.inFlight[seq]; return !busy })
+			s.h.Queue.Wait(func() bool { _, busy := s.st.inFlight[seq]; return !busy && s.st.numbering == 0 })
 			if s.flushedSince(sample) || s.fault == FaultJoinNoFallback {
 				s.st.skipped.Add(1)
 				s.st.joined.Add(1)
@@ -231,6 +236,9 @@ func (s *Syncer) SyncSince(sample int64) error {
 		}
 		// Group commit: let the earlier flushes end, then look again.
 		s.h.Queue.Wait(func() bool {
+			if s.st.numbering > 0 {
+				return false
+			}
 			for seq := range s.st.inFlight {
 				if seq <= sample {
 					return false
@@ -258,8 +266,12 @@ func (s *Syncer) flush(numbered bool) error {
 		}
 		return err
 	}
+	// Numbering and registering are two steps (Start is an atomic on the
+	// shared words, the registry is under the queue's lock): announce the
+	// flush first, so that no waiter sees it numbered and not registered.
+	s.h.Queue.Wake(func() { s.st.numbering++ })
 	seq := s.h.Seq.Start()
-	s.h.Queue.Wake(func() { s.st.inFlight[seq] = struct{}{} })
+	s.h.Queue.Wake(func() { s.st.numbering--; s.st.inFlight[seq] = struct{}{} })
 	err := s.h.Dev.Flush()
 	if err == nil {
 		s.h.Seq.Done(seq)
@@ -297,6 +309,7 @@ func (s *Syncer) AppendState(b []byte) []byte {
 		seqs = append(seqs, seq)
 	}
 	slices.Sort(seqs)
+	b = binary.AppendUvarint(b, uint64(s.st.numbering))
 	for _, seq := range seqs {
 		b = binary.AppendVarint(b, seq)
 	}

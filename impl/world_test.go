@@ -52,6 +52,15 @@ type worldRun struct {
 
 // run runs the tasks in a new world and returns it with the run's error:
 // a lost write is reported as an error mentioning "not durable".
+// stats is the run's Syncer statistics; none if the machine crashed
+// before any task started (and made the Syncer).
+func (r *worldRun) stats() impl.SyncStats {
+	if r.syncerUsed == nil {
+		return impl.SyncStats{}
+	}
+	return r.syncerUsed.Stats()
+}
+
 func (r *worldRun) run(ch world.Chooser) (*world.World, error) {
 	w, err := world.New(world.Config{Memory: r.memory, Tasks: r.tasks, Words: 2, Blocks: r.tasks,
 		FlushFailures: r.failures, Crash: r.crash, WordNames: flushseq.WordNames})
@@ -64,7 +73,7 @@ func (r *worldRun) run(ch world.Chooser) (*world.World, error) {
 		dev := t.Device()
 		h := impl.Handles{Dev: dev, Queue: t.WaitQueue(),
 			Seq: impl.FlushSeq{Submitted: t.Word(flushseq.WordSubmitted), Completed: t.Word(flushseq.WordCompleted), MB: t.Fence()}}
-		if base == nil { // task 0 runs first
+		if base == nil { // the first task to start makes it, before its first call
 			var err error
 			if base, err = impl.NewSyncer(h, r.policy); err != nil {
 				w.Fail(err)
@@ -161,7 +170,7 @@ func TestSyncerInModelWorldValidated(t *testing.T) {
 			t.Fatalf("the state machine lost a write the run did not report\n%s", w.Format(0))
 		}
 		runs++
-		st := r.syncerUsed.Stats()
+		st := r.stats()
 		skips += int(st.Skipped)
 		joins += int(st.Joined)
 	})
@@ -184,7 +193,7 @@ func TestSyncerInModelWorldLarge(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%v %v: %v\n%s", p, r.memory, err, w.Format(60))
 				}
-				st := r.syncerUsed.Stats()
+				st := r.stats()
 				syncs += st.Syncs
 				skipped += st.Skipped
 			})

@@ -19,7 +19,7 @@ import (
 // returns nil, the record must survive a crash from then on.
 func program(handedOut bool) world.Program {
 	return func(w *world.World) func(t *world.Task) {
-		var log *wal.Log // made by task 0, which runs first
+		var log *wal.Log // made by the first task to start, before its first call
 		w.Shared(func() []byte {
 			if log == nil {
 				return nil

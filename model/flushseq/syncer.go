@@ -48,7 +48,7 @@ func (c *syncerCode) Run(w *world.World, ch world.Chooser) (world.Outcome, error
 		dev := t.Device()
 		h := impl.Handles{Dev: dev, Queue: t.WaitQueue(),
 			Seq: impl.FlushSeq{Submitted: t.Word(WordSubmitted), Completed: t.Word(WordCompleted), MB: t.Fence()}}
-		if base == nil { // task 0 runs first, up to its first call
+		if base == nil { // the first task to start makes it, before its first call
 			var err error
 			if base, err = impl.NewSyncer(h, c.policy); err != nil {
 				w.Fail(fmt.Errorf("syncer in the model world: %w", err))

@@ -51,9 +51,18 @@ func (c DIO) Program() world.Program {
 	return func(w *world.World) func(t *world.Task) {
 		ino := &inode{}
 		var counter *impl.DIOCounter
+		// All the state the tasks share outside the memory: the inode
+		// lock, truncate's progress and the counter's drain count.
+		w.Shared(func() []byte {
+			var drained uint64
+			if counter != nil {
+				drained = counter.Drained()
+			}
+			return fmt.Appendf(nil, "%d %v %v %d", ino.shared, ino.truncating, ino.freed, drained)
+		})
 		return func(t *world.Task) {
 			q := t.WaitQueue()
-			if counter == nil { // task 0 runs first
+			if counter == nil { // the first task to start makes it, before its first call
 				var err error
 				if counter, err = impl.NewDIOCounter(t.Word(0), q); err != nil {
 					w.Fail(err)

@@ -38,17 +38,28 @@ func (c Submit) Config() world.Config {
 	return world.Config{Memory: memory.SC, Tasks: c.Tasks, Blocks: c.Tasks}
 }
 
-// queueLock is a sync.Locker over a world wait queue: Lock waits until the
-// lock is free and takes it in the same step (the world runs one task at a
-// time between scheduling points).
+// queueLock is a sync.Locker over a world wait queue: Lock tests and takes
+// the lock in one change under the queue's lock, and sleeps until it is
+// free when it was held. (Waiting until it is free and then taking it in a
+// second change is no lock: another task may take it between the two.)
 type queueLock struct {
 	q    spec.WaitQueue
 	held *bool
 }
 
 func (l queueLock) Lock() {
-	l.q.Wait(func() bool { return !*l.held })
-	l.q.Wake(func() { *l.held = true })
+	for {
+		took := false
+		l.q.Wake(func() {
+			if !*l.held {
+				*l.held, took = true, true
+			}
+		})
+		if took {
+			return
+		}
+		l.q.Wait(func() bool { return !*l.held })
+	}
 }
 
 func (l queueLock) Unlock() { l.q.Wake(func() { *l.held = false }) }
@@ -57,6 +68,9 @@ func (l queueLock) Unlock() { l.q.Wake(func() { *l.held = false }) }
 func (c Submit) Program() world.Program {
 	return func(w *world.World) func(t *world.Task) {
 		held, done := new(bool), 0
+		// All the state the tasks share outside the device: the lock
+		// and the count of tasks done.
+		w.Shared(func() []byte { return fmt.Appendf(nil, "%v %d", *held, done) })
 		sub := &impl.Submitter{Serialised: c.Serialised}
 		return func(t *world.Task) {
 			dev := t.Device()

@@ -50,10 +50,10 @@ func act(k ActionKind, task int) func(Action) bool {
 // was not ordered before W2, so it may land after it: a crash may leave W1
 // or W2 (spec.Contract, rule 6). The world used to give W2 only.
 func TestWorldOverlappingFUAWriteRegression(t *testing.T) {
-	w, err := New(Config{Memory: memory.SC, Tasks: 2, Blocks: 1, Crash: 4})
+	w, err := New(Config{Memory: memory.SC, Tasks: 2, Blocks: 1, Crash: 6})
 	require.NoError(t, err)
 	ch := &scriptChooser{t: t, script: []func(Action) bool{
-		act(ActWrite, 0), act(ActWrite, 1), act(ActWriteDone, 1),
+		act(ActStart, 0), act(ActStart, 1), act(ActWrite, 0), act(ActWrite, 1), act(ActWriteDone, 1),
 	}}
 	out, err := w.Run(ch, func(tk *Task) {
 		fl := spec.WriteFlags(0)
@@ -80,7 +80,7 @@ func TestWorldOverlappingFUAWriteRegression(t *testing.T) {
 // its own data may be left by a crash only from then on (spec.Contract,
 // rule 7). Task 0 writes b1, then b0 with REQ_PREFLUSH|FUA.
 func TestWorldPreflush(t *testing.T) {
-	first := []func(Action) bool{act(ActWrite, 0), act(ActWriteDone, 0), act(ActWrite, 0)}
+	first := []func(Action) bool{act(ActStart, 0), act(ActWrite, 0), act(ActWriteDone, 0), act(ActWrite, 0)}
 	for _, tc := range []struct {
 		name    string
 		then    []func(Action) bool

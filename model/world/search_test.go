@@ -51,7 +51,7 @@ func TestSearchWriteFlush(t *testing.T) {
 		r = s.Explore(explore.Options{})
 		require.NotNil(t, r.Violation)
 		t.Log(r.Violation.Timeline())
-		assert.Len(t, r.Violation.Path, 2) // the write is submitted and completes: not durable
+		assert.Len(t, r.Violation.Path, 3) // the task starts, its write is submitted and completes: not durable
 		_ = spec.FUA
 	}
 }

@@ -81,8 +81,9 @@ func randomProgram(ops [][]randomOp, outcomes *sync.Map, shared bool) world.Prog
 				}
 				logs[t.ID()] = append(logs[t.ID()], r)
 			}
-			t.WaitQueue().Wake(func() { finished++ })
-			if finished == len(ops) {
+			last := false
+			t.WaitQueue().Wake(func() { finished++; last = finished == len(ops) })
+			if last {
 				var all []string
 				for _, l := range logs {
 					all = append(all, strings.Join(l, ","))

@@ -84,13 +84,19 @@ const (
 	ActBarrier   // LKMM: the barrier after a thread's fully ordered RMW takes effect
 	ActNote      // not a choice: a task's annotation in the trace
 	ActMilestone // not a choice: a protocol's typed milestone (Task.Reached)
+	// ActStart: a task starts, and runs its code up to its first call. No
+	// code of a task runs before the scheduler picks this step.
+	ActStart
+	// ActQueue: a task runs its change under the wait queue's lock and
+	// wakes the waiters (spec.WaitQueue.Wake): state other tasks read.
+	ActQueue
 )
 
 var actNames = [...]string{ActLoad: "load", ActStore: "store", ActFence: "smp_mb",
 	ActIncReturn: "inc_return", ActCAS: "cmpxchg", ActWrite: "write", ActFlush: "flush", ActRead: "read",
 	ActWake: "wake", ActChoice: "choice", ActWriteDone: "write-done", ActFlushDone: "flush-done",
 	ActFlushFail: "flush-fail", ActWritePreflushed: "write-preflushed", ActDrain: "drain", ActBarrier: "barrier", ActNote: "note",
-	ActMilestone: "milestone"}
+	ActMilestone: "milestone", ActStart: "start", ActQueue: "wake_up"}
 
 func (k ActionKind) String() string {
 	if int(k) < len(actNames) && actNames[k] != "" {
@@ -248,7 +254,7 @@ type Task struct {
 	started bool   // resumed at least once
 	forgot  bool   // done, and memory forgot it (resume)
 	seq     uint32 // the exhaustive search: the results of the task's calls so far (interned)
-	abort   bool   // unwind from the pending call (close, on a pooled coroutine)
+	abort   bool   // unwind from the pending call (close), and from any call after it
 }
 
 type request struct {
@@ -264,6 +270,7 @@ type request struct {
 	onSubmit    func()
 	branches    []Branch
 	waitForDone bool
+	change      func() // ActQueue: the change made under the queue's lock
 }
 
 type response struct {
@@ -330,9 +337,7 @@ func (w *World) Run(ch Chooser, body func(t *Task)) (Outcome, error) {
 	w.ch = ch
 	w.obs, _ = ch.(Observer)
 	defer w.close()
-	if w.start(body); w.fail != nil {
-		return Outcome{Steps: w.step}, w.fail
-	}
+	w.start(body)
 	var acts []Action
 	for {
 		if w.cfg.Crash > 0 && w.step+1 >= w.cfg.Crash {
@@ -366,11 +371,15 @@ func (w *World) Run(ch Chooser, body func(t *Task)) (Outcome, error) {
 	}
 }
 
-// start makes the tasks, each running body, and runs each until its first
-// call or its end, or until one fails the run.
+// start makes the tasks, each to run body. None runs yet: each task's
+// first step is its start (ActStart), which the scheduler picks as it
+// picks any other, so that no code of a task runs before the first choice
+// (code before a task's first call may read what another task's code
+// changed, and the order of the tasks' starts is a schedule like any
+// other).
 func (w *World) start(body func(t *Task)) {
 	for id := 0; id < w.cfg.Tasks; id++ {
-		t := &Task{w: w, id: id}
+		t := &Task{w: w, id: id, req: request{kind: ActStart}}
 		if w.pooled() {
 			t.c = w.srch.coro()
 		} else {
@@ -382,12 +391,6 @@ func (w *World) start(body func(t *Task)) {
 			t.done = true
 		}
 		w.tasks = append(w.tasks, t)
-	}
-	for _, t := range w.tasks {
-		t.resume()
-		if w.fail != nil {
-			return
-		}
 	}
 }
 
@@ -447,9 +450,11 @@ func newCoro() *coro {
 	return c
 }
 
-// resume runs the task until its next call or its end.
+// resume runs the task until its next call or its end. Its first resume
+// (its start) is one of its results too, so that the key tells a task
+// that has started from one that has not.
 func (t *Task) resume() {
-	if s := t.w.srch; s != nil && t.started && !t.w.noSeq {
+	if s := t.w.srch; s != nil && !t.w.noSeq {
 		t.seq = s.extend(t.seq, &t.resp)
 	}
 	t.started = true
@@ -637,6 +642,10 @@ func (w *World) perform(a Action) {
 	case ActChoice:
 		resp.val = int64(a.Arg)
 		ev.Val, ev.Note, ev.Milestone = int64(a.Arg), a.Name, a.Milestone
+	case ActStart:
+		// Nothing but the task's own code, which runs as it resumes.
+	case ActQueue:
+		w.queueChange(t, r.change)
 	case ActWake:
 		ev.Note, ev.Milestone = a.Name, a.Milestone
 		if r.kind == ActChoice {
@@ -906,9 +915,15 @@ func (bv *blockVersions) leftBefore(v int) []int {
 func (w *World) Step() int { return w.step }
 
 // call makes a request and waits for the scheduler to serve it.
+// A call while the task unwinds (a deferred one, such as an Unlock that
+// Wakes) unwinds too, without a step: the run is over.
 func (t *Task) call(r request) response {
+	if t.abort {
+		panic(errCrashed)
+	}
 	t.req = r
 	if !t.yield(struct{}{}) || t.abort {
+		t.abort = true
 		panic(errCrashed)
 	}
 	return t.resp
@@ -978,24 +993,29 @@ func (t *Task) WaitUntil(m Milestone, cond func() bool) {
 	t.Select(b)
 }
 
-// WaitQueue returns the task's handle on the world's wait queue: Wake runs
-// its change at once (only one task runs at a time, so it is atomic) after
-// a full barrier of the waker, and is not a scheduling point; Wait is a
-// scheduling point whose wake-up, taken when cond holds, is a full
+// WaitQueue returns the task's handle on the world's wait queue. Both of
+// its calls are scheduling points: Wake reads and changes state other
+// tasks read, so another task may run just before or just after it; its
+// change runs in its own step (only one task runs at a time, so the change
+// is atomic, as under the queue's lock) after a full barrier of the waker.
+// Wait's wake-up, taken when cond holds, is a step too, and a full
 // barrier. The changes are Go state, not memory operations: those two
 // barriers are the ordering the queue's lock gives.
 func (t *Task) WaitQueue() spec.WaitQueue { return worldQueue{t} }
 
 type worldQueue struct{ t *Task }
 
-func (q worldQueue) Wake(change func()) {
+func (q worldQueue) Wake(change func()) { q.t.call(request{kind: ActQueue, change: change}) }
+
+// queueChange is the step of t's Wake: it runs change under the queue's
+// lock.
+func (w *World) queueChange(t *Task, change func()) {
 	// The queue's lock orders the waker's memory accesses before the change
 	// for whoever sees the change (spin_unlock, then the next spin_lock),
 	// and wake_up is a full barrier when it wakes a task
 	// (memory-barriers.txt, "Sleep and wake-up functions"): the change is
 	// not a memory operation here, so that ordering is a full barrier of
 	// the waker (stronger than a release when nobody sleeps).
-	w, t := q.t.w, q.t
 	w.mem.Fence(t.id)
 	s := w.srch
 	if s == nil || w.noSeq {
@@ -1197,6 +1217,10 @@ func (w *World) describe(ev Event) string {
 		return fmt.Sprintf("read b%d -> version %d", ev.Loc, ev.Val)
 	case ActWake, ActChoice, ActNote, ActMilestone:
 		return ev.Note
+	case ActStart:
+		return "starts"
+	case ActQueue:
+		return "Wake: a change under the queue's lock"
 	case ActWriteDone:
 		return fmt.Sprintf("task %d's write of b%d (version %d) completes", ev.Of, ev.Loc, ev.Val)
 	case ActFlushDone:
