@@ -119,7 +119,7 @@ func outcomeList(m *sync.Map) []string {
 // model.
 func TestSearchKeyMatchesTree(t *testing.T) {
 	compared, safe, outcomes := 0, 0, 0
-	rapidctl.Check(t, 60, func(t *rapid.T) {
+	rapidctl.Check(t, 30, func(t *rapid.T) {
 		m := rapid.SampledFrom([]memory.Model{memory.SC, memory.TSO, memory.Relaxed, memory.LKMM}).Draw(t, "memory")
 		tasks := rapid.IntRange(2, 3).Draw(t, "tasks")
 		ops := make([][]randomOp, tasks)
