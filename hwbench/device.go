@@ -677,7 +677,7 @@ func (t *Target) openNamedBlock(path string, mounts []mountinfo.Mount, opt Targe
 // checkNamedStack resolves what bd is built on, refuses it if any layer
 // is in use, and notes the layers below it.
 func (t *Target) checkNamedStack(bd blockDev, mounts []mountinfo.Mount) ([]layer, error) {
-	layers, err := resolveStack(bd, mounts)
+	layers, err := resolveStack(bd)
 	if err != nil {
 		return nil, err
 	}

@@ -82,7 +82,7 @@ func (l layer) name() string {
 }
 
 // resolveStack lists top and every layer below it, top first.
-func resolveStack(top blockDev, mounts []mountinfo.Mount) ([]layer, error) {
+func resolveStack(top blockDev) ([]layer, error) {
 	var out []layer
 	seen := map[string]bool{}
 	var walk func(l layer, depth int) error
@@ -115,7 +115,7 @@ func resolveStack(top blockDev, mounts []mountinfo.Mount) ([]layer, error) {
 		}
 		// A loop device shows its backing file or device.
 		if strings.HasPrefix(d.name, "loop") {
-			if next, ok, err := loopBacking(d, mounts); err != nil {
+			if next, ok, err := loopBacking(d); err != nil {
 				return err
 			} else if ok {
 				if err := walk(next, depth+1); err != nil {
@@ -164,9 +164,15 @@ func blockDevAt(dir string) (blockDev, error) {
 // the loop device itself (an unlinked file, another mount namespace);
 // where neither can tell, the target is refused: what lies below is
 // unknown.
-func loopBacking(d blockDev, mounts []mountinfo.Mount) (layer, bool, error) {
+func loopBacking(d blockDev) (layer, bool, error) {
 	var l layer
-	backing := loopdev.BackingFile(d.name)
+	var backing string
+	deleted := false
+	for _, lp := range loopdev.List() {
+		if lp.Name == d.name {
+			backing, deleted = lp.Backing, lp.Deleted
+		}
+	}
 	if backing == "" {
 		return l, false, nil
 	}
@@ -180,12 +186,6 @@ func loopBacking(d blockDev, mounts []mountinfo.Mount) (layer, bool, error) {
 		l.how += ")"
 	}
 	var st unix.Stat_t
-	deleted := false
-	for _, lp := range loopdev.List() {
-		if lp.Name == d.name {
-			deleted = lp.Deleted
-		}
-	}
 	if !deleted && unix.Stat(backing, &st) == nil {
 		if st.Mode&unix.S_IFMT == unix.S_IFBLK {
 			bd, err := lookupBlockDev(backing)
