@@ -41,12 +41,16 @@ func TestReductionsKeepVerdicts(t *testing.T) {
 		start := time.Now()
 		rows := Rows(false, false)
 		for _, r := range rows {
-			red, _, ok := compareReduced(t, r)
+			red, _, ok := compareReduced(t, r, true)
 			if red.Reduced {
 				reduced = append(reduced, r)
 			}
 			if ok {
 				assert.True(t, red.Expected(), "%s: %s", r.Name(), red.Result())
+				assert.NotEmpty(t, red.Judged, "%s: no obligations counted", r.Name())
+				if red.Violation == nil {
+					assert.Empty(t, red.Vacuous(), "%s: a SAFE row whose obligations no state judged (%v)", r.Name(), red.Judged)
+				}
 			}
 		}
 		t.Logf("%d rows, %d with reductions searched again without them, in %v",
@@ -59,7 +63,7 @@ func TestReductionsKeepVerdicts(t *testing.T) {
 			start := time.Now()
 			changed := 0
 			for _, r := range reduced {
-				red, _, _ := compareReduced(t, r)
+				red, _, _ := compareReduced(t, r, false)
 				if !red.Expected() {
 					changed++
 				}
@@ -76,16 +80,16 @@ func TestReductionsKeepVerdicts(t *testing.T) {
 // compareReduced searches row r with its reductions and, if it used any,
 // again without them, and asserts the two agree. ok is false if a search
 // failed (reported).
-func compareReduced(t *testing.T, r verdict.Row) (red, full verdict.Verdict, ok bool) {
+func compareReduced(t *testing.T, r verdict.Row, judge bool) (red, full verdict.Verdict, ok bool) {
 	t.Helper()
-	red, err := r.Check(explore.Options{Liveness: true})
+	red, err := r.Check(explore.Options{Liveness: true, Obligations: judge})
 	if !assert.NoError(t, err, r.Name()) {
 		return red, full, false
 	}
 	if !red.Reduced {
 		return red, red, true // no reduction: the search without them is this one
 	}
-	full, err = r.Check(explore.Options{Liveness: true, NoReduce: true})
+	full, err = r.Check(explore.Options{Liveness: true, NoReduce: true, Obligations: judge})
 	if !assert.NoError(t, err, r.Name()) {
 		return red, full, false
 	}
@@ -97,5 +101,8 @@ func compareReduced(t *testing.T, r verdict.Row) (red, full verdict.Verdict, ok 
 		assert.Len(t, red.Violation.Path, len(full.Violation.Path), "%s: counterexample length", r.Name())
 	}
 	assert.LessOrEqual(t, red.Stats.States, full.Stats.States, r.Name())
+	if judge && full.Violation == nil && red.Violation == nil {
+		assert.Equal(t, full.Vacuous(), red.Vacuous(), "%s: obligations never judged with and without reductions", r.Name())
+	}
 	return red, full, true
 }

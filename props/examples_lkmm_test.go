@@ -46,9 +46,10 @@ func TestExamplesLKMMPrimitives(t *testing.T) {
 		require.NoError(t, err, m[1])
 		lkmmRows := 0
 		for _, r := range d.Rows(nil, false) {
-			v, err := r.Check(explore.Options{Liveness: true, MaxStates: 100_000})
+			v, err := r.Check(explore.Options{Liveness: true, MaxStates: 100_000, Obligations: true})
 			require.NoError(t, err, r.Name())
 			assert.True(t, v.Expected(), "%s is %s", r.Name(), v.Result())
+			checkJudged(t, r.Name(), v)
 			if !strings.Contains(" "+r.Name()+" ", " LKMM ") {
 				continue
 			}

@@ -74,13 +74,14 @@ func fsyncWorldProp(v flushseq.Variant, tasks, fsyncs int, mems []memory.Model, 
 // TestFlushSeqWorldLarge is the flush-sequence protocol far beyond the
 // explorer's bounds: 16 tasks x 50 fsyncs each, random schedules, LKMM,
 // relaxed, TSO and SC memory, flush failures, log forces and crashes, for the real
-// variants and the benign one (false-positive controls). 2,000 checks per
-// variant by default (400 under -short); -rapid.checks=N for more.
+// variants and the benign one (false-positive controls). 500 checks per
+// variant by default, to keep go test ./... short; CI runs 2,000
+// (-rapid.checks=2000), -rapid.checks=N for more.
 func TestFlushSeqWorldLarge(t *testing.T) {
 	for _, v := range []flushseq.Variant{flushseq.Patched, flushseq.Improved, flushseq.BenignPlainStore, flushseq.Baseline} {
 		t.Run(v.String(), func(t *testing.T) {
 			st := &worldStats{memory: map[memory.Model]int{}}
-			rapidctl.Check(t, 2000, fsyncWorldProp(v, 16, 50, flushseq.Models(), st))
+			rapidctl.Check(t, 500, fsyncWorldProp(v, 16, 50, flushseq.Models(), st))
 			t.Log(st)
 			require.NotZero(t, st.runs)
 			assert.Len(t, st.memory, len(flushseq.Models()), "every memory model must be drawn")

@@ -35,6 +35,8 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	devices := fs.String("device", "", "with FILEs: the device `configs` to check, comma-separated (cache+fua, cache+emulated-fua, no-cache) or all; overrides each file's Device: line")
 	failures := fs.String("failures", "", "with FILEs: which commands may fail with EIO (none, flush, write, flush,write); overrides each file's Failures: line")
 	crash := fs.String("crash", "", "with FILEs: where the machine crashes (any, end, none); overrides each file's Crash: line")
+	obligations := fs.Bool("obligations", false, "under each row, the states that judged each of its obligations (assertions, final condition, acknowledged writes); an obligation no state judged is listed after the table either way")
+	noJudge := fs.Bool("no-judge", false, "do not count the states that judge each obligation (one more pass over each search's states): a SAFE whose assertions no state reached then goes unnoticed")
 	proof := fs.Bool("proof", false, "also explore the xfs flush-sequence protocol at 3 tasks x 2 fsyncs and O_DSYNC with two writers and background write-back (about 4 minutes and 7 GiB here, most of it the LKMM rows)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, `usage: flushproof check [flags] [FILE...]
@@ -123,11 +125,12 @@ flags:
 		return ""
 	}
 	c := &checkRun{
-		opt:   explore.Options{MaxStates: *maxStates, MaxMemory: limit, Liveness: true, Stop: stop, NoReduce: *noReduce},
-		json:  *jsonOut,
-		intr:  in,
-		limit: limit,
-		rule:  rule,
+		opt:         explore.Options{MaxStates: *maxStates, MaxMemory: limit, Liveness: true, Stop: stop, NoReduce: *noReduce, Obligations: !*noJudge},
+		json:        *jsonOut,
+		obligations: *obligations,
+		intr:        in,
+		limit:       limit,
+		rule:        rule,
 	}
 	if !*quiet {
 		c.progress = newProgressLine(stderr)
@@ -137,12 +140,13 @@ flags:
 
 // checkRun is one run of `flushproof check`.
 type checkRun struct {
-	opt      explore.Options
-	json     bool
-	progress *progressLine // nil with -q
-	intr     *interrupts
-	limit    int64  // -max-memory in effect, 0 = none
-	rule     string // where it comes from
+	opt         explore.Options
+	json        bool
+	obligations bool          // -obligations: each row's counts under it
+	progress    *progressLine // nil with -q
+	intr        *interrupts
+	limit       int64  // -max-memory in effect, 0 = none
+	rule        string // where it comes from
 }
 
 // freeAbove is how much memory a finished search may leave held before it
@@ -196,6 +200,11 @@ func (c *checkRun) run(rows []verdict.Row, stdout, stderr io.Writer) int {
 			enc.Encode(verdict.NewRecord(r.Name(), v, err))
 		} else {
 			table.WriteRow(r.Name(), v, err)
+			if c.obligations && err == nil {
+				for _, j := range v.Judged {
+					fmt.Fprintf(stdout, "    %s\n", j)
+				}
+			}
 		}
 		// Give a large search's memory back before the next one grows its
 		// own. A small one's is left to be reused: returning it after
@@ -214,6 +223,7 @@ func (c *checkRun) run(rows []verdict.Row, stdout, stderr io.Writer) int {
 	}
 	s := checkSummary{Kind: "check.summary", Schema: 1, Rows: t.rows, Selected: len(rows),
 		Safe: t.safe, UnsafeExpected: t.unsafeExpected, Unexpected: t.unexpected, Unknown: t.unknown, Errors: t.errors, NotApplicable: t.notApplicable,
+		Vacuous:     t.vacuous,
 		Interrupted: c.intr.signal() != nil, Signal: c.intr.signalName(),
 		ElapsedNS: int64(time.Since(start)), PeakMemoryBytes: peakRSS(), MaxMemoryBytes: c.limit, NoReduce: c.opt.NoReduce, ExitCode: code}
 	if c.json {
@@ -229,6 +239,13 @@ func (c *checkRun) run(rows []verdict.Row, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "\n%s: %s, shortest counterexample (%d steps; explore.Replay follows it again%s):\n",
 				v.Name(), v.Result(), len(v.Violation.Path), again)
 			fmt.Fprint(stdout, indent(v.Violation.Timeline()))
+		}
+	}
+	for _, f := range done {
+		if f.err == nil {
+			if text := vacuityText(f.v); text != "" {
+				fmt.Fprintf(stdout, "\n%s: %s\n", f.name, text)
+			}
 		}
 	}
 	for _, f := range done {
@@ -248,6 +265,46 @@ func (c *checkRun) run(rows []verdict.Row, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "\n%s\n", s.line(c.rule))
 	return code
+}
+
+// vacuityText says, for a row that found no violation, which of its
+// obligations no state judged and what that means for its verdict; "" if
+// there is nothing to say.
+func vacuityText(v verdict.Verdict) string {
+	if v.JudgeErr != nil {
+		return "its obligations could not be counted: " + v.JudgeErr.Error()
+	}
+	if v.Violation != nil || v.NotApplicable != "" {
+		return ""
+	}
+	never := v.Vacuous()
+	if len(never) == 0 {
+		if v.Negative && v.Safe && len(v.Judged) > 0 {
+			return fmt.Sprintf("the negative control did not fire although every obligation was judged (%s): the bug is not reachable at this bound, or the row does not model it", judgedList(v.Judged))
+		}
+		return ""
+	}
+	what := "never judged at this bound (no state reached it)"
+	if len(never) == len(v.Judged) {
+		what = "none of its obligations was judged at this bound (no state reached one)"
+	}
+	list := "\n    " + strings.Join(never, "\n    ")
+	switch {
+	case v.Truncated:
+		return fmt.Sprintf("%s before the search stopped:%s", what, list)
+	case v.Negative:
+		return fmt.Sprintf("the negative control could not fire: %s:%s", what, list)
+	}
+	return fmt.Sprintf("warning: SAFE says nothing about these, %s:%s", what, list)
+}
+
+// judgedList renders the counts of judged obligations: "a: 3 states, b: 1 state".
+func judgedList(js []explore.Judgment) string {
+	var out []string
+	for _, j := range js {
+		out = append(out, j.String())
+	}
+	return strings.Join(out, "; ")
 }
 
 // unknownHint says what stopped a search cut short and how to let it go
@@ -280,10 +337,16 @@ func checkRow(r verdict.Row, opt explore.Options, stderr io.Writer) (v verdict.V
 // count.
 type tally struct {
 	rows, safe, unsafeExpected, unexpected, unknown, errors, notApplicable int
+	// vacuous counts the rows without a violation that have an
+	// obligation no state judged (beside their outcome's count).
+	vacuous int
 }
 
 func (t *tally) add(v verdict.Verdict, err error) {
 	t.rows++
+	if err == nil && v.Violation == nil && v.NotApplicable == "" && len(v.Vacuous()) > 0 {
+		t.vacuous++
+	}
 	switch {
 	case err != nil:
 		t.errors++
@@ -327,6 +390,7 @@ type checkSummary struct {
 	Unknown         int    `json:"unknown"`
 	Errors          int    `json:"errors"`
 	NotApplicable   int    `json:"not_applicable"` // N/A rows: a model of -model all that cannot express the file
+	Vacuous         int    `json:"vacuous"`        // rows without a violation with an obligation no state judged
 	Interrupted     bool   `json:"interrupted"`
 	Signal          string `json:"signal"`
 	ElapsedNS       int64  `json:"elapsed_ns"`
@@ -351,6 +415,9 @@ func (s checkSummary) line(rule string) string {
 	na := ""
 	if s.NotApplicable > 0 {
 		na = fmt.Sprintf(", %d N/A", s.NotApplicable)
+	}
+	if s.Vacuous > 0 {
+		na += fmt.Sprintf("; %d %s with an obligation never judged (listed above)", s.Vacuous, verdict.Plural(s.Vacuous, "row"))
 	}
 	return fmt.Sprintf("%s: %d of %d rows in %v, peak memory %s, %s: %d SAFE, %d UNSAFE as expected, %d unexpected, %d UNKNOWN, %d errors%s",
 		head, s.Rows, s.Selected, time.Duration(s.ElapsedNS).Round(time.Millisecond), formatBytes(s.PeakMemoryBytes), limit,

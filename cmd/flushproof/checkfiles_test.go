@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/flushproof/flushproof/model/verdict"
 )
 
 const durableDir = "../../model/litmus/testdata/durable/"
@@ -79,4 +81,40 @@ func TestCheckFilesNotApplicable(t *testing.T) {
 	require.Len(t, rows, 1)
 	assert.Equal(t, "ERROR", rows[0].Verdict)
 	assert.Equal(t, 1, sum.Errors)
+}
+
+// TestCheckVacuity: a SAFE row with an assertion no state judged keeps
+// its verdict and exit status, and check says which obligation and what
+// that means: after the table as a warning, in the JUDGED column, in the
+// summary, and per obligation in the JSON record; a negative control
+// whose failing assertion is never reached says it could not fire.
+func TestCheckVacuity(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := run([]string{"check", "-q", "-model", "sc", durableDir + "vacuous-assert.litmus"}, &out, &errb)
+	assert.Equal(t, exitOK, code, errb.String())
+	text := out.String()
+	assert.Contains(t, text, "JUDGED")
+	assert.Regexp(t, `SAFE +yes +2/3 `, text)
+	assert.Contains(t, text, "vacuous-assert SC no-cache 2 threads, crash at the end: warning: SAFE says nothing about these, never judged at this bound (no state reached it):\n    assert(r == 3) (P0 line 23)\n")
+	assert.Contains(t, text, "1 SAFE, 0 UNSAFE as expected, 0 unexpected, 0 UNKNOWN, 0 errors; 1 row with an obligation never judged (listed above)")
+
+	out.Reset()
+	code = run([]string{"check", "-q", "-obligations", "-model", "sc", durableDir + "vacuous-assert.litmus"}, &out, &errb)
+	assert.Equal(t, exitOK, code)
+	assert.Contains(t, out.String(), "    assert(r == 3) (P0 line 23): 0 states\n")
+	assert.Regexp(t, `    assert_durable\(0, 1\) \(P0 line 26\): [1-9][0-9]* states?\n`, out.String())
+
+	rows, sum, code := checkJSON(t, "-model", "sc", durableDir+"vacuous-assert.litmus")
+	assert.Equal(t, exitOK, code)
+	require.Len(t, rows, 1)
+	require.Len(t, rows[0].Obligations, 3)
+	assert.Equal(t, verdict.ObligationRecord{Name: "assert(r == 3) (P0 line 23)", States: 0}, rows[0].Obligations[0])
+	assert.Positive(t, rows[0].Obligations[1].States)
+	assert.Equal(t, "the final condition (line 34)", rows[0].Obligations[2].Name)
+	assert.Equal(t, 1, sum.Vacuous)
+
+	out.Reset()
+	code = run([]string{"check", "-q", "testdata/vacuous-negative.litmus"}, &out, &errb)
+	assert.Equal(t, exitUnexpected, code)
+	assert.Contains(t, out.String(), "vacuous-negative SC no-cache 2 threads: the negative control could not fire: never judged at this bound (no state reached it):\n    assert(r == 3) (P0 line 21)\n")
 }

@@ -49,6 +49,7 @@ func Check(w Workload, opt explore.Options) (verdict.Verdict, error) {
 		return v, err
 	}
 	v.Stats = sound.Stats
+	v.Judged, v.JudgeErr = sound.Judged, sound.JudgeErr
 	if sound.Violation != nil {
 		v.Violation = sound.Violation
 		return v, nil
@@ -62,6 +63,10 @@ func Check(w Workload, opt explore.Options) (verdict.Verdict, error) {
 		return v, err
 	}
 	v.Stats = addStats(v.Stats, complete.Stats)
+	v.Judged = append(v.Judged, complete.Judged...)
+	if v.JudgeErr == nil {
+		v.JudgeErr = complete.JudgeErr
+	}
 	if complete.Violation != nil {
 		v.Violation = complete.Violation
 		return v, nil

@@ -19,6 +19,10 @@
 //     two searches of one system.
 //   - [Replay]: follow a counterexample path again from the initial
 //     states; [Timeline] renders a path with one column per actor.
+//   - [Obligations]: an optional list of the invariant's obligations
+//     (assertions, a final condition) and which states judge each; with
+//     Options.Obligations the search counts them (Result.Judged), so that
+//     a SAFE whose assertions no state reached can say so.
 //   - [Canonicalizer]: an optional symmetry reduction (one representative
 //     per class of equivalent states); counterexamples are rebuilt as real
 //     paths.

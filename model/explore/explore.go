@@ -145,6 +145,10 @@ type Options struct {
 	// Every reduction must give the same verdicts and counterexample
 	// lengths as the search without it; this is how that is checked.
 	NoReduce bool
+	// Obligations counts, after the search, the states that judge each
+	// obligation of a system that implements Obligations
+	// (Result.Judged): one more pass over every state found.
+	Obligations bool
 	// ParallelMinLevel is the smallest BFS level that several workers
 	// expand (0 means 4096): below it, handing the level out costs more
 	// than it saves. Tests set it low to run the parallel search on small
@@ -245,6 +249,15 @@ type Result[S comparable] struct {
 	// system may have left out subsumed successors (InnerReducer): only
 	// then can a search without reductions differ from it.
 	Reduced bool
+
+	// Judged is, with Options.Obligations and a system that implements
+	// Obligations, how many of the states found judged each obligation:
+	// every reachable state's for an exhausted search, those found before
+	// the search stopped otherwise. JudgeElapsed is the time the count
+	// took (not in Elapsed); JudgeErr says why it could not be counted.
+	Judged       []Judgment
+	JudgeElapsed time.Duration
+	JudgeErr     error
 
 	sys        System[S]
 	pathFailed bool // a violation's path could not be rebuilt
@@ -422,11 +435,20 @@ const defaultParallelMinLevel = 4096
 // without copying); the visited set holds 8-byte hash and id slots only.
 // The states new in a level are copied once more, until the level ends.
 func Explore[S comparable](sys System[S], opt Options) *Result[S] {
+	r := search(sys, opt)
+	if opt.Obligations {
+		r.Judged, r.JudgeElapsed, r.JudgeErr = judge(obligationsOf(r.sys), r, judgeWorkers(opt.Workers))
+	}
+	return r
+}
+
+// search is Explore without the count of judged obligations.
+func search[S comparable](sys System[S], opt Options) *Result[S] {
 	if in, ok := sys.(InnerReducer[S]); ok && opt.NoReduce && in.Reduces() {
-		return Explore(in.WithoutReductions(), opt)
+		return search(in.WithoutReductions(), opt)
 	}
 	if _, sym := sys.(Canonicalizer[S]); sym && opt.NoReduce {
-		return Explore(unreduced(sys), opt)
+		return search(unreduced(sys), opt)
 	}
 	e := &explorer[S]{sys: sys, opt: opt, r: &Result[S]{sys: sys}, start: time.Now()}
 	e.lastProgress = e.start
@@ -453,7 +475,7 @@ func Explore[S comparable](sys System[S], opt Options) *Result[S] {
 	if r.pathFailed && e.sym {
 		// The counterexample must replay: search again with every state
 		// kept as it is.
-		r = Explore(unreduced(sys), opt)
+		r = search(unreduced(sys), opt)
 		r.Unreduced = true
 	}
 	return r
@@ -475,6 +497,19 @@ type withoutSymmetry[S comparable] struct{ System[S] }
 type withoutSymmetrySequential[S comparable] struct{ withoutSymmetry[S] }
 
 func (withoutSymmetrySequential[S]) SequentialOnly() {}
+
+// obligationsOf is the system whose Obligations judge the states of a
+// search of sys: sys itself, or the system unreduced hid Canonical of
+// (its states are real states of it).
+func obligationsOf[S comparable](sys System[S]) System[S] {
+	switch u := sys.(type) {
+	case withoutSymmetry[S]:
+		return u.System
+	case withoutSymmetrySequential[S]:
+		return u.System
+	}
+	return sys
+}
 
 // explorer is one search.
 type explorer[S comparable] struct {

@@ -140,6 +140,14 @@ type durSystem struct {
 	sym     []symClass
 	noSym   bool
 	daemons uint64 // threads that need not finish (Durable.Daemons)
+	// obNames are the obligations (explore.Obligations): each check
+	// (assert, assert_durable) in thread and line order, then the final
+	// condition; obBit, per thread and instruction, a check's bit (0 for
+	// the other instructions), finalBit the final condition's.
+	obNames     []string
+	obBit       [][]uint64
+	finalBit    uint64
+	chainChecks [][]bool // per thread and instruction: the chain after its step may run a check
 }
 
 // FaultError is a run the checker cannot judge: a value, block or
@@ -170,6 +178,16 @@ func (s *durSystem) threads() int { return len(s.op.code) }
 func (s *durSystem) Actors() []string { return append(s.op.Actors(), "device") }
 
 func (s *durSystem) Init() []durState {
+	raw := s.rawInit()
+	out := make([]durState, 0, len(raw))
+	for _, st := range raw {
+		out = append(out, s.startChains(st, nil))
+	}
+	return out
+}
+
+// rawInit are the initial states before any thread's first local steps.
+func (s *durSystem) rawInit() []durState {
 	ops := s.op.Init()
 	out := make([]durState, 0, len(ops))
 	for _, o := range ops {
@@ -181,18 +199,24 @@ func (s *durSystem) Init() []durState {
 				}
 			}
 		}
-		if !s.full {
-			// The local steps each thread starts with (Next).
-			for t, code := range s.op.code {
-				st, _ = s.chain(st, t, false)
-				if int(st.op.pc[t]) >= len(code) && st.op.fault.kind == 0 && st.bad.kind == 0 {
-					st.op.mem.DropReader(t)
-				}
-			}
-		}
 		out = append(out, st)
 	}
 	return out
+}
+
+// startChains takes the local steps each thread of a raw initial state
+// starts with (Next), adding the checks they run to *judged (if not nil).
+func (s *durSystem) startChains(st durState, judged *uint64) durState {
+	if s.full {
+		return st
+	}
+	for t, code := range s.op.code {
+		st, _ = s.chainJudged(st, t, false, judged)
+		if int(st.op.pc[t]) >= len(code) && st.op.fault.kind == 0 && st.bad.kind == 0 {
+			st.op.mem.DropReader(t)
+		}
+	}
+	return st
 }
 
 // Unfinished: the threads not at their end.
@@ -284,12 +308,21 @@ const maxChain = 1000
 // local, it has finished, or a check failed; with texts, it describes
 // them.
 func (s *durSystem) chain(st durState, t int, texts bool) (durState, []string) {
+	return s.chainJudged(st, t, texts, nil)
+}
+
+// chainJudged is chain that also adds to *judged (if not nil) the bits of
+// the checks the chain runs.
+func (s *durSystem) chainJudged(st durState, t int, texts bool, judged *uint64) (durState, []string) {
 	code := s.op.code[t]
 	var out []string
 	for k := 0; ; k++ {
 		pc := int(st.op.pc[t])
 		if pc >= len(code) || !s.local[t][pc] || st.bad.kind != 0 || st.op.fault.kind != 0 {
 			return st, out
+		}
+		if judged != nil {
+			*judged |= s.obBit[t][pc]
 		}
 		if k == maxChain {
 			st.op.fault = fault{faultLocalLoop, uint8(t), uint8(pc)}
@@ -895,9 +928,9 @@ func (s *durSystem) Describe(lb explore.Label) string {
 
 func checkText(c *Check) string {
 	if c.Durable {
-		return fmt.Sprintf("assert_durable(%s, %s)", cExpr(c.Block), cExpr(c.Val))
+		return fmt.Sprintf("assert_durable(%s, %s)", unparen(cExpr(c.Block)), unparen(cExpr(c.Val)))
 	}
-	return fmt.Sprintf("assert(%s)", cExpr(c.Cond))
+	return fmt.Sprintf("assert(%s)", unparen(cExpr(c.Cond)))
 }
 
 // flagsText renders write flags as the file would.

@@ -455,6 +455,7 @@ func (d *Durable) system(cfg DurableConfig) (*durSystem, error) {
 		sys.local = append(sys.local, local)
 	}
 	sys.sym = findSymmetry(d.Test, op, d.Daemons)
+	sys.obligations()
 	return sys, nil
 }
 

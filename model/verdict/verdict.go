@@ -46,7 +46,30 @@ type Verdict struct {
 	// is N/A and nothing was searched; a model named on its own that
 	// cannot express the program is an error instead.
 	NotApplicable string
-	_             struct{}
+	// Judged counts, per obligation of the row's system (its assertions,
+	// final condition, acknowledged writes: explore.Obligations), the
+	// states that judged it, when the search was asked to count them
+	// (explore.Options.Obligations); nil otherwise. An obligation no state
+	// judged is vacuous at this bound: a SAFE says nothing about it.
+	Judged []explore.Judgment
+	// JudgeErr says why the obligations could not be counted.
+	JudgeErr error
+	_        struct{}
+}
+
+// Vacuous names the obligations no state judged.
+func (v Verdict) Vacuous() []string { return explore.Vacuous(v.Judged) }
+
+// JudgedText renders the count of judged obligations for the table:
+// "3/3", "2/3" when one was never judged, "-" when none were counted.
+func (v Verdict) JudgedText() string {
+	if v.JudgeErr != nil {
+		return "error"
+	}
+	if len(v.Judged) == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%d/%d", len(v.Judged)-len(v.Vacuous()), len(v.Judged))
 }
 
 // Expected reports whether the verdict is what the model is there for:
@@ -153,6 +176,8 @@ func FromResult[S comparable](row Row, r *explore.Result[S]) Verdict {
 		Truncated: r.Violation == nil && !r.Exhausted,
 		Unreduced: r.Unreduced,
 		Reduced:   r.Reduced,
+		Judged:    r.Judged,
+		JudgeErr:  r.JudgeErr,
 	}
 	if v.Truncated {
 		v.Unknown = r.Stopped
@@ -183,9 +208,9 @@ func (v Verdict) Expectation() string {
 // verdict, whether it is the expected one, and the search's statistics.
 func WriteTable(w io.Writer, vs []Verdict) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "MODEL\tCONFIG\tBOUND\tVERDICT\tEXPECTED\tSTATES\tTRANSITIONS\tDEPTH\tTIME\tSTATES/S")
+	fmt.Fprintln(tw, "MODEL\tCONFIG\tBOUND\tVERDICT\tEXPECTED\tJUDGED\tSTATES\tTRANSITIONS\tDEPTH\tTIME\tSTATES/S")
 	for _, v := range vs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%v\t%.0f\n", v.Model, v.Config, v.Bound, v.Result(), v.Expectation(),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%v\t%.0f\n", v.Model, v.Config, v.Bound, v.Result(), v.Expectation(), v.JudgedText(),
 			v.Stats.States, v.Stats.Transitions, v.Stats.MaxDepth, v.Stats.Elapsed.Round(10*time.Microsecond), v.Stats.PerSecond())
 	}
 	return tw.Flush()
@@ -201,7 +226,7 @@ type Table struct {
 	nameWidth int
 }
 
-const verdictRowFormat = "%-*s  %-22s  %-22s  %10s  %11s  %5s  %10s  %9s\n"
+const verdictRowFormat = "%-*s  %-22s  %-22s  %6s  %10s  %11s  %5s  %10s  %9s\n"
 
 // NewTable returns a table for rows with these names.
 func NewTable(w io.Writer, names []string) *Table {
@@ -215,7 +240,7 @@ func NewTable(w io.Writer, names []string) *Table {
 // WriteHeader writes the column names.
 func (t *Table) WriteHeader() error {
 	_, err := fmt.Fprintf(t.w, verdictRowFormat, t.nameWidth, "MODEL CONFIG BOUND", "VERDICT", "EXPECTED",
-		"STATES", "TRANSITIONS", "DEPTH", "TIME", "STATES/S")
+		"JUDGED", "STATES", "TRANSITIONS", "DEPTH", "TIME", "STATES/S")
 	return err
 }
 
@@ -223,15 +248,15 @@ func (t *Table) WriteHeader() error {
 // panic that ended it instead of a verdict (an ERROR row).
 func (t *Table) WriteRow(name string, v Verdict, err error) error {
 	if err != nil {
-		_, werr := fmt.Fprintf(t.w, verdictRowFormat, t.nameWidth, name, "ERROR", "NO", "-", "-", "-", "-", "-")
+		_, werr := fmt.Fprintf(t.w, verdictRowFormat, t.nameWidth, name, "ERROR", "NO", "-", "-", "-", "-", "-", "-")
 		return werr
 	}
 	if v.NotApplicable != "" {
-		_, werr := fmt.Fprintf(t.w, verdictRowFormat, t.nameWidth, name, v.Result(), v.Expectation(), "-", "-", "-", "-", "-")
+		_, werr := fmt.Fprintf(t.w, verdictRowFormat, t.nameWidth, name, v.Result(), v.Expectation(), "-", "-", "-", "-", "-", "-")
 		return werr
 	}
 	s := v.Stats
-	_, werr := fmt.Fprintf(t.w, verdictRowFormat, t.nameWidth, name, v.Result(), v.Expectation(),
+	_, werr := fmt.Fprintf(t.w, verdictRowFormat, t.nameWidth, name, v.Result(), v.Expectation(), v.JudgedText(),
 		fmt.Sprint(s.States), fmt.Sprint(s.Transitions), fmt.Sprint(s.MaxDepth),
 		s.Elapsed.Round(10*time.Microsecond).String(), fmt.Sprintf("%.0f", s.PerSecond()))
 	return werr
@@ -255,9 +280,19 @@ type Record struct {
 	Transitions    int                   `json:"transitions"`
 	Depth          int                   `json:"depth"`
 	ElapsedNS      int64                 `json:"elapsed_ns"`
-	Unreduced      bool                  `json:"unreduced"`      // searched again without reductions (Verdict.Unreduced)
-	Runs           int64                 `json:"runs,omitempty"` // model-world rows: the program's runs (Verdict.Runs)
-	Counterexample *CounterexampleRecord `json:"counterexample"` // null unless UNSAFE
+	Unreduced      bool                  `json:"unreduced"`             // searched again without reductions (Verdict.Unreduced)
+	Runs           int64                 `json:"runs,omitempty"`        // model-world rows: the program's runs (Verdict.Runs)
+	Obligations    []ObligationRecord    `json:"obligations"`           // per obligation, the states that judged it (Verdict.Judged); null if not counted
+	JudgeError     string                `json:"judge_error,omitempty"` // why they could not be counted
+	Counterexample *CounterexampleRecord `json:"counterexample"`        // null unless UNSAFE
+}
+
+// ObligationRecord is one obligation of a row (an assertion, the final
+// condition, an acknowledged write's durability) and the number of states
+// that judged it: 0 means vacuous at this bound.
+type ObligationRecord struct {
+	Name   string `json:"name"`
+	States int    `json:"states"`
 }
 
 // CounterexampleRecord is a violation in a Record: its kind, what
@@ -286,6 +321,15 @@ func NewRecord(name string, v Verdict, err error) Record {
 	if err != nil {
 		r.Verdict, r.Expected, r.Error = "ERROR", false, err.Error()
 		return r
+	}
+	if v.Judged != nil {
+		r.Obligations = []ObligationRecord{}
+		for _, j := range v.Judged {
+			r.Obligations = append(r.Obligations, ObligationRecord{Name: j.Name, States: j.States})
+		}
+	}
+	if v.JudgeErr != nil {
+		r.JudgeError = v.JudgeErr.Error()
 	}
 	if v.Truncated {
 		r.UnknownReason = v.Unknown

@@ -2,6 +2,7 @@ package world_test
 
 import (
 	"bytes"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -297,4 +298,64 @@ func TestEveryHandleOpIsASchedulingPoint(t *testing.T) {
 			t.Logf("%s: %d states, %d steps", op.name, r.States, len(r.Path))
 		})
 	}
+}
+
+// TestJudgedCallSites: the search counts the states whose step ran each
+// Assert call site; a site under a condition no run meets is not listed,
+// and a program that reaches no Assert at all has its first obligation,
+// "any Assert or MustSurvive", never judged (worldtest.Check fails it).
+func TestJudgedCallSites(t *testing.T) {
+	prog := func(reach bool) world.Program {
+		return func(w *world.World) func(t *world.Task) {
+			return func(t *world.Task) {
+				x := t.Word(0)
+				x.Store(int64(t.ID() + 1))
+				v := x.Load()
+				if reach || v > 2 {
+					t.Assert(v > 0, "task %d read %d", t.ID(), v)
+				}
+			}
+		}
+	}
+	cfg := world.Config{Memory: memory.SC, Tasks: 2, Words: 1}
+	r, err := worldtest.Search(cfg, prog(true), worldtest.Options{})
+	require.NoError(t, err)
+	require.True(t, r.Safe)
+	require.Len(t, r.Judged, 2, "%v", r.Judged)
+	assert.Equal(t, "any Assert or MustSurvive", r.Judged[0].Name)
+	assert.Contains(t, r.Judged[1].Name, "Assert at world/schedpoint_test.go:")
+	assert.NotZero(t, r.Judged[1].States)
+	assert.Equal(t, r.Judged[0].States, r.Judged[1].States)
+
+	r, err = worldtest.Search(cfg, prog(false), worldtest.Options{})
+	require.NoError(t, err)
+	require.True(t, r.Safe, "no value above 2 is ever stored")
+	require.Len(t, r.Judged, 1, "%v", r.Judged)
+	assert.True(t, r.Judged[0].Vacuous(), "no Assert ran: %v", r.Judged)
+}
+
+// fatalRecorder is a testing.TB that records Fatalf instead of stopping.
+type fatalRecorder struct {
+	testing.TB
+	fatal string
+}
+
+func (f *fatalRecorder) Helper()                           {}
+func (f *fatalRecorder) Logf(string, ...any)               {}
+func (f *fatalRecorder) Fatalf(format string, args ...any) { f.fatal = fmt.Sprintf(format, args...) }
+
+// TestCheckFailsWithoutObligations: worldtest.Check does not pass a
+// program no run of which reaches an Assert or a MustSurvive, unless told
+// that it checks for deadlocks alone.
+func TestCheckFailsWithoutObligations(t *testing.T) {
+	prog := func(w *world.World) func(t *world.Task) {
+		return func(t *world.Task) { t.Word(0).Store(1) }
+	}
+	cfg := world.Config{Memory: memory.SC, Tasks: 2, Words: 1}
+	rec := &fatalRecorder{TB: t}
+	worldtest.Check(rec, cfg, prog, worldtest.Options{})
+	assert.Contains(t, rec.fatal, "no run reached a Task.Assert or Task.MustSurvive")
+	rec = &fatalRecorder{TB: t}
+	worldtest.Check(rec, cfg, prog, worldtest.Options{NoObligations: true})
+	assert.Empty(t, rec.fatal)
 }

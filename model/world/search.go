@@ -135,6 +135,10 @@ type Search struct {
 	ahead      map[State]*successor
 	aheadBytes int64
 
+	omu   sync.Mutex // the obligations' call sites (judgeSite)
+	sites map[uintptr]uint64
+	names []string
+
 	cmu  sync.Mutex // the idle coroutines
 	idle []*coro
 
@@ -154,6 +158,7 @@ type node struct {
 	acts       int32  // actions enabled in it
 	unfinished uint64 // tasks not done
 	failed     bool   // a violation was found in it (Search.errs)
+	judged     uint64 // the obligations the step that first reached it judged (Search.Judged)
 
 	// With SearchOptions.BoundPreemptions: the task that took the last
 	// task step (-1: none), the preemptions so far, and whether the bound
@@ -441,6 +446,7 @@ func (s *Search) closeLive() {
 // does.
 func (w *World) takeAction(i int) Action {
 	a := w.actions(nil)[i]
+	w.judged = 0 // the obligations this step judges (node.judged)
 	w.step++
 	w.perform(a)
 	if w.fail == nil {
@@ -653,7 +659,7 @@ func (s *Search) key(w *World, parent State, choice int32, last int8, pre uint8)
 // describe returns the state of w, of the given key and hash, reached from
 // parent by choice (-1: w is at the start), as a successor to add.
 func (s *Search) describe(w *World, key []byte, h uint64, parent State, choice int32, act packed, depth int32, last int8, pre uint8) *successor {
-	n := node{parent: parent, choice: choice, act: act, depth: depth, failed: w.fail != nil, last: last, pre: pre}
+	n := node{parent: parent, choice: choice, act: act, depth: depth, failed: w.fail != nil, last: last, pre: pre, judged: w.judged}
 	var actors []int8
 	if !n.failed {
 		acts := w.actions(nil)
@@ -945,7 +951,8 @@ func (w *World) appendDeviceKey(b []byte, r *renaming) []byte {
 // version of block, or a version not ordered before it.
 type obligation struct {
 	task, block int
-	version     int // -1: the block never held the data
+	version     int    // -1: the block never held the data
+	bit         uint64 // the call site's bit (Search.Judged)
 }
 
 // MustSurvive states the obligation of a durability operation that
@@ -961,7 +968,7 @@ type obligation struct {
 // later step, which tests that claim.
 func (t *Task) MustSurvive(b int, data []byte) {
 	w := t.w
-	o := obligation{task: t.id, block: b, version: -1}
+	o := obligation{task: t.id, block: b, version: -1, bit: w.judgeSite("MustSurvive")}
 	if b >= 0 && b < len(w.blocks) {
 		o.version = w.blocks[b].newest(data)
 	}
@@ -976,6 +983,7 @@ func (t *Task) MustSurvive(b int, data []byte) {
 // Assert fails the run with the message if ok is false: an obligation of
 // the program's own.
 func (t *Task) Assert(ok bool, format string, args ...any) {
+	t.w.judgeSite("Assert")
 	if !ok {
 		t.w.Fail(fmt.Errorf("task %d: assertion failed: %s", t.id, fmt.Sprintf(format, args...)))
 	}
@@ -986,6 +994,7 @@ func (w *World) checkObligations() {
 		if w.fail != nil {
 			return
 		}
+		w.judged |= o.bit
 		w.checkObligation(o)
 	}
 }

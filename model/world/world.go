@@ -193,6 +193,7 @@ type World struct {
 	noSeq   bool          // a replay's path to a known state: the tasks' results are restored at its end
 	wakeLog uint32        // the order in which tasks ran their WaitQueue changes (interned)
 	obl     []obligation  // MustSurvive's obligations (SearchOptions.Exact)
+	judged  uint64        // in a search: the obligations judged since the step began (Search.Judged)
 	shared  func() []byte // Shared
 	sym     *Symmetry     // Symmetric
 }

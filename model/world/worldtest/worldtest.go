@@ -31,6 +31,10 @@ type Options struct {
 	// search that the bound cut is "SAFE within k preemptions", never SAFE.
 	BoundPreemptions bool
 	Preemptions      int
+	// NoObligations lets Check pass a program that never runs an Assert
+	// or a MustSurvive (one checked for deadlocks alone); without it such
+	// a SAFE fails, since it says nothing about what the program promises.
+	NoObligations bool
 }
 
 // Result is what a search found.
@@ -45,6 +49,10 @@ type Result struct {
 	Timeline    string
 	Path        []int // the counterexample's choices (world.Search.Replay replays them)
 	Err         error // the violation
+	// Judged counts, per call site of Task.Assert and Task.MustSurvive
+	// that some run reached (after "any Assert or MustSurvive"), the
+	// states whose step ran it (world.Search.Judged).
+	Judged []explore.Judgment
 }
 
 // Search searches every run of prog in worlds of cfg.
@@ -57,10 +65,13 @@ func Search(cfg world.Config, prog world.Program, opt Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	r := s.Explore(explore.Options{MaxStates: opt.MaxStates})
+	r := s.Explore(explore.Options{MaxStates: opt.MaxStates, Obligations: true})
+	if r.JudgeErr != nil {
+		return Result{}, r.JudgeErr
+	}
 	runs, _ := s.Runs()
 	out := Result{States: r.States, Depth: r.MaxDepth, Runs: runs, Unknown: r.Stopped,
-		Bounded: s.Bounded(), Preemptions: opt.Preemptions}
+		Bounded: s.Bounded(), Preemptions: opt.Preemptions, Judged: r.Judged}
 	if v := r.Violation; v != nil {
 		out.Err, out.Timeline, out.Path = v.Err, v.Timeline(), world.Choices(v)
 		return out, nil
@@ -84,6 +95,9 @@ func Check(t testing.TB, cfg world.Config, prog world.Program, opt Options) Resu
 			cfg.Memory, cfg.Tasks, len(r.Path), r.Path, r.Timeline)
 	case !r.Safe:
 		t.Fatalf("worldtest: UNKNOWN: the search stopped early (%s) after %d states", r.Unknown, r.States)
+	case !opt.NoObligations && len(r.Judged) > 0 && r.Judged[0].Vacuous():
+		t.Fatalf("worldtest: %v memory, %d tasks: SAFE in %d states, but no run reached a Task.Assert or Task.MustSurvive: the search proves only that no run deadlocks (Options.NoObligations if that is all it is for)",
+			cfg.Memory, cfg.Tasks, r.States)
 	default:
 		t.Logf("worldtest: %s under %v: %d tasks: %d states, depth %d, %d runs", r.Verdict(), cfg.Memory, cfg.Tasks, r.States, r.Depth, r.Runs)
 	}
