@@ -267,15 +267,15 @@ func (c *checkRun) run(rows []verdict.Row, stdout, stderr io.Writer) int {
 	return code
 }
 
-// vacuityText says, for a row that found no violation, which of its
+// vacuityText says, for a SAFE row, which of its
 // obligations no state judged and what that means for its verdict; "" if
 // there is nothing to say.
 func vacuityText(v verdict.Verdict) string {
 	if v.JudgeErr != nil {
 		return "its obligations could not be counted: " + v.JudgeErr.Error()
 	}
-	if v.Violation != nil || v.NotApplicable != "" {
-		return ""
+	if !v.Safe {
+		return "" // UNSAFE, UNKNOWN or N/A: the counts cover the states found, the JUDGED column has them
 	}
 	never := v.Vacuous()
 	if len(never) == 0 {
@@ -290,8 +290,6 @@ func vacuityText(v verdict.Verdict) string {
 	}
 	list := "\n    " + strings.Join(never, "\n    ")
 	switch {
-	case v.Truncated:
-		return fmt.Sprintf("%s before the search stopped:%s", what, list)
 	case v.Negative:
 		return fmt.Sprintf("the negative control could not fire: %s:%s", what, list)
 	}
@@ -337,14 +335,14 @@ func checkRow(r verdict.Row, opt explore.Options, stderr io.Writer) (v verdict.V
 // count.
 type tally struct {
 	rows, safe, unsafeExpected, unexpected, unknown, errors, notApplicable int
-	// vacuous counts the rows without a violation that have an
-	// obligation no state judged (beside their outcome's count).
+	// vacuous counts the SAFE rows (negative controls included) that
+	// have an obligation no state judged (beside their outcome's count).
 	vacuous int
 }
 
 func (t *tally) add(v verdict.Verdict, err error) {
 	t.rows++
-	if err == nil && v.Violation == nil && v.NotApplicable == "" && len(v.Vacuous()) > 0 {
+	if err == nil && v.Safe && len(v.Vacuous()) > 0 {
 		t.vacuous++
 	}
 	switch {
@@ -390,7 +388,7 @@ type checkSummary struct {
 	Unknown         int    `json:"unknown"`
 	Errors          int    `json:"errors"`
 	NotApplicable   int    `json:"not_applicable"` // N/A rows: a model of -model all that cannot express the file
-	Vacuous         int    `json:"vacuous"`        // rows without a violation with an obligation no state judged
+	Vacuous         int    `json:"vacuous"`        // SAFE rows with an obligation no state judged
 	Interrupted     bool   `json:"interrupted"`
 	Signal          string `json:"signal"`
 	ElapsedNS       int64  `json:"elapsed_ns"`

@@ -36,6 +36,9 @@ var outsideCheck = map[mutate.Mutation]string{
 	mutate.ODSyncShortSkipsSync: "model/odsync TestODSyncShortWriteSyncs (a write() whose fallback failed returns a short count instead of -EIO)",
 	// The model world's device never fails a write.
 	mutate.DSyncIgnoresWriteError: "impl TestDSyncWriterWriteError (write+flush returns nil for a failed write)",
+	// No default row has an actor blocked forever while another can
+	// still return.
+	mutate.LivenessAnyReturn: "model/explore TestExploreBlockedForeverNamesTheActor (a waiter blocked forever beside an actor that can always return)",
 }
 
 // mutantBudget is the -max-states the budget mutation is tried with.

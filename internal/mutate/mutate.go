@@ -77,6 +77,10 @@ const (
 	// DSyncIgnoresWriteError: impl.DSyncWriter in mode write+flush
 	// ignores the write's error and returns the flush's.
 	DSyncIgnoresWriteError
+	// LivenessAnyReturn: the explorer's blocked-forever check takes a
+	// state from which some actor, any actor, can return for one from
+	// which the actor it checks can.
+	LivenessAnyReturn
 
 	numMutations
 )
@@ -98,6 +102,7 @@ var names = [numMutations]string{
 	CondAssignLocal:         "cond-assign-local",
 	ODSyncShortSkipsSync:    "odsync-short-skips-sync",
 	DSyncIgnoresWriteError:  "dsync-ignores-write-error",
+	LivenessAnyReturn:       "liveness-any-return",
 }
 
 func (m Mutation) String() string {

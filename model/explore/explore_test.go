@@ -2,6 +2,7 @@ package explore
 
 import (
 	"fmt"
+	"github.com/flushproof/flushproof/internal/mutate"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -147,4 +148,66 @@ func TestExploreBlockedForever(t *testing.T) {
 	assert.Equal(t, "waiter has not returned and no schedule lets it return", r.Violation.Err.Error())
 	require.Len(t, r.Violation.Path, 1)
 	assert.Equal(t, "wait for flag", r.Violation.Path[0].Text, "the initial state may still return: the violation is after the wait")
+}
+
+// waitAndReturn: actor 0 (waiter) either returns at once or waits for a
+// flag nobody sets; actor 1 (returner) returns in one step whatever
+// happens. Some actor can always return, but once the waiter waits it
+// never can: the liveness check must name the waiter, not be satisfied by
+// the returner's return (mutate.LivenessAnyReturn).
+type waitAndReturn struct{}
+
+type warState struct{ waiting, wdone, rdone bool }
+
+func (waitAndReturn) Actors() []string { return []string{"waiter", "returner"} }
+func (waitAndReturn) Init() []warState { return []warState{{}} }
+func (waitAndReturn) Next(s warState, yield func(Label, warState)) {
+	if !s.waiting && !s.wdone {
+		n := s
+		n.waiting = true
+		yield(Label{Actor: 0, Kind: 1}, n)
+		n = s
+		n.wdone = true
+		yield(Label{Actor: 0, Kind: 3}, n)
+	}
+	if !s.rdone {
+		n := s
+		n.rdone = true
+		yield(Label{Actor: 1, Kind: 3}, n)
+	}
+	if s.waiting && s.rdone {
+		yield(Label{Actor: 1, Kind: 2}, s) // the returner idles: no deadlock, a livelock
+	}
+}
+func (waitAndReturn) Describe(l Label) string {
+	return map[uint8]string{1: "wait for flag", 2: "idle", 3: "return"}[l.Kind]
+}
+func (waitAndReturn) Check(warState) error { return nil }
+func (waitAndReturn) Unfinished(s warState) uint64 {
+	var u uint64
+	if !s.wdone {
+		u |= 1
+	}
+	if !s.rdone {
+		u |= 2
+	}
+	return u
+}
+
+func TestExploreBlockedForeverNamesTheActor(t *testing.T) {
+	r := Explore[warState](waitAndReturn{}, Options{Liveness: true})
+	require.NotNil(t, r.Violation, "the waiter is blocked forever although the returner can return")
+	assert.Equal(t, BlockedForever, r.Violation.Kind)
+	assert.Equal(t, "waiter has not returned and no schedule lets it return", r.Violation.Err.Error())
+	require.Len(t, r.Violation.Path, 1)
+	assert.Equal(t, "wait for flag", r.Violation.Path[0].Text)
+}
+
+// TestLivenessAnyReturnCaught: under mutate.LivenessAnyReturn the waiter's
+// livelock goes unseen (the returner can always return): the test above
+// fails under it.
+func TestLivenessAnyReturnCaught(t *testing.T) {
+	defer mutate.Set(mutate.LivenessAnyReturn)()
+	r := Explore[warState](waitAndReturn{}, Options{Liveness: true})
+	assert.Nil(t, r.Violation, "the mutation hides the blocked waiter")
 }

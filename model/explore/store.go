@@ -2,6 +2,7 @@ package explore
 
 import (
 	"fmt"
+	"github.com/flushproof/flushproof/internal/mutate"
 	"hash/maphash"
 	"slices"
 	"sync"
@@ -275,6 +276,9 @@ func (e *explorer[S]) blockedForever() (*Violation, string) {
 		}
 		for i := range unfinished {
 			free[i] = unfinished[i]&goal == 0
+			if mutate.On(mutate.LivenessAnyReturn) {
+				free[i] = unfinished[i] != all // mutation: any actor's return will do
+			}
 			if free[i] {
 				queue = append(queue, int32(i))
 			}

@@ -359,3 +359,34 @@ func TestCheckFailsWithoutObligations(t *testing.T) {
 	worldtest.Check(rec, cfg, prog, worldtest.Options{NoObligations: true})
 	assert.Empty(t, rec.fatal)
 }
+
+// TestWorldQueryInTaskCodeFails: a task that reads the device's state
+// through a World query in its own code (to decide whether to flush, say)
+// reads shared state without a scheduling point; the run fails naming the
+// query. The same query in a When condition is fine.
+func TestWorldQueryInTaskCodeFails(t *testing.T) {
+	cfg := world.Config{Memory: memory.SC, Tasks: 1, Blocks: 1}
+	inCode := func(w *world.World) func(t *world.Task) {
+		return func(t *world.Task) {
+			if !t.World().FlushInFlightBy(0) {
+				_ = t.Device().Flush()
+			}
+		}
+	}
+	r, err := worldtest.Search(cfg, inCode, worldtest.Options{})
+	require.NoError(t, err)
+	require.Error(t, r.Err)
+	assert.Contains(t, r.Err.Error(), "task 0 called World.FlushInFlightBy in its own code")
+
+	inWhen := func(w *world.World) func(t *world.Task) {
+		return func(t *world.Task) {
+			t.Device().SubmitFlush()
+			t.WaitUntil(nil, func() bool { return !t.World().FlushInFlightBy(0) })
+			t.Assert(true, "")
+		}
+	}
+	r, err = worldtest.Search(cfg, inWhen, worldtest.Options{})
+	require.NoError(t, err)
+	assert.NoError(t, r.Err)
+	assert.True(t, r.Safe)
+}

@@ -194,6 +194,7 @@ type World struct {
 	wakeLog uint32        // the order in which tasks ran their WaitQueue changes (interned)
 	obl     []obligation  // MustSurvive's obligations (SearchOptions.Exact)
 	judged  uint64        // in a search: the obligations judged since the step began (Search.Judged)
+	inTask  int           // task+1 whose code runs now (resume), 0 between steps (query)
 	shared  func() []byte // Shared
 	sym     *Symmetry     // Symmetric
 }
@@ -459,7 +460,10 @@ func (t *Task) resume() {
 		t.seq = s.extend(t.seq, &t.resp)
 	}
 	t.started = true
-	if _, ok := t.c.next(); !ok {
+	t.w.inTask = t.id + 1
+	_, ok := t.c.next()
+	t.w.inTask = 0
+	if !ok {
 		t.done = true
 	}
 	if t.done && !t.forgot {
@@ -783,6 +787,7 @@ func (w *World) flushDone(a Action) {
 
 // FlushInFlight reports whether a flush submitted with tag has not ended.
 func (w *World) FlushInFlight(tag int64) bool {
+	w.query("FlushInFlight")
 	for _, f := range w.flush {
 		if f.tag == tag {
 			return true
@@ -793,6 +798,7 @@ func (w *World) FlushInFlight(tag int64) bool {
 
 // FlushInFlightBy reports whether task has a flush in flight.
 func (w *World) FlushInFlightBy(task int) bool {
+	w.query("FlushInFlightBy")
 	for _, f := range w.flush {
 		if f.task == task {
 			return true
@@ -838,12 +844,24 @@ func (bv *blockVersions) raiseFloor() {
 	}
 }
 
+// query fails the run when a task's own code calls the World query
+// name: the device's state is shared, and reading it without a
+// scheduling point hides the runs where it changes just before
+// (docs/world.md, "Scheduling points"). When conditions, observers and
+// checks after a run call it between steps.
+func (w *World) query(name string) {
+	if w.inTask != 0 && w.fail == nil {
+		w.Fail(fmt.Errorf("task %d called World.%s in its own code: a task reads the device's state only through its handles' calls (scheduling points); World.%s is for When conditions, observers and checks", w.inTask-1, name, name))
+	}
+}
+
 // MayLeave returns the contents a crash now may leave in block b, oldest
 // version first: the data of every write to b that had not ended when the
 // latest durable write to b was submitted (that write included), and the
 // initial content while no write to b is durable. Without a durable write,
 // that is every version.
 func (w *World) MayLeave(b int) [][]byte {
+	w.query("MayLeave")
 	bv := &w.blocks[b]
 	var out [][]byte
 	for v := bv.floor; v < len(bv.data); v++ {
@@ -857,6 +875,7 @@ func (w *World) MayLeave(b int) [][]byte {
 // MayLeaveVersions is MayLeave as version numbers: version v > 0 is the v-th
 // write submitted to block b, 0 its initial content.
 func (w *World) MayLeaveVersions(b int) []int {
+	w.query("MayLeaveVersions")
 	bv := &w.blocks[b]
 	var out []int
 	for v := bv.floor; v < len(bv.data); v++ {
