@@ -240,7 +240,11 @@ type pendingFlush struct {
 	async bool
 }
 
-// Task is one thread of protocol code. Its methods are scheduling points.
+// Task is one thread of protocol code. The calls of its handles (words,
+// fences, the device, the wait queue) and Select, WaitUntil and Choose
+// are scheduling points; ID, World, Note, Reached, Checkpoint, Assert and
+// MustSurvive are not (docs/world.md, "Scheduling points", says why each
+// may not be).
 type Task struct {
 	w     *World
 	id    int
