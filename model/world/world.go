@@ -243,8 +243,8 @@ type pendingFlush struct {
 // Task is one thread of protocol code. The calls of its handles (words,
 // fences, the device, the wait queue) and Select, WaitUntil and Choose
 // are scheduling points; ID, World, Note, Reached, Checkpoint, Assert and
-// MustSurvive are not (docs/world.md, "Scheduling points", says why each
-// may not be).
+// MustSurvive are not (docs/world.md, "Scheduling points", says why
+// leaving each out hides no run).
 type Task struct {
 	w     *World
 	id    int
