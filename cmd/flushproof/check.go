@@ -201,6 +201,9 @@ func (c *checkRun) run(rows []verdict.Row, stdout, stderr io.Writer) int {
 		} else {
 			table.WriteRow(r.Name(), v, err)
 			if c.obligations && err == nil {
+				if len(v.Judged) > 0 && !v.Safe {
+					fmt.Fprintf(stdout, "    (among the states found before the search ended)\n")
+				}
 				for _, j := range v.Judged {
 					fmt.Fprintf(stdout, "    %s\n", j)
 				}

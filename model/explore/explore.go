@@ -253,11 +253,10 @@ type Result[S comparable] struct {
 	// Judged is, with Options.Obligations and a system that implements
 	// Obligations, how many of the states found judged each obligation:
 	// every reachable state's for an exhausted search, those found before
-	// the search stopped otherwise. JudgeElapsed is the time the count
-	// took (not in Elapsed); JudgeErr says why it could not be counted.
-	Judged       []Judgment
-	JudgeElapsed time.Duration
-	JudgeErr     error
+	// the search stopped otherwise (the count's time is not in Elapsed).
+	// JudgeErr says why they could not be counted.
+	Judged   []Judgment
+	JudgeErr error
 
 	sys        System[S]
 	pathFailed bool // a violation's path could not be rebuilt
@@ -437,7 +436,7 @@ const defaultParallelMinLevel = 4096
 func Explore[S comparable](sys System[S], opt Options) *Result[S] {
 	r := search(sys, opt)
 	if opt.Obligations {
-		r.Judged, r.JudgeElapsed, r.JudgeErr = judge(obligationsOf(r.sys), r, judgeWorkers(opt.Workers))
+		r.Judged, r.JudgeErr = judge(obligationsOf(r.sys), r, judgeWorkers(opt.Workers))
 	}
 	return r
 }

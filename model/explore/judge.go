@@ -5,7 +5,6 @@ import (
 	"math/bits"
 	"runtime"
 	"sync"
-	"time"
 )
 
 // Obligations is implemented by systems whose invariant is made of
@@ -59,15 +58,14 @@ func plural(n int, word string) string {
 // sys's obligations: one pass after the search, in parallel unless sys is
 // Sequential. Symmetric states count once per class (the stored
 // representative).
-func judge[S comparable](sys System[S], r *Result[S], workers int) ([]Judgment, time.Duration, error) {
+func judge[S comparable](sys System[S], r *Result[S], workers int) ([]Judgment, error) {
 	ob, ok := sys.(Obligations[S])
 	if !ok {
-		return nil, 0, nil
+		return nil, nil
 	}
-	start := time.Now()
 	names := ob.Obligations()
 	if len(names) > MaxObligations {
-		return nil, 0, fmt.Errorf("%d obligations, at most %d can be counted", len(names), MaxObligations)
+		return nil, fmt.Errorf("%d obligations, at most %d can be counted", len(names), MaxObligations)
 	}
 	if _, seq := sys.(Sequential); seq {
 		workers = 1
@@ -112,7 +110,7 @@ func judge[S comparable](sys System[S], r *Result[S], workers int) ([]Judgment, 
 			out[i].States += counts[w][i]
 		}
 	}
-	return out, time.Since(start), nil
+	return out, nil
 }
 
 // chunkJudge is how many states a worker of judge takes at a time.

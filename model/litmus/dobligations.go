@@ -145,14 +145,18 @@ func (s *durSystem) Judged(st durState, initial bool) uint64 {
 	return m
 }
 
-// finalJudged reports whether Check judges the final condition in st (a
-// state without a failed check or a fault).
+// finalJudged reports whether the final condition is judged in st (a
+// state without a failed check or a fault): Check judges it exactly there.
 func (s *durSystem) finalJudged(st durState) bool {
 	if s.op.test.Quant == 0 {
 		return false
 	}
 	switch s.cfg.Crash {
 	case CrashNone, CrashEnd:
+		// The end is when every thread has finished and its stores have
+		// left the store buffer (herd7's final state: a thread's stores
+		// all reach memory); a crash at any other point finds memory as
+		// it is, and a store still in a buffer is lost with the CPU.
 		if !s.finished(st) {
 			return false
 		}

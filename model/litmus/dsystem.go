@@ -676,22 +676,8 @@ func (s *durSystem) Check(st durState) error {
 	if b := st.bad; b.kind != 0 {
 		return s.badText(&st, b)
 	}
-	q := s.op.test.Quant
-	if q == 0 {
+	if !s.finalJudged(st) {
 		return nil
-	}
-	switch s.cfg.Crash {
-	case CrashNone, CrashEnd:
-		// The end is when every thread has finished and its stores have
-		// left the store buffer (herd7's final state: a thread's stores
-		// all reach memory); a crash at any other point finds memory as
-		// it is, and a store still in a buffer is lost with the CPU.
-		if !s.finished(st) {
-			return nil
-		}
-		if s.op.model == memory.TSO && !s.op.final(st.op) {
-			return nil
-		}
 	}
 	if s.cfg.Crash == CrashNone {
 		return s.judge(&st, nil)
