@@ -81,6 +81,11 @@ const (
 	// state from which some actor, any actor, can return for one from
 	// which the actor it checks can.
 	LivenessAnyReturn
+	// WorldKeyNoFlushEnd: the model world's state key (and the symmetry
+	// reduction's task signature) leaves out whether a task's
+	// asynchronous flush has ended and whether it failed, so a state whose
+	// flush failed meets the same state whose flush succeeded.
+	WorldKeyNoFlushEnd
 
 	numMutations
 )
@@ -103,6 +108,7 @@ var names = [numMutations]string{
 	ODSyncShortSkipsSync:    "odsync-short-skips-sync",
 	DSyncIgnoresWriteError:  "dsync-ignores-write-error",
 	LivenessAnyReturn:       "liveness-any-return",
+	WorldKeyNoFlushEnd:      "world-key-no-flush-end",
 }
 
 func (m Mutation) String() string {

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/flushproof/flushproof/internal/mutate"
 	"github.com/flushproof/flushproof/model/explore"
 )
 
@@ -804,8 +805,10 @@ func (w *World) appendKey(b []byte, r *renaming) []byte {
 		}
 		b = binary.AppendUvarint(b, uint64(seq))
 		b = appendBool(b, t.done)
-		b = appendBool(b, t.flushEnded)
-		b = appendBool(b, t.flushErr != nil)
+		if !mutate.On(mutate.WorldKeyNoFlushEnd) {
+			b = appendBool(b, t.flushEnded)
+			b = appendBool(b, t.flushErr != nil)
+		}
 	}
 	if w.shared != nil && !w.srch.opt.Exact {
 		sh := w.shared()

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
+
+	"github.com/flushproof/flushproof/internal/mutate"
 )
 
 // Symmetry declares a program's tasks interchangeable: every task runs
@@ -171,6 +173,9 @@ func (t *Task) signature() uint64 {
 	}
 	if t.done {
 		x |= 1
+	}
+	if mutate.On(mutate.WorldKeyNoFlushEnd) {
+		return x
 	}
 	if t.flushEnded {
 		x |= 2

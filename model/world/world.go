@@ -254,6 +254,10 @@ type Task struct {
 	req   request
 	resp  response
 
+	// The asynchronous flush (SubmitFlush): out from its submission to
+	// the WaitFlush that takes its end; ended, with its error, once the
+	// device has ended it.
+	flushOut   bool
 	flushEnded bool
 	flushErr   error
 
@@ -1149,13 +1153,23 @@ func (d *Device) FlushTagged(tag int64, onSubmit func()) error {
 }
 
 // SubmitFlush submits a flush and returns at once; WaitFlush waits for it.
-// At most one asynchronous flush per task at a time.
+// At most one asynchronous flush per task at a time: a SubmitFlush before
+// the WaitFlush of the one before fails the run.
 func (d *Device) SubmitFlush() {
+	if d.t.flushOut {
+		d.t.w.Fail(fmt.Errorf("model world: task %d called SubmitFlush with its earlier asynchronous flush not yet waited for (at most one per task: WaitFlush first)", d.t.id))
+	}
+	d.t.flushOut = true
 	d.t.call(request{kind: ActFlush, async: true})
 }
 
-// WaitFlush waits for the flush SubmitFlush submitted.
+// WaitFlush waits for the flush SubmitFlush submitted; without one
+// outstanding it fails the run.
 func (d *Device) WaitFlush() error {
+	if !d.t.flushOut {
+		d.t.w.Fail(fmt.Errorf("model world: task %d called WaitFlush with no asynchronous flush outstanding (SubmitFlush first)", d.t.id))
+	}
+	d.t.flushOut = false
 	return d.t.call(request{kind: ActFlush, waitForDone: true}).Err
 }
 
