@@ -35,6 +35,11 @@ type Options struct {
 	// or a MustSurvive (one checked for deadlocks alone); without it such
 	// a SAFE fails, since it says nothing about what the program promises.
 	NoObligations bool
+	// NoLiveness checks deadlocks alone: without it a task blocked
+	// forever (waiting in every state reachable from one, while another
+	// task runs on without end) breaks the check too, as in `flushproof
+	// check`. The liveness check keeps every transition in memory.
+	NoLiveness bool
 }
 
 // Result is what a search found.
@@ -65,7 +70,7 @@ func Search(cfg world.Config, prog world.Program, opt Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	r := s.Explore(explore.Options{MaxStates: opt.MaxStates, Obligations: true})
+	r := s.Explore(explore.Options{MaxStates: opt.MaxStates, Obligations: true, Liveness: !opt.NoLiveness})
 	if r.JudgeErr != nil {
 		return Result{}, r.JudgeErr
 	}
@@ -82,7 +87,8 @@ func Search(cfg world.Config, prog world.Program, opt Options) (Result, error) {
 
 // Check searches every run of prog in worlds of cfg and fails t with the
 // counterexample's timeline if a run breaks an obligation (Task.MustSurvive,
-// Task.Assert, World.Fail) or deadlocks, or if the search could not finish
+// Task.Assert, World.Fail), deadlocks or leaves a task blocked forever
+// (Options.NoLiveness: deadlocks only), or if the search could not finish
 // (a budget: UNKNOWN is not a pass).
 func Check(t testing.TB, cfg world.Config, prog world.Program, opt Options) Result {
 	t.Helper()
