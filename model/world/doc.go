@@ -1,6 +1,7 @@
 // Package world runs Go code written against the spec interfaces (Device,
 // Word, Fence, WaitQueue) as coroutines in a simulated machine where every
-// call is a scheduling point.
+// call that another task can see is a scheduling point (docs/world.md,
+// "Scheduling points", has the table and why the others hide no run).
 //
 //   - [World]: the machine: tasks, a device with a volatile cache (its
 //     crash set follows spec.Contract; a differential test holds it to it),
@@ -14,4 +15,16 @@
 //   - [World.Trace]: the [Event]s of a run, for trace validation against a
 //     protocol's state machine; [World.MayLeave] and [World.Survives]: what
 //     a crash may leave on a block.
+//   - [Search]: every run of a [Program] up to a bound, on the generic
+//     explorer, with the program's declarations ([Task.Checkpoint],
+//     [World.Shared], [World.Symmetric]) as reductions; package worldtest
+//     wraps it for a test.
+//
+// The files, as loom splits its facade from its runtime: world.go (World,
+// Config, Run), handles.go (what a task calls), coro.go (the coroutines
+// and the call that yields to the scheduler), sched.go (the enabled
+// actions and the step that performs one), device.go (the device and the
+// World queries about it), trace.go (events and timelines); search.go,
+// symmetry.go, judge.go and table.go are the search, which keeps its
+// bookkeeping in a world in one struct (searchHooks).
 package world

@@ -692,6 +692,19 @@ func (s *Search) describe(w *World, key []byte, h uint64, parent State, choice i
 	return &successor{key: key, h: h, n: n, err: w.fail, actors: actors, seqs: seqs}
 }
 
+// searchHooks is what the exhaustive search keeps in a world it runs; in
+// a run that a Chooser drives, srch is nil and the rest zero.
+type searchHooks struct {
+	srch    *Search
+	quiet   bool          // no trace: a replay of the search
+	noSeq   bool          // a replay's path to a known state: the tasks' results are restored at its end
+	wakeLog uint32        // the order in which tasks ran their WaitQueue changes (interned)
+	obl     []obligation  // MustSurvive's obligations (SearchOptions.Exact)
+	judged  uint64        // the obligations judged since the step began (Search.Judged)
+	shared  func() []byte // Shared
+	sym     *Symmetry     // Symmetric
+}
+
 // add adds the state succ unless its key is known; it returns the state
 // and whether it is new.
 func (s *Search) add(succ *successor) (State, bool) {
