@@ -176,7 +176,7 @@ func TestAckBoundary(t *testing.T) {
 // there, a state cut at a fsync's acknowledgement has the record flushed
 // anyway, and the early-ack control loses records in many later states.
 func TestAckBoundaryCatchesAckOffByOne(t *testing.T) {
-	defer mutate.Set(mutate.AckOffByOne)()
+	defer mutate.Set(t, mutate.AckOffByOne)()
 	bad := ackBoundaryMismatches(t)
 	require.Len(t, bad, 1, "%q", bad)
 	assert.Contains(t, bad[0], "at record 1's ack, its write lost (crash after op 3)")

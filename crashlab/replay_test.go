@@ -507,7 +507,7 @@ func TestGeneratedImagesTearWrites(t *testing.T) {
 // TestRandomStatesAreWithinTheContract counts alike; the classification of
 // TestGeneratedImagesTearWrites tells it apart.
 func TestTearingCatchesGeneratorNeverTears(t *testing.T) {
-	defer mutate.Set(mutate.GeneratorNeverTears)()
+	defer mutate.Set(t, mutate.GeneratorNeverTears)()
 	k := tearingImages(t, 6)
 	t.Logf("%+v", k)
 	p := tearingProblems(k, true)

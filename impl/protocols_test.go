@@ -199,7 +199,7 @@ func TestDSyncWriterWriteError(t *testing.T) {
 		return caught
 	}
 	assert.Equal(t, 2, check(), "a write's error is returned in both modes")
-	defer mutate.Set(mutate.DSyncIgnoresWriteError)()
+	defer mutate.Set(t, mutate.DSyncIgnoresWriteError)()
 	assert.Equal(t, 1, check(), "under %v, write+flush returns the flush's nil", mutate.DSyncIgnoresWriteError)
 }
 

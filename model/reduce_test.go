@@ -59,7 +59,7 @@ func TestReductionsKeepVerdicts(t *testing.T) {
 	})
 	for _, tc := range reduceMutations {
 		t.Run(tc.m.String(), func(t *testing.T) {
-			defer mutate.Set(tc.m)()
+			defer mutate.Set(t, tc.m)()
 			start := time.Now()
 			changed := 0
 			for _, r := range reduced {

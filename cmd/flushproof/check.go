@@ -30,14 +30,14 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	quiet := fs.Bool("q", false, "no progress lines on stderr")
 	jsonOut := fs.Bool("json", false, "print JSON Lines instead of the table: a check.row object per row as it ends, then a check.summary (docs/cli.md)")
 	noReduce := fs.Bool("no-reduce", false, "explore without any state reduction (symmetry, normalisation): every verdict and counterexample length must be the same, with more states")
-	long := fs.Bool("long", false, "also explore impl.Syncer and impl.FlushSeq at 3 tasks x 2 operations with flush EIO in the model world, beside the flush sequence's state machine at that bound (47 rows: about 81 minutes and 14 GiB here; a quarter of it FlushSeq under LKMM)")
+	long := fs.Bool("long", false, "also explore impl.Syncer and impl.FlushSeq at 3 tasks x 2 operations with flush EIO in the model world, beside the flush sequence's state machine at that bound (47 rows; measured before WaitQueue.Wake was a scheduling point at about 81 minutes and 14 GiB here, and now far more: the Syncer's policies grew 18 to 204 times at 3 tasks x 1 sync, docs/world.md; pick rows with -run)")
 	models := fs.String("model", "", "with FILEs: the memory `models` to check each file under, comma-separated: sc, tso, relaxed, lkmm, or all (default: the file's Models: line, else sc,tso,lkmm)")
 	devices := fs.String("device", "", "with FILEs: the device `configs` to check, comma-separated (cache+fua, cache+emulated-fua, no-cache) or all; overrides each file's Device: line")
 	failures := fs.String("failures", "", "with FILEs: which commands may fail with EIO (none, flush, write, flush,write); overrides each file's Failures: line")
 	crash := fs.String("crash", "", "with FILEs: where the machine crashes (any, end, none); overrides each file's Crash: line")
 	obligations := fs.Bool("obligations", false, "under each row, the states that judged each of its obligations (assertions, final condition, acknowledged writes); an obligation no state judged is listed after the table either way")
 	noJudge := fs.Bool("no-judge", false, "do not count the states that judge each obligation (one more pass over each search's states): a SAFE whose assertions no state reached then goes unnoticed")
-	proof := fs.Bool("proof", false, "also explore the xfs flush-sequence protocol at 3 tasks x 2 fsyncs and O_DSYNC with two writers and background write-back (about 4 minutes and 7 GiB here, most of it the LKMM rows)")
+	proof := fs.Bool("proof", false, "also explore the xfs flush-sequence protocol at 3 tasks x 2 fsyncs and O_DSYNC with two writers and background write-back (383 rows: about 7 minutes and 7 GiB here, a quarter of it impl.Submitter's parallel sub-block negative control)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, `usage: flushproof check [flags] [FILE...]
 

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"sort"
 	"strings"
 	"testing"
@@ -55,10 +56,13 @@ const mutantBudget = 30
 // control SAFE, or a search that errs. Under BudgetIgnored check runs
 // with -max-states, and a row that the budget cuts short (UNKNOWN) without
 // the mutation but reports SAFE or UNSAFE with it is the catch. Runs with
-// -mutants (CI does).
+// -mutants, in a test binary built with -tags mutants (CI does).
 func TestMutants(t *testing.T) {
 	if !*mutantsFlag {
-		t.Skip("run with -mutants (about two minutes): go test ./cmd/flushproof -run TestMutants -mutants")
+		t.Skip("run with -mutants (about two minutes): go test -tags mutants ./cmd/flushproof -run TestMutants -mutants")
+	}
+	if !mutate.Built {
+		t.Fatal("-mutants needs the mutations built in: go test -tags mutants ./cmd/flushproof -run 'TestMutants$' -mutants")
 	}
 	base, _, code := checkJSON(t)
 	require.Equal(t, exitOK, code, "the table without mutations")
@@ -82,7 +86,7 @@ func TestMutants(t *testing.T) {
 			continue
 		}
 		t.Run(m.String(), func(t *testing.T) {
-			restore := mutate.Set(m)
+			restore := mutate.Set(t, m)
 			defer restore()
 			start := time.Now()
 			var args []string
@@ -143,5 +147,19 @@ func TestMutantsDocumented(t *testing.T) {
 	require.NoError(t, err)
 	for _, m := range mutate.All() {
 		assert.Contains(t, string(doc), "| "+m.String()+" |", "docs/mutants.md has no row for %v", m)
+	}
+}
+
+// TestBinaryLinksNoTesting: without the build tag mutants the command
+// links nothing of package testing (the mutations are not built in).
+func TestBinaryLinksNoTesting(t *testing.T) {
+	gocmd, err := exec.LookPath("go")
+	if err != nil {
+		t.Skipf("no go command: %v", err)
+	}
+	out, err := exec.Command(gocmd, "list", "-deps", ".").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	for _, p := range strings.Fields(string(out)) {
+		assert.NotEqual(t, "testing", p, "flushproof links package testing")
 	}
 }

@@ -5,15 +5,15 @@
 // tools, guarded in the code by On; the code without a mutation switched on
 // is the code that runs.
 //
-// Only tests switch a mutation on (Set panics outside a test binary), and
-// only one at a time.
+// The mutations are built in only on request: with the build tag mutants
+// (go test -tags mutants ...), as etcd builds in its failpoints. Without
+// it On is a constant false that the compiler folds away, nothing of
+// package testing is linked into a binary, and Set skips the test that
+// asks for a mutation. With it, only tests switch a mutation on (Set
+// panics outside a test binary), and only one at a time.
 package mutate
 
-import (
-	"fmt"
-	"sync/atomic"
-	"testing"
-)
+import "fmt"
 
 // Mutation names one deliberate bug.
 type Mutation uint32
@@ -137,31 +137,8 @@ func Parse(s string) (Mutation, error) {
 	return None, fmt.Errorf("mutate: no mutation named %q", s)
 }
 
-// active is the mutation switched on. An atomic, so that a search's
-// workers may read it while a test that set it waits for them; reading it
-// costs a plain load on the hot paths that ask.
-var active atomic.Uint32
-
-// On reports whether mutation m is switched on.
-func On(m Mutation) bool { return active.Load() == uint32(m) && m != None }
-
-// Active returns the mutation switched on, None if there is none.
-func Active() Mutation { return Mutation(active.Load()) }
-
-// Set switches m on (None: every mutation off) and returns the function that
-// switches back. It panics outside a test binary, and if another mutation is
-// on: mutations are tried one at a time.
-func Set(m Mutation) (restore func()) {
-	if !testing.Testing() {
-		panic("mutate: mutations are switched on by tests only")
-	}
-	if m >= numMutations {
-		panic(fmt.Sprintf("mutate: unknown %v", m))
-	}
-	prev := Mutation(active.Load())
-	if prev != None && m != None {
-		panic(fmt.Sprintf("mutate: %v is on; switch it off before %v", prev, m))
-	}
-	active.Store(uint32(m))
-	return func() { active.Store(uint32(prev)) }
+// TB is what Set needs of a test: testing.TB has it.
+type TB interface {
+	Helper()
+	Skipf(format string, args ...any)
 }

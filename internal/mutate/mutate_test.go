@@ -11,7 +11,7 @@ func TestSetOneAtATime(t *testing.T) {
 	require.Equal(t, None, Active())
 	for _, m := range All() {
 		assert.False(t, On(m), "%v before Set", m)
-		restore := Set(m)
+		restore := Set(t, m)
 		assert.True(t, On(m), "%v", m)
 		assert.Equal(t, m, Active())
 		for _, o := range All() {
@@ -23,7 +23,7 @@ func TestSetOneAtATime(t *testing.T) {
 		if m == FenceWeak {
 			other = RMWStale
 		}
-		assert.Panics(t, func() { Set(other) }, "a second mutation")
+		assert.Panics(t, func() { Set(t, other) }, "a second mutation")
 		restore()
 		assert.False(t, On(m), "%v after restore", m)
 	}

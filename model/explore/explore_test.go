@@ -207,7 +207,7 @@ func TestExploreBlockedForeverNamesTheActor(t *testing.T) {
 // livelock goes unseen (the returner can always return): the test above
 // fails under it.
 func TestLivenessAnyReturnCaught(t *testing.T) {
-	defer mutate.Set(mutate.LivenessAnyReturn)()
+	defer mutate.Set(t, mutate.LivenessAnyReturn)()
 	r := Explore[warState](waitAndReturn{}, Options{Liveness: true})
 	assert.Nil(t, r.Violation, "the mutation hides the blocked waiter")
 }

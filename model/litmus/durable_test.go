@@ -371,7 +371,7 @@ func TestCondAssignCrashPoint(t *testing.T) {
 	for _, v := range verdicts() {
 		require.Equal(t, "UNSAFE", v)
 	}
-	defer mutate.Set(mutate.CondAssignLocal)()
+	defer mutate.Set(t, mutate.CondAssignLocal)()
 	for _, v := range verdicts() {
 		assert.Equal(t, "SAFE", v, "under %v", mutate.CondAssignLocal)
 	}

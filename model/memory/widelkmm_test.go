@@ -141,7 +141,7 @@ func TestWideLKMMMatchesMemory(t *testing.T) {
 func TestWideLKMMMatchesMemoryMutated(t *testing.T) {
 	for _, mut := range []mutate.Mutation{mutate.FenceWeak, mutate.RMWStale} {
 		t.Run(mut.String(), func(t *testing.T) {
-			defer mutate.Set(mut)()
+			defer mutate.Set(t, mut)()
 			rapid.Check(t, lkWideRun)
 		})
 	}

@@ -244,7 +244,7 @@ func TestWideMemoryMatchesMemoryMutated(t *testing.T) {
 	}
 	for _, mut := range []mutate.Mutation{mutate.FenceWeak, mutate.RMWStale} {
 		t.Run(mut.String(), func(t *testing.T) {
-			defer mutate.Set(mut)()
+			defer mutate.Set(t, mut)()
 			for _, model := range Models() {
 				rapid.Check(t, func(t *rapid.T) {
 					threads := rapid.IntRange(2, 3).Draw(t, "threads")

@@ -208,7 +208,7 @@ func TestODSyncShortWriteSyncs(t *testing.T) {
 		assert.Positive(t, paths, "%v: the short-write path with a failed fallback is never taken", v)
 		assert.Empty(t, short, "%v: a write() returned a short count", v)
 	}
-	defer mutate.Set(mutate.ODSyncShortSkipsSync)()
+	defer mutate.Set(t, mutate.ODSyncShortSkipsSync)()
 	for _, v := range []Variant{Baseline, Patched} {
 		_, short := shortReturns(t, v)
 		assert.NotEmpty(t, short, "%v under %v: no write() returned a short count", v, mutate.ODSyncShortSkipsSync)

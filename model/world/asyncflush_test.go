@@ -44,7 +44,7 @@ func TestAsyncFlushFailureIsReached(t *testing.T) {
 		assert.Contains(t, r.Err.Error(), "the flush failed")
 		assert.Contains(t, r.Timeline, "fails (EIO)")
 
-		restore := mutate.Set(mutate.WorldKeyNoFlushEnd)
+		restore := mutate.Set(t, mutate.WorldKeyNoFlushEnd)
 		r, err = worldtest.Search(cfg, prog, worldtest.Options{})
 		restore()
 		require.NoError(t, err)

@@ -32,7 +32,7 @@ func LostWakeup[S comparable](t testing.TB, sys explore.System[S]) (v *explore.V
 	if clean.Violation != nil || !clean.Exhausted {
 		t.Fatalf("without the mutation: violation %v, exhausted %v: the test needs a system where every actor returns", clean.Violation, clean.Exhausted)
 	}
-	defer mutate.Set(mutate.WaiterNeverWakes)()
+	defer mutate.Set(t, mutate.WaiterNeverWakes)()
 	r := SameWithWorkers(t, sys, opt, 1, "a waiter that never wakes")
 	end, stuck = NeverReturns(t, sys, r)
 	return r.Violation, end, stuck
