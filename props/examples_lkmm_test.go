@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/flushproof/flushproof/model/durable"
 	"github.com/flushproof/flushproof/model/explore"
 	"github.com/flushproof/flushproof/model/litmus"
 )
@@ -34,7 +35,7 @@ func TestExamplesLKMMPrimitives(t *testing.T) {
 	for _, path := range files {
 		tt, err := litmus.ParseFile(path)
 		require.NoError(t, err)
-		d, err := litmus.ReadDurable(path, tt)
+		d, err := durable.Read(path, tt)
 		require.NoError(t, err)
 		text, err := os.ReadFile(path)
 		require.NoError(t, err)

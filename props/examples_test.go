@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flushproof/flushproof/model"
+	"github.com/flushproof/flushproof/model/durable"
 	"github.com/flushproof/flushproof/model/explore"
 	"github.com/flushproof/flushproof/model/litmus"
 	"github.com/flushproof/flushproof/model/verdict"
@@ -61,10 +62,10 @@ func checkFile(t *testing.T, file string, rows map[string]verdict.Row) {
 	path := filepath.Join("..", "examples", "litmus", file)
 	tt, err := litmus.ParseFile(path)
 	require.NoError(t, err)
-	d, err := litmus.ReadDurable(path, tt)
+	d, err := durable.Read(path, tt)
 	require.NoError(t, err)
 	fileRows := map[string]verdict.Row{}
-	for _, r := range d.Rows(litmus.AllModels(), false) {
+	for _, r := range d.Rows(durable.AllModels(), false) {
 		fileRows[r.Config] = r
 	}
 	keys := make([]string, 0, len(rows))
@@ -132,7 +133,7 @@ func TestExamplesJudged(t *testing.T) {
 		}
 		tt, err := litmus.ParseFile(path)
 		require.NoError(t, err)
-		d, err := litmus.ReadDurable(path, tt)
+		d, err := durable.Read(path, tt)
 		require.NoError(t, err)
 		for _, r := range d.Rows(nil, d.ModelsAll) {
 			v, err := r.Check(explore.Options{MaxStates: 20_000_000, Liveness: true, Obligations: true})

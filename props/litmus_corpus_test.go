@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 
+	"github.com/flushproof/flushproof/model/durable"
 	"github.com/flushproof/flushproof/model/litmus"
 	"github.com/flushproof/flushproof/model/litmus/litmustest"
 	"github.com/flushproof/flushproof/model/lkmm"
@@ -27,9 +28,9 @@ var litmusTable = flag.String("litmus.table", "", "write the corpus agreement ta
 // (SC, x86-TSO), today's view-based Relaxed model, and the axiomatic LKMM
 // reference, the judge.
 var (
-	opSC      = litmus.Operational{Model: memory.SC}
-	opTSO     = litmus.Operational{Model: memory.TSO}
-	opRelaxed = litmus.Operational{Model: memory.Relaxed}
+	opSC      = durable.Operational{Model: memory.SC}
+	opTSO     = durable.Operational{Model: memory.TSO}
+	opRelaxed = durable.Operational{Model: memory.Relaxed}
 	reference = lkmm.Reference{}
 )
 

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 
+	"github.com/flushproof/flushproof/model/durable"
 	"github.com/flushproof/flushproof/model/litmus"
 	"github.com/flushproof/flushproof/model/litmus/litmustest"
 	"github.com/flushproof/flushproof/model/lkmm"
@@ -20,13 +21,13 @@ import (
 )
 
 // opMem is the explorer's LKMM memory (memory.LKMM) running litmus tests.
-var opMem = litmus.Operational{Model: memory.LKMM}
+var opMem = durable.Operational{Model: memory.LKMM}
 
 // opMemFull is memory.LKMM without its subsumption of pending barriers.
-var opMemFull = litmus.Operational{Model: memory.LKMM, NoReduce: true}
+var opMemFull = durable.Operational{Model: memory.LKMM, NoReduce: true}
 
 // opMemInOrder is memory.LKMM with stores after unfenced loads allowed.
-var opMemInOrder = litmus.Operational{Model: memory.LKMM, InOrder: true}
+var opMemInOrder = durable.Operational{Model: memory.LKMM, InOrder: true}
 
 // inOrder is the LKMM reference restricted to executions with acyclic
 // po | rf: what memory.LKMM, which has no promises, must give exactly.
@@ -74,7 +75,7 @@ func TestMemoryLKMMCorpus(t *testing.T) {
 			assert.Empty(t, missing(got, want), "%s: memory.LKMM allows what LKMM forbids", name)
 			assert.Empty(t, missing(want, got), "%s: memory.LKMM forbids what LKMM allows", name)
 			exact++
-			if litmus.DependentStores(test) > 0 {
+			if durable.DependentStores(test) > 0 {
 				dependent++
 			}
 		} else {
@@ -173,7 +174,7 @@ func TestMemoryLKMMRandom(t *testing.T) {
 // branches and data dependencies, memory.LKMM either refuses the program
 // (a store after an unfenced load it does not depend on) or gives exactly
 // the reference's outcomes. The programs it runs whose stores depend on
-// loads (litmus.DependentStores) are counted: they hold the placement of
+// loads (durable.DependentStores) are counted: they hold the placement of
 // such stores (memory.Memory.StoresDep) to the reference.
 func TestMemoryLKMMGuarded(t *testing.T) {
 	start := time.Now()
@@ -217,7 +218,7 @@ func TestMemoryLKMMGuarded(t *testing.T) {
 		within(rt, got, "memory.LKMM", ref, "the LKMM reference")
 		within(rt, ref, "the LKMM reference", got, "memory.LKMM")
 		ran++
-		if litmus.DependentStores(test) > 0 {
+		if durable.DependentStores(test) > 0 {
 			dependent++
 		}
 	})
@@ -256,7 +257,7 @@ func TestLKMMLocksRandom(t *testing.T) {
 			return
 		}
 		total++
-		op, err := outcomeKeys(litmus.LKMM{MaxStates: opStates}, test)
+		op, err := outcomeKeys(lkmm.Promise{MaxStates: opStates}, test)
 		switch {
 		case errors.Is(err, litmus.ErrCutShort) || errors.Is(err, litmus.ErrUnsupported):
 			opSkipped++ // its state budget, or more stores to a location than it holds

@@ -19,7 +19,7 @@ import (
 )
 
 // opLKMM is the operational LKMM model.
-var opLKMM = litmus.LKMM{}
+var opLKMM = lkmm.Promise{}
 
 // TestOperationalLKMMCorpus runs every corpus test under the operational
 // LKMM model and asserts it gives exactly the reference's outcomes; it
@@ -76,7 +76,7 @@ func TestOperationalLKMMRandom(t *testing.T) {
 		if !ok {
 			return
 		}
-		op, err := outcomeKeys(litmus.LKMM{MaxStates: opStates}, test)
+		op, err := outcomeKeys(lkmm.Promise{MaxStates: opStates}, test)
 		if errors.Is(err, litmus.ErrCutShort) {
 			opSkipped++
 			return

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/flushproof/flushproof/internal/flagcheck"
-
 	"github.com/flushproof/flushproof/model"
+	"github.com/flushproof/flushproof/model/durable"
 	"github.com/flushproof/flushproof/model/explore"
 	"github.com/flushproof/flushproof/model/litmus"
 	"github.com/flushproof/flushproof/model/memory"
@@ -478,7 +478,7 @@ func fileRows(files []string, o fileOptions, stderr io.Writer) ([]verdict.Row, i
 	var ms []memory.Model // nil: each file's Models
 	if o.models != "" {
 		var err error
-		if ms, err = litmus.ParseModels(o.models); err != nil {
+		if ms, err = durable.ParseModels(o.models); err != nil {
 			fmt.Fprintf(stderr, "flushproof check: -model: %v\n", err)
 			return nil, exitUsage
 		}
@@ -490,25 +490,25 @@ func fileRows(files []string, o fileOptions, stderr io.Writer) ([]verdict.Row, i
 			fmt.Fprintf(stderr, "flushproof check: %v\n", err)
 			return nil, exitUsage
 		}
-		d, err := litmus.ReadDurable(f, t)
+		d, err := durable.Read(f, t)
 		if err != nil {
 			fmt.Fprintf(stderr, "flushproof check: %v\n", err)
 			return nil, exitUsage
 		}
 		if o.devices != "" {
-			if d.Devices, err = litmus.ParseDevices(o.devices); err != nil {
+			if d.Devices, err = durable.ParseDevices(o.devices); err != nil {
 				fmt.Fprintf(stderr, "flushproof check: -device: %v\n", err)
 				return nil, exitUsage
 			}
 		}
 		if o.failures != "" {
-			if d.Failures, err = litmus.ParseFailures(o.failures); err != nil {
+			if d.Failures, err = durable.ParseFailures(o.failures); err != nil {
 				fmt.Fprintf(stderr, "flushproof check: -failures: %v\n", err)
 				return nil, exitUsage
 			}
 		}
 		if o.crash != "" {
-			if d.Crash, err = litmus.ParseCrash(o.crash); err != nil {
+			if d.Crash, err = durable.ParseCrash(o.crash); err != nil {
 				fmt.Fprintf(stderr, "flushproof check: -crash: %v\n", err)
 				return nil, exitUsage
 			}
@@ -517,7 +517,7 @@ func fileRows(files []string, o fileOptions, stderr io.Writer) ([]verdict.Row, i
 			fmt.Fprintf(stderr, "flushproof check: %v\n", err)
 			return nil, exitUsage
 		}
-		rows = append(rows, d.Rows(ms, litmus.IsAll(o.models))...)
+		rows = append(rows, d.Rows(ms, durable.IsAll(o.models))...)
 	}
 	return rows, -1
 }

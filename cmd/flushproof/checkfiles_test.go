@@ -10,7 +10,7 @@ import (
 	"github.com/flushproof/flushproof/model/verdict"
 )
 
-const durableDir = "../../model/litmus/testdata/durable/"
+const durableDir = "../../model/durable/testdata/durable/"
 
 // configs lists the rows' configurations ("SC no-cache").
 func configs(t *testing.T, args ...string) []string {

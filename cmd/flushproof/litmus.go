@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/flushproof/flushproof/model/durable"
 	"github.com/flushproof/flushproof/model/explore"
 	"github.com/flushproof/flushproof/model/litmus"
 	"github.com/flushproof/flushproof/model/lkmm"
@@ -17,10 +18,10 @@ import (
 // it prints them. -expect compares the one named LKMM with a file's Result:
 // line.
 var litmusModels = []litmus.Model{
-	litmus.Operational{Model: memory.SC},
-	litmus.Operational{Model: memory.TSO},
-	litmus.Operational{Model: memory.Relaxed},
-	litmus.LKMM{},
+	durable.Operational{Model: memory.SC},
+	durable.Operational{Model: memory.TSO},
+	durable.Operational{Model: memory.Relaxed},
+	lkmm.Promise{},
 	lkmm.Reference{},
 }
 
@@ -28,7 +29,7 @@ var litmusModels = []litmus.Model{
 // explorer's LKMM model, which refuses a test with a store after an
 // unfenced load of another location (docs/memory.md).
 var optionalLitmusModels = []litmus.Model{
-	litmus.Operational{Model: memory.LKMM},
+	durable.Operational{Model: memory.LKMM},
 }
 
 // expectModel is the name of the model -expect compares with Result: lines.

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/flushproof/flushproof/model/durable"
 	"github.com/flushproof/flushproof/model/litmus"
 	"github.com/flushproof/flushproof/model/memory"
 )
@@ -119,7 +120,7 @@ func TestLitmusErrors(t *testing.T) {
 
 // lkmmStandIn is a model named LKMM for testing -expect: it answers as TSO
 // does (the real LKMM reference joins litmusModels elsewhere).
-type lkmmStandIn struct{ litmus.Operational }
+type lkmmStandIn struct{ durable.Operational }
 
 func (lkmmStandIn) Name() string { return "LKMM" }
 
@@ -149,7 +150,7 @@ func TestLitmusExpect(t *testing.T) {
 	assert.Equal(t, exitFailed, code)
 	assert.Contains(t, out, "noresult.litmus: -expect, but the file has no Result: line")
 
-	litmusModels = append(append([]litmus.Model{}, litmusModels...), lkmmStandIn{litmus.Operational{Model: memory.TSO}})
+	litmusModels = append(append([]litmus.Model{}, litmusModels...), lkmmStandIn{durable.Operational{Model: memory.TSO}})
 
 	// LKMM runs for -expect even when -model leaves it out.
 	out, errs, code = runLitmusArgs(t, "-expect", "-model", "sc", litmusDir+"SB.litmus", litmusDir+"SB+mbs.litmus", litmusDir+"counter.litmus")

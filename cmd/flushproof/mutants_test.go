@@ -31,7 +31,7 @@ var outsideCheck = map[mutate.Mutation]string{
 	mutate.AckOffByOne:         "crashlab TestAckBoundaryCatchesAckOffByOne (a crash right after the acknowledging op)",
 	// The durability litmus checker runs files, which check's default
 	// rows are not.
-	mutate.CondAssignLocal: "model/litmus TestCondAssignCrashPoint, TestDurableFiles and TestDurableReductionsKeepVerdicts (testdata/durable/cond-assign-crash-point.litmus: UNSAFE -> SAFE on its 9 rows)",
+	mutate.CondAssignLocal: "model/durable TestCondAssignCrashPoint, TestDurableFiles and TestDurableReductionsKeepVerdicts (testdata/durable/cond-assign-crash-point.litmus: UNSAFE -> SAFE on its 9 rows)",
 	// No durability obligation sees it: the short write's direct blocks
 	// went with REQ_FUA.
 	mutate.ODSyncShortSkipsSync: "model/odsync TestODSyncShortWriteSyncs (a write() whose fallback failed returns a short count instead of -EIO)",

@@ -85,12 +85,12 @@ func (p *parser) unary() (Expr, error) {
 				if *p.waitLoad != nil {
 					return Expr{}, p.errf(t.at(), "unsupported construct: a second load in the condition of wait_event (one load only)")
 				}
-				ss, err := p.call(t, waitReg)
+				ss, err := p.call(t, WaitReg)
 				if err != nil {
 					return Expr{}, err
 				}
 				*p.waitLoad = ss[0].Access
-				return R(waitReg), nil
+				return R(WaitReg), nil
 			}
 			if _, ok := prims[t.text]; ok {
 				return Expr{}, p.errf(t.at(), "unsupported construct: %s() inside an expression (assign it to a register first)", t.text)
@@ -105,7 +105,7 @@ func (p *parser) unary() (Expr, error) {
 				return C(v), nil
 			}
 		}
-		if t.text == waitReg {
+		if t.text == WaitReg {
 			return Expr{}, p.errf(t.at(), "%s is the name of wait_event's hidden register", t.text)
 		}
 		if p.is("[") {
@@ -180,7 +180,7 @@ func (p *parser) condNot() (Expr, error) {
 			return Expr{}, err
 		}
 		if _, ok := p.threadRegs[th][reg.text]; !ok {
-			return Expr{}, p.errf(reg.at(), "final condition names %d:%s, but P%d has no register %s%s", th, reg.text, th, reg.text, didYouMean(reg.text, keys(p.threadRegs[th])))
+			return Expr{}, p.errf(reg.at(), "final condition names %d:%s, but P%d has no register %s%s", th, reg.text, th, reg.text, DidYouMean(reg.text, keys(p.threadRegs[th])))
 		}
 		p.threadUsed[th][reg.text] = true
 		return p.condValue(TR(th, reg.text))
@@ -191,7 +191,7 @@ func (p *parser) condNot() (Expr, error) {
 			known = known || l == t.text
 		}
 		if !known && !blockName.MatchString(t.text) {
-			return Expr{}, p.errf(t.at(), "final condition names %s, which is no location (nor a block: blk0 to blk%d)%s", t.text, maxBlockName, didYouMean(t.text, p.test.Locs))
+			return Expr{}, p.errf(t.at(), "final condition names %s, which is no location (nor a block: blk0 to blk%d)%s", t.text, maxBlockName, DidYouMean(t.text, p.test.Locs))
 		}
 		p.condLocs[t.text] = true
 		return p.condValue(L(t.text))

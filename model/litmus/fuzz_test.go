@@ -1,4 +1,4 @@
-package litmus
+package litmus_test
 
 import (
 	"errors"
@@ -7,7 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flushproof/flushproof/model/durable"
 	"github.com/flushproof/flushproof/model/explore"
+	"github.com/flushproof/flushproof/model/litmus"
 	"github.com/flushproof/flushproof/model/memory"
 )
 
@@ -17,13 +19,13 @@ import (
 // run out, but never panics. The seeds are the litmus corpus (the
 // kernel's tests and ours, props/testdata/litmus) and the command's test
 // files. In CI: go test ./model/litmus -run '^$' -fuzz FuzzParse
-// -fuzztime 30s.
+// -fuzztime 400000x.
 func FuzzParse(f *testing.F) {
 	addSeeds(f, "../../props/testdata/litmus", "../../cmd/flushproof/testdata/litmus")
 	f.Fuzz(func(t *testing.T, src []byte) {
-		test, err := Parse("f.litmus", src)
+		test, err := litmus.Parse("f.litmus", src)
 		if err != nil {
-			var pe *Error
+			var pe *litmus.Error
 			if !errors.As(err, &pe) {
 				t.Fatalf("not an *Error: %v", err)
 			}
@@ -33,7 +35,7 @@ func FuzzParse(f *testing.F) {
 			}
 			return
 		}
-		_, _ = Judge(Operational{Model: memory.SC, MaxStates: 20_000}, test)
+		_, _ = litmus.Judge(durable.Operational{Model: memory.SC, MaxStates: 20_000}, test)
 	})
 }
 
@@ -42,14 +44,14 @@ func FuzzParse(f *testing.F) {
 // file; a file it reads is checked under SC and LKMM with a small state
 // budget: it may be SAFE, UNSAFE, cut short or an error row, never a
 // panic. The seeds are the example files (examples/litmus), the litmus
-// corpus, and the checker's own bad files (testdata/durable). In CI: go
-// test ./model/litmus -run '^$' -fuzz FuzzCheck -fuzztime 30s.
+// corpus, and the checker's own bad files (model/durable/testdata/durable). In CI: go
+// test ./model/litmus -run '^$' -fuzz FuzzCheck -fuzztime 100000x.
 func FuzzCheck(f *testing.F) {
-	addSeeds(f, "../../examples/litmus", "testdata/durable", "../../props/testdata/litmus")
+	addSeeds(f, "../../examples/litmus", "../durable/testdata/durable", "../../props/testdata/litmus")
 	f.Fuzz(func(t *testing.T, src []byte) {
 		lines := strings.Count(string(src), "\n") + 1
 		inFile := func(err error) {
-			var pe *Error
+			var pe *litmus.Error
 			if !errors.As(err, &pe) {
 				t.Fatalf("not an *Error: %v", err)
 			}
@@ -57,18 +59,18 @@ func FuzzCheck(f *testing.F) {
 				t.Fatalf("error outside the file (%d lines): %v", lines, err)
 			}
 		}
-		test, err := Parse("f.litmus", src)
+		test, err := litmus.Parse("f.litmus", src)
 		if err != nil {
 			inFile(err)
 			return
 		}
-		d, err := ReadDurable("f.litmus", test)
+		d, err := durable.Read("f.litmus", test)
 		if err != nil {
 			inFile(err)
 			return
 		}
 		for _, m := range []memory.Model{memory.SC, memory.LKMM} {
-			r, err := d.Search(DurableConfig{Model: m, Device: d.Devices[0], Failures: d.Failures, Crash: d.Crash}, explore.Options{MaxStates: 3000, Workers: 1})
+			r, err := d.Search(durable.Config{Model: m, Device: d.Devices[0], Failures: d.Failures, Crash: d.Crash}, explore.Options{MaxStates: 3000, Workers: 1})
 			if err != nil {
 				if !strings.HasPrefix(err.Error(), "f.litmus") {
 					t.Fatalf("an error that does not name the file: %v", err)
@@ -107,16 +109,16 @@ func addSeeds(f *testing.F, dirs ...string) {
 // misspelt each (as TestTypoRefusedAtItsPlace misspells them), so that
 // the fuzzer starts from files the parser must refuse by name as well.
 func typoSeeds(src []byte) [][]byte {
-	p := &parser{test: &Test{}}
-	if p.lex(string(src)) != nil {
+	toks, err := litmus.Lex(string(src))
+	if err != nil {
 		return nil
 	}
-	var idents []token
+	var idents []litmus.Tok
 	taken := map[string]bool{}
-	for _, t := range p.toks {
-		if t.kind == tokIdent {
-			taken[t.text] = true
-			if !typoKeywords[t.text] {
+	for _, t := range toks {
+		if t.Ident {
+			taken[t.Text] = true
+			if !typoKeywords[t.Text] {
 				idents = append(idents, t)
 			}
 		}
@@ -125,8 +127,8 @@ func typoSeeds(src []byte) [][]byte {
 	var out [][]byte
 	for i := 0; i < len(idents) && len(out) < 4; i += max(1, len(idents)/4) {
 		t := idents[i]
-		at := offs[t.line] + t.col - 1
-		m := string(src[:at]) + misspell(t.text, taken) + string(src[at+len(t.text):])
+		at := offs[t.Line] + t.Col - 1
+		m := string(src[:at]) + misspell(t.Text, taken) + string(src[at+len(t.Text):])
 		out = append(out, []byte(m))
 	}
 	return out

@@ -57,7 +57,7 @@ type parser struct {
 	labels []label
 
 	// waitLoad, while the condition of a wait_event is read, takes the
-	// one read primitive it may call (into waitReg).
+	// one read primitive it may call (into WaitReg).
 	waitLoad **Access
 }
 
@@ -262,7 +262,7 @@ func (p *parser) headerKeys(body string, line, col int) error {
 			// Prose ("Why: ...", "Follows: ...") is free; a word a
 			// typo away from a key is a header line that would be
 			// ignored.
-			if s := didYouMean(key, HeaderKeys); s != "" {
+			if s := DidYouMean(key, HeaderKeys); s != "" {
 				return p.errf(pos{line + k, m[4] + 1}, "unknown header key %s:%s; the keys are %s", l[m[4]:m[5]], s, strings.Join(HeaderKeys, ", "))
 			}
 			continue

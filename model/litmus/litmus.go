@@ -9,10 +9,19 @@
 //     primitives.
 //   - [Outcome]: one final state (registers and memory); [Answer]: what a
 //     model says of the test's condition, in herd7's words.
-//   - [Model]: anything that gives the outcomes of a test: the axiomatic
-//     LKMM reference (model/lkmm), [Operational] (the memory models the
-//     explorer runs: SC, TSO, Relaxed) and [LKMM], the operational LKMM
-//     model (views of modification order, promises for load buffering).
+//   - [Model]: anything that gives the outcomes of a test, with [Judge]
+//     answering its condition. The judges live elsewhere: the axiomatic
+//     LKMM reference and the promise-based operational LKMM in model/lkmm,
+//     the memory models the explorer runs (SC, TSO, Relaxed, LKMM memory)
+//     as durable.Operational. [ErrUnsupported], [ErrNotInModel] and
+//     [ErrCutShort] are the refusals every judge uses.
+//   - [Parse], [ParseFile]: reading herd7 C files, strictly (parse.go);
+//     the durability statements (a block device, assertions, loops,
+//     wait_event) are part of the language, and [MemoryOnly] says whether
+//     a test has any. The durability checker is model/durable.
+//   - [AccessText], [CallText], [CExpr]: a program's pieces rendered as C.
+//
+// The package imports nothing of this module: it is the language alone.
 package litmus
 
 import (
@@ -88,10 +97,10 @@ func (t *Test) RegInitPos(th int, r string) Pos {
 	return Pos{}
 }
 
-// limitErr is a limit of the checker that t passes at at: an *Error
+// LimitErr is a limit of the checker that t passes at at: an *Error
 // (wrapping ErrUnsupported) at that place, or, for a test that was not
 // parsed from a file, an error naming the test.
-func (t *Test) limitErr(at Pos, format string, args ...any) error {
+func (t *Test) LimitErr(at Pos, format string, args ...any) error {
 	msg := fmt.Sprintf(format, args...)
 	if t.File == "" || at.Line == 0 {
 		return fmt.Errorf("%s: %w: %s", t.Name, ErrUnsupported, msg)
@@ -585,6 +594,13 @@ var ErrUnsupported = errors.New("unsupported")
 // (Relaxed has no acquire, release or lock): the test is fine, the model
 // cannot express it.
 var ErrNotInModel = fmt.Errorf("%w in this memory model", ErrUnsupported)
+
+// ErrCutShort is wrapped when the search reached its state budget: the
+// outcomes are unknown.
+var ErrCutShort = errors.New("search cut short")
+
+// DefaultMaxStates is the state budget of a model's search (0 in a MaxStates field).
+const DefaultMaxStates = 1 << 22
 
 // Model gives the outcomes of litmus tests: every final state some
 // execution allowed by the model reaches. A test the model cannot run (a

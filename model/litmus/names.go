@@ -15,10 +15,10 @@ import (
 // ("did you mean log_flushed?"): read as a fresh register holding 0, a
 // typo would change the program without a word.
 
-// didYouMean returns " (did you mean X?)" for the candidate closest to
+// DidYouMean returns " (did you mean X?)" for the candidate closest to
 // name, or "" if none is close: within two edits (one for a name of up
 // to four letters), ignoring case, and not name itself.
-func didYouMean(name string, candidates ...[]string) string {
+func DidYouMean(name string, candidates ...[]string) string {
 	best, bestD := "", 0
 	limit := 2
 	if len(name) <= 4 {
@@ -98,7 +98,7 @@ func (p *parser) useReg(name token) error {
 	}
 	th := len(p.test.Threads)
 	return p.errf(name.at(), "undeclared name %s%s: a register is declared in its thread (int %s;) or set in the initial state ({ %d:%s=0; }), a constant is one of %s",
-		name.text, didYouMean(name.text, keys(p.regs), keys(constants)), name.text, th, name.text, strings.Join(keys(constants), ", "))
+		name.text, DidYouMean(name.text, keys(p.regs), keys(constants)), name.text, th, name.text, strings.Join(keys(constants), ", "))
 }
 
 // locationsList reads herd7's "locations [x; 0:r0; y;]" (the word is
@@ -126,13 +126,13 @@ func (p *parser) locationsList(kw token) error {
 				return err
 			}
 			if _, ok := p.threadRegs[th][reg.text]; !ok {
-				return p.errf(reg.at(), "locations names %d:%s, but P%d has no register %s%s", th, reg.text, th, reg.text, didYouMean(reg.text, keys(p.threadRegs[th])))
+				return p.errf(reg.at(), "locations names %d:%s, but P%d has no register %s%s", th, reg.text, th, reg.text, DidYouMean(reg.text, keys(p.threadRegs[th])))
 			}
 			p.threadUsed[th][reg.text] = true
 		case t.kind == tokIdent:
 			p.next()
 			if !slices.Contains(p.test.Locs, t.text) {
-				return p.errf(t.at(), "locations names %s, which is no location%s", t.text, didYouMean(t.text, p.test.Locs))
+				return p.errf(t.at(), "locations names %s, which is no location%s", t.text, DidYouMean(t.text, p.test.Locs))
 			}
 			p.condLocs[t.text] = true
 		default:
@@ -172,14 +172,14 @@ func (p *parser) checkNames() error {
 			if th < len(p.threadRegs) {
 				cands = keys(p.threadRegs[th])
 			}
-			return p.errf(at, "the initial state sets %d:%s, a register P%d never names%s", th, r, th, didYouMean(r, cands))
+			return p.errf(at, "the initial state sets %d:%s, a register P%d never names%s", th, r, th, DidYouMean(r, cands))
 		}
 	}
 	for _, l := range keys(p.initLocs) {
 		if p.paramLocs[l] || p.condLocs[l] {
 			continue
 		}
-		return p.errf(p.initLocs[l], "the initial state sets %s, which no thread takes as a parameter and no condition reads%s", l, didYouMean(l, keys(p.paramLocs)))
+		return p.errf(p.initLocs[l], "the initial state sets %s, which no thread takes as a parameter and no condition reads%s", l, DidYouMean(l, keys(p.paramLocs)))
 	}
 	// The device: one name. Where two are used, the one used fewer
 	// times (the later one on a tie) is taken for the typo.
@@ -218,7 +218,7 @@ func (p *parser) checkNames() error {
 				others = append(others, q)
 			}
 		}
-		if s := didYouMean(l.tok.text, others); s != "" {
+		if s := DidYouMean(l.tok.text, others); s != "" {
 			return p.errf(l.tok.at(), "%s(%s): the only use of the wait queue %s%s", l.call, l.tok.text, l.tok.text, s)
 		}
 	}

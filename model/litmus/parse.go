@@ -10,7 +10,7 @@ package litmus
 //	locations [...]              accepted and ignored
 //	exists (0:r0=1 /\ x=2)       the final condition (also ~exists, forall)
 //
-// The parser accepts a subset of C: the primitives model/litmus knows, local
+// The parser accepts a subset of C: the primitives this package knows, local
 // int registers, assignments and if/else. Everything else (plain accesses,
 // pointers other than the parameters, loops, RCU, unknown functions...) is
 // an *Error naming the construct and its line: a construct silently skipped
@@ -78,6 +78,17 @@ func (p *parser) addLoc(name token) {
 }
 
 var threadName = regexp.MustCompile(`^P([0-9]+)$`)
+
+// ThreadNumber reads a thread's name, P0, P1, ...: its number, or false
+// for a name of another form.
+func ThreadNumber(name string) (int, bool) {
+	m := threadName.FindStringSubmatch(name)
+	if m == nil {
+		return 0, false
+	}
+	n, err := strconv.Atoi(m[1])
+	return n, err == nil
+}
 
 func (p *parser) parse() error {
 	if err := p.parseInit(); err != nil {
@@ -494,7 +505,7 @@ func (p *parser) declare(name token) error {
 	if p.params[name.text] {
 		return p.errf(name.at(), "register %s has the name of a location parameter of this thread", name.text)
 	}
-	if name.text == waitReg {
+	if name.text == WaitReg {
 		return p.errf(name.at(), "%s is the name of wait_event's hidden register", name.text)
 	}
 	if at, dup := p.regs[name.text]; dup && at.line > 0 {
@@ -752,7 +763,7 @@ func (p *parser) jumpStmt() ([]Stmt, error) {
 // makes the final condition optional (the obligations may all be inline).
 func (p *parser) durable() bool {
 	for _, th := range p.test.Threads {
-		if firstDurable(th.Body) != nil {
+		if FirstDurable(th.Body) != nil {
 			return true
 		}
 	}

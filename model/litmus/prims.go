@@ -102,7 +102,7 @@ func (p *parser) call(name token, reg string) ([]Stmt, error) {
 	}
 	pr, ok := prims[name.text]
 	if !ok {
-		if s := didYouMean(name.text, functionNames()); s != "" {
+		if s := DidYouMean(name.text, functionNames()); s != "" {
 			return nil, p.errf(name.at(), "unknown function %s()%s", name.text, s)
 		}
 		return nil, p.errf(name.at(), "unsupported construct: %s()", name.text)
@@ -135,7 +135,7 @@ func (p *parser) call(name token, reg string) ([]Stmt, error) {
 				return nil, err
 			}
 			if !p.params[loc.text] {
-				return nil, p.errf(loc.at(), "unsupported construct: %s() on %s, which is not a location parameter of this thread%s", name.text, loc.text, didYouMean(loc.text, keys(p.params)))
+				return nil, p.errf(loc.at(), "unsupported construct: %s() on %s, which is not a location parameter of this thread%s", name.text, loc.text, DidYouMean(loc.text, keys(p.params)))
 			}
 			a.Loc = loc.text
 		case argVal:
@@ -189,11 +189,11 @@ var devPrims = map[string]devPrim{
 	"submit_bio":         {kind: DevSubmit, args: 3, returns: true},
 	"bio_wait":           {kind: DevBioWait, args: 1, returns: true},
 	// A completion's count: complete() adds one, complete_all() sets
-	// it to completeAll, wait_for_completion() waits until it is
+	// it to CompleteAll, wait_for_completion() waits until it is
 	// positive and takes one (docs/durable-litmus.md gives their
 	// ordering).
 	"complete":            {kind: DevComplete, completion: OpAddReturnRel, val: 1},
-	"complete_all":        {kind: DevCompleteAll, completion: OpXchgRel, val: completeAll},
+	"complete_all":        {kind: DevCompleteAll, completion: OpXchgRel, val: CompleteAll},
 	"wait_for_completion": {kind: DevWaitDone, completion: OpAddReturnAcq, val: -1},
 	// The block layer's wait (blk_wait_io(), in submit_bio_wait()):
 	// the same wait, with the time counted as IO wait.
@@ -201,9 +201,9 @@ var devPrims = map[string]devPrim{
 	"reinit_completion":      {kind: DevReinit, completion: OpWriteOnce, val: 0},
 }
 
-// completeAll is the count complete_all() leaves (the kernel's UINT_MAX):
+// CompleteAll is the count complete_all() leaves (the kernel's UINT_MAX):
 // complete() and wait_for_completion() leave it as it is.
-const completeAll = 100
+const CompleteAll = 100
 
 // devCall reads a durability call (name is read, "(" is next).
 func (p *parser) devCall(name token, d devPrim, reg string) ([]Stmt, error) {
@@ -221,7 +221,7 @@ func (p *parser) devCall(name token, d devPrim, reg string) ([]Stmt, error) {
 			return nil, err
 		}
 		if !p.params[loc.text] {
-			return nil, p.errf(loc.at(), "%s() on %s, which is not a location parameter of this thread (a completion is one: P0(struct completion *c))%s", name.text, loc.text, didYouMean(loc.text, keys(p.params)))
+			return nil, p.errf(loc.at(), "%s() on %s, which is not a location parameter of this thread (a completion is one: P0(struct completion *c))%s", name.text, loc.text, DidYouMean(loc.text, keys(p.params)))
 		}
 		if _, err := p.expect(")", "closing "+name.text+"("); err != nil {
 			return nil, err
@@ -288,12 +288,12 @@ func (p *parser) devCall(name token, d devPrim, reg string) ([]Stmt, error) {
 			if load == nil {
 				return nil, p.errf(name.at(), "the condition of %s() reads no memory (it must read a location: READ_ONCE(*x) == 1, say)", name.text)
 			}
-			op.Val, op.Load, op.Reg = vals[0], load, waitReg
+			op.Val, op.Load, op.Reg = vals[0], load, WaitReg
 		}
 		st.Dev = op
 	}
 	return []Stmt{st}, nil
 }
 
-// waitReg is the register a wait_event's read goes to.
-const waitReg = "__wait"
+// WaitReg is the register a wait_event's read goes to.
+const WaitReg = "__wait"

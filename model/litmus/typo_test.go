@@ -1,4 +1,4 @@
-package litmus
+package litmus_test
 
 import (
 	"errors"
@@ -12,6 +12,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/flushproof/flushproof/model/durable"
+	"github.com/flushproof/flushproof/model/litmus"
 )
 
 // The typo test: in every litmus file of the project (the examples, the
@@ -53,7 +56,7 @@ var labelCalls = map[string]bool{"wait_event": true, "wake_up": true, "blkdev_is
 // typoFiles are the litmus files the test mutates.
 func typoFiles(t *testing.T) []string {
 	var files []string
-	for _, g := range []string{"../../examples/litmus/*.litmus", "../../props/testdata/litmus/*.litmus", "testdata/durable/*.litmus", "../../cmd/flushproof/testdata/litmus/*.litmus"} {
+	for _, g := range []string{"../../examples/litmus/*.litmus", "../../props/testdata/litmus/*.litmus", "../durable/testdata/durable/*.litmus", "../../cmd/flushproof/testdata/litmus/*.litmus"} {
 		m, err := filepath.Glob(g)
 		require.NoError(t, err)
 		files = append(files, m...)
@@ -65,18 +68,18 @@ func typoFiles(t *testing.T) []string {
 // readChecked parses src as flushproof check would: the file and, where it
 // has a header or durability statements, its header.
 func readChecked(name string, src []byte) error {
-	tt, err := Parse(name, src)
+	tt, err := litmus.Parse(name, src)
 	if err != nil {
 		return err
 	}
-	durable := len(tt.Header) > 0
+	checked := len(tt.Header) > 0
 	for _, th := range tt.Threads {
-		durable = durable || firstDurable(th.Body) != nil
+		checked = checked || litmus.FirstDurable(th.Body) != nil
 	}
-	if !durable {
+	if !checked {
 		return nil
 	}
-	_, err = ReadDurable(name, tt)
+	_, err = durable.Read(name, tt)
 	return err
 }
 
@@ -116,39 +119,39 @@ func TestTypoRefusedAtItsPlace(t *testing.T) {
 			continue // a file that is refused already (the bad-* test files)
 		}
 		n.files++
-		p := &parser{file: f, test: &Test{}}
-		require.NoError(t, p.lex(string(src)), f)
+		toks, err := litmus.Lex(string(src))
+		require.NoError(t, err, f)
 		taken := map[string]bool{}
-		for _, tok := range p.toks {
-			if tok.kind == tokIdent {
-				taken[tok.text] = true
+		for _, tok := range toks {
+			if tok.Ident {
+				taken[tok.Text] = true
 			}
 		}
-		for _, name := range functionNames() {
+		for _, name := range litmus.FunctionNames() {
 			taken[name] = true
 		}
-		for name := range constants {
+		for name := range litmus.Constants {
 			taken[name] = true
 		}
 		offs := lineOffsets(string(src))
-		for i, tok := range p.toks {
-			if tok.kind != tokIdent || typoKeywords[tok.text] || threadHeader.MatchString(tok.text) && p.toks[i+1].text == "(" {
+		for i, tok := range toks {
+			if !tok.Ident || typoKeywords[tok.Text] || threadHeader.MatchString(tok.Text) && toks[i+1].Text == "(" {
 				continue
 			}
-			m := misspell(tok.text, taken)
-			at := offs[tok.line] + tok.col - 1
-			mutated := string(src[:at]) + m + string(src[at+len(tok.text):])
+			m := misspell(tok.Text, taken)
+			at := offs[tok.Line] + tok.Col - 1
+			mutated := string(src[:at]) + m + string(src[at+len(tok.Text):])
 			err := readChecked(f, []byte(mutated))
-			var pe *Error
+			var pe *litmus.Error
 			if err != nil {
-				require.True(t, errors.As(err, &pe), "%s: %s -> %s: want *Error, got %v", f, tok.text, m, err)
+				require.True(t, errors.As(err, &pe), "%s: %s -> %s: want *Error, got %v", f, tok.Text, m, err)
 			}
-			where := func() string { return fmt.Sprintf("%s:%d:%d: %s -> %s", f, tok.line, tok.col, tok.text, m) }
+			where := func() string { return fmt.Sprintf("%s:%d:%d: %s -> %s", f, tok.Line, tok.Col, tok.Text, m) }
 			switch {
-			case pe != nil && pe.Line == tok.line && pe.Col == tok.col:
+			case pe != nil && pe.Line == tok.Line && pe.Col == tok.Col:
 				n.exact++
 				continue
-			case pe != nil && occursAt(p.toks, tok.text, pe.Line, pe.Col):
+			case pe != nil && occursAt(toks, tok.Text, pe.Line, pe.Col):
 				n.viaDecl++
 				continue
 			}
@@ -157,7 +160,7 @@ func TestTypoRefusedAtItsPlace(t *testing.T) {
 			// parameter its thread never uses).
 			if err == nil && sameProgram(t, f, src, []byte(mutated)) {
 				switch {
-				case i >= 2 && p.toks[i-1].text == "(" && labelCalls[p.toks[i-2].text]:
+				case i >= 2 && toks[i-1].Text == "(" && labelCalls[toks[i-2].Text]:
 					n.freeLabel++
 				default:
 					n.unused++
@@ -180,23 +183,23 @@ func TestTypoRefusedAtItsPlace(t *testing.T) {
 // names a location nothing reads or writes).
 func sameProgram(t *testing.T, f string, a, b []byte) bool {
 	t.Helper()
-	ta, err := Parse(f, a)
+	ta, err := litmus.Parse(f, a)
 	require.NoError(t, err)
-	tb, err := Parse(f, b)
+	tb, err := litmus.Parse(f, b)
 	require.NoError(t, err)
 	return assert.ObjectsAreEqual(programOf(ta), programOf(tb))
 }
 
 // programOf is what of t a run can tell apart: positions and unused
 // locations dropped.
-func programOf(t *Test) Test {
+func programOf(t *litmus.Test) litmus.Test {
 	used := map[string]bool{}
 	for l := range t.Init {
 		used[l] = true
 	}
-	t.Cond.locs(func(l string) { used[l] = true })
-	var walk func([]Stmt)
-	walk = func(ss []Stmt) {
+	t.Cond.Locs(func(l string) { used[l] = true })
+	var walk func([]litmus.Stmt)
+	walk = func(ss []litmus.Stmt) {
 		for _, s := range ss {
 			switch {
 			case s.Access != nil:
@@ -216,7 +219,7 @@ func programOf(t *Test) Test {
 	out.Threads = nil
 	for _, th := range t.Threads {
 		walk(th.Body)
-		out.Threads = append(out.Threads, Thread{Body: th.Body})
+		out.Threads = append(out.Threads, litmus.Thread{Body: th.Body})
 	}
 	out.Locs = nil
 	for _, l := range t.Locs {
@@ -229,9 +232,9 @@ func programOf(t *Test) Test {
 }
 
 // occursAt reports whether an identifier text stands at line:col.
-func occursAt(toks []token, text string, line, col int) bool {
+func occursAt(toks []litmus.Tok, text string, line, col int) bool {
 	for _, o := range toks {
-		if o.kind == tokIdent && o.text == text && o.line == line && o.col == col {
+		if o.Ident && o.Text == text && o.Line == line && o.Col == col {
 			return true
 		}
 	}
@@ -256,7 +259,7 @@ func typoHeader(t *testing.T, f, src string) int {
 		if !inHeader {
 			continue
 		}
-		if m := headerKey.FindStringSubmatchIndex(l); m != nil && slices.Contains(HeaderKeys, strings.ToLower(l[m[4]:m[5]])) {
+		if m := litmus.HeaderKey.FindStringSubmatchIndex(l); m != nil && slices.Contains(litmus.HeaderKeys, strings.ToLower(l[m[4]:m[5]])) {
 			for _, w := range headerWord.FindAllStringIndex(l[m[4]:], -1) {
 				a, b := m[4]+w[0], m[4]+w[1]
 				if strings.ToLower(l[a:b]) == "on" && l[m[4]:m[5]] != l[a:b] {
@@ -265,7 +268,7 @@ func typoHeader(t *testing.T, f, src string) int {
 				mutated := slices.Clone(lines)
 				mutated[i] = l[:a] + misspell(l[a:b], map[string]bool{}) + l[b:]
 				err := readChecked(f, []byte(strings.Join(mutated, "\n")))
-				var pe *Error
+				var pe *litmus.Error
 				if assert.True(t, errors.As(err, &pe), "%s:%d: %q misspelt in %q: want a refusal, got %v", f, i+1, l[a:b], l, err) {
 					assert.Equal(t, i+1, pe.Line, "%s: %q misspelt in %q: %v", f, l[a:b], l, err)
 				}

@@ -1,6 +1,10 @@
 // Package lkmm is the axiomatic Linux kernel memory model, the reference
 // the other memory models are held to: [Reference] gives the outcomes of a
-// [litmus.Test] that the kernel's model allows.
+// [litmus.Test] that the kernel's model allows. [Promise] is the package's
+// second judge of a litmus test, an operational, promise-based model of
+// the same cat (promise.go, promise_state.go, promise_prog.go), held to
+// the Reference on the litmus corpus
+// and on random programs. Both depend on the litmus language alone.
 //
 // It follows herd7 running tools/memory-model (linux-kernel.def,
 // linux-kernel.bell, linux-kernel.cat as of Linux v6.18; the prose is

@@ -34,6 +34,6 @@
 //     picks which store a load reads, where a store goes and (LKMM) when a
 //     pending barrier takes effect ([Wide.Pending], [Wide.Complete]).
 //
-// Litmus tests run on these models through package model/litmus
-// (Operational), beside the axiomatic LKMM reference (model/lkmm).
+// Litmus tests run on these models through package model/durable
+// (Operational), beside the LKMM judges of model/lkmm.
 package memory

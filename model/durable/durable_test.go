@@ -1,4 +1,4 @@
-package litmus
+package durable
 
 import (
 	"flag"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/flushproof/flushproof/internal/mutate"
 	"github.com/flushproof/flushproof/model/explore"
+	"github.com/flushproof/flushproof/model/litmus"
 	"github.com/flushproof/flushproof/model/memory"
 )
 
@@ -26,27 +27,27 @@ var symFiles = []string{"../../examples/litmus/xfs-flushseq-patched.litmus", "..
 
 func durSys(t *testing.T, path string, m memory.Model) *durSystem {
 	t.Helper()
-	tt, err := ParseFile(path)
+	tt, err := litmus.ParseFile(path)
 	require.NoError(t, err)
-	d, err := ReadDurable(path, tt)
+	d, err := Read(path, tt)
 	require.NoError(t, err)
-	sys, err := d.system(DurableConfig{Model: m, Device: d.Devices[0], Failures: d.Failures})
+	sys, err := d.system(Config{Model: m, Device: d.Devices[0], Failures: d.Failures})
 	require.NoError(t, err)
 	return sys
 }
 
 // succ is the set of st's successors, each zeroed of dead registers.
-func succ(sys *durSystem, st durState, f func(durState) durState) []string {
+func succ(sys *durSystem, st State, f func(State) State) []string {
 	var out []string
-	sys.Next(st, func(_ explore.Label, n durState) { out = append(out, fmt.Sprintf("%v", f(n))) })
+	sys.Next(st, func(_ explore.Label, n State) { out = append(out, fmt.Sprintf("%v", f(n))) })
 	sort.Strings(out)
 	return out
 }
 
 // everyState calls f on every state of sys the search without reductions
 // reaches (for small files).
-func everyState(t *testing.T, sys *durSystem, f func(durState)) {
-	r := explore.Explore[durState](sys, explore.Options{NoReduce: true, Workers: 1, MaxStates: 200_000})
+func everyState(t *testing.T, sys *durSystem, f func(State)) {
+	r := explore.Explore[State](sys, explore.Options{NoReduce: true, Workers: 1, MaxStates: 200_000})
 	require.True(t, r.Exhausted || r.Violation != nil, "cut short")
 	for i := 0; i < r.Len(); i++ {
 		f(r.State(i))
@@ -54,14 +55,14 @@ func everyState(t *testing.T, sys *durSystem, f func(durState)) {
 }
 
 // randomStates walks random runs of sys and calls f on every state.
-func randomStates(sys *durSystem, runs, steps int, f func(durState)) {
+func randomStates(sys *durSystem, runs, steps int, f func(State)) {
 	rng := rand.New(rand.NewSource(1))
 	for run := 0; run < runs; run++ {
 		st := sys.Init()[0]
 		for k := 0; k < steps; k++ {
 			f(st)
-			var next []durState
-			sys.Next(st, func(_ explore.Label, n durState) { next = append(next, n) })
+			var next []State
+			sys.Next(st, func(_ explore.Label, n State) { next = append(next, n) })
 			if len(next) == 0 {
 				break
 			}
@@ -71,8 +72,8 @@ func randomStates(sys *durSystem, runs, steps int, f func(durState)) {
 }
 
 // dead zeroes dead registers only (Canonical without renaming).
-func dead(sys *durSystem) func(durState) durState {
-	return func(st durState) durState {
+func dead(sys *durSystem) func(State) State {
+	return func(st State) State {
 		u := *sys
 		u.noSym = true
 		return u.Canonical(st)
@@ -87,7 +88,7 @@ func TestDurableDeadRegisters(t *testing.T) {
 		for _, m := range []memory.Model{memory.SC, memory.TSO, memory.LKMM} {
 			sys := durSys(t, f, m)
 			z := dead(sys)
-			randomStates(sys, 100, 60, func(st durState) {
+			randomStates(sys, 100, 60, func(st State) {
 				require.Equal(t, succ(sys, st, z), succ(sys, z(st), z), "%s under %v at %v", f, m, st.op.pc)
 			})
 		}
@@ -112,8 +113,8 @@ func TestDurableThreadRenaming(t *testing.T) {
 			for k := range perm {
 				perm[k] = (k + 1) % len(perm)
 			}
-			randomStates(sys, 60, 60, func(st durState) {
-				ren := func(x durState) durState { return z(sys.permuteClass(x, c, perm)) }
+			randomStates(sys, 60, 60, func(st State) {
+				ren := func(x State) State { return z(sys.permuteClass(x, c, perm)) }
 				require.Equal(t, succ(sys, st, ren), succ(sys, ren(st), z), "%s under %v at %v", f, m, st.op.pc)
 				// The same from the state with its dead registers zeroed, as
 				// Canonical renames it.
@@ -132,10 +133,10 @@ func TestDurableRenumbering(t *testing.T) {
 		for _, m := range []memory.Model{memory.SC, memory.LKMM} {
 			sys := durSys(t, f, m)
 			z := dead(sys)
-			randomStates(sys, 60, 60, func(st durState) {
+			randomStates(sys, 60, 60, func(st State) {
 				nw, nf := st.dev.Writes(), st.dev.Flushes()
 				wp, fp := perm8(rng, nw), perm8(rng, nf)
-				ren := func(x durState) durState {
+				ren := func(x State) State {
 					// The renaming extended by the identity on what x
 					// submitted since st.
 					w, f := append([]uint8(nil), wp...), append([]uint8(nil), fp...)
@@ -187,13 +188,13 @@ func TestDurableReductionsKeepVerdicts(t *testing.T) {
 			continue
 		}
 		t.Run(name, func(t *testing.T) {
-			tt, err := ParseFile(path)
+			tt, err := litmus.ParseFile(path)
 			require.NoError(t, err)
-			d, err := ReadDurable(path, tt)
+			d, err := Read(path, tt)
 			require.NoError(t, err)
 			for _, m := range d.Models {
 				for _, dev := range d.Devices {
-					cfg := DurableConfig{Model: m, Device: dev, Failures: d.Failures, Crash: d.Crash}
+					cfg := Config{Model: m, Device: dev, Failures: d.Failures, Crash: d.Crash}
 					// verdict is "" for a search cut short by the
 					// bounds (-durable.all only: the quick files must
 					// finish): nothing to compare.
@@ -201,7 +202,7 @@ func TestDurableReductionsKeepVerdicts(t *testing.T) {
 						sys, err := d.system(cfg)
 						require.NoError(t, err)
 						sys.noSym = noSym
-						r := explore.Explore[durState](sys, explore.Options{NoReduce: noReduce, Liveness: true, MaxStates: 30_000_000, MaxMemory: 6 << 30})
+						r := explore.Explore[State](sys, explore.Options{NoReduce: noReduce, Liveness: true, MaxStates: 30_000_000, MaxMemory: 6 << 30})
 						if !r.Exhausted && r.Violation == nil {
 							require.True(t, *durableAll, "%s: cut short", name)
 							t.Logf("%v %v (symmetry off %v, reductions off %v): cut short at %d states, not compared", m, dev, noSym, noReduce, r.Len())
@@ -237,8 +238,8 @@ func TestDurableForget(t *testing.T) {
 		for _, m := range []memory.Model{memory.SC, memory.LKMM} {
 			sys := durSys(t, f, m)
 			z := dead(sys)
-			fg := func(x durState) durState { return z(sys.forget(x)) }
-			check := func(st durState) {
+			fg := func(x State) State { return z(sys.forget(x)) }
+			check := func(st State) {
 				require.Equal(t, succ(sys, st, fg), succ(sys, sys.forget(st), fg), "%s under %v at %v", f, m, st.op.pc)
 			}
 			randomStates(sys, 80, 80, check)
@@ -268,14 +269,14 @@ func TestDurableFiles(t *testing.T) {
 	files = append(files, ext4...)
 	for _, path := range files {
 		bad := strings.HasPrefix(filepath.Base(path), "bad-")
-		tt, err := ParseFile(path)
-		var d *Durable
+		tt, err := litmus.ParseFile(path)
+		var d *Test
 		if err == nil {
-			d, err = ReadDurable(path, tt)
+			d, err = Read(path, tt)
 		}
 		if err != nil {
 			require.True(t, bad, "%s: %v", path, err)
-			var pe *Error
+			var pe *litmus.Error
 			require.ErrorAs(t, err, &pe, path)
 			assert.True(t, pe.Line >= 1 && pe.Col >= 1, "%s: %v", path, err)
 			continue
@@ -330,18 +331,18 @@ P1(int *work)
 }
 forall (work=0 \/ work=1)
 `
-	tt, err := Parse("server.litmus", []byte(src))
+	tt, err := litmus.Parse("server.litmus", []byte(src))
 	require.NoError(t, err)
-	d, err := ReadDurable("server.litmus", tt)
+	d, err := Read("server.litmus", tt)
 	require.NoError(t, err)
-	r, err := d.Search(DurableConfig{Model: memory.SC, Device: d.Devices[0], Crash: d.Crash}, explore.Options{})
+	r, err := d.Search(Config{Model: memory.SC, Device: d.Devices[0], Crash: d.Crash}, explore.Options{})
 	require.NoError(t, err)
 	require.NotNil(t, r.Violation)
 	assert.Equal(t, explore.Deadlock, r.Violation.Kind)
 	assert.Contains(t, r.Violation.Err.Error(), "P1 waits at line 17, wait_event(READ_ONCE(*work) == 1), in a loop: if P1 is a server that waits for work forever, say so in the header (Daemons: P1)")
 
 	d.Daemons = 1 << 1
-	r, err = d.Search(DurableConfig{Model: memory.SC, Device: d.Devices[0], Crash: d.Crash}, explore.Options{})
+	r, err = d.Search(Config{Model: memory.SC, Device: d.Devices[0], Crash: d.Crash}, explore.Options{})
 	require.NoError(t, err)
 	assert.Nil(t, r.Violation, "with Daemons: P1 the server may wait forever")
 }
@@ -356,9 +357,9 @@ forall (work=0 \/ work=1)
 func TestCondAssignCrashPoint(t *testing.T) {
 	const path = "testdata/durable/cond-assign-crash-point.litmus"
 	verdicts := func() []string {
-		tt, err := ParseFile(path)
+		tt, err := litmus.ParseFile(path)
 		require.NoError(t, err)
-		d, err := ReadDurable(path, tt)
+		d, err := Read(path, tt)
 		require.NoError(t, err)
 		var out []string
 		for _, r := range d.Rows(nil, false) {

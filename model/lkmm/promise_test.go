@@ -1,4 +1,4 @@
-package litmus
+package lkmm
 
 import (
 	"fmt"
@@ -7,13 +7,16 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/flushproof/flushproof/model/litmus"
+	"github.com/flushproof/flushproof/model/litmus/litmustest"
 )
 
 // judgeLKMM runs src under the operational LKMM model: herd7's word for
 // its exists condition.
 func judgeLKMM(t *testing.T, src string) string {
 	t.Helper()
-	a, err := Judge(LKMM{}, mustParse(t, src))
+	a, err := litmus.Judge(Promise{}, litmustest.MustParse(t, src))
 	require.NoError(t, err)
 	return a.Result
 }
@@ -23,42 +26,42 @@ func judgeLKMM(t *testing.T, src string) string {
 // model.
 func TestLKMMShapes(t *testing.T) {
 	for _, tc := range []struct{ name, src, want string }{
-		{"S", two("exists (x=2 /\\ 1:r0=1)",
+		{"S", litmustest.Two("exists (x=2 /\\ 1:r0=1)",
 			"WRITE_ONCE(*x, 2); WRITE_ONCE(*y, 1);",
 			"int r0; r0 = READ_ONCE(*y); WRITE_ONCE(*x, 1);"), "Sometimes"},
-		{"2+2W", two("exists (x=1 /\\ y=1)",
+		{"2+2W", litmustest.Two("exists (x=1 /\\ y=1)",
 			"WRITE_ONCE(*x, 1); WRITE_ONCE(*y, 2);",
 			"WRITE_ONCE(*y, 1); WRITE_ONCE(*x, 2);"), "Sometimes"},
-		{"MP+po+mb", two("exists (1:r0=1 /\\ 1:r1=0)",
+		{"MP+po+mb", litmustest.Two("exists (1:r0=1 /\\ 1:r1=0)",
 			"WRITE_ONCE(*x, 1); WRITE_ONCE(*y, 1);",
 			"int r0; int r1; r0 = READ_ONCE(*y); smp_mb(); r1 = READ_ONCE(*x);"), "Sometimes"},
-		{"MP+wmb+rmb", two("exists (1:r0=1 /\\ 1:r1=0)",
+		{"MP+wmb+rmb", litmustest.Two("exists (1:r0=1 /\\ 1:r1=0)",
 			"WRITE_ONCE(*x, 1); smp_wmb(); WRITE_ONCE(*y, 1);",
 			"int r0; int r1; r0 = READ_ONCE(*y); smp_rmb(); r1 = READ_ONCE(*x);"), "Never"},
-		{"MP+rel+acq", two("exists (1:r0=1 /\\ 1:r1=0)",
+		{"MP+rel+acq", litmustest.Two("exists (1:r0=1 /\\ 1:r1=0)",
 			"WRITE_ONCE(*x, 1); smp_store_release(y, 1);",
 			"int r0; int r1; r0 = smp_load_acquire(y); r1 = READ_ONCE(*x);"), "Never"},
-		{"SB", two("exists (0:r0=0 /\\ 1:r0=0)",
+		{"SB", litmustest.Two("exists (0:r0=0 /\\ 1:r0=0)",
 			"int r0; WRITE_ONCE(*x, 1); r0 = READ_ONCE(*y);",
 			"int r0; WRITE_ONCE(*y, 1); r0 = READ_ONCE(*x);"), "Sometimes"},
-		{"SB+mbs", two("exists (0:r0=0 /\\ 1:r0=0)",
+		{"SB+mbs", litmustest.Two("exists (0:r0=0 /\\ 1:r0=0)",
 			"int r0; WRITE_ONCE(*x, 1); smp_mb(); r0 = READ_ONCE(*y);",
 			"int r0; WRITE_ONCE(*y, 1); smp_mb(); r0 = READ_ONCE(*x);"), "Never"},
-		{"MP+locks", two("exists (1:r0=1 /\\ 1:r1=0)",
+		{"MP+locks", litmustest.Two("exists (1:r0=1 /\\ 1:r1=0)",
 			"WRITE_ONCE(*x, 1); spin_lock(l); WRITE_ONCE(*y, 1); spin_unlock(l);",
 			"int r0; int r1; spin_lock(l); r0 = READ_ONCE(*y); spin_unlock(l); r1 = READ_ONCE(*x);"), "Never"},
 		// Load buffering, by a promise.
-		{"LB", two("exists (0:r0=1 /\\ 1:r0=1)",
+		{"LB", litmustest.Two("exists (0:r0=1 /\\ 1:r0=1)",
 			"int r0; r0 = READ_ONCE(*x); WRITE_ONCE(*y, 1);",
 			"int r0; r0 = READ_ONCE(*y); WRITE_ONCE(*x, 1);"), "Sometimes"},
 		// Dependencies on both sides: the promise would depend on itself.
-		{"LB+datas", two("exists (0:r0=1 /\\ 1:r0=1)",
+		{"LB+datas", litmustest.Two("exists (0:r0=1 /\\ 1:r0=1)",
 			"int r0; r0 = READ_ONCE(*x); WRITE_ONCE(*y, r0);",
 			"int r0; r0 = READ_ONCE(*y); WRITE_ONCE(*x, r0);"), "Never"},
-		{"LB+ctrl+po", two("exists (0:r0=1 /\\ 1:r0=1)",
+		{"LB+ctrl+po", litmustest.Two("exists (0:r0=1 /\\ 1:r0=1)",
 			"int r0; r0 = READ_ONCE(*x); if (r0) { WRITE_ONCE(*y, 1); }",
 			"int r0; r0 = READ_ONCE(*y); WRITE_ONCE(*x, 1);"), "Sometimes"},
-		{"LB+ctrls", two("exists (0:r0=1 /\\ 1:r0=1)",
+		{"LB+ctrls", litmustest.Two("exists (0:r0=1 /\\ 1:r0=1)",
 			"int r0; r0 = READ_ONCE(*x); if (r0) { WRITE_ONCE(*y, 1); }",
 			"int r0; r0 = READ_ONCE(*y); if (r0) { WRITE_ONCE(*x, 1); }"), "Never"},
 		// Two loads the thread may reorder, the second feeding the store
@@ -92,10 +95,10 @@ func TestLKMMBounds(t *testing.T) {
 	for i := 1; i <= 8; i++ {
 		fmt.Fprintf(&b, "WRITE_ONCE(*x, %d); ", i)
 	}
-	_, err := LKMM{}.Outcomes(mustParse(t, two("exists (x=1)", b.String(), "")))
-	require.ErrorIs(t, err, ErrUnsupported)
+	_, err := Promise{}.Outcomes(litmustest.MustParse(t, litmustest.Two("exists (x=1)", b.String(), "")))
+	require.ErrorIs(t, err, litmus.ErrUnsupported)
 	assert.Contains(t, err.Error(), "8 stores to location")
 
-	_, err = LKMM{MaxStates: 3}.Outcomes(mustParse(t, two("exists (x=1)", "WRITE_ONCE(*x, 1);", "int r0; r0 = READ_ONCE(*x);")))
-	require.ErrorIs(t, err, ErrCutShort)
+	_, err = Promise{MaxStates: 3}.Outcomes(litmustest.MustParse(t, litmustest.Two("exists (x=1)", "WRITE_ONCE(*x, 1);", "int r0; r0 = READ_ONCE(*x);")))
+	require.ErrorIs(t, err, litmus.ErrCutShort)
 }

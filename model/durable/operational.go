@@ -1,4 +1,4 @@
-package litmus
+package durable
 
 // The operational models: a test run under model/memory's SC, x86-TSO or
 // Relaxed memory, every interleaving explored by model/explore. Each thread
@@ -48,9 +48,9 @@ package litmus
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/flushproof/flushproof/model/explore"
+	"github.com/flushproof/flushproof/model/litmus"
 	"github.com/flushproof/flushproof/model/memory"
 )
 
@@ -58,7 +58,7 @@ import (
 // exhaustive search of every interleaving.
 type Operational struct {
 	Model memory.Model
-	// MaxStates bounds the search (0: DefaultMaxStates). A search that
+	// MaxStates bounds the search (0: litmus.DefaultMaxStates). A search that
 	// reaches it is an error: its outcomes would be incomplete.
 	MaxStates int
 	// InOrder lets a store follow a load with no smp_mb between under
@@ -71,13 +71,6 @@ type Operational struct {
 	NoReduce bool
 	_        struct{}
 }
-
-// ErrCutShort is wrapped when the search reached its state budget: the
-// outcomes are unknown.
-var ErrCutShort = errors.New("search cut short")
-
-// DefaultMaxStates is the state budget of an Operational search.
-const DefaultMaxStates = 1 << 22
 
 // MaxRegs is the number of registers a thread may use.
 const MaxRegs = 8
@@ -92,13 +85,13 @@ func (o Operational) Name() string {
 }
 
 // Outcomes returns every final state of t under the model.
-func (o Operational) Outcomes(t *Test) ([]Outcome, error) {
+func (o Operational) Outcomes(t *litmus.Test) ([]litmus.Outcome, error) {
 	sys, r, err := o.run(t)
 	if err != nil {
 		return nil, err
 	}
 	seen := map[string]bool{}
-	var out []Outcome
+	var out []litmus.Outcome
 	for i := 0; i < r.Len(); i++ {
 		s := r.State(i)
 		if !sys.final(s) {
@@ -117,7 +110,7 @@ func (o Operational) Outcomes(t *Test) ([]Outcome, error) {
 // satisfying cond (t.Cond for a reachable exists; Not(t.Cond) for a
 // violated forall), as timeline steps, with the timeline's columns (one per
 // thread, then "memory"). A nil path means no outcome satisfies cond.
-func (o Operational) Witness(t *Test, cond Expr) ([]explore.Step, []string, error) {
+func (o Operational) Witness(t *litmus.Test, cond litmus.Expr) ([]explore.Step, []string, error) {
 	sys, r, err := o.run(t)
 	if err != nil {
 		return nil, nil, err
@@ -139,7 +132,7 @@ func (o Operational) Witness(t *Test, cond Expr) ([]explore.Step, []string, erro
 }
 
 // run compiles t and explores it.
-func (o Operational) run(t *Test) (*opSystem, *explore.Result[opState], error) {
+func (o Operational) run(t *litmus.Test) (*opSystem, *explore.Result[opState], error) {
 	sys, err := compile(o.Model, t)
 	if err != nil {
 		return nil, nil, err
@@ -147,18 +140,18 @@ func (o Operational) run(t *Test) (*opSystem, *explore.Result[opState], error) {
 	sys.inOrder = o.InOrder
 	budget := o.MaxStates
 	if budget == 0 {
-		budget = DefaultMaxStates
+		budget = litmus.DefaultMaxStates
 	}
 	r := explore.Explore[opState](sys, explore.Options{Workers: 1, MaxStates: budget, NoReduce: o.NoReduce})
 	if r.Stopped != "" {
-		return nil, nil, fmt.Errorf("%s under %s: %w (%s) after %d states: outcomes unknown", t.Name, o.Name(), ErrCutShort, r.Stopped, r.States)
+		return nil, nil, fmt.Errorf("%s under %s: %w (%s) after %d states: outcomes unknown", t.Name, o.Name(), litmus.ErrCutShort, r.Stopped, r.States)
 	}
 	if r.Violation != nil {
 		return nil, nil, fmt.Errorf("%s under %s: %w", t.Name, o.Name(), r.Violation)
 	}
 	for i := 0; i < r.Len(); i++ {
 		if f := r.State(i).fault; f.kind != 0 {
-			return nil, nil, fmt.Errorf("%s under %s: %w: %s", t.Name, o.Name(), ErrUnsupported, sys.faultText(f))
+			return nil, nil, fmt.Errorf("%s under %s: %w: %s", t.Name, o.Name(), litmus.ErrUnsupported, sys.faultText(f))
 		}
 	}
 	return sys, r, nil
@@ -176,24 +169,33 @@ type instr struct {
 	kind   uint8
 	line   int
 	col    int // the statement's column, 0 if unknown
-	access *Access
+	access *litmus.Access
 	loc    int // access's location index
-	assign *Assign
-	cond   Expr
+	assign *litmus.Assign
+	cond   litmus.Expr
 	target int
-	deps   uint8 // a store's: the locations whose loads it depends on (deps.go)
-	fence  Op    // a fence's: what it does (atomicFence)
-	dev    *DevOp
-	check  *Check
+	deps   uint8     // a store's: the locations whose loads it depends on (deps.go)
+	fence  litmus.Op // a fence's: what it does (atomicFence)
+	dev    *litmus.DevOp
+	check  *litmus.Check
 	jump   string // a jump's description in the durability checker's timeline ("break", ...)
 }
 
-// faults that end a run.
+// faults that end a run (opState.fault.kind): Operational's, then those
+// of the durability statements (durSystem).
 const (
 	faultRange     uint8 = iota + 1 // a value memory cannot hold
 	faultMemory                     // Memory refused a store (full buffer, too many live stores)
 	faultUnordered                  // memory.ErrUnordered
 	faultRegister                   // a value a register cannot hold
+
+	faultBlock     // a block number out of range
+	faultFlags     // flags other than REQ_FUA and REQ_PREFLUSH
+	faultDevice    // the contract refused a command (more than its bounds)
+	faultValue     // a value a block cannot hold
+	faultLocalLoop // maxChain local steps in a row
+	faultBios      // a submit_bio with ioSlots-1 bios of its thread in flight
+	faultHandle    // a bio_wait on a handle that names no bio in flight
 )
 
 // fits16 reports whether a register can hold v.
@@ -210,7 +212,7 @@ type opState struct {
 
 type opSystem struct {
 	model   memory.Model
-	test    *Test
+	test    *litmus.Test
 	code    [][]instr
 	regs    []map[string]int // per thread: register -> index
 	written [][]string       // per thread: the registers it writes, in order
@@ -250,8 +252,8 @@ func (s *opSystem) Init() []opState {
 			if access && in.loc >= 0 {
 				readers[in.loc] |= 1 << t
 			}
-			orderings = orderings || in.deps != 0 || in.fence == OpRmb || in.fence == OpWmb ||
-				(access && !in.access.Op.Info().Fence && (in.access.Op.Info().Order == Acquire || in.access.Op.Info().Order == Release))
+			orderings = orderings || in.deps != 0 || in.fence == litmus.OpRmb || in.fence == litmus.OpWmb ||
+				(access && !in.access.Op.Info().Fence && (in.access.Op.Info().Order == litmus.Acquire || in.access.Op.Info().Order == litmus.Release))
 		}
 	}
 	st := opState{mem: memory.New(s.model, readers)}
@@ -292,8 +294,8 @@ func (s *opSystem) final(st opState) bool {
 	return true
 }
 
-func (s *opSystem) outcome(st opState) Outcome {
-	o := Outcome{Mem: map[string]int64{}}
+func (s *opSystem) outcome(st opState) litmus.Outcome {
+	o := litmus.Outcome{Mem: map[string]int64{}}
 	for t := range s.code {
 		regs := map[string]int64{}
 		for _, r := range s.written[t] {
@@ -360,7 +362,7 @@ func (s *opSystem) Next(st opState, yield func(explore.Label, opState)) {
 // step yields thread t's successors for instruction in.
 func (s *opSystem) step(st opState, t int, in instr, yield func(explore.Label, opState)) {
 	regs := func(_ int, name string) int64 { return int64(st.regs[t][s.regs[t][name]]) }
-	eval := func(e Expr) int64 {
+	eval := func(e litmus.Expr) int64 {
 		v, err := e.Eval(regs, nil)
 		if err != nil {
 			panic(err) // compile checked every expression
@@ -407,9 +409,9 @@ func (s *opSystem) step(st opState, t int, in instr, yield func(explore.Label, o
 		}
 	}
 	switch op := a.Op; {
-	case op == OpReadOnce || op == OpLoadAcquire:
+	case op == litmus.OpReadOnce || op == litmus.OpLoadAcquire:
 		load := st.mem.Load
-		if op == OpLoadAcquire {
+		if op == litmus.OpLoadAcquire {
 			load = st.mem.LoadAcquire
 		}
 		for i, r := range load(t, in.loc) {
@@ -417,9 +419,9 @@ func (s *opSystem) step(st opState, t int, in instr, yield func(explore.Label, o
 			setReg(s.real(in.loc, r.Val))
 			yield(explore.Label{Kind: kindValue, Arg: uint16(uint8(int8(r.Val))) | uint16(i)<<8}, n)
 		}
-	case op == OpWriteOnce || op == OpStoreRelease || op == OpSpinUnlock:
+	case op == litmus.OpWriteOnce || op == litmus.OpStoreRelease || op == litmus.OpSpinUnlock:
 		v := int64(0)
-		if op != OpSpinUnlock {
+		if op != litmus.OpSpinUnlock {
 			v = eval(a.Val)
 		}
 		d, ok := s.stored(in.loc, v)
@@ -429,9 +431,9 @@ func (s *opSystem) step(st opState, t int, in instr, yield func(explore.Label, o
 		}
 		store := func() ([]memory.Choice, error) { return st.mem.StoresDep(t, in.loc, d, in.deps) }
 		switch {
-		case op == OpStoreRelease:
+		case op == litmus.OpStoreRelease:
 			store = func() ([]memory.Choice, error) { return st.mem.StoresRelease(t, in.loc, d) }
-		case op == OpSpinUnlock && s.model == memory.LKMM:
+		case op == litmus.OpSpinUnlock && s.model == memory.LKMM:
 			store = func() ([]memory.Choice, error) { return st.mem.SpinUnlock(t, in.loc, d) }
 		}
 		ms, err := store()
@@ -450,11 +452,11 @@ func (s *opSystem) step(st opState, t int, in instr, yield func(explore.Label, o
 	case a.Op.Info().Fence:
 		var cs []memory.Choice
 		switch {
-		case in.fence == OpMb:
+		case in.fence == litmus.OpMb:
 			cs = st.mem.Fences(t)
-		case in.fence == OpRmb && s.model == memory.LKMM:
+		case in.fence == litmus.OpRmb && s.model == memory.LKMM:
 			cs = st.mem.Rmbs(t)
-		case in.fence == OpWmb && s.model == memory.LKMM:
+		case in.fence == litmus.OpWmb && s.model == memory.LKMM:
 			cs = st.mem.Wmbs(t)
 		default:
 			yield(explore.Label{}, n)
@@ -464,7 +466,7 @@ func (s *opSystem) step(st opState, t int, in instr, yield func(explore.Label, o
 			n.mem = c.Mem
 			yield(explore.Label{Alt: uint16(c.Alt)}, n)
 		}
-	case op == OpSpinLock && s.model == memory.LKMM:
+	case op == litmus.OpSpinLock && s.model == memory.LKMM:
 		free, _ := s.stored(in.loc, 0)
 		held, ok := s.stored(in.loc, 1)
 		if !ok {
@@ -480,7 +482,7 @@ func (s *opSystem) step(st opState, t int, in instr, yield func(explore.Label, o
 			n.mem = c.Mem
 			yield(explore.Label{Alt: uint16(c.Alt)}, n)
 		}
-	case op == OpSpinLock:
+	case op == litmus.OpSpinLock:
 		m := st.mem
 		if s.model == memory.TSO {
 			m = m.Drain(t) // a locked instruction
@@ -530,11 +532,11 @@ func (s *opSystem) step(st opState, t int, in instr, yield func(explore.Label, o
 		var rs []memory.RMWResult
 		var err error
 		switch info := op.Info(); info.Order {
-		case Mb:
+		case litmus.Mb:
 			rs, err = st.mem.RMW(t, in.loc, f)
 		default: // only under LKMM and, unordered, TSO and SC (compile)
-			rs, err = st.mem.RMWOrdered(t, in.loc, f, memory.RMWOrder{Acquire: info.Order == Acquire,
-				Release: info.Order == Release, NoReturn: !info.Returns, Deps: in.deps})
+			rs, err = st.mem.RMWOrdered(t, in.loc, f, memory.RMWOrder{Acquire: info.Order == litmus.Acquire,
+				Release: info.Order == litmus.Release, NoReturn: !info.Returns, Deps: in.deps})
 		}
 		if errors.Is(err, memory.ErrUnordered) {
 			fail(faultUnordered)
@@ -596,18 +598,18 @@ func (s *opSystem) Describe(lb explore.Label) string {
 	switch in.kind {
 	case iAssign:
 		if lb.Kind == kindValue {
-			return fmt.Sprintf("%s = %s (%d)", in.assign.Reg, cExpr(in.assign.Val), int16(lb.Arg))
+			return fmt.Sprintf("%s = %s (%d)", in.assign.Reg, litmus.CExpr(in.assign.Val), int16(lb.Arg))
 		}
-		return fmt.Sprintf("%s = %s", in.assign.Reg, cExpr(in.assign.Val))
+		return fmt.Sprintf("%s = %s", in.assign.Reg, litmus.CExpr(in.assign.Val))
 	case iBranch:
 		if lb.Arg == 1 {
-			return fmt.Sprintf("if (%s): taken", cExpr(in.cond))
+			return fmt.Sprintf("if (%s): taken", litmus.CExpr(in.cond))
 		}
-		return fmt.Sprintf("if (%s): not taken", cExpr(in.cond))
+		return fmt.Sprintf("if (%s): not taken", litmus.CExpr(in.cond))
 	case iJump:
 		return "(end of then, skip else)"
 	}
-	text := accessText(in.access)
+	text := litmus.AccessText(in.access)
 	if lb.Kind == kindValue {
 		v := s.real(in.loc, int64(int8(uint8(lb.Arg))))
 		info := in.access.Op.Info()
@@ -625,42 +627,4 @@ func (s *opSystem) Describe(lb explore.Label) string {
 		text += " (" + memory.Alt(lb.Alt).Text(name, in.access.Op.Info().Writes) + ")"
 	}
 	return text
-}
-
-// accessText renders an access as the kernel call (in a normal form: the
-// Op's name, location first).
-func accessText(a *Access) string {
-	args := []string{}
-	if a.Loc != "" {
-		args = append(args, a.Loc)
-	}
-	if a.Op.IsCmpxchg() {
-		args = append(args, cExpr(a.Expect))
-	}
-	info := a.Op.Info()
-	if info.Writes && a.Op != OpSpinLock && a.Op != OpSpinUnlock {
-		args = append(args, cExpr(a.Val))
-	}
-	call := fmt.Sprintf("%s(%s)", a.Op, strings.Join(args, ", "))
-	if a.Reg != "" {
-		return a.Reg + " = " + call
-	}
-	return call
-}
-
-// cExpr renders thread code's expression in C.
-func cExpr(e Expr) string {
-	switch {
-	case e.IsConst:
-		return fmt.Sprint(e.Const)
-	case e.Reg != "":
-		return e.Reg
-	case e.Loc != "":
-		return e.Loc
-	case len(e.Args) == 1:
-		return e.Op + cExpr(e.Args[0])
-	case len(e.Args) == 2:
-		return "(" + cExpr(e.Args[0]) + " " + e.Op + " " + cExpr(e.Args[1]) + ")"
-	}
-	return "?"
 }

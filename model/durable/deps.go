@@ -1,6 +1,9 @@
-package litmus
+package durable
 
-import "github.com/flushproof/flushproof/model/memory"
+import (
+	"github.com/flushproof/flushproof/model/litmus"
+	"github.com/flushproof/flushproof/model/memory"
+)
 
 // Dependencies for memory.LKMM. That model refuses a store that follows a
 // load of another location with no smp_mb between, unless the caller says
@@ -47,7 +50,7 @@ func newDepAnalysis() *depAnalysis {
 	return &depAnalysis{st: depState{taint: map[string]uint64{}}}
 }
 
-func (d *depAnalysis) regs(e Expr) uint64 {
+func (d *depAnalysis) regs(e litmus.Expr) uint64 {
 	var t uint64
 	e.Regs(func(r string) { t |= d.st.taint[r] })
 	return t
@@ -77,7 +80,7 @@ func (d *depAnalysis) load(loc int) uint64 {
 }
 
 // deps is the deps of a store whose value comes from e.
-func (d *depAnalysis) deps(e Expr) uint8 {
+func (d *depAnalysis) deps(e litmus.Expr) uint8 {
 	if d.overflow {
 		return 0
 	}
@@ -93,11 +96,11 @@ func (d *depAnalysis) deps(e Expr) uint8 {
 
 // access steps the analysis over a at loc (fence: what a does as a fence,
 // atomicFence) and returns the deps of its store (0 if it stores nothing).
-func (d *depAnalysis) access(a *Access, fence Op, loc int) uint8 {
+func (d *depAnalysis) access(a *litmus.Access, fence litmus.Op, loc int) uint8 {
 	info := a.Op.Info()
 	switch {
 	case info.Fence:
-		if fence == OpMb {
+		if fence == litmus.OpMb {
 			d.st.loads = [memory.MaxLocations]uint64{}
 		}
 		return 0
@@ -106,7 +109,7 @@ func (d *depAnalysis) access(a *Access, fence Op, loc int) uint8 {
 		// load a store must depend on. Its value still carries the
 		// dependency on it.
 		b := d.number()
-		if a.Op != OpLoadAcquire {
+		if a.Op != litmus.OpLoadAcquire {
 			b = d.load(loc)
 		}
 		if a.Reg != "" {
@@ -119,7 +122,7 @@ func (d *depAnalysis) access(a *Access, fence Op, loc int) uint8 {
 	// A read-modify-write: its store depends on what its value comes from.
 	deps := d.deps(a.Val)
 	vt := d.regs(a.Val)
-	if info.Order == Mb && !a.Op.IsCmpxchg() {
+	if info.Order == litmus.Mb && !a.Op.IsCmpxchg() {
 		d.st.loads = [memory.MaxLocations]uint64{}
 	}
 	b := d.load(loc)
@@ -133,11 +136,11 @@ func (d *depAnalysis) access(a *Access, fence Op, loc int) uint8 {
 	return deps
 }
 
-func (d *depAnalysis) assign(a *Assign) { d.st.taint[a.Reg] = d.regs(a.Val) }
+func (d *depAnalysis) assign(a *litmus.Assign) { d.st.taint[a.Reg] = d.regs(a.Val) }
 
 // branch enters the first arm of an if on cond and returns the state
 // before the if.
-func (d *depAnalysis) branch(cond Expr) depState {
+func (d *depAnalysis) branch(cond litmus.Expr) depState {
 	before := d.st.clone()
 	d.st.ctrl |= d.regs(cond)
 	return before
@@ -146,7 +149,7 @@ func (d *depAnalysis) branch(cond Expr) depState {
 // otherArm ends the first arm of the if that branch entered and enters the
 // second (empty if the if has no else), returning the state at the end of
 // the first.
-func (d *depAnalysis) otherArm(before depState, cond Expr) depState {
+func (d *depAnalysis) otherArm(before depState, cond litmus.Expr) depState {
 	first := d.st
 	d.st = before.clone()
 	d.st.ctrl |= d.regs(cond)
@@ -183,7 +186,7 @@ func (s depState) clone() depState {
 // read-modify-write) that memory.LKMM is told depend on loads of other
 // locations: the ones the dependency lets through. 0 if memory.LKMM does
 // not run t.
-func DependentStores(t *Test) int {
+func DependentStores(t *litmus.Test) int {
 	sys, err := compile(memory.LKMM, t)
 	if err != nil {
 		return 0

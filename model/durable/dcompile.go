@@ -1,13 +1,14 @@
-package litmus
+package durable
 
 import (
 	"maps"
 	"slices"
 
+	"github.com/flushproof/flushproof/model/litmus"
 	"github.com/flushproof/flushproof/model/memory"
 )
 
-// Compiling the durability statements (Durable): loops and jumps become
+// Compiling the durability statements (Test): loops and jumps become
 // branches and jumps, a device call a submit and a wait (or a read), a
 // wait_event a load that waits for its condition, an assertion a check.
 
@@ -35,7 +36,7 @@ type loopCtx struct {
 const returnTarget = -1
 
 // durableStmt compiles a loop, a jump, a device call or a check.
-func (c *compiler) durableStmt(s *Stmt) error {
+func (c *compiler) durableStmt(s *litmus.Stmt) error {
 	switch {
 	case s.Loop != nil:
 		return c.loop(s)
@@ -43,7 +44,7 @@ func (c *compiler) durableStmt(s *Stmt) error {
 		return c.jump(s)
 	case s.Check != nil:
 		ch := s.Check
-		for _, e := range []Expr{ch.Block, ch.Val, ch.Cond} {
+		for _, e := range []litmus.Expr{ch.Block, ch.Val, ch.Cond} {
 			if err := c.expr(e, s.Line); err != nil {
 				return err
 			}
@@ -55,8 +56,8 @@ func (c *compiler) durableStmt(s *Stmt) error {
 	if d.Kind.IsCompletion() {
 		return c.completion(s)
 	}
-	for _, e := range []Expr{d.Block, d.Val, d.Flags} {
-		if d.Kind != DevWait {
+	for _, e := range []litmus.Expr{d.Block, d.Val, d.Flags} {
+		if d.Kind != litmus.DevWait {
 			if err := c.expr(e, s.Line); err != nil {
 				return err
 			}
@@ -71,34 +72,34 @@ func (c *compiler) durableStmt(s *Stmt) error {
 		if err := c.write(d.Reg, s.Line); err != nil {
 			return err
 		}
-		c.dep.assign(&Assign{Reg: d.Reg, Val: C(0)})
+		c.dep.assign(&litmus.Assign{Reg: d.Reg, Val: litmus.C(0)})
 		return nil
 	}
 	emit := func(kind uint8) { c.code = append(c.code, instr{kind: kind, line: s.Line, col: s.Col, dev: d}) }
 	switch d.Kind {
-	case DevWrite, DevFlush:
+	case litmus.DevWrite, litmus.DevFlush:
 		emit(iDevSubmit)
 		if err := reg(); err != nil {
 			return err
 		}
 		emit(iDevWait)
-	case DevSubmit:
+	case litmus.DevSubmit:
 		// The handle is set at the submission; nothing waits here.
 		emit(iDevSubmit)
 		return reg()
-	case DevBioWait:
+	case litmus.DevBioWait:
 		if err := reg(); err != nil {
 			return err
 		}
 		emit(iDevWait)
-	case DevRead:
+	case litmus.DevRead:
 		if err := reg(); err != nil {
 			return err
 		}
 		emit(iDevRead)
-	case DevWake:
+	case litmus.DevWake:
 		emit(iNop)
-	case DevWait:
+	case litmus.DevWait:
 		a := d.Load
 		l, ok := c.locs[a.Loc]
 		if !ok {
@@ -121,18 +122,18 @@ func (c *compiler) durableStmt(s *Stmt) error {
 // plain store its DevOp.Load is; the others an iCompletion, whose
 // access's Op (release) is for the dependency analysis and the memory's
 // orderings.
-func (c *compiler) completion(s *Stmt) error {
+func (c *compiler) completion(s *litmus.Stmt) error {
 	d := s.Dev
 	a := d.Load
 	if !supported(c.m, a.Op) {
-		return c.errf(s.Line, "%w: %s has no release or acquire, which %s() needs", ErrNotInModel, c.m, d.Kind)
+		return c.errf(s.Line, "%w: %s has no release or acquire, which %s() needs", litmus.ErrNotInModel, c.m, d.Kind)
 	}
 	l, ok := c.locs[a.Loc]
 	if !ok {
 		return c.errf(s.Line, "%s() on %q, which is not a location", d.Kind, a.Loc)
 	}
 	kind := iCompletion
-	if d.Kind == DevReinit {
+	if d.Kind == litmus.DevReinit {
 		kind = iAccess
 	}
 	c.code = append(c.code, instr{kind: kind, line: s.Line, col: s.Col, access: a, loc: l, dev: d, deps: c.dep.access(a, 0, l)})
@@ -140,23 +141,23 @@ func (c *compiler) completion(s *Stmt) error {
 }
 
 // jump compiles break, continue and return.
-func (c *compiler) jump(s *Stmt) error {
-	if s.Jump == Return {
+func (c *compiler) jump(s *litmus.Stmt) error {
+	if s.Jump == litmus.Return {
 		c.code = append(c.code, instr{kind: iJump, line: s.Line, col: s.Col, target: returnTarget, jump: "return"})
 		return nil
 	}
 	if len(c.loops) == 0 {
-		return c.errf(s.Line, "%w: %s outside a loop in P%d", ErrUnsupported, stmtKind(s), c.thread)
+		return c.errf(s.Line, "%w: %s outside a loop in P%d", litmus.ErrUnsupported, litmus.StmtKind(s), c.thread)
 	}
 	l := c.loops[len(c.loops)-1]
-	if s.Jump == Break {
+	if s.Jump == litmus.Break {
 		l.breaks = append(l.breaks, len(c.code))
 		l.breakDeps = append(l.breakDeps, c.dep.st.clone())
 	} else {
 		l.continues = append(l.continues, len(c.code))
 		l.contDeps = append(l.contDeps, c.dep.st.clone())
 	}
-	c.code = append(c.code, instr{kind: iJump, line: s.Line, col: s.Col, jump: stmtKind(s)})
+	c.code = append(c.code, instr{kind: iJump, line: s.Line, col: s.Col, jump: litmus.StmtKind(s)})
 	return nil
 }
 
@@ -172,7 +173,7 @@ const maxLoopPasses = 200
 // a location it loads also holds poisonBit at the head, so that no store
 // is said to depend on every load of it (an earlier iteration's load is
 // another one). The code of the last pass is kept.
-func (c *compiler) loop(s *Stmt) error {
+func (c *compiler) loop(s *litmus.Stmt) error {
 	l := s.Loop
 	if err := c.expr(l.Cond, s.Line); err != nil {
 		return err
@@ -226,7 +227,7 @@ func (c *compiler) loop(s *Stmt) error {
 }
 
 // compileDurable compiles t for the durability checker under m.
-func compileDurable(m memory.Model, t *Test, file string) (*opSystem, error) {
+func compileDurable(m memory.Model, t *litmus.Test, file string) (*opSystem, error) {
 	if err := memoryLimits(t); err != nil {
 		return nil, err
 	}
@@ -242,13 +243,13 @@ func compileDurable(m memory.Model, t *Test, file string) (*opSystem, error) {
 	for ti, regs := range t.RegInit {
 		for r, v := range regs {
 			if !fits16(v) {
-				return nil, t.limitErr(t.RegInitPos(ti, r), "initial value %d:%s=%d beyond the -32768..32767 a register holds", ti, r, v)
+				return nil, t.LimitErr(t.RegInitPos(ti, r), "initial value %d:%s=%d beyond the -32768..32767 a register holds", ti, r, v)
 			}
 		}
 	}
 	for ti, th := range t.Threads {
 		c := &compiler{sys: sys, m: m, name: t.Name, thread: ti, locs: locIndex, regs: map[string]int{}, wrote: map[string]bool{}, dep: newDepAnalysis(),
-			durable: true, file: file, hasRMW: hasOp(th.Body, Op.IsRMW), hasLock: hasOp(th.Body, func(o Op) bool { return o == OpSpinLock })}
+			durable: true, file: file, hasRMW: hasOp(th.Body, litmus.Op.IsRMW), hasLock: hasOp(th.Body, func(o litmus.Op) bool { return o == litmus.OpSpinLock })}
 		if ti < len(t.RegInit) {
 			// In name order: registers are numbered as they are met, and
 			// two threads alike must number theirs alike (findSymmetry
@@ -263,7 +264,7 @@ func compileDurable(m memory.Model, t *Test, file string) (*opSystem, error) {
 			return nil, err
 		}
 		if len(c.code) > 250 {
-			return nil, t.limitErr(Pos{th.Line, th.Col}, "P%d compiles to %d instructions, more than the 250 a thread may have: split the thread, or unroll fewer loop iterations", ti, len(c.code))
+			return nil, t.LimitErr(litmus.Pos{Line: th.Line, Col: th.Col}, "P%d compiles to %d instructions, more than the 250 a thread may have: split the thread, or unroll fewer loop iterations", ti, len(c.code))
 		}
 		for i := range c.code {
 			if c.code[i].kind == iJump && c.code[i].target == returnTarget {
@@ -284,7 +285,7 @@ func compileDurable(m memory.Model, t *Test, file string) (*opSystem, error) {
 // writes (r = r + 1 reads r); a wait_event's load writes its register
 // and then its condition reads it.
 func liveRegs(code []instr, regs map[string]int, keep uint8) []uint8 {
-	mask := func(e Expr) uint8 {
+	mask := func(e litmus.Expr) uint8 {
 		var m uint8
 		e.Regs(func(r string) { m |= 1 << regs[r] })
 		return m
@@ -307,12 +308,12 @@ func liveRegs(code []instr, regs map[string]int, keep uint8) []uint8 {
 			use[i], def[i] = mask(in.access.Val)|mask(in.access.Expect), bit(in.access.Reg)
 		case iDevSubmit:
 			use[i] = mask(in.dev.Block) | mask(in.dev.Val) | mask(in.dev.Flags)
-			if in.dev.Kind == DevSubmit {
+			if in.dev.Kind == litmus.DevSubmit {
 				def[i] = bit(in.dev.Reg)
 			}
 		case iDevWait:
 			def[i] = bit(in.dev.Reg)
-			if in.dev.Kind == DevBioWait {
+			if in.dev.Kind == litmus.DevBioWait {
 				use[i] = mask(in.dev.Val)
 			}
 		case iDevRead:

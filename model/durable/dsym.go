@@ -1,4 +1,4 @@
-package litmus
+package durable
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/flushproof/flushproof/model/litmus"
 	"github.com/flushproof/flushproof/model/memory"
 	"github.com/flushproof/flushproof/spec"
 )
@@ -50,16 +51,16 @@ func codeText(code []instr, regs map[string]int) string {
 	for _, in := range code {
 		fmt.Fprintf(&b, "%d %d %d %d %d %q", in.kind, in.loc, in.target, in.deps, in.fence, in.jump)
 		if in.access != nil {
-			fmt.Fprintf(&b, " %s", accessText(in.access))
+			fmt.Fprintf(&b, " %s", litmus.AccessText(in.access))
 		}
 		if in.assign != nil {
-			fmt.Fprintf(&b, " %s=%s", in.assign.Reg, cExpr(in.assign.Val))
+			fmt.Fprintf(&b, " %s=%s", in.assign.Reg, litmus.CExpr(in.assign.Val))
 		}
 		if in.kind == iBranch || in.kind == iAwait {
-			fmt.Fprintf(&b, " ?%s", cExpr(in.cond))
+			fmt.Fprintf(&b, " ?%s", litmus.CExpr(in.cond))
 		}
 		if d := in.dev; d != nil {
-			fmt.Fprintf(&b, " dev%d %s %s %s %s %s", d.Kind, cExpr(d.Block), cExpr(d.Val), cExpr(d.Flags), d.Reg, cExpr(d.Load.valOrZero()))
+			fmt.Fprintf(&b, " dev%d %s %s %s %s %s", d.Kind, litmus.CExpr(d.Block), litmus.CExpr(d.Val), litmus.CExpr(d.Flags), d.Reg, litmus.CExpr(valOrZero(d.Load)))
 		}
 		if c := in.check; c != nil {
 			fmt.Fprintf(&b, " %s", checkText(c))
@@ -70,18 +71,18 @@ func codeText(code []instr, regs map[string]int) string {
 }
 
 // valOrZero is the Val of an access that may be nil.
-func (a *Access) valOrZero() Expr {
+func valOrZero(a *litmus.Access) litmus.Expr {
 	if a == nil {
-		return Expr{}
+		return litmus.Expr{}
 	}
 	return a.Val
 }
 
 // blockUses calls f with every expression of code that names a block
 // (a device call's or assert_durable's block).
-func blockUses(code []instr, f func(Expr)) {
+func blockUses(code []instr, f func(litmus.Expr)) {
 	for _, in := range code {
-		if d := in.dev; d != nil && (d.Kind == DevWrite || d.Kind == DevSubmit || d.Kind == DevRead) {
+		if d := in.dev; d != nil && (d.Kind == litmus.DevWrite || d.Kind == litmus.DevSubmit || d.Kind == litmus.DevRead) {
 			f(d.Block)
 		}
 		if c := in.check; c != nil && c.Durable {
@@ -91,7 +92,7 @@ func blockUses(code []instr, f func(Expr)) {
 }
 
 // exprsOf calls f with every expression of code.
-func exprsOf(code []instr, f func(Expr)) {
+func exprsOf(code []instr, f func(litmus.Expr)) {
 	for _, in := range code {
 		if in.access != nil {
 			f(in.access.Val)
@@ -124,7 +125,7 @@ func exprsOf(code []instr, f func(Expr)) {
 // the final condition, which must not name a member's registers either.
 // Anything else that names a block (a block computed from registers)
 // turns the symmetry off: which blocks it reaches is not known.
-func findSymmetry(t *Test, op *opSystem, daemons uint64) []symClass {
+func findSymmetry(t *litmus.Test, op *opSystem, daemons uint64) []symClass {
 	n := len(op.code)
 	// Per thread: registers written, registers used other than as a bare
 	// block number, and whether a block is named otherwise than by a
@@ -145,7 +146,7 @@ func findSymmetry(t *Test, op *opSystem, daemons uint64) []symClass {
 		}
 		bare := map[string]bool{} // registers used as bare block numbers
 		opaque := false
-		blockUses(code, func(e Expr) {
+		blockUses(code, func(e litmus.Expr) {
 			switch {
 			case e.Reg != "" && len(e.Args) == 0:
 				bare[e.Reg] = true
@@ -159,7 +160,7 @@ func findSymmetry(t *Test, op *opSystem, daemons uint64) []symClass {
 			return nil
 		}
 		other := map[string]bool{} // registers used any other way
-		exprsOf(code, func(e Expr) {
+		exprsOf(code, func(e litmus.Expr) {
 			if e.Reg != "" && len(e.Args) == 0 {
 				return // counted where it is a block (bare) or below
 			}
@@ -168,7 +169,7 @@ func findSymmetry(t *Test, op *opSystem, daemons uint64) []symClass {
 		// A bare register that is also a value (submit_bio_wait(0, b, 0))
 		// is used otherwise: look at the non-block positions directly.
 		for _, in := range code {
-			var vals []Expr
+			var vals []litmus.Expr
 			if in.access != nil {
 				vals = append(vals, in.access.Val, in.access.Expect)
 			}
@@ -198,8 +199,8 @@ func findSymmetry(t *Test, op *opSystem, daemons uint64) []symClass {
 	// Registers and blocks the final condition names.
 	condRegs := map[int]bool{}
 	condBlk := map[int]bool{}
-	var walk func(e Expr)
-	walk = func(e Expr) {
+	var walk func(e litmus.Expr)
+	walk = func(e litmus.Expr) {
 		if e.Reg != "" {
 			condRegs[e.Thread] = true
 		}
@@ -299,7 +300,7 @@ func findSymmetry(t *Test, op *opSystem, daemons uint64) []symClass {
 
 // canonicalize applies the reductions above to st (dead registers already
 // zeroed).
-func (s *durSystem) canonicalize(st durState) durState {
+func (s *durSystem) canonicalize(st State) State {
 	st = s.forget(st)
 	for _, c := range s.sym {
 		st = s.sortClass(st, c)
@@ -312,7 +313,7 @@ func (s *durSystem) canonicalize(st durState) durState {
 // thread waiting for a dropped command keeps its result (ioDoneOK,
 // ioDoneEIO). If a dropped write's value is outside the 0..63 gone
 // holds, only the normalization is kept.
-func (s *durSystem) forget(st durState) durState {
+func (s *durSystem) forget(st State) State {
 	g, wm, fm := st.dev.Forget()
 	var gone [spec.MaxBlocks]uint64
 	for w, m := range wm {
@@ -372,7 +373,7 @@ func (s *durSystem) forget(st durState) durState {
 // program counter and registers (not its handles), the command it waits
 // for, what memory holds for it, its blocks' writes and cache, and
 // whether it is the thread a check or fault stopped.
-func (s *durSystem) memberKey(st *durState, c symClass, k int) []byte {
+func (s *durSystem) memberKey(st *State, c symClass, k int) []byte {
 	t := c.members[k]
 	var b []byte
 	b = append(b, st.op.pc[t])
@@ -429,7 +430,7 @@ func (s *durSystem) memberKey(st *durState, c symClass, k int) []byte {
 
 // sortClass renames the members of c so that their keys ascend (ties keep
 // their order, which costs reduction, never soundness).
-func (s *durSystem) sortClass(st durState, c symClass) durState {
+func (s *durSystem) sortClass(st State, c symClass) State {
 	n := len(c.members)
 	keys := make([][]byte, n)
 	perm := make([]int, n) // new position k holds old member perm[k]
@@ -450,7 +451,7 @@ func (s *durSystem) sortClass(st durState, c symClass) durState {
 
 // permuteClass renames the members of c: new member k is old member
 // perm[k], with its blocks, memory's view of it and what it waits for.
-func (s *durSystem) permuteClass(st durState, c symClass, perm []int) durState {
+func (s *durSystem) permuteClass(st State, c symClass, perm []int) State {
 	n := len(c.members)
 	var threads [memory.MaxThreads]int
 	for i := range threads {
@@ -510,7 +511,7 @@ func (s *durSystem) permuteClass(st durState, c symClass, perm []int) durState {
 
 // renumber numbers writes by block (the order among one block's writes
 // kept) and flushes by their state and their waiter.
-func (s *durSystem) renumber(st durState) durState {
+func (s *durSystem) renumber(st State) State {
 	nw, nf := st.dev.Writes(), st.dev.Flushes()
 	if nw < 2 && nf < 2 {
 		return st
@@ -558,7 +559,7 @@ func (s *durSystem) renumber(st durState) durState {
 // applyNumbering renames write w (1-based) wperm[w-1]+1 and flush f
 // fperm[f-1]+1, with the values written and the commands threads wait
 // for.
-func (s *durSystem) applyNumbering(st durState, wperm, fperm []uint8) durState {
+func (s *durSystem) applyNumbering(st State, wperm, fperm []uint8) State {
 	nw := len(wperm)
 	out := st
 	out.dev = st.dev.Permute(wperm, fperm)

@@ -1,4 +1,4 @@
-package litmus
+package durable
 
 import (
 	"testing"
@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flushproof/flushproof/model/explore"
+	"github.com/flushproof/flushproof/model/litmus"
 	"github.com/flushproof/flushproof/model/memory"
 )
 
@@ -14,11 +15,11 @@ import (
 // counted, with and without reductions.
 func judgedRows(t *testing.T, src string) (reduced, full []explore.Judgment, safe bool) {
 	t.Helper()
-	tt, err := Parse("judged.litmus", []byte(src))
+	tt, err := litmus.Parse("judged.litmus", []byte(src))
 	require.NoError(t, err)
-	d, err := ReadDurable("judged.litmus", tt)
+	d, err := Read("judged.litmus", tt)
 	require.NoError(t, err)
-	cfg := DurableConfig{Model: memory.SC, Device: d.Devices[0], Failures: d.Failures, Crash: d.Crash}
+	cfg := Config{Model: memory.SC, Device: d.Devices[0], Failures: d.Failures, Crash: d.Crash}
 	r, err := d.Search(cfg, explore.Options{Obligations: true, Liveness: true})
 	require.NoError(t, err)
 	require.NoError(t, r.JudgeErr)

@@ -1,137 +1,23 @@
-package litmus
+package durable
 
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/flushproof/flushproof/internal/mutate"
 	"github.com/flushproof/flushproof/model/explore"
+	"github.com/flushproof/flushproof/model/litmus"
 	"github.com/flushproof/flushproof/model/memory"
 	"github.com/flushproof/flushproof/model/verdict"
 	"github.com/flushproof/flushproof/spec"
 )
 
-// MemoryOnly returns an error wrapping ErrUnsupported if t is not a
-// memory-model test: it has durability statements (the device, assertions,
-// loops, jumps, wait_event), registers that start other than at 0, or a
-// final condition over blocks. Only flushproof check (Durable) runs those;
-// the memory models call this first.
-func MemoryOnly(t *Test) error {
-	for th, regs := range t.RegInit {
-		for r, v := range regs {
-			if v == 0 {
-				continue
-			}
-			return fmt.Errorf("%s: %w: the initial state sets %d:%s=%d (a memory model's registers start at 0; flushproof check runs such files)", t.Name, ErrUnsupported, th, r, v)
-		}
-	}
-	for ti, th := range t.Threads {
-		if s := firstDurable(th.Body); s != nil {
-			return fmt.Errorf("%s: line %d: %w: P%d has %s, a durability statement (flushproof check runs such files)", t.Name, s.Line, ErrUnsupported, ti, stmtKind(s))
-		}
-	}
-	var blk string
-	t.Cond.locs(func(l string) {
-		if blk == "" && t.BlockOf(l) >= 0 {
-			blk = l
-		}
-	})
-	if blk != "" {
-		return fmt.Errorf("%s: %w: the final condition names block %s (flushproof check runs such files)", t.Name, ErrUnsupported, blk)
-	}
-	return nil
-}
-
-// firstDurable returns the first durability statement in body, or nil.
-func firstDurable(body []Stmt) *Stmt {
-	for i := range body {
-		s := &body[i]
-		if s.Loop != nil || s.Jump != 0 || s.Dev != nil || s.Check != nil {
-			return s
-		}
-		if s.If != nil {
-			if d := firstDurable(s.If.Then); d != nil {
-				return d
-			}
-			if d := firstDurable(s.If.Else); d != nil {
-				return d
-			}
-		}
-	}
-	return nil
-}
-
-// stmtKind names a statement's construct for errors.
-func stmtKind(s *Stmt) string {
-	switch {
-	case s.Loop != nil:
-		return "a loop"
-	case s.Jump == Break:
-		return "break"
-	case s.Jump == Continue:
-		return "continue"
-	case s.Jump == Return:
-		return "return"
-	case s.Dev != nil:
-		return s.Dev.Kind.String() + "()"
-	case s.Check != nil && s.Check.Durable:
-		return "assert_durable()"
-	case s.Check != nil:
-		return "assert()"
-	case s.If != nil:
-		return "if"
-	case s.Assign != nil:
-		return "an assignment"
-	}
-	return "an access"
-}
-
-// String is the call's name in a file.
-func (k DevKind) String() string {
-	switch k {
-	case DevWrite:
-		return "submit_bio_wait"
-	case DevFlush:
-		return "blkdev_issue_flush"
-	case DevRead:
-		return "read_block"
-	case DevWait:
-		return "wait_event"
-	case DevWake:
-		return "wake_up"
-	case DevSubmit:
-		return "submit_bio"
-	case DevBioWait:
-		return "bio_wait"
-	case DevComplete:
-		return "complete"
-	case DevCompleteAll:
-		return "complete_all"
-	case DevWaitDone:
-		return "wait_for_completion"
-	case DevReinit:
-		return "reinit_completion"
-	}
-	return fmt.Sprintf("DevKind(%d)", uint8(k))
-}
-
-// locs calls f with every location e reads (in a final condition).
-func (e Expr) locs(f func(string)) {
-	if e.Loc != "" {
-		f(e.Loc)
-	}
-	for _, a := range e.Args {
-		a.locs(f)
-	}
-}
-
-// Durable is a durability litmus file ready for flushproof check: what
+// Test is a durability litmus file ready for flushproof check: what
 // its header asks for (Expect, Device, Failures, Crash), which the
 // command line may override.
-type Durable struct {
-	Test *Test
+type Test struct {
+	Test *litmus.Test
 	File string // the file's name, for errors
 	// Unsafe: the file expects UNSAFE (Expect: unsafe), a negative
 	// control; by default a file is expected SAFE. UnsafeOn narrows it
@@ -155,14 +41,13 @@ type Durable struct {
 	Daemons uint64
 }
 
-// ReadDurable reads t's header. A value it does not know is an *Error at
+// Read reads t's header. A value it does not know is an *Error at
 // the value. Without a Device line every configuration is checked.
-func ReadDurable(file string, t *Test) (*Durable, error) {
-	d := &Durable{Test: t, File: file, Devices: spec.Configs(), Models: DefaultModels()}
-	at := func(k string) pos { f := t.Header[k]; return pos{f.Line, f.Col} }
+func Read(file string, t *litmus.Test) (*Test, error) {
+	d := &Test{Test: t, File: file, Devices: spec.Configs(), Models: DefaultModels()}
 	errf := func(k, format string, args ...any) error {
-		p := at(k)
-		return &Error{File: file, Line: p.line, Col: p.col, Msg: fmt.Sprintf(format, args...)}
+		f := t.Header[k]
+		return &litmus.Error{File: file, Line: f.Line, Col: f.Col, Msg: fmt.Sprintf(format, args...)}
 	}
 	if f, ok := t.Header["expect"]; ok {
 		v := strings.ToLower(strings.TrimSpace(f.Value))
@@ -175,12 +60,12 @@ func ReadDurable(file string, t *Test) (*Durable, error) {
 			for _, part := range strings.Split(strings.TrimPrefix(v, "unsafe on "), ",") {
 				name := strings.TrimSpace(part)
 				if _, err := spec.ParseConfig(name); err != nil && modelNamed(name) < 0 {
-					return nil, errf("expect", "Expect: %q: %q is neither a memory model (SC, TSO, Relaxed, LKMM) nor a device configuration (cache+fua, cache+emulated-fua, no-cache)%s", f.Value, name, didYouMean(name, modelNames(), configNames()))
+					return nil, errf("expect", "Expect: %q: %q is neither a memory model (SC, TSO, Relaxed, LKMM) nor a device configuration (cache+fua, cache+emulated-fua, no-cache)%s", f.Value, name, litmus.DidYouMean(name, modelNames(), configNames()))
 				}
 				d.UnsafeOn = append(d.UnsafeOn, name)
 			}
 		default:
-			return nil, errf("expect", "Expect: %q: want safe, unsafe, or unsafe on a list of memory models and device configurations%s", f.Value, didYouMean(v, []string{"safe", "unsafe"}))
+			return nil, errf("expect", "Expect: %q: want safe, unsafe, or unsafe on a list of memory models and device configurations%s", f.Value, litmus.DidYouMean(v, []string{"safe", "unsafe"}))
 		}
 	}
 	if f, ok := t.Header["models"]; ok {
@@ -214,17 +99,16 @@ func ReadDurable(file string, t *Test) (*Durable, error) {
 	if f, ok := t.Header["daemons"]; ok {
 		for _, part := range strings.Split(f.Value, ",") {
 			name := strings.TrimSpace(part)
-			m := threadName.FindStringSubmatch(name)
-			n := -1
-			if m != nil {
-				n, _ = strconv.Atoi(m[1])
+			n, ok := litmus.ThreadNumber(name)
+			if !ok {
+				n = -1
 			}
 			if n < 0 || n >= len(t.Threads) {
 				var threads []string
 				for i := range t.Threads {
 					threads = append(threads, fmt.Sprintf("P%d", i))
 				}
-				return nil, errf("daemons", "Daemons: %q: %q is not a thread of the file (P0 to P%d)%s", f.Value, name, len(t.Threads)-1, didYouMean(name, threads))
+				return nil, errf("daemons", "Daemons: %q: %q is not a thread of the file (P0 to P%d)%s", f.Value, name, len(t.Threads)-1, litmus.DidYouMean(name, threads))
 			}
 			if d.Daemons&(1<<n) != 0 {
 				return nil, errf("daemons", "Daemons: %q: %s named twice", f.Value, name)
@@ -240,12 +124,12 @@ func ReadDurable(file string, t *Test) (*Durable, error) {
 
 // Validate checks what the header (or the overrides since) and the final
 // condition ask together.
-func (d *Durable) Validate() error {
+func (d *Test) Validate() error {
 	t := d.Test
 	condErr := func(format string, args ...any) error {
-		return &Error{File: d.File, Line: t.CondLine, Col: t.CondCol, Msg: fmt.Sprintf(format, args...)}
+		return &litmus.Error{File: d.File, Line: t.CondLine, Col: t.CondCol, Msg: fmt.Sprintf(format, args...)}
 	}
-	if t.Quant == Exists {
+	if t.Quant == litmus.Exists {
 		return condErr("exists asks whether some outcome is reachable; a durability check states what must hold: write forall (...) or ~exists (...)")
 	}
 	if d.Crash == CrashNone && len(condBlocks(t)) > 0 {
@@ -260,9 +144,9 @@ func (d *Durable) Validate() error {
 }
 
 // condBlocks lists the blocks t's final condition names, ascending.
-func condBlocks(t *Test) []int {
+func condBlocks(t *litmus.Test) []int {
 	var seen [spec.MaxBlocks]bool
-	t.Cond.locs(func(l string) {
+	t.Cond.Locs(func(l string) {
 		if b := t.BlockOf(l); b >= 0 {
 			seen[b] = true
 		}
@@ -286,7 +170,7 @@ func ParseDevices(s string) ([]spec.Config, error) {
 	for _, part := range strings.Split(s, ",") {
 		c, err := spec.ParseConfig(strings.TrimSpace(part))
 		if err != nil {
-			return nil, fmt.Errorf("%v, or all%s", err, didYouMean(strings.TrimSpace(part), configNames(), []string{"all"}))
+			return nil, fmt.Errorf("%v, or all%s", err, litmus.DidYouMean(strings.TrimSpace(part), configNames(), []string{"all"}))
 		}
 		for _, o := range out {
 			if o == c {
@@ -315,7 +199,7 @@ func ParseFailures(s string) (Failures, error) {
 		case "all":
 			f |= FailFlush | FailWrite
 		default:
-			return 0, fmt.Errorf("%q: want none, flush, write, flush,write or all%s", s, didYouMean(strings.TrimSpace(part), []string{"none", "flush", "write", "all"}))
+			return 0, fmt.Errorf("%q: want none, flush, write, flush,write or all%s", s, litmus.DidYouMean(strings.TrimSpace(part), []string{"none", "flush", "write", "all"}))
 		}
 	}
 	return f, nil
@@ -331,7 +215,7 @@ func ParseCrash(s string) (CrashMode, error) {
 	case "none":
 		return CrashNone, nil
 	}
-	return 0, fmt.Errorf("%q: want any, end or none%s", s, didYouMean(strings.ToLower(strings.TrimSpace(s)), []string{"any", "end", "none"}))
+	return 0, fmt.Errorf("%q: want any, end or none%s", s, litmus.DidYouMean(strings.ToLower(strings.TrimSpace(s)), []string{"any", "end", "none"}))
 }
 
 // Rows are the file's rows of the verdict table: one per memory model
@@ -339,18 +223,18 @@ func ParseCrash(s string) (CrashMode, error) {
 // the models were asked for as "all" (-model all, or Models: all when
 // models is nil): a model that cannot express the program then gives an
 // N/A row with the reason (Verdict.NotApplicable) instead of an error.
-func (d *Durable) Rows(models []memory.Model, all bool) []verdict.Row {
+func (d *Test) Rows(models []memory.Model, all bool) []verdict.Row {
 	if models == nil {
 		models, all = d.Models, d.ModelsAll
 	}
 	var out []verdict.Row
 	for _, m := range models {
 		for _, dev := range d.Devices {
-			cfg := DurableConfig{Model: m, Device: dev, Failures: d.Failures, Crash: d.Crash}
+			cfg := Config{Model: m, Device: dev, Failures: d.Failures, Crash: d.Crash}
 			row := verdict.Row{Model: d.Test.Name, Config: m.String() + " " + dev.String(), Bound: d.bound(), Negative: d.ExpectUnsafe(m, dev)}
 			row.Check = func(o explore.Options) (verdict.Verdict, error) {
 				r, err := d.Search(cfg, o)
-				if err != nil && all && errors.Is(err, ErrNotInModel) {
+				if err != nil && all && errors.Is(err, litmus.ErrNotInModel) {
 					return verdict.Verdict{Model: row.Model, Config: row.Config, Bound: row.Bound, Negative: row.Negative, NotApplicable: err.Error()}, nil
 				}
 				if err != nil {
@@ -365,7 +249,7 @@ func (d *Durable) Rows(models []memory.Model, all bool) []verdict.Row {
 }
 
 // bound describes what a row explores.
-func (d *Durable) bound() string {
+func (d *Test) bound() string {
 	n := len(d.Test.Threads)
 	s := fmt.Sprintf("%d %s", n, verdict.Plural(n, "thread"))
 	switch d.Crash {
@@ -389,12 +273,12 @@ func (d *Durable) bound() string {
 // fault: a value, block or command beyond its bounds, a store memory.LKMM
 // cannot place) is an error naming the file and line, with the run that
 // reached it.
-func (d *Durable) Search(cfg DurableConfig, opt explore.Options) (*explore.Result[durState], error) {
+func (d *Test) Search(cfg Config, opt explore.Options) (*explore.Result[State], error) {
 	sys, err := d.system(cfg)
 	if err != nil {
 		return nil, err
 	}
-	r := explore.Explore[durState](sys, opt)
+	r := explore.Explore[State](sys, opt)
 	if v := r.Violation; v != nil {
 		var fe *FaultError
 		if errors.As(v.Err, &fe) {
@@ -410,7 +294,7 @@ func (d *Durable) Search(cfg DurableConfig, opt explore.Options) (*explore.Resul
 }
 
 // system compiles the file for cfg.
-func (d *Durable) system(cfg DurableConfig) (*durSystem, error) {
+func (d *Test) system(cfg Config) (*durSystem, error) {
 	if cfg.Model < memory.SC || cfg.Model > memory.LKMM {
 		return nil, fmt.Errorf("%s: unknown memory model %v", d.File, cfg.Model)
 	}
@@ -421,8 +305,8 @@ func (d *Durable) system(cfg DurableConfig) (*durSystem, error) {
 	sys := &durSystem{op: op, cfg: cfg, blocks: condBlocks(d.Test), daemons: d.Daemons}
 	for t, code := range op.code {
 		var keep uint8
-		var walk func(e Expr)
-		walk = func(e Expr) {
+		var walk func(e litmus.Expr)
+		walk = func(e litmus.Expr) {
 			if i, ok := op.regs[t][e.Reg]; ok && e.Reg != "" && e.Thread == t {
 				keep |= 1 << i
 			}
@@ -495,7 +379,7 @@ func ParseModels(s string) ([]memory.Model, error) {
 	for _, part := range strings.Split(s, ",") {
 		n := modelNamed(strings.TrimSpace(part))
 		if n < 0 {
-			return nil, fmt.Errorf("%q: want a comma-separated list of sc, tso, relaxed, lkmm, or all%s", s, didYouMean(strings.TrimSpace(part), modelNames(), []string{"all"}))
+			return nil, fmt.Errorf("%q: want a comma-separated list of sc, tso, relaxed, lkmm, or all%s", s, litmus.DidYouMean(strings.TrimSpace(part), modelNames(), []string{"all"}))
 		}
 		for _, m := range out {
 			if int(m) == n {
@@ -536,7 +420,7 @@ func modelNamed(name string) int {
 
 // ExpectUnsafe reports whether the file expects UNSAFE under memory model
 // m on device dev (Expect).
-func (d *Durable) ExpectUnsafe(m memory.Model, dev spec.Config) bool {
+func (d *Test) ExpectUnsafe(m memory.Model, dev spec.Config) bool {
 	if !d.Unsafe {
 		return false
 	}

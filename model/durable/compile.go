@@ -1,27 +1,28 @@
-package litmus
+package durable
 
 import (
 	"fmt"
 
+	"github.com/flushproof/flushproof/model/litmus"
 	"github.com/flushproof/flushproof/model/memory"
 )
 
 // Compiling a test for Operational: its threads as straight code with jumps.
 
 // supported reports whether the model runs op.
-func supported(m memory.Model, op Op) bool {
+func supported(m memory.Model, op litmus.Op) bool {
 	if m != memory.Relaxed {
 		return true // SC, TSO and LKMM have every primitive
 	}
 	switch op {
-	case OpReadOnce, OpWriteOnce, OpMb, OpAddReturn, OpFetchAdd, OpXchg, OpCmpxchg:
+	case litmus.OpReadOnce, litmus.OpWriteOnce, litmus.OpMb, litmus.OpAddReturn, litmus.OpFetchAdd, litmus.OpXchg, litmus.OpCmpxchg:
 		return true
 	}
 	return false
 }
 
-func compile(m memory.Model, t *Test) (*opSystem, error) {
-	if err := MemoryOnly(t); err != nil {
+func compile(m memory.Model, t *litmus.Test) (*opSystem, error) {
+	if err := litmus.MemoryOnly(t); err != nil {
 		return nil, err
 	}
 	if m != memory.SC && m != memory.TSO && m != memory.Relaxed && m != memory.LKMM {
@@ -49,12 +50,12 @@ func compile(m memory.Model, t *Test) (*opSystem, error) {
 	}
 	for ti, th := range t.Threads {
 		c := &compiler{sys: sys, m: m, name: t.Name, thread: ti, locs: locIndex, regs: map[string]int{}, wrote: map[string]bool{}, dep: newDepAnalysis(),
-			hasRMW: hasOp(th.Body, Op.IsRMW), hasLock: hasOp(th.Body, func(o Op) bool { return o == OpSpinLock })}
+			hasRMW: hasOp(th.Body, litmus.Op.IsRMW), hasLock: hasOp(th.Body, func(o litmus.Op) bool { return o == litmus.OpSpinLock })}
 		if err := c.stmts(th.Body); err != nil {
 			return nil, err
 		}
 		if len(c.code) > 255 {
-			return nil, t.limitErr(Pos{th.Line, th.Col}, "P%d compiles to %d instructions, more than the 255 a thread may have: split the thread or shorten its code", ti, len(c.code))
+			return nil, t.LimitErr(litmus.Pos{Line: th.Line, Col: th.Col}, "P%d compiles to %d instructions, more than the 255 a thread may have: split the thread or shorten its code", ti, len(c.code))
 		}
 		sys.code = append(sys.code, c.code)
 		sys.regs = append(sys.regs, c.regs)
@@ -70,10 +71,10 @@ type compiler struct {
 	thread  int
 	locs    map[string]int
 	code    []instr
-	loops   []*loopCtx // the loops the code being compiled is in, innermost last
-	cur     *Stmt      // the statement being compiled
-	file    string     // the file's name, for errors (durable)
-	durable bool       // the durability statements are allowed (compileDurable)
+	loops   []*loopCtx   // the loops the code being compiled is in, innermost last
+	cur     *litmus.Stmt // the statement being compiled
+	file    string       // the file's name, for errors (durable)
+	durable bool         // the durability statements are allowed (compileDurable)
 	regs    map[string]int
 	wrote   map[string]bool
 	written []string
@@ -87,7 +88,7 @@ func (c *compiler) reg(name string, line int) error {
 		return nil
 	}
 	if len(c.regs) == MaxRegs {
-		return c.errf(line, "%w: %s is a %d%s register of P%d, and a thread holds at most %d: reuse a register whose value is no longer needed", ErrUnsupported, name, MaxRegs+1, ordinal(MaxRegs+1), c.thread, MaxRegs)
+		return c.errf(line, "%w: %s is a %d%s register of P%d, and a thread holds at most %d: reuse a register whose value is no longer needed", litmus.ErrUnsupported, name, MaxRegs+1, ordinal(MaxRegs+1), c.thread, MaxRegs)
 	}
 	c.regs[name] = len(c.regs)
 	return nil
@@ -104,7 +105,7 @@ func (c *compiler) write(name string, line int) error {
 	return nil
 }
 
-func (c *compiler) expr(e Expr, line int) error {
+func (c *compiler) expr(e litmus.Expr, line int) error {
 	if e.Loc != "" {
 		return c.errf(line, "location %s read in an expression of P%d", e.Loc, c.thread)
 	}
@@ -117,7 +118,7 @@ func (c *compiler) expr(e Expr, line int) error {
 	return err
 }
 
-func (c *compiler) stmts(body []Stmt) error {
+func (c *compiler) stmts(body []litmus.Stmt) error {
 	for i := range body {
 		s := &body[i]
 		c.cur = s
@@ -125,7 +126,7 @@ func (c *compiler) stmts(body []Stmt) error {
 		case s.Access != nil:
 			a := s.Access
 			if !supported(c.m, a.Op) {
-				return c.errf(s.Line, "%w: %s does not support %s", ErrNotInModel, c.m, a.Op)
+				return c.errf(s.Line, "%w: %s does not support %s", litmus.ErrNotInModel, c.m, a.Op)
 			}
 			as, err := c.atomicFence(body, i)
 			if err != nil {
@@ -140,7 +141,7 @@ func (c *compiler) stmts(body []Stmt) error {
 				}
 				loc = l
 			}
-			for _, e := range []Expr{a.Val, a.Expect} {
+			for _, e := range []litmus.Expr{a.Val, a.Expect} {
 				if err := c.expr(e, s.Line); err != nil {
 					return err
 				}
@@ -209,7 +210,7 @@ func (c *compiler) stmts(body []Stmt) error {
 // fence is refused (memory.Memory would order those too). Every other
 // access, and every fence under the other models, is itself (OpMb for
 // smp_mb, OpRmb, OpWmb; OpBarrier for those that order nothing here).
-func (c *compiler) atomicFence(body []Stmt, i int) (Op, error) {
+func (c *compiler) atomicFence(body []litmus.Stmt, i int) (litmus.Op, error) {
 	op := body[i].Access.Op
 	if !op.Info().Fence {
 		return 0, nil
@@ -218,30 +219,30 @@ func (c *compiler) atomicFence(body []Stmt, i int) (Op, error) {
 		return op, nil
 	}
 	var adj int
-	is, has := Op.IsRMW, c.hasRMW
+	is, has := litmus.Op.IsRMW, c.hasRMW
 	switch op {
-	case OpMbBeforeAtomic:
+	case litmus.OpMbBeforeAtomic:
 		adj = i + 1
-	case OpMbAfterAtomic:
+	case litmus.OpMbAfterAtomic:
 		adj = i - 1
-	case OpMbAfterSpinlock:
+	case litmus.OpMbAfterSpinlock:
 		// [M] ; po? ; [LKW] ; fencerel(After-spinlock) ; [M]: the same
 		// with spin_lock for the RMW.
-		adj, is, has = i-1, func(o Op) bool { return o == OpSpinLock }, c.hasLock
+		adj, is, has = i-1, func(o litmus.Op) bool { return o == litmus.OpSpinLock }, c.hasLock
 	default:
 		return op, nil
 	}
 	if adj >= 0 && adj < len(body) && body[adj].Access != nil && is(body[adj].Access.Op) {
-		return OpMb, nil
+		return litmus.OpMb, nil
 	}
 	if !has {
-		return OpBarrier, nil
+		return litmus.OpBarrier, nil
 	}
-	return 0, c.errf(body[i].Line, "%w: %s with a statement other than the read-modify-write or lock it orders next to it in P%d, which memory.LKMM cannot order exactly", ErrUnsupported, op, c.thread)
+	return 0, c.errf(body[i].Line, "%w: %s with a statement other than the read-modify-write or lock it orders next to it in P%d, which memory.LKMM cannot order exactly", litmus.ErrUnsupported, op, c.thread)
 }
 
 // hasOp reports whether a thread's code has an access whose op is.
-func hasOp(body []Stmt, is func(Op) bool) bool {
+func hasOp(body []litmus.Stmt, is func(litmus.Op) bool) bool {
 	for _, s := range body {
 		if s.Access != nil && is(s.Access.Op) {
 			return true
@@ -271,27 +272,27 @@ func (c *compiler) errf(line int, format string, args ...any) error {
 	if c.cur != nil && c.cur.Line == line {
 		col = c.cur.Col
 	}
-	return &Error{File: c.file, Line: line, Col: col, Msg: err.Error(), Err: err}
+	return &litmus.Error{File: c.file, Line: line, Col: col, Msg: err.Error(), Err: err}
 }
 
 // initFits refuses an initial value of location i whose values (within
 // the -128..127 of it memory.Memory holds) a register could not hold.
-func initFits(t *Test, i int, v int64) error {
+func initFits(t *litmus.Test, i int, v int64) error {
 	if !fits16(v-128) || !fits16(v+127) {
-		return t.limitErr(t.LocPos(i), "initial value %s=%d: registers hold -32768..32767 and a location's values lie within -128..127 of its initial value, so it must lie within -32640..32640: scale the values down", t.Locs[i], v)
+		return t.LimitErr(t.LocPos(i), "initial value %s=%d: registers hold -32768..32767 and a location's values lie within -128..127 of its initial value, so it must lie within -32640..32640: scale the values down", t.Locs[i], v)
 	}
 	return nil
 }
 
 // memoryLimits refuses a test with more threads or locations than the
 // explorer's memory holds, at the first thread or location beyond them.
-func memoryLimits(t *Test) error {
+func memoryLimits(t *litmus.Test) error {
 	if n := len(t.Threads); n > memory.MaxThreads {
 		th := t.Threads[memory.MaxThreads]
-		return t.limitErr(Pos{th.Line, th.Col}, "P%d is thread %d of %d, and the checker's memory holds at most %d threads: merge threads that run one after another, or check fewer tasks", memory.MaxThreads, memory.MaxThreads+1, n, memory.MaxThreads)
+		return t.LimitErr(litmus.Pos{Line: th.Line, Col: th.Col}, "P%d is thread %d of %d, and the checker's memory holds at most %d threads: merge threads that run one after another, or check fewer tasks", memory.MaxThreads, memory.MaxThreads+1, n, memory.MaxThreads)
 	}
 	if n := len(t.Locs); n > memory.MaxLocations {
-		return t.limitErr(t.LocPos(memory.MaxLocations), "%s is shared location %d of %d, and the checker's memory holds at most %d: keep what one thread alone uses in registers, merge flags into one location, or check fewer tasks", t.Locs[memory.MaxLocations], memory.MaxLocations+1, n, memory.MaxLocations)
+		return t.LimitErr(t.LocPos(memory.MaxLocations), "%s is shared location %d of %d, and the checker's memory holds at most %d: keep what one thread alone uses in registers, merge flags into one location, or check fewer tasks", t.Locs[memory.MaxLocations], memory.MaxLocations+1, n, memory.MaxLocations)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package litmus
+package durable
 
 import (
 	"fmt"
@@ -113,7 +113,7 @@ func chainChecks(code []instr, local []bool, bit []uint64) []bool {
 func (s *durSystem) Obligations() []string { return s.obNames }
 
 // Judged implements explore.Obligations.
-func (s *durSystem) Judged(st durState, initial bool) uint64 {
+func (s *durSystem) Judged(st State, initial bool) uint64 {
 	if st.op.fault.kind != 0 || st.bad.kind != 0 {
 		return 0
 	}
@@ -130,7 +130,7 @@ func (s *durSystem) Judged(st durState, initial bool) uint64 {
 		if s.full || !s.chainChecks[t][pc] {
 			continue
 		}
-		s.step(st, t, code[pc], func(_ explore.Label, n durState) {
+		s.step(st, t, code[pc], func(_ explore.Label, n State) {
 			s.chainJudged(n, t, false, &m)
 		})
 	}
@@ -147,7 +147,7 @@ func (s *durSystem) Judged(st durState, initial bool) uint64 {
 
 // finalJudged reports whether the final condition is judged in st (a
 // state without a failed check or a fault): Check judges it exactly there.
-func (s *durSystem) finalJudged(st durState) bool {
+func (s *durSystem) finalJudged(st State) bool {
 	if s.op.test.Quant == 0 {
 		return false
 	}
@@ -167,4 +167,4 @@ func (s *durSystem) finalJudged(st durState) bool {
 	return true
 }
 
-var _ explore.Obligations[durState] = (*durSystem)(nil)
+var _ explore.Obligations[State] = (*durSystem)(nil)
