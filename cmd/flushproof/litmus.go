@@ -15,8 +15,8 @@ import (
 )
 
 // litmusModels are the memory models `flushproof litmus` runs, in the order
-// it prints them. -expect compares the one named LKMM with a file's Result:
-// line.
+// it prints them. -expect compares the one named LKMM-ref (the reference)
+// with a file's Result: line.
 var litmusModels = []litmus.Model{
 	durable.Operational{Model: memory.SC},
 	durable.Operational{Model: memory.TSO},
@@ -33,7 +33,7 @@ var optionalLitmusModels = []litmus.Model{
 }
 
 // expectModel is the name of the model -expect compares with Result: lines.
-const expectModel = "LKMM"
+const expectModel = "LKMM-ref"
 
 // witnesser is a model that can show an execution reaching an outcome.
 type witnesser interface {
@@ -68,7 +68,7 @@ type expectRecord struct {
 	File   string `json:"file"`
 	Test   string `json:"test"`
 	Want   string `json:"want"` // the file's Result: line
-	Got    string `json:"got"`  // the LKMM model's answer
+	Got    string `json:"got"`  // the LKMM-ref model's answer
 	Match  bool   `json:"match"`
 	Error  string `json:"error,omitempty"`
 }
@@ -84,7 +84,7 @@ func runLitmus(args []string, stdout, stderr io.Writer) int {
 	for _, m := range append(litmusModels[:len(litmusModels):len(litmusModels)], optionalLitmusModels...) {
 		all = append(all, strings.ToLower(m.Name()))
 	}
-	modelsFlag := fs.String("model", strings.Join(names, ","), "comma-separated memory models to run: "+strings.Join(all, ", ")+" (lkmm-memory only when named)")
+	modelsFlag := fs.String("model", strings.Join(names, ","), "comma-separated memory models to run: "+strings.Join(all, ", ")+" (lkmm only when named)")
 	expect := fs.Bool("expect", false, "compare the "+expectModel+" model's answer with each file's Result: line; exit 1 on a mismatch")
 	jsonOut := fs.Bool("json", false, "print JSON Lines: a litmus.result object per file and model, a litmus.expect object per file with -expect (docs/cli.md)")
 	fs.Usage = func() {
@@ -237,6 +237,9 @@ func selectModels(list string) ([]litmus.Model, error) {
 				out = append(out, m)
 				found = true
 			}
+		}
+		if !found && strings.EqualFold(name, "lkmm-memory") {
+			return nil, fmt.Errorf("-model: lkmm-memory is spelled lkmm now, as in flushproof check (the explorer's LKMM model); the axiomatic reference is lkmm-ref, the promise-based model lkmm-op")
 		}
 		if !found {
 			return nil, fmt.Errorf("-model: want a comma-separated list of %s, got %q", strings.Join(names, ", "), name)

@@ -62,7 +62,7 @@ func TestLitmusJSON(t *testing.T) {
 		recs = append(recs, r)
 	}
 	require.Len(t, recs, 5)
-	for i, m := range []string{"SC", "TSO", "Relaxed", "LKMM-op", "LKMM"} {
+	for i, m := range []string{"SC", "TSO", "Relaxed", "LKMM-op", "LKMM-ref"} {
 		assert.Equal(t, "litmus.result", recs[i].Kind)
 		assert.Equal(t, m, recs[i].Model)
 		assert.Equal(t, "Never", recs[i].Result, m)
@@ -71,15 +71,22 @@ func TestLitmusJSON(t *testing.T) {
 	}
 }
 
-// TestLitmusExplorerLKMM: -model lkmm-memory runs the explorer's LKMM
-// model, which answers SB+mbs as LKMM does and refuses a load followed by
-// a store to another location with no barrier between.
+// TestLitmusExplorerLKMM: -model lkmm runs the explorer's LKMM model (the
+// one flushproof check -model lkmm runs), which answers SB+mbs as the
+// reference does and refuses a load followed by a store to another
+// location with no barrier between. Its old spelling, lkmm-memory, is
+// refused with the new ones.
 func TestLitmusExplorerLKMM(t *testing.T) {
-	out, errs, code := runLitmusArgs(t, "-model", "lkmm-memory", litmusDir+"SB+mbs.litmus")
+	out, errs, code := runLitmusArgs(t, "-model", "lkmm", litmusDir+"SB+mbs.litmus")
 	assert.Equal(t, exitOK, code, errs)
-	assert.Contains(t, out, "under LKMM-memory")
+	assert.Contains(t, out, "under LKMM\n")
+	assert.NotContains(t, out, "under LKMM-")
 	assert.Contains(t, out, "Observation SB+mbs Never")
-	out, _, code = runLitmusArgs(t, "-model", "lkmm-memory", litmusDir+"LB.litmus")
+	_, errs, code = runLitmusArgs(t, "-model", "lkmm-memory", litmusDir+"SB+mbs.litmus")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errs, "lkmm-memory is spelled lkmm now, as in flushproof check")
+	assert.Contains(t, errs, "the axiomatic reference is lkmm-ref")
+	out, _, code = runLitmusArgs(t, "-model", "lkmm", litmusDir+"LB.litmus")
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, out, "a store after a load of another location with no smp_mb between")
 }
@@ -107,7 +114,7 @@ func TestLitmusErrors(t *testing.T) {
 
 	_, errs, code = runLitmusArgs(t, "-model", "arm", litmusDir+"SB.litmus")
 	assert.Equal(t, exitUsage, code)
-	assert.Contains(t, errs, `-model: want a comma-separated list of sc, tso, relaxed, lkmm-op, lkmm, lkmm-memory, got "arm"`)
+	assert.Contains(t, errs, `-model: want a comma-separated list of sc, tso, relaxed, lkmm-op, lkmm-ref, lkmm, got "arm"`)
 
 	_, errs, code = runLitmusArgs(t)
 	assert.Equal(t, exitUsage, code)
@@ -118,11 +125,11 @@ func TestLitmusErrors(t *testing.T) {
 	assert.Contains(t, out, "error: litmus: reading "+litmusDir+"missing.litmus")
 }
 
-// lkmmStandIn is a model named LKMM for testing -expect: it answers as TSO
+// lkmmStandIn is a model named LKMM-ref for testing -expect: it answers as TSO
 // does (the real LKMM reference joins litmusModels elsewhere).
 type lkmmStandIn struct{ durable.Operational }
 
-func (lkmmStandIn) Name() string { return "LKMM" }
+func (lkmmStandIn) Name() string { return "LKMM-ref" }
 
 func TestLitmusExpect(t *testing.T) {
 	saved := litmusModels
@@ -131,10 +138,10 @@ func TestLitmusExpect(t *testing.T) {
 	// The LKMM reference is in the build: -expect runs it.
 	out, errs, code := runLitmusArgs(t, "-expect", "-model", "sc", litmusDir+"SB.litmus", litmusDir+"SB+mbs.litmus")
 	assert.Equal(t, exitOK, code, errs)
-	assert.Contains(t, out, "Expect SB: Result: Sometimes, LKMM says Sometimes: match")
-	assert.Contains(t, out, "Expect SB+mbs: Result: Never, LKMM says Never: match")
+	assert.Contains(t, out, "Expect SB: Result: Sometimes, LKMM-ref says Sometimes: match")
+	assert.Contains(t, out, "Expect SB+mbs: Result: Never, LKMM-ref says Never: match")
 
-	// Without a model named LKMM, -expect says so and the run is incomplete.
+	// Without a model named LKMM-ref, -expect says so and the run is incomplete.
 	litmusModels = nil
 	for _, m := range saved {
 		if m.Name() != expectModel {
@@ -143,7 +150,7 @@ func TestLitmusExpect(t *testing.T) {
 	}
 	out, errs, code = runLitmusArgs(t, "-expect", "-model", "sc", litmusDir+"SB.litmus")
 	assert.Equal(t, exitIncomplete, code)
-	assert.Contains(t, out, "Expect SB: no LKMM model in this build")
+	assert.Contains(t, out, "Expect SB: no LKMM-ref model in this build")
 	assert.Contains(t, errs, "Result: lines not compared")
 
 	out, _, code = runLitmusArgs(t, "-expect", litmusDir+"noresult.litmus")
@@ -152,12 +159,12 @@ func TestLitmusExpect(t *testing.T) {
 
 	litmusModels = append(append([]litmus.Model{}, litmusModels...), lkmmStandIn{durable.Operational{Model: memory.TSO}})
 
-	// LKMM runs for -expect even when -model leaves it out.
+	// LKMM-ref runs for -expect even when -model leaves it out.
 	out, errs, code = runLitmusArgs(t, "-expect", "-model", "sc", litmusDir+"SB.litmus", litmusDir+"SB+mbs.litmus", litmusDir+"counter.litmus")
 	assert.Equal(t, exitOK, code, errs)
-	assert.Contains(t, out, "Expect SB: Result: Sometimes, LKMM says Sometimes: match")
-	assert.Contains(t, out, "Expect SB+mbs: Result: Never, LKMM says Never: match")
-	assert.Contains(t, out, "Expect counter: Result: Always, LKMM says Always: match")
+	assert.Contains(t, out, "Expect SB: Result: Sometimes, LKMM-ref says Sometimes: match")
+	assert.Contains(t, out, "Expect SB+mbs: Result: Never, LKMM-ref says Never: match")
+	assert.Contains(t, out, "Expect counter: Result: Always, LKMM-ref says Always: match")
 
 	// header lies: write one that does.
 	bad := t.TempDir() + "/SB-lies.litmus"

@@ -24,7 +24,7 @@ package durable
 //     naming the primitive: Relaxed has no acquire, release, partial
 //     fence or unordered RMW, and answering with a stronger or weaker
 //     primitive in their place would be a wrong answer.
-//   - LKMM (memory.LKMM, named LKMM-memory here): every primitive, the
+//   - LKMM (memory.LKMM, the explorer's LKMM): every primitive, the
 //     orderings beyond smp_mb on a memory declared with UseOrderings
 //     (Init). smp_mb__{before,after}_atomic and smp_mb__after_spinlock
 //     are smp_mb next to the RMW or lock they order, nothing in a thread
@@ -75,14 +75,9 @@ type Operational struct {
 // MaxRegs is the number of registers a thread may use.
 const MaxRegs = 8
 
-// Name is the memory model's name: SC, TSO, Relaxed, or LKMM-memory for
-// memory.LKMM (LKMM itself is the axiomatic reference).
-func (o Operational) Name() string {
-	if o.Model == memory.LKMM {
-		return "LKMM-memory"
-	}
-	return o.Model.String()
-}
+// Name is the memory model's name, as flushproof check spells it: SC,
+// TSO, Relaxed or LKMM (the axiomatic reference is LKMM-ref, model/lkmm).
+func (o Operational) Name() string { return o.Model.String() }
 
 // Outcomes returns every final state of t under the model.
 func (o Operational) Outcomes(t *litmus.Test) ([]litmus.Outcome, error) {

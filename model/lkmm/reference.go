@@ -40,8 +40,10 @@ type Reference struct {
 	InOrder bool
 }
 
-// Name returns "LKMM".
-func (Reference) Name() string { return "LKMM" }
+// Name returns "LKMM-ref", the reference's one spelling in every
+// command and doc (LKMM alone is memory.LKMM, the explorer's model;
+// LKMM-op is Promise).
+func (Reference) Name() string { return "LKMM-ref" }
 
 // Outcomes returns every final state of t that some execution allowed by
 // LKMM reaches, each once: every thread's registers (those its code
