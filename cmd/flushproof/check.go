@@ -201,7 +201,7 @@ func (c *checkRun) run(rows []verdict.Row, stdout, stderr io.Writer) int {
 		} else {
 			table.WriteRow(r.Name(), v, err)
 			if c.obligations && err == nil {
-				if len(v.Judged) > 0 && !v.Safe {
+				if len(v.Judged) > 0 && v.Outcome != verdict.Safe {
 					fmt.Fprintf(stdout, "    (among the states found before the search ended)\n")
 				}
 				for _, j := range v.Judged {
@@ -216,7 +216,7 @@ func (c *checkRun) run(rows []verdict.Row, stdout, stderr io.Writer) int {
 		if heldBytes() > c.freeAbove() {
 			debug.FreeOSMemory()
 		}
-		if v.Truncated && v.Unknown == interruptReason {
+		if v.Outcome == verdict.Unknown && v.Unknown == interruptReason {
 			break
 		}
 	}
@@ -252,12 +252,12 @@ func (c *checkRun) run(rows []verdict.Row, stdout, stderr io.Writer) int {
 		}
 	}
 	for _, f := range done {
-		if f.err == nil && f.v.Truncated {
+		if f.err == nil && f.v.Outcome == verdict.Unknown {
 			fmt.Fprintf(stdout, "\n%s: %s after %d states: %s\n", f.name, f.v.Result(), f.v.Stats.States, c.unknownHint(f.v.Unknown))
 		}
 	}
 	for _, f := range done {
-		if f.err == nil && f.v.NotApplicable != "" {
+		if f.err == nil && f.v.Outcome == verdict.NA {
 			fmt.Fprintf(stdout, "\n%s: N/A (one of -model all's models, so not an error): %s\n", f.name, f.v.NotApplicable)
 		}
 	}
@@ -277,12 +277,12 @@ func vacuityText(v verdict.Verdict) string {
 	if v.JudgeErr != nil {
 		return "its obligations could not be counted: " + v.JudgeErr.Error()
 	}
-	if !v.Safe {
+	if v.Outcome != verdict.Safe {
 		return "" // UNSAFE, UNKNOWN or N/A: the counts cover the states found, the JUDGED column has them
 	}
 	never := v.Vacuous()
 	if len(never) == 0 {
-		if v.Negative && v.Safe && len(v.Judged) > 0 {
+		if v.Negative && len(v.Judged) > 0 {
 			return fmt.Sprintf("the negative control did not fire although every obligation was judged (%s): the bug is not reachable at this bound, or the row does not model it", judgedList(v.Judged))
 		}
 		return ""
@@ -345,19 +345,19 @@ type tally struct {
 
 func (t *tally) add(v verdict.Verdict, err error) {
 	t.rows++
-	if err == nil && v.Safe && len(v.Vacuous()) > 0 {
+	if err == nil && v.Outcome == verdict.Safe && len(v.Vacuous()) > 0 {
 		t.vacuous++
 	}
 	switch {
 	case err != nil:
 		t.errors++
-	case v.NotApplicable != "":
+	case v.Outcome == verdict.NA:
 		t.notApplicable++
-	case v.Truncated:
+	case v.Outcome == verdict.Unknown:
 		t.unknown++
 	case !v.Expected():
 		t.unexpected++
-	case v.Safe:
+	case v.Outcome == verdict.Safe:
 		t.safe++
 	default:
 		t.unsafeExpected++

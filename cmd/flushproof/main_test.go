@@ -187,8 +187,8 @@ func TestEveryFamilyStopsAsUnknown(t *testing.T) {
 				assert.True(t, v.Negative, "%s, %s: a real model UNSAFE", tc.name, r.Name())
 				continue
 			}
-			assert.False(t, v.Safe, "%s, %s", tc.name, r.Name())
-			assert.True(t, v.Truncated, "%s, %s", tc.name, r.Name())
+			assert.NotEqual(t, verdict.Safe, v.Outcome, "%s, %s", tc.name, r.Name())
+			assert.Equal(t, verdict.Unknown, v.Outcome, "%s, %s", tc.name, r.Name())
 			assert.Equal(t, tc.want, v.Unknown, "%s, %s", tc.name, r.Name())
 			assert.Equal(t, "UNKNOWN ("+tc.want+")", v.Result(), "%s, %s", tc.name, r.Name())
 		}
@@ -216,7 +216,7 @@ func TestCheckMemoryLimit(t *testing.T) {
 
 func TestCheckErrorRow(t *testing.T) {
 	ok := func(o explore.Options) (verdict.Verdict, error) {
-		return verdict.Verdict{Model: "m", Config: "c", Bound: "b", Safe: true}, nil
+		return verdict.Verdict{Model: "m", Config: "c", Bound: "b", Outcome: verdict.Safe}, nil
 	}
 	rs := []verdict.Row{
 		{Model: "first", Check: ok},

@@ -114,7 +114,7 @@ func TestDeviceVerdicts(t *testing.T) {
 	for _, v := range vs {
 		assert.True(t, v.Expected(), "%s on %s: %s", v.Model, v.Config, v.Result())
 		if !v.Negative {
-			assert.True(t, v.Safe, "%s on %s", v.Model, v.Config)
+			assert.Equal(t, verdict.Safe, v.Outcome, "%s on %s", v.Model, v.Config)
 			continue
 		}
 		require.NotNil(t, v.Violation, v.Model)

@@ -51,11 +51,11 @@ func Check(w Workload, opt explore.Options) (verdict.Verdict, error) {
 	v.Stats = sound.Stats
 	v.Judged, v.JudgeErr = sound.Judged, sound.JudgeErr
 	if sound.Violation != nil {
-		v.Violation = sound.Violation
+		v.Outcome, v.Violation = verdict.Unsafe, sound.Violation
 		return v, nil
 	}
 	if !sound.Exhausted {
-		v.Truncated, v.Unknown = true, sound.Stopped
+		v.Outcome, v.Unknown = verdict.Unknown, sound.Stopped
 		return v, nil
 	}
 	complete, err := CheckComplete(w, opt)
@@ -68,14 +68,14 @@ func Check(w Workload, opt explore.Options) (verdict.Verdict, error) {
 		v.JudgeErr = complete.JudgeErr
 	}
 	if complete.Violation != nil {
-		v.Violation = complete.Violation
+		v.Outcome, v.Violation = verdict.Unsafe, complete.Violation
 		return v, nil
 	}
-	v.Truncated = !complete.Exhausted
-	if v.Truncated {
-		v.Unknown = complete.Stopped
+	if !complete.Exhausted {
+		v.Outcome, v.Unknown = verdict.Unknown, complete.Stopped
+		return v, nil
 	}
-	v.Safe = complete.Exhausted
+	v.Outcome = verdict.Safe
 	return v, nil
 }
 

@@ -235,7 +235,7 @@ func (d *Test) Rows(models []memory.Model, all bool) []verdict.Row {
 			row.Check = func(o explore.Options) (verdict.Verdict, error) {
 				r, err := d.Search(cfg, o)
 				if err != nil && all && errors.Is(err, litmus.ErrNotInModel) {
-					return verdict.Verdict{Model: row.Model, Config: row.Config, Bound: row.Bound, Negative: row.Negative, NotApplicable: err.Error()}, nil
+					return verdict.Verdict{Model: row.Model, Config: row.Config, Bound: row.Bound, Negative: row.Negative, Outcome: verdict.NA, NotApplicable: err.Error()}, nil
 				}
 				if err != nil {
 					return verdict.Verdict{}, err

@@ -14,19 +14,19 @@ import (
 // explored, and SAFE (with statistics) or UNSAFE (with the shortest
 // counterexample).
 type Verdict struct {
-	Model     string // e.g. "device", "bug-flush-covers-in-flight"
-	Config    string // e.g. "cache+fua"
-	Bound     string // what was explored exhaustively
-	Negative  bool   // a negative control: expected UNSAFE
-	Safe      bool   // the whole bounded space was explored and nothing broke
+	Model    string // e.g. "device", "bug-flush-covers-in-flight"
+	Config   string // e.g. "cache+fua"
+	Bound    string // what was explored exhaustively
+	Negative bool   // a negative control: expected UNSAFE
+	// Outcome is what the search concluded: Safe, Unsafe (with the
+	// Violation), Unknown (stopped first, for the reason in Unknown) or NA
+	// (with the reason in NotApplicable). The zero value is Unknown: a
+	// verdict nobody set proves nothing.
+	Outcome   Outcome
 	Stats     explore.Stats
-	Violation *explore.Violation // set when not Safe (nil if the search stopped early)
-	// Truncated is set when the search stopped before the space was
-	// exhausted, without a violation: the verdict is UNKNOWN, for the
-	// reason in Unknown.
-	Truncated bool
-	// Unknown says why a truncated search stopped: StopStates, StopMemory
-	// or the reason Options.Stop gave ("interrupted").
+	Violation *explore.Violation // set when Unsafe
+	// Unknown says why a search that did not finish stopped: StopStates,
+	// StopMemory or the reason Options.Stop gave ("interrupted").
 	Unknown string
 	// Unreduced is set when the search's symmetry reduction could not
 	// rebuild its counterexample as a real path and the row was searched
@@ -40,11 +40,11 @@ type Verdict struct {
 	// program from the start to reach a state (world.Search.Runs); 0 for
 	// the state machines, which copy states instead.
 	Runs int64
-	// NotApplicable, if not "", says why the row's memory model cannot
-	// express its program (a lock under Relaxed, say), for a row the
-	// user asked for only as one of every model ("-model all"): the row
-	// is N/A and nothing was searched; a model named on its own that
-	// cannot express the program is an error instead.
+	// NotApplicable says, for an NA verdict, why the row's memory model
+	// cannot express its program (a lock under Relaxed, say), for a row
+	// the user asked for only as one of every model ("-model all"):
+	// nothing was searched; a model named on its own that cannot express
+	// the program is an error instead.
 	NotApplicable string
 	// Judged counts, per obligation of the row's system (its assertions,
 	// final condition, acknowledged writes: explore.Obligations), the
@@ -55,6 +55,36 @@ type Verdict struct {
 	// JudgeErr says why the obligations could not be counted.
 	JudgeErr error
 	_        struct{}
+}
+
+// Outcome is what a row's search concluded. Each verdict has exactly one.
+type Outcome uint8
+
+const (
+	// Unknown: the search stopped before the bounded space was exhausted,
+	// without a violation, or never ran. It proves nothing.
+	Unknown Outcome = iota
+	// Safe: the whole bounded space was explored and nothing broke.
+	Safe
+	// Unsafe: a violation was found (Verdict.Violation).
+	Unsafe
+	// NA: the row's memory model cannot express its program, for a row
+	// asked for only as one of every model (Verdict.NotApplicable says
+	// why); nothing was searched.
+	NA
+)
+
+// String is the outcome's word: SAFE, UNSAFE or UNKNOWN.
+func (o Outcome) String() string {
+	switch o {
+	case Safe:
+		return "SAFE"
+	case Unsafe:
+		return "UNSAFE"
+	case NA:
+		return "N/A"
+	}
+	return "UNKNOWN"
 }
 
 // Vacuous names the obligations no state judged.
@@ -75,33 +105,26 @@ func (v Verdict) JudgedText() string {
 // Expected reports whether the verdict is what the model is there for:
 // SAFE for a real model, UNSAFE for a negative control.
 func (v Verdict) Expected() bool {
-	if v.NotApplicable != "" {
+	switch v.Outcome {
+	case NA:
 		return true
+	case Safe:
+		return !v.Negative
+	case Unsafe:
+		return v.Negative
 	}
-	if v.Truncated {
-		return false
-	}
-	return v.Safe != v.Negative
+	return false
 }
 
 // Word is the verdict alone: SAFE, UNSAFE, UNKNOWN or N/A.
 func (v Verdict) Word() string {
-	switch {
-	case v.NotApplicable != "":
-		return "N/A"
-	case v.Truncated:
-		return "UNKNOWN"
-	case v.Safe:
-		return "SAFE"
-	default:
-		return "UNSAFE"
-	}
+	return v.Outcome.String()
 }
 
 // Result renders the verdict with, for UNKNOWN, the reason:
 // "UNKNOWN (memory)", say.
 func (v Verdict) Result() string {
-	if !v.Truncated {
+	if v.Outcome != Unknown {
 		return v.Word()
 	}
 	why := v.Unknown
@@ -172,15 +195,18 @@ func FromResult[S comparable](row Row, r *explore.Result[S]) Verdict {
 		Negative:  row.Negative,
 		Stats:     r.Stats,
 		Violation: r.Violation,
-		Safe:      r.Violation == nil && r.Exhausted,
-		Truncated: r.Violation == nil && !r.Exhausted,
 		Unreduced: r.Unreduced,
 		Reduced:   r.Reduced,
 		Judged:    r.Judged,
 		JudgeErr:  r.JudgeErr,
 	}
-	if v.Truncated {
-		v.Unknown = r.Stopped
+	switch {
+	case r.Violation != nil:
+		v.Outcome = Unsafe
+	case r.Exhausted:
+		v.Outcome = Safe
+	default:
+		v.Outcome, v.Unknown = Unknown, r.Stopped
 	}
 	return v
 }
@@ -191,9 +217,9 @@ func FromResult[S comparable](row Row, r *explore.Result[S]) Verdict {
 func (v Verdict) Expectation() string {
 	s := "yes"
 	switch {
-	case v.NotApplicable != "":
+	case v.Outcome == NA:
 		s = "n/a"
-	case v.Truncated:
+	case v.Outcome == Unknown:
 		s = "unknown"
 	case !v.Expected():
 		s = "NO"
@@ -251,7 +277,7 @@ func (t *Table) WriteRow(name string, v Verdict, err error) error {
 		_, werr := fmt.Fprintf(t.w, verdictRowFormat, t.nameWidth, name, "ERROR", "NO", "-", "-", "-", "-", "-", "-")
 		return werr
 	}
-	if v.NotApplicable != "" {
+	if v.Outcome == NA {
 		_, werr := fmt.Fprintf(t.w, verdictRowFormat, t.nameWidth, name, v.Result(), v.Expectation(), "-", "-", "-", "-", "-", "-")
 		return werr
 	}
@@ -306,9 +332,33 @@ type CounterexampleRecord struct {
 // StepRecord is one step of a counterexample: its number (from 1), the
 // actor that takes it (a timeline column) and what it does.
 type StepRecord struct {
-	Step  int    `json:"step"`
-	Actor string `json:"actor"`
-	Text  string `json:"text"`
+	Step  int         `json:"step"`
+	Actor string      `json:"actor"`
+	Text  string      `json:"text"`
+	Label LabelRecord `json:"label"` // the transition, for explore.Replay
+}
+
+// LabelRecord is a step's explore.Label, field for field: what a replay of
+// the path needs (Path).
+type LabelRecord struct {
+	Actor uint8  `json:"actor"`
+	Kind  uint8  `json:"kind"`
+	ID    uint16 `json:"id"`
+	Arg   uint16 `json:"arg"`
+	Alt   uint16 `json:"alt"`
+}
+
+// Path rebuilds the counterexample's path from its record, for
+// explore.Replay on the row's system: the labels and texts as the search
+// found them.
+func (c *CounterexampleRecord) Path() []explore.Step {
+	out := make([]explore.Step, len(c.Steps))
+	for i, st := range c.Steps {
+		l := st.Label
+		out[i] = explore.Step{Actor: int(l.Actor), Text: st.Text,
+			Label: explore.Label{Actor: l.Actor, Kind: l.Kind, ID: l.ID, Arg: l.Arg, Alt: l.Alt}}
+	}
+	return out
 }
 
 // NewRecord renders the row called name: its verdict, or err, the
@@ -331,7 +381,7 @@ func NewRecord(name string, v Verdict, err error) Record {
 	if v.JudgeErr != nil {
 		r.JudgeError = v.JudgeErr.Error()
 	}
-	if v.Truncated {
+	if v.Outcome == Unknown {
 		r.UnknownReason = v.Unknown
 	}
 	if x := v.Violation; x != nil {
@@ -341,7 +391,9 @@ func NewRecord(name string, v Verdict, err error) Record {
 			if st.Actor >= 0 && st.Actor < len(x.Actor) {
 				actor = x.Actor[st.Actor]
 			}
-			c.Steps = append(c.Steps, StepRecord{Step: i + 1, Actor: actor, Text: st.Text})
+			l := st.Label
+			c.Steps = append(c.Steps, StepRecord{Step: i + 1, Actor: actor, Text: st.Text,
+				Label: LabelRecord{Actor: l.Actor, Kind: l.Kind, ID: l.ID, Arg: l.Arg, Alt: l.Alt}})
 		}
 		r.Counterexample = c
 	}
