@@ -3,6 +3,7 @@ package impl
 import (
 	"fmt"
 
+	"github.com/flushproof/flushproof/internal/implfault"
 	"github.com/flushproof/flushproof/internal/mutate"
 	"github.com/flushproof/flushproof/spec"
 )
@@ -38,13 +39,14 @@ func (m DSyncMode) String() string {
 type DSyncWriter struct {
 	Dev   spec.Device
 	Mode  DSyncMode
-	fault Fault // a deliberate bug (WithFault); NoFault in real use
+	fault implfault.Fault // a deliberate bug (internal/implfault); None in real use
 	_     struct{}
 }
 
-// WithFault returns the writer with the deliberate bug f (FaultDropFUA): a
-// negative control for the checker, never for real data.
-func (w DSyncWriter) WithFault(f Fault) DSyncWriter {
+// withFault returns the writer with the deliberate bug f (DropFUA): a
+// negative control for the checker (internal/implfault), never for real
+// data.
+func (w DSyncWriter) withFault(f implfault.Fault) DSyncWriter {
 	w.fault = f
 	return w
 }
@@ -53,7 +55,7 @@ func (w DSyncWriter) WithFault(f Fault) DSyncWriter {
 func (w DSyncWriter) WriteAt(p []byte, off int64) error {
 	switch w.Mode {
 	case FUA:
-		if w.fault == FaultDropFUA {
+		if w.fault == implfault.DropFUA {
 			return w.Dev.WriteAt(p, off, 0)
 		}
 		return w.Dev.WriteAt(p, off, spec.FUA)

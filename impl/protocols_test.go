@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/flushproof/flushproof/internal/implfault"
 	"github.com/flushproof/flushproof/internal/mutate"
 	"github.com/flushproof/flushproof/spec"
 )
@@ -147,7 +148,7 @@ func TestSyncerMutantConcurrent(t *testing.T) {
 	dev := newMemDevice(1, 8)
 	s, err := NewSyncer(Handles{Dev: dev, Queue: &WaitQueue{}, Seq: FlushSeq{Submitted: &Word{}, Completed: &Word{}, MB: Fence{}}}, SkipIfFlushedSince)
 	require.NoError(t, err)
-	s = s.WithFault(FaultGreaterEqual)
+	s = s.withFault(implfault.GreaterEqual)
 	require.NoError(t, dev.WriteAt(make([]byte, 8), 0, 0))
 	require.NoError(t, s.Sync())
 	d, v := dev.versions(0)

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync/atomic"
 
+	"github.com/flushproof/flushproof/internal/implfault"
 	"github.com/flushproof/flushproof/spec"
 )
 
@@ -75,55 +76,20 @@ type Syncer struct {
 	policy Policy
 	st     *syncState
 
-	fault Fault // a deliberate bug (WithFault); NoFault in real use
+	fault implfault.Fault // a deliberate bug (internal/implfault); None in real use
 }
 
-// Fault is a deliberate bug of a Syncer: a negative control, which the
-// exhaustive check of this code in the model world (`flushproof check`,
-// docs/world.md) must catch. Never use one for real data.
-type Fault uint8
-
-// The faults.
-const (
-	NoFault Fault = iota
-	// FaultGreaterEqual skips the flush when Completed >= S instead of
-	// > S: the flush numbered S may have been submitted before the write
-	// completed.
-	FaultGreaterEqual
-	// FaultJoinNoFallback (Join, GroupCommit): when the joined flush
-	// failed, Sync returns nil instead of flushing itself.
-	FaultJoinNoFallback
-	// FaultGroupNoWait (GroupCommit): with nothing to join, Sync takes a
-	// flush in flight, numbered before its sample, as covering its write
-	// and returns nil without waiting for it.
-	FaultGroupNoWait
-	// FaultDropFUA (DSyncWriter, mode FUA): the write is sent without FUA,
-	// and nothing flushes it.
-	FaultDropFUA
-)
-
-func (f Fault) String() string {
-	switch f {
-	case NoFault:
-		return "none"
-	case FaultGreaterEqual:
-		return ">="
-	case FaultJoinNoFallback:
-		return "join-without-fallback"
-	case FaultGroupNoWait:
-		return "group-commit-without-wait"
-	case FaultDropFUA:
-		return "drop-FUA"
-	}
-	return fmt.Sprintf("Fault(%d)", uint8(f))
-}
-
-// WithFault returns a Syncer that shares s's state and handles with the
-// deliberate bug f (a negative control for the checker; see Fault).
-func (s *Syncer) WithFault(f Fault) *Syncer {
+// withFault returns a Syncer that shares s's state and handles with the
+// deliberate bug f, for the checker's negative controls (internal/implfault).
+func (s *Syncer) withFault(f implfault.Fault) *Syncer {
 	b := *s
 	b.fault = f
 	return &b
+}
+
+func init() {
+	implfault.Syncer = func(s any, f implfault.Fault) any { return s.(*Syncer).withFault(f) }
+	implfault.DSyncWriter = func(w any, f implfault.Fault) any { return w.(DSyncWriter).withFault(f) }
 }
 
 // Handles are what a Syncer acts through.
@@ -216,7 +182,7 @@ func (s *Syncer) SyncSince(sample int64) error {
 		// completed: wait for it to end instead of issuing another.
 		if seq := s.h.Seq.Submitted.Load(); seq > sample {
 			s.h.Queue.Wait(func() bool { _, busy := s.st.inFlight[seq]; return !busy && s.st.numbering == 0 })
-			if s.flushedSince(sample) || s.fault == FaultJoinNoFallback {
+			if s.flushedSince(sample) || s.fault == implfault.JoinNoFallback {
 				s.st.skipped.Add(1)
 				s.st.joined.Add(1)
 				return nil
@@ -226,7 +192,7 @@ func (s *Syncer) SyncSince(sample int64) error {
 		if s.policy != GroupCommit || drained {
 			return s.flush(true)
 		}
-		if s.fault == FaultGroupNoWait {
+		if s.fault == implfault.GroupNoWait {
 			var busy bool
 			s.h.Queue.Wake(func() { busy = len(s.st.inFlight) > 0 })
 			if busy {
@@ -250,7 +216,7 @@ func (s *Syncer) SyncSince(sample int64) error {
 }
 
 func (s *Syncer) flushedSince(sample int64) bool {
-	if s.fault == FaultGreaterEqual {
+	if s.fault == implfault.GreaterEqual {
 		return s.h.Seq.Completed.Load() >= sample
 	}
 	return s.h.Seq.FlushedSince(sample)

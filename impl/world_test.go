@@ -3,13 +3,14 @@ package impl_test
 import (
 	"encoding/binary"
 	"fmt"
-	"github.com/flushproof/flushproof/impl"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 
+	"github.com/flushproof/flushproof/impl"
+	"github.com/flushproof/flushproof/internal/implfault"
 	"github.com/flushproof/flushproof/internal/rapidctl"
 	"github.com/flushproof/flushproof/model/flushseq"
 	"github.com/flushproof/flushproof/model/memory"
@@ -80,7 +81,7 @@ func (r *worldRun) run(ch world.Chooser) (*world.World, error) {
 				return
 			}
 			if r.mut == greaterEqual {
-				base = base.WithFault(impl.FaultGreaterEqual)
+				base = implfault.Syncer(base, implfault.GreaterEqual).(*impl.Syncer)
 			}
 			r.syncerUsed = base
 		}

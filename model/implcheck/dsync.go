@@ -2,6 +2,7 @@ package implcheck
 
 import (
 	"github.com/flushproof/flushproof/impl"
+	"github.com/flushproof/flushproof/internal/implfault"
 	"github.com/flushproof/flushproof/model/memory"
 	"github.com/flushproof/flushproof/model/verdict"
 	"github.com/flushproof/flushproof/model/world"
@@ -14,8 +15,8 @@ import (
 // the same runs).
 type DSync struct {
 	Mode    impl.DSyncMode
-	Fault   impl.Fault // FaultDropFUA: a negative control on a device with a cache
-	NoCache bool       // the device has no volatile cache
+	Fault   implfault.Fault // FaultDropFUA: a negative control on a device with a cache
+	NoCache bool            // the device has no volatile cache
 	Tasks   int
 	Writes  int
 }
@@ -31,7 +32,7 @@ func (c DSync) Program() world.Program {
 		symmetric(w)
 		return func(t *world.Task) {
 			dev := t.Device()
-			dw := impl.DSyncWriter{Dev: dev, Mode: c.Mode}.WithFault(c.Fault)
+			dw := implfault.DSyncWriter(impl.DSyncWriter{Dev: dev, Mode: c.Mode}, c.Fault).(impl.DSyncWriter)
 			for i := 1; i <= c.Writes; i++ {
 				t.Checkpoint(int64(i))
 				data := payload(dev, t.ID(), i)
@@ -49,12 +50,12 @@ func (c DSync) Program() world.Program {
 // negative reports whether the configuration must be found UNSAFE: the
 // dropped FUA with a cache (without a cache a completed write is durable,
 // so the same fault is a false-positive control there).
-func (c DSync) negative() bool { return c.Fault == impl.FaultDropFUA && !c.NoCache }
+func (c DSync) negative() bool { return c.Fault == implfault.DropFUA && !c.NoCache }
 
 // Row is the configuration's row.
 func (c DSync) Row() verdict.Row {
 	name := "impl.DSyncWriter " + c.Mode.String()
-	if c.Fault != impl.NoFault {
+	if c.Fault != implfault.None {
 		name += " mutant-" + c.Fault.String()
 	}
 	dev := "cache"
@@ -73,7 +74,7 @@ func DSyncProofChecks() []DSync { return dsyncs(3, 2) }
 func dsyncs(tasks, writes int) []DSync {
 	var out []DSync
 	for _, noCache := range []bool{false, true} {
-		for _, c := range []DSync{{Mode: impl.FUA}, {Mode: impl.WriteFlush}, {Mode: impl.FUA, Fault: impl.FaultDropFUA}} {
+		for _, c := range []DSync{{Mode: impl.FUA}, {Mode: impl.WriteFlush}, {Mode: impl.FUA, Fault: implfault.DropFUA}} {
 			c.NoCache, c.Tasks, c.Writes = noCache, tasks, writes
 			out = append(out, c)
 		}

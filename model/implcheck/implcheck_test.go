@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flushproof/flushproof/impl"
+	"github.com/flushproof/flushproof/internal/implfault"
 	"github.com/flushproof/flushproof/model/diocount"
 	"github.com/flushproof/flushproof/model/explore"
 	"github.com/flushproof/flushproof/model/flushseq"
@@ -83,7 +84,7 @@ func TestDeclarationsKeepVerdicts(t *testing.T) {
 		r, _, err := search(c, explore.Options{})
 		require.NoError(t, err)
 		modes := []world.SearchOptions{{Exact: true}, {NoSymmetry: true}}
-		if c.Policy == impl.Always || c.Fault == impl.FaultGreaterEqual {
+		if c.Policy == impl.Always || c.Fault == implfault.GreaterEqual {
 			modes = append(modes, world.SearchOptions{NoCache: true})
 		}
 		for _, o := range modes {
@@ -168,9 +169,9 @@ func TestAgreesWithStateMachine(t *testing.T) {
 		switch {
 		case c.SampleEarly:
 			return flushseq.MutantReadBeforeWriteback, true
-		case c.Fault == impl.FaultGreaterEqual:
+		case c.Fault == implfault.GreaterEqual:
 			return flushseq.MutantGreaterEqual, true
-		case c.Fault != impl.NoFault:
+		case c.Fault != implfault.None:
 			return 0, false // no state-machine variant of its own
 		}
 		return map[impl.Policy]flushseq.Variant{impl.Always: flushseq.Baseline, impl.SkipIfFlushedSince: flushseq.Patched,
@@ -217,7 +218,7 @@ func TestDSyncAndDIOAgreeWithStateMachines(t *testing.T) {
 			continue // write+flush has no variant of its own there
 		}
 		model, config := "odsync patched", "cache+fua"
-		if c.Fault == impl.FaultDropFUA {
+		if c.Fault == implfault.DropFUA {
 			model = "odsync mutant-drop-fua"
 		}
 		if c.NoCache {

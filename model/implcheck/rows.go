@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/flushproof/flushproof/impl"
+	"github.com/flushproof/flushproof/internal/implfault"
 	"github.com/flushproof/flushproof/model/explore"
 	"github.com/flushproof/flushproof/model/memory"
 	"github.com/flushproof/flushproof/model/verdict"
@@ -27,7 +28,7 @@ func entry(name, what string, rows func() []verdict.Row) verdict.Protocol {
 func Models() []memory.Model { return []memory.Model{memory.SC, memory.TSO, memory.LKMM} }
 
 // negative reports whether the configuration is a negative control.
-func (c Syncer) negative() bool { return c.Fault != impl.NoFault || c.SampleEarly }
+func (c Syncer) negative() bool { return c.Fault != implfault.None || c.SampleEarly }
 
 // Name is the row's model column: "impl.Syncer join", with the mutant.
 func (c Syncer) Name() string {
@@ -35,7 +36,7 @@ func (c Syncer) Name() string {
 	switch {
 	case c.SampleEarly:
 		s += " mutant-sample-before-write"
-	case c.Fault != impl.NoFault:
+	case c.Fault != implfault.None:
 		s += " mutant-" + c.Fault.String()
 	}
 	return s
@@ -130,9 +131,9 @@ func syncers(tasks, syncs int) []Syncer {
 		add(Syncer{Policy: p})
 	}
 	add(Syncer{Policy: impl.SkipIfFlushedSince, SampleEarly: true})
-	add(Syncer{Policy: impl.SkipIfFlushedSince, Fault: impl.FaultGreaterEqual})
-	add(Syncer{Policy: impl.Join, Fault: impl.FaultJoinNoFallback})
-	add(Syncer{Policy: impl.GroupCommit, Fault: impl.FaultGroupNoWait})
+	add(Syncer{Policy: impl.SkipIfFlushedSince, Fault: implfault.GreaterEqual})
+	add(Syncer{Policy: impl.Join, Fault: implfault.JoinNoFallback})
+	add(Syncer{Policy: impl.GroupCommit, Fault: implfault.GroupNoWait})
 	return out
 }
 

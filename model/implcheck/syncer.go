@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/flushproof/flushproof/impl"
+	"github.com/flushproof/flushproof/internal/implfault"
 	"github.com/flushproof/flushproof/model/flushseq"
 	"github.com/flushproof/flushproof/model/memory"
 	"github.com/flushproof/flushproof/model/world"
@@ -15,7 +16,7 @@ import (
 // (Task.MustSurvive).
 type Syncer struct {
 	Policy impl.Policy
-	Fault  impl.Fault // a deliberate bug of the Syncer (a negative control)
+	Fault  implfault.Fault // a deliberate bug of the Syncer (a negative control)
 	// SampleEarly: the caller samples the flush sequence before its write
 	// completed and passes the sample to SyncSince (a negative control: a
 	// misuse of the API that Sample's documentation warns against).
@@ -56,7 +57,7 @@ func (c Syncer) Program() world.Program {
 					w.Fail(err)
 					return
 				}
-				base = s.WithFault(c.Fault)
+				base = implfault.Syncer(s, c.Fault).(*impl.Syncer)
 			}
 			s := base.Bind(h)
 			off := int64(t.ID() * dev.BlockSize())
