@@ -34,6 +34,12 @@
 //     picks which store a load reads, where a store goes and (LKMM) when a
 //     pending barrier takes effect ([Wide.Pending], [Wide.Complete]).
 //
+// The files: memory.go (Model, Memory and the operations, each picking
+// its model's rule), tso.go, relaxed.go, lkmm.go with lkmm_fence.go and
+// lkmm_rmw.go (each model's rules; SC's are the operations' plain case),
+// readers.go (readers, views and renaming), intern.go (LKMM's interned
+// views), widemem.go and widelkmm.go (Wide).
+//
 // Litmus tests run on these models through package model/durable
 // (Operational), beside the LKMM judges of model/lkmm.
 package memory

@@ -3,9 +3,6 @@ package memory
 import (
 	"errors"
 	"fmt"
-	"strings"
-
-	"github.com/flushproof/flushproof/internal/mutate"
 )
 
 // The LKMM model of Memory: views after the Promising semantics (Kang et
@@ -345,48 +342,6 @@ func (m *lk) checkOrdered(t, loc int, deps uint8, release bool) error {
 	return nil
 }
 
-// Settle is thread t taking a step that is not a memory operation (device
-// I/O, say): under LKMM the barrier after its last read-modify-write, if
-// still pending, completes first, because a fully ordered operation orders
-// every later event of its thread. Like any barrier, it has one result per
-// order in which other threads' pending barriers may complete before it
-// (Fences). Memory's own operations settle by themselves. It returns m
-// alone under the other models and when t has no pending barrier.
-func (m Memory) Settle(t int) []Choice {
-	if m.post&(1<<t) == 0 {
-		return []Choice{{m, 0}}
-	}
-	return closeAll(m.open().lkSettles(t))
-}
-
-// weakFences is smp_mb under mutate.FenceWeak: a barrier that takes in and
-// publishes nothing. Its thread's loads still count as ordered before its
-// later stores (ErrUnordered), so that the mutation weakens what the
-// barrier does to views and nothing else.
-func (m Memory) weakFences(t int) []Choice {
-	cs := m.Settle(t)
-	for i := range cs {
-		w := cs[i].Mem.open()
-		w.unord[t] = 0
-		cs[i].Mem = w.close()
-	}
-	return cs
-}
-
-// Pending reports whether thread t's barrier after its last fully ordered
-// read-modify-write is pending (LKMM; never under the other models).
-func (m *Memory) Pending(t int) bool { return m.post&(1<<t) != 0 }
-
-// lkSettles completes t's pending barrier (the one after its last
-// read-modify-write), if any, after every order of other threads' pending
-// barriers (lkFences): every operation of t starts with it.
-func (m lk) lkSettles(t int) []lkChoice {
-	if m.post&(1<<t) == 0 {
-		return []lkChoice{{m, 0}}
-	}
-	return m.lkFences(t)
-}
-
 // Subsumption. Under LKMM a bigger view only takes behaviours away: a load
 // may read fewer stores, a store has fewer places, a barrier publishes and
 // takes in more. So of two memories that differ only in that one's views
@@ -412,138 +367,6 @@ func (m lk) lkSettles(t int) []lkChoice {
 // (model.TestReductionsKeepVerdicts). The argument covers reachability;
 // whether an actor can be blocked forever (a property of every path from
 // a state) is covered by that test.
-
-// lkNormalize forgets the parts of views that cannot matter: a thread's
-// acq view, its rel view and the message views of stores are taken in
-// only by a barrier, which joins them with the global view, and the
-// global view only grows. So where one of them is at or below the global
-// view it is lowered (acq to the thread's cur, the others to 0); where acq
-// is at or below cur it is cur.
-func (m *lk) lkNormalize() {
-	g := m.glob
-	for t := range m.cur {
-		c, a, r := m.cur[t], m.acq[t], m.rel[t]
-		low := a.le(c.join(g))
-		m.acq[t] = a&^low | c&low
-		m.rel[t] = r &^ r.le(g)
-	}
-	for l := range m.mview {
-		for i := 0; i < int(m.n[l]); i++ {
-			v := m.mview[l][i]
-			m.mview[l][i] = v &^ v.le(g)
-		}
-	}
-}
-
-// within reports whether v is at or below o at every location.
-func (v vw) within(o vw) bool { return v.join(o) == o }
-
-// completeSubsumed completes every pending barrier that would publish
-// nothing new (see Subsumption).
-func (m lk) completeSubsumed() lk {
-	for u := 0; u < MaxThreads; u++ {
-		if m.post&(1<<u) != 0 && m.cur[u].join(m.acq[u]).within(m.glob) {
-			m = m.lkFence(u)
-		}
-	}
-	return m
-}
-
-// Unreduced turns off the reductions of LKMM (see Subsumption in
-// lkmm.go), for the search without reductions. Memories that differ
-// only in this are different states.
-func (m *Memory) Unreduced() {
-	if m.model != LKMM {
-		return
-	}
-	w := m.open()
-	w.unreduced = true
-	*m = w.close()
-}
-
-// lkFences is smp_mb by t after every sequence of other threads' pending
-// barriers completing (none first included), each with its Alt.
-func (m lk) lkFences(t int) []lkChoice {
-	var out []lkChoice
-	var walk func(m lk, alt Alt, k int)
-	walk = func(m lk, alt Alt, k int) {
-		// After a pending barrier that published all t has seen (k > 0),
-		// the result is subsumed by the one where t's barrier went first
-		// (see subsumption).
-		if k == 0 || m.unreduced || !m.cur[t].join(m.acq[t]).within(m.glob) {
-			out = append(out, lkChoice{m.lkFence(t), alt})
-		}
-		for u := 0; u < MaxThreads; u++ {
-			if u == t || m.post&(1<<u) == 0 {
-				continue
-			}
-			if k == altThreads {
-				// Alt names at most altThreads of them: more would be
-				// orders left out, so refuse rather than drop them.
-				panic(fmt.Sprintf("memory: more than %d other threads' barriers pending at a barrier of thread %d (Alt cannot name their orders)", altThreads, t))
-			}
-			walk(m.lkFence(u), alt|Alt(u+1)<<(4*k), k+1)
-		}
-	}
-	walk(m, 0, 0)
-	return out
-}
-
-// Alt says which of the results of one memory operation a result is
-// (explore.Label.Alt): bits 0-11 the threads whose pending barriers
-// completed first, in order (4 bits each, thread+1); bits 12-14 how many
-// stores are newer in modification order than the store made or read.
-type Alt uint16
-
-const altThreads = 3
-
-// Choice is one result of a store or a barrier, with its Alt.
-type Choice struct {
-	Mem Memory
-	Alt Alt
-}
-
-type lkChoice struct {
-	m   lk
-	alt Alt
-}
-
-func closeAll(cs []lkChoice) []Choice {
-	out := make([]Choice, len(cs))
-	for i, c := range cs {
-		out[i] = Choice{c.m.close(), c.alt}
-	}
-	return out
-}
-
-func (a Alt) withNewer(k int) Alt { return a | Alt(k)<<12 }
-
-// Orders is the part of a that names the pending barriers that completed
-// first (for a load, whose label names the value read already).
-func (a Alt) Orders() Alt { return a & (1<<(4*altThreads) - 1) }
-
-// Text describes the choice for a timeline ("" for the first one), naming
-// threads with name. store says whether the operation stored (else it read).
-func (a Alt) Text(name func(int) string, store bool) string {
-	var parts []string
-	var ts []string
-	for k := 0; k < altThreads; k++ {
-		if u := int(a>>(4*k)) & 0xf; u != 0 {
-			ts = append(ts, name(u-1))
-		}
-	}
-	if len(ts) > 0 {
-		parts = append(parts, "after the barrier of "+strings.Join(ts, ", then ")+" took effect")
-	}
-	if k := int(a>>12) & 7; k > 0 {
-		verb := "read"
-		if store {
-			verb = "placed"
-		}
-		parts = append(parts, fmt.Sprintf("%s %d store(s) before the newest", verb, k))
-	}
-	return strings.Join(parts, "; ")
-}
 
 // mustRead panics if t, which reads loc as a failed cmpxchg, is not one of
 // its readers.
@@ -645,29 +468,6 @@ func (m lk) lkReadAs(t, loc, i int, how int) lk {
 		if how != readNoReturn {
 			m.rv[t] = m.rv[t].join(mg)
 		}
-	}
-	return m
-}
-
-// lkFence is smp_mb.
-func (m lk) lkFence(t int) lk {
-	c := m.cur[t].join(m.acq[t]).join(m.glob)
-	m.cur[t], m.acq[t], m.rel[t], m.glob = c, c, c, c
-	if m.whole {
-		m.cow()
-		m.rv[t], m.own[t] = 0, 0    // within c: smp_rmb and smp_wmb would add nothing
-		m.tulp[t], m.tacq[t] = 0, 0 // within c: the next spin_lock would add nothing
-		m.tunord[t], m.since[t] = 0, 0
-		// Everything after the barrier happens after it; what the
-		// thread had read is within c.
-		m.g[t], m.ah[t], m.tah[t] = c, 0, 0
-		m.lgv[t] = [MaxLocations]vw{}
-		m.lmv[t] = [MaxLocations]vw{}
-	}
-	m.unord[t] = 0
-	m.post &^= 1 << t
-	for l := range m.n {
-		m.lkCompact(l)
 	}
 	return m
 }
@@ -782,141 +582,9 @@ func (m *lk) lkInsert(t, loc, p int, v int64, glued, release, ordered bool) {
 	}
 }
 
-// lkRMW is a read-modify-write: f gives the value to store for the value
-// read, or false (a failed cmpxchg: a plain read, no barrier). A store is
-// fully ordered and reads a store no other read-modify-write has read.
-func (m lk) lkRMW(t, loc int, f func(old int64) (int64, bool)) ([]RMWResult, error) {
-	m.mustWrite(t, loc, true)
-	var out []RMWResult
-	for _, r := range m.lkLoad(t, loc) {
-		if _, ok := f(r.Val); !ok {
-			m.mustRead(t, loc)
-			out = append(out, RMWResult{Old: r.Val, Mem: r.Mem, Alt: r.Alt})
-		}
-	}
-	for _, c := range m.lkFences(t) {
-		fenced := c.m
-		for i := int(fenced.cur[t].at(loc)); i < int(fenced.n[loc]); i++ {
-			old := int64(fenced.vals[loc][i])
-			v, ok := f(old)
-			if !ok {
-				continue
-			}
-			if i+1 < int(fenced.n[loc]) && fenced.glued[loc]&(1<<(i+1)) != 0 && !mutate.On(mutate.RMWStale) {
-				continue // another read-modify-write read store i
-			}
-			if fenced.n[loc] == MaxStores {
-				return nil, fmt.Errorf("memory: more than %d live stores to location %d", MaxStores, loc)
-			}
-			next := fenced.lkRead(t, loc, i)
-			next.lkInsert(t, loc, i+1, v, true, false, false)
-			next.post |= 1 << t
-			next.lkCompact(loc)
-			out = append(out, RMWResult{Old: old, New: v, Stored: true, Mem: next.close(), Alt: c.alt.withNewer(int(fenced.n[loc]) - 1 - i)})
-		}
-	}
-	return out, nil
-}
-
-// lkRMWOnce is a read-modify-write without barriers (atomic_inc,
-// cmpxchg_relaxed, the _acquire and _release variants: o): the read of a
-// store no other read-modify-write has read, and the store right after it.
-func (m lk) lkRMWOnce(t, loc int, f func(old int64) (int64, bool), o RMWOrder) ([]RMWResult, error) {
-	m.mustWrite(t, loc, true)
-	var out []RMWResult
-	for _, c := range m.lkSettles(t) {
-		rs, err := c.m.lkRMWOnceSettled(t, loc, f, c.alt, o)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, rs...)
-	}
-	return out, nil
-}
-
-// lkRMWOnceSettled is lkRMWOnce once t's barrier is no longer pending. A
-// failed cmpxchg is a plain read whatever its ordering.
-func (m lk) lkRMWOnceSettled(t, loc int, f func(old int64) (int64, bool), first Alt, o RMWOrder) ([]RMWResult, error) {
-	if err := m.checkOrdered(t, loc, o.Deps, o.Release); err != nil {
-		return nil, err
-	}
-	plain, stored := readPlain, readPlain
-	if o.NoReturn {
-		plain, stored = readNoReturn, readNoReturn
-	}
-	if o.Acquire {
-		stored = readAcquire
-	}
-	var out []RMWResult
-	base, ordered := m.writeBase(t, loc, o.Deps, o.Release)
-	for i := int(m.cur[t].at(loc)); i < int(m.n[loc]); i++ {
-		old := int64(m.vals[loc][i])
-		v, ok := f(old)
-		newer := first.withNewer(int(m.n[loc]) - 1 - i)
-		if !ok {
-			m.mustRead(t, loc)
-			next := m.lkReadAs(t, loc, i, plain)
-			next.lkCompact(loc)
-			out = append(out, RMWResult{Old: old, Mem: next.close(), Alt: newer})
-			continue
-		}
-		if i+1 < int(m.n[loc]) && m.glued[loc]&(1<<(i+1)) != 0 && !mutate.On(mutate.RMWStale) {
-			continue
-		}
-		if i < int(base.at(loc)) {
-			continue // its store would go before a store its dependencies (or, released, its thread) saw
-		}
-		if m.n[loc] == MaxStores {
-			return nil, fmt.Errorf("memory: more than %d live stores to location %d", MaxStores, loc)
-		}
-		next := m.lkReadAs(t, loc, i, stored)
-		next.lkInsert(t, loc, i+1, v, true, o.Release, ordered)
-		next.lkCompact(loc)
-		out = append(out, RMWResult{Old: old, New: v, Stored: true, Mem: next.close(), Alt: newer})
-	}
-	return out, nil
-}
-
 // lkLoadAcquire is smp_load_acquire: one result per store not older than
 // t's view, after its pending barrier in every order.
 func (m lk) lkLoadAcquire(t, loc int) []Loaded { return m.lkLoadAs(t, loc, readAcquire) }
-
-// lkRmb is smp_rmb: what t's value-returning loads read, with their
-// message views, bounds its later loads (rmb in linux-kernel.cat orders
-// R4rmb, the reads that return a value, before later ones).
-func (m lk) lkRmb(t int) []Choice {
-	return m.lkLocalFence(t, "smp_rmb", func(m *lk) {
-		m.cur[t] = m.cur[t].join(m.rv[t])
-		m.rv[t] = 0 // within cur now
-		for l := range m.n {
-			m.lkCompact(l)
-		}
-	})
-}
-
-// lkWmb is smp_wmb: t's later stores carry its earlier stores and their
-// message views (wmb is a cumul-fence that is not A-cumulative: only the
-// thread's own stores).
-func (m lk) lkWmb(t int) []Choice {
-	return m.lkLocalFence(t, "smp_wmb", func(m *lk) {
-		m.rel[t] = m.rel[t].join(m.own[t])
-		m.own[t] = 0 // within rel now
-	})
-}
-
-// lkLocalFence is a fence that changes only t's views (f), after t's
-// pending barrier in every order.
-func (m lk) lkLocalFence(t int, what string, f func(*lk)) []Choice {
-	m.mustWhole(what)
-	var out []Choice
-	for _, c := range m.lkSettles(t) {
-		m := c.m
-		m.cow()
-		f(&m)
-		out = append(out, Choice{m.close(), c.alt})
-	}
-	return out
-}
 
 // Locks (lock.cat): spin_lock is an acquire read of the lock word's free
 // value glued in co to the store that takes it (LKR, LKW), spin_unlock a
@@ -934,49 +602,6 @@ func (m lk) lkLocalFence(t int, what string, f func(*lk)) []Choice {
 // read (tacq), and its loads before the unlock are ordered before its
 // stores after that lock (tunord), those between the two are not
 // (since).
-
-// lkSpinLock is spin_lock: nothing if the lock is held.
-func (m lk) lkSpinLock(t, loc int, free, held int64) ([]Choice, error) {
-	m.mustWhole("spin_lock")
-	m.mustWrite(t, loc, true)
-	var out []Choice
-	for _, c := range m.lkSettles(t) {
-		m := c.m
-		i := int(m.n[loc]) - 1
-		if int64(m.vals[loc][i]) != free {
-			continue // held: the thread waits
-		}
-		if m.n[loc] == MaxStores {
-			return nil, fmt.Errorf("memory: more than %d live stores to location %d", MaxStores, loc)
-		}
-		next := m.lkReadAs(t, loc, i, readAcquire)
-		next.cur[t] = next.cur[t].join(next.tacq[t])
-		next.acq[t] = next.acq[t].join(next.cur[t])
-		next.g[t] = next.g[t].join(next.tah[t])
-		next.tah[t] = 0
-		next.rel[t] = next.rel[t].join(next.ulp[loc]).join(next.tulp[t])
-		next.tulp[t], next.tacq[t] = 0, 0 // within rel and cur now
-		next.unord[t] &^= next.tunord[t] &^ next.since[t]
-		next.tunord[t], next.since[t] = 0, 0
-		next.lkInsert(t, loc, i+1, held, true, false, false)
-		for l := range next.n {
-			next.lkCompact(l)
-		}
-		out = append(out, Choice{next.close(), c.alt})
-	}
-	return out, nil
-}
-
-// lkSpinUnlock is spin_unlock: a release store of free, which leaves what
-// the thread's earlier events pass on in ulp, tulp and the other views
-// its next lock takes in. It goes where a release store may; when the
-// thread holds the lock that is only the end of co (its view is its own
-// newest store). One that goes elsewhere (an unlock of a lock the thread
-// does not hold) leaves ulp as it was: the newest store is not it.
-func (m lk) lkSpinUnlock(t, loc int, free int64) ([]Choice, error) {
-	m.mustWhole("spin_unlock")
-	return m.lkStores(t, loc, free, 0, true, true)
-}
 
 // lkForget forgets the views of thread t, which takes no step any more
 // (DropReader): they order nothing of its own, and others see only what

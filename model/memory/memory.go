@@ -84,8 +84,6 @@ type Memory struct {
 	post    uint8 // LKMM: threads (bit t) whose barrier after a read-modify-write is pending, outside ext so that Settle is cheap
 }
 
-type bufEntry struct{ loc, val int8 }
-
 // New returns memory where every location holds 0. readers[l] is the set
 // of threads (bit t) that may load location l with a plain load (Load), or
 // whose view of l another thread may take (JoinView, AddReader): the views
@@ -131,27 +129,9 @@ func (m Memory) Load(t, loc int) []Loaded {
 	case LKMM:
 		return m.open().lkLoad(t, loc)
 	case Relaxed:
-		var out []Loaded
-		for i := int(m.view[t][loc]); i < int(m.n[loc]); i++ {
-			next := m
-			next.view[t][loc] = uint8(i)
-			next.compact(loc)
-			out = append(out, Loaded{int64(m.vals[loc][i]), next, 0})
-		}
-		return out
+		return m.loadRelaxed(t, loc)
 	}
 	return []Loaded{{int64(m.Newest(loc)), m, 0}}
-}
-
-// loadTSO is a load under TSO: t's own newest buffered store to loc, else
-// memory.
-func (m *Memory) loadTSO(t, loc int) int64 {
-	for i := int(m.bufN[t]) - 1; i >= 0; i-- {
-		if e := m.buf[t][i]; int(e.loc) == loc {
-			return int64(e.val)
-		}
-	}
-	return int64(m.Newest(loc))
 }
 
 // LoadNewest is a load that reads the newest store (a thread that waits for
@@ -207,12 +187,7 @@ func (m Memory) Store(t, loc int, v int64) (Memory, error) {
 	case LKMM:
 		panic("memory: Store under LKMM; use Stores")
 	case TSO:
-		if m.bufN[t] == MaxBuffered {
-			return m, fmt.Errorf("memory: store buffer of thread %d is full", t)
-		}
-		m.buf[t][m.bufN[t]] = bufEntry{int8(loc), int8(v)}
-		m.bufN[t]++
-		return m, nil
+		return m.storeTSO(t, loc, v)
 	case Relaxed:
 		return m.append(t, loc, v)
 	}
@@ -248,18 +223,6 @@ func (m Memory) StoresVisible(t, loc int, v int64) ([]Choice, error) {
 	return []Choice{{next, 0}}, nil
 }
 
-// append adds a store at the end of loc's modification order (Relaxed).
-func (m Memory) append(t, loc int, v int64) (Memory, error) {
-	if m.n[loc] == MaxStores {
-		return m, fmt.Errorf("memory: more than %d live stores to location %d", MaxStores, loc)
-	}
-	m.vals[loc][m.n[loc]] = int8(v)
-	m.n[loc]++
-	m.view[t][loc] = m.n[loc] - 1 // a thread reads its own newest store
-	m.compact(loc)
-	return m, nil
-}
-
 // Fence is smp_mb() by thread t. Under LKMM, which has more than one
 // result, it panics: use Fences.
 func (m Memory) Fence(t int) Memory {
@@ -291,10 +254,7 @@ func (m Memory) fence(t int) Memory {
 	case TSO:
 		return m.Drain(t)
 	case Relaxed:
-		for loc := range m.view[t] {
-			m.view[t][loc] = m.n[loc] - 1
-			m.compact(loc)
-		}
+		return m.fenceRelaxed(t)
 	case LKMM:
 		panic("memory: fence under LKMM; use lkFences")
 	}
@@ -519,183 +479,4 @@ func (m *Memory) rmwRead(t, loc int) int64 {
 func (m Memory) CompareAndSwap(t, loc int, old, new int64) (bool, int64, Memory, error) {
 	r, err := m.one(t, loc, func(cur int64) (int64, bool) { return new, cur == old })
 	return r.Stored, r.Old, r.Mem, err
-}
-
-// drain moves every buffered store of t to memory, oldest first (TSO).
-func (m Memory) Drain(t int) Memory {
-	for m.bufN[t] > 0 {
-		m = m.flushOne(t)
-	}
-	return m
-}
-
-func (m Memory) flushOne(t int) Memory {
-	e := m.buf[t][0]
-	m.vals[e.loc][0] = e.val
-	copy(m.buf[t][:], m.buf[t][1:])
-	m.bufN[t]--
-	m.buf[t][m.bufN[t]] = bufEntry{}
-	return m
-}
-
-// Buffered reports whether thread t has stores waiting (TSO).
-func (m *Memory) Buffered(t int) bool { return m.bufN[t] > 0 }
-
-// Steps calls yield for each step the memory system may take on its own:
-// under TSO, a thread's oldest buffered store reaching memory.
-func (m Memory) Steps(yield func(t int, next Memory)) {
-	if m.model != TSO {
-		return
-	}
-	for t := range m.bufN {
-		if m.bufN[t] > 0 {
-			yield(t, m.flushOne(t))
-		}
-	}
-}
-
-// compact drops the stores to loc that no reader can read any more.
-func (m *Memory) compact(loc int) {
-	low := m.n[loc] - 1
-	for t := 0; t < MaxThreads; t++ {
-		if m.readers[loc]&(1<<t) != 0 && m.view[t][loc] < low {
-			low = m.view[t][loc]
-		}
-	}
-	if low == 0 {
-		return
-	}
-	copy(m.vals[loc][:], m.vals[loc][low:m.n[loc]])
-	for i := m.n[loc] - low; i < m.n[loc]; i++ {
-		m.vals[loc][i] = 0
-	}
-	m.n[loc] -= low
-	for t := 0; t < MaxThreads; t++ {
-		if m.view[t][loc] >= low {
-			m.view[t][loc] -= low
-		} else {
-			m.view[t][loc] = 0
-		}
-	}
-}
-
-// permuted renames threads and locations: new thread i is old thread
-// threads[i], new location l is old location locs[l] (both permutations of
-// 0..n-1 over every index). Symmetry reduction uses it.
-func (m Memory) Permuted(threads, locs *[MaxThreads]int) Memory {
-	out := m
-	var inv [MaxLocations]int8
-	for l := 0; l < MaxLocations; l++ {
-		inv[locs[l]] = int8(l)
-		out.vals[l], out.n[l] = m.vals[locs[l]], m.n[locs[l]]
-		var r uint8
-		for i := 0; i < MaxThreads; i++ {
-			if m.readers[locs[l]]&(1<<threads[i]) != 0 {
-				r |= 1 << i
-			}
-		}
-		out.readers[l] = r
-	}
-	for i := 0; i < MaxThreads; i++ {
-		for l := 0; l < MaxLocations; l++ {
-			out.view[i][l] = m.view[threads[i]][locs[l]]
-		}
-		out.buf[i], out.bufN[i] = m.buf[threads[i]], m.bufN[threads[i]]
-		for k := 0; k < int(out.bufN[i]); k++ {
-			out.buf[i][k].loc = inv[out.buf[i][k].loc]
-		}
-	}
-	if m.model == LKMM {
-		w, o := m.open(), out.open()
-		w.lkPermuted(&o, threads, locs)
-		out = o.close()
-	}
-	return out
-}
-
-// View is thread t's view of loc under Relaxed: the index, among loc's live
-// stores (oldest first), of the oldest store t may still read. Symmetry
-// reductions key states by it; it is 0 under SC and TSO.
-func (m *Memory) View(t, loc int) uint8 {
-	if m.model == LKMM {
-		return lkGet(m.ext).cur[t].at(loc)
-	}
-	return m.view[t][loc]
-}
-
-// Live returns loc's live stores, oldest first (one under SC and TSO).
-func (m *Memory) Live(loc int) []int8 { return m.vals[loc][:m.n[loc]] }
-
-// BufferLen is the number of stores in thread t's store buffer (TSO).
-func (m *Memory) BufferLen(t int) int { return int(m.bufN[t]) }
-
-// JoinView raises thread dst's view of loc to thread src's (Relaxed only):
-// a lock modelled as a thread that never runs passes the view of its last
-// holder on to the next one (release, then acquire). A view that
-// compaction raised to the oldest live store is still exact here: the
-// join is a maximum, and every reader's view is at least that store.
-func (m *Memory) JoinView(dst, src, loc int) {
-	if mutate.On(mutate.JoinViewLost) {
-		return
-	}
-	switch m.model {
-	case Relaxed:
-		m.view[dst][loc] = max(m.view[dst][loc], m.view[src][loc])
-		m.compact(loc)
-	case LKMM:
-		if m.post&(1<<dst|1<<src) != 0 {
-			panic(fmt.Sprintf("memory: JoinView(%d, %d) under LKMM with a barrier of either pending: Settle it first (it has more than one result)", dst, src))
-		}
-		w := m.open()
-		w.cur[dst] = w.cur[dst].with(loc, max(w.cur[dst].at(loc), w.cur[src].at(loc)))
-		w.acq[dst] = w.acq[dst].join(w.cur[dst])
-		w.lkCompact(loc)
-		*m = w.close()
-	}
-}
-
-// AddReader makes dst a reader of loc (see New) by an acquire from src,
-// which must be one: dst's view rises to src's (JoinView), so it is at
-// least the oldest store any reader could read, and no store dropped
-// before could be read by dst. It panics if src is not a reader.
-func (m *Memory) AddReader(loc, dst, src int) {
-	if m.readers[loc]&(1<<src) == 0 {
-		panic(fmt.Sprintf("memory: thread %d joins location %d from thread %d, which is not one of its readers", dst, loc, src))
-	}
-	m.JoinView(dst, src, loc)
-	m.readers[loc] |= 1 << dst
-}
-
-// Readers returns the threads (bit t) that are readers of loc (see New).
-func (m *Memory) Readers(loc int) uint8 { return m.readers[loc] }
-
-// SetReaders narrows the readers of loc (see New) to threads: the stores
-// only the others' views kept alive are dropped. It panics if threads is
-// not a subset of the readers (a thread becomes a reader only through
-// AddReader): a store dropped already could not be given back.
-func (m *Memory) SetReaders(loc int, threads uint8) {
-	if threads&^m.readers[loc] != 0 {
-		panic(fmt.Sprintf("memory: SetReaders(%d, %#b) adds readers to %#b; use AddReader", loc, threads, m.readers[loc]))
-	}
-	m.readers[loc] = threads
-	if m.model == LKMM {
-		w := m.open()
-		w.lkCompact(loc)
-		*m = w.close()
-		return
-	}
-	m.compact(loc)
-}
-
-// DropReader removes thread t from the readers of every location: a thread
-// that will take no step any more.
-func (m *Memory) DropReader(t int) {
-	for loc := range m.readers {
-		if m.readers[loc]&(1<<t) != 0 {
-			m.SetReaders(loc, m.readers[loc]&^(1<<t))
-		}
-	}
-	if m.model == LKMM {
-		m.lkForget(t)
-	}
 }

@@ -80,3 +80,33 @@ func (t *Task) call(r request) response {
 	}
 	return t.resp
 }
+
+// coro returns an idle coroutine of the pool.
+func (s *Search) coro() *coro {
+	s.cmu.Lock()
+	defer s.cmu.Unlock()
+	if n := len(s.idle); n > 0 {
+		c := s.idle[n-1]
+		s.idle = s.idle[:n-1]
+		return c
+	}
+	return newCoro()
+}
+
+// release gives back an idle coroutine (its job finished or unwound).
+func (s *Search) release(c *coro) {
+	s.cmu.Lock()
+	s.idle = append(s.idle, c)
+	s.cmu.Unlock()
+}
+
+// closeCoros ends the idle coroutines.
+func (s *Search) closeCoros() {
+	s.cmu.Lock()
+	idle := s.idle
+	s.idle = nil
+	s.cmu.Unlock()
+	for _, c := range idle {
+		c.stop()
+	}
+}

@@ -24,7 +24,10 @@
 // Config, Run), handles.go (what a task calls), coro.go (the coroutines
 // and the call that yields to the scheduler), sched.go (the enabled
 // actions and the step that performs one), device.go (the device and the
-// World queries about it), trace.go (events and timelines); search.go,
-// symmetry.go, judge.go and table.go are the search, which keeps its
-// bookkeeping in a world in one struct (searchHooks).
+// World queries about it), trace.go (events and timelines); search.go
+// (Search: states, expansion, replays), key.go (a world's state key),
+// obligations.go (MustSurvive, Assert), ahead.go (successors kept ahead,
+// worlds kept live), replay.go (Replay, Choices, Script), symmetry.go,
+// judge.go and table.go are the search, which keeps its bookkeeping in a
+// world in one struct (searchHooks).
 package world
