@@ -46,8 +46,9 @@ type State struct {
 // System is the protocol for the explorer.
 type System struct {
 	cfg       Config
-	unreduced bool // WithoutReductions
-	n         int  // writers
+	unreduced bool          // WithoutReductions
+	scope     *memory.Scope // the memories' intern tables (LKMM), as long as the system lives
+	n         int           // writers
 	prog      [maxWriters][]Op
 	actors    []string
 
@@ -74,7 +75,7 @@ func NewSystem(cfg Config) (*System, error) {
 	if cfg.Memory < memory.SC || cfg.Memory > memory.LKMM {
 		return nil, fmt.Errorf("diocount model: unknown memory model %d", cfg.Memory)
 	}
-	s := &System{cfg: cfg, n: len(cfg.Writers)}
+	s := &System{cfg: cfg, n: len(cfg.Writers), scope: memory.ScopeFor(cfg.Memory)}
 	for w, k := range cfg.Writers {
 		if k < DAX || k > AIO {
 			return nil, fmt.Errorf("diocount model: writer %d has unknown kind %d", w, k)
@@ -206,7 +207,7 @@ func (s *System) Init() []State {
 	} else {
 		readers[locCount] = 1 << mutexThread // until truncate takes i_mutex
 	}
-	st.mem = memory.New(s.cfg.Memory, readers)
+	st.mem = s.scope.New(s.cfg.Memory, readers)
 	if s.unreduced {
 		st.mem.Unreduced()
 	}

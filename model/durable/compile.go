@@ -34,7 +34,7 @@ func compile(m memory.Model, t *litmus.Test) (*opSystem, error) {
 	if t.Quant == 0 {
 		return nil, fmt.Errorf("%s: no final condition", t.Name)
 	}
-	sys := &opSystem{model: m, test: t}
+	sys := &opSystem{model: m, test: t, scope: memory.ScopeFor(m)}
 	locIndex := map[string]int{}
 	for i, l := range t.Locs {
 		locIndex[l] = i

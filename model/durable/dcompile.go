@@ -231,7 +231,7 @@ func compileDurable(m memory.Model, t *litmus.Test, file string) (*opSystem, err
 	if err := memoryLimits(t); err != nil {
 		return nil, err
 	}
-	sys := &opSystem{model: m, test: t}
+	sys := &opSystem{model: m, test: t, scope: memory.ScopeFor(m)}
 	locIndex := map[string]int{}
 	for i, l := range t.Locs {
 		locIndex[l] = i

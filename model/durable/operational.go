@@ -207,6 +207,7 @@ type opState struct {
 
 type opSystem struct {
 	model   memory.Model
+	scope   *memory.Scope // the memories' intern tables (LKMM), as long as the system lives
 	test    *litmus.Test
 	code    [][]instr
 	regs    []map[string]int // per thread: register -> index
@@ -251,7 +252,7 @@ func (s *opSystem) Init() []opState {
 				(access && !in.access.Op.Info().Fence && (in.access.Op.Info().Order == litmus.Acquire || in.access.Op.Info().Order == litmus.Release))
 		}
 	}
-	st := opState{mem: memory.New(s.model, readers)}
+	st := opState{mem: s.scope.New(s.model, readers)}
 	if orderings {
 		st.mem.UseOrderings()
 	}

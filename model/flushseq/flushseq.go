@@ -160,7 +160,8 @@ type State struct {
 type System struct {
 	cfg       Config
 	actors    []string
-	unreduced bool // WithoutReductions
+	unreduced bool          // WithoutReductions
+	scope     *memory.Scope // the memories' intern tables (LKMM), as long as the system lives
 }
 
 // Reduces implements explore.InnerReducer: LKMM memory leaves out
@@ -194,7 +195,7 @@ func NewSystem(cfg Config) (*System, error) {
 	if cfg.Memory < memory.SC || cfg.Memory > memory.LKMM {
 		return nil, fmt.Errorf("fsync model: unknown memory model %d", cfg.Memory)
 	}
-	s := &System{cfg: cfg}
+	s := &System{cfg: cfg, scope: memory.ScopeFor(cfg.Memory)}
 	for t := 0; t < cfg.Tasks; t++ {
 		s.actors = append(s.actors, string(rune('A'+t)))
 	}
@@ -221,7 +222,7 @@ func (s *System) Init() []State {
 			readers[locDone(t)] = 1 << s.device()
 		}
 	}
-	st := State{mem: memory.New(s.cfg.Memory, readers)}
+	st := State{mem: s.scope.New(s.cfg.Memory, readers)}
 	if s.cfg.Variant.numbersRelaxed() {
 		st.mem.UseOrderings()
 	}

@@ -2,23 +2,31 @@ package memory
 
 import (
 	"fmt"
+	"math/bits"
+	"runtime"
 	"sync"
 	"sync/atomic"
 )
 
 // The LKMM extras are interned: a Memory holds a number (lkID) that names
-// its lkExtra in a table shared by the process, so that a Memory value is
-// small and holds no pointer. The explorer keeps millions of states; with
-// no pointer in them the garbage collector need not scan them, and two
-// equal extras are one number, so comparing memories stays a comparison
-// of plain values.
+// its lkExtra in a table, so that a Memory value is small and holds no
+// pointer. The explorer keeps millions of states; with no pointer in them
+// the garbage collector need not scan them, and two equal extras are one
+// number, so comparing memories stays a comparison of plain values.
 //
-// The table only grows: an interned value lives as long as the process.
-// A search interns what its distinct states hold (some 26,000 extras for
+// The tables belong to a Scope, and a Memory names its scope (Memory.scope)
+// beside its ids. A system that searches makes its memories in a scope of
+// its own (NewScope, Scope.New) and holds the *Scope: once nothing holds
+// it (the system and its copies are garbage), its tables are given back
+// (runtime.AddCleanup), as they are by Release. So a search
+// interns only what its own distinct states hold (some 26,000 extras for
 // the flush sequence's 3 tasks x 2 fsyncs proof of patched under LKMM:
-// about 8 MB, and as much again for the map that finds them). Ids are handed out in the order values are first interned,
-// which the parallel search does not fix; nothing depends on an id but
-// equality.
+// about 8 MB, and as much again for the map that finds them), and gives it
+// back after. New's memories share the process's scope, which only grows.
+// A Memory used after its scope was given back panics (the scope's slot
+// carries a generation), never reads another scope's values. Ids are
+// handed out in the order values are first interned, which the parallel
+// search does not fix; nothing depends on an id but equality.
 
 // lkID names an interned lkExtra; 0 is the zero value.
 type lkID uint32
@@ -27,16 +35,27 @@ type lkID uint32
 type ordID uint32
 
 const (
-	lkChunkBits = 12
-	lkChunk     = 1 << lkChunkBits
-	lkMaxChunks = 1 << 16 // 2^28 values in all
+	// The values of a table are kept in chunks that double: chunk c holds
+	// 2^(lkFirstBits+c) of them, so a small search's scope costs little
+	// (the first chunks of its two tables: 64 values each) and a large
+	// one's still reaches lkMaxValues.
+	lkFirstBits = 6
+	lkChunks    = 22
+	lkMaxValues = 1<<(lkFirstBits+lkChunks) - 1<<lkFirstBits // about 2^28
 	lkShards    = 64
 )
+
+// chunkOf returns the chunk of id and its place in it.
+func chunkOf(id uint32) (c, i int) {
+	v := id + 1<<lkFirstBits
+	c = bits.Len32(v) - 1 - lkFirstBits
+	return c, int(v - 1<<(lkFirstBits+c))
+}
 
 // internTable interns values of T: id 0 is T's zero value.
 type internTable[T comparable] struct {
 	name   string
-	chunks [lkMaxChunks]atomic.Pointer[[lkChunk]T]
+	chunks [lkChunks]atomic.Pointer[[]T]
 	next   atomic.Uint32 // ids handed out, 0 included
 	shards [lkShards]struct {
 		sync.Mutex
@@ -45,10 +64,114 @@ type internTable[T comparable] struct {
 	}
 }
 
-var (
-	lkTable  = internTable[lkExtra]{name: "LKMM states"}
-	ordTable = internTable[lkOrd]{name: "LKMM ordering views"}
-)
+// tables are the intern tables of one scope.
+type tables struct {
+	id  uint32 // the scope's slot and generation (Memory.scope)
+	lk  internTable[lkExtra]
+	ord internTable[lkOrd]
+}
+
+func newTables(id uint32) *tables {
+	return &tables{id: id, lk: internTable[lkExtra]{name: "LKMM states"}, ord: internTable[lkOrd]{name: "LKMM ordering views"}}
+}
+
+// The scopes: slot 0 is the process's (New), never given back; the others
+// are handed out by NewScope and come back when their owner is garbage.
+// An id is slot | generation<<16: a slot given back starts a new
+// generation, so that a stale id is refused.
+const maxScopes = 1 << 16
+
+var scopes struct {
+	tabs [maxScopes]atomic.Pointer[tables]
+	mu   sync.Mutex
+	gen  [maxScopes]uint16
+	free []uint16
+	next int // slots handed out so far, 0 included
+}
+
+func init() {
+	scopes.tabs[0].Store(newTables(0))
+	scopes.next = 1
+}
+
+// tablesOf returns the tables of scope id; it panics if the scope was
+// given back.
+func tablesOf(id uint32) *tables {
+	t := scopes.tabs[id&(maxScopes-1)].Load()
+	if t == nil || t.id != id {
+		panic(fmt.Sprintf("memory: an LKMM memory of scope %#x used after its scope was given back (the system that made it is gone)", id))
+	}
+	return t
+}
+
+// Scope is a set of intern tables for the LKMM memories of one system's
+// searches. The zero Scope is the process's.
+type Scope struct {
+	id uint32
+	_  struct{}
+}
+
+// NewScope returns a scope of its own, given back once the *Scope is
+// garbage or at Release. Whoever uses its memories must hold it: a Memory
+// names its scope but does not keep it alive.
+func NewScope() (sc *Scope) {
+	defer func() { runtime.AddCleanup(sc, releaseScope, sc.id) }()
+	scopes.mu.Lock()
+	defer scopes.mu.Unlock()
+	var slot int
+	switch {
+	case len(scopes.free) > 0:
+		slot = int(scopes.free[len(scopes.free)-1])
+		scopes.free = scopes.free[:len(scopes.free)-1]
+	case scopes.next < maxScopes:
+		slot = scopes.next
+		scopes.next++
+	default:
+		panic(fmt.Sprintf("memory: more than %d LKMM scopes alive at once", maxScopes-1))
+	}
+	id := uint32(slot) | uint32(scopes.gen[slot])<<16
+	scopes.tabs[slot].Store(newTables(id))
+	return &Scope{id: id}
+}
+
+// ScopeFor returns a new scope for the memories of a system under model
+// m: only LKMM interns, so nil (the process's scope, which nothing then
+// uses) for the others.
+func ScopeFor(m Model) *Scope {
+	if m != LKMM {
+		return nil
+	}
+	return NewScope()
+}
+
+// New is memory.New in the scope; a nil Scope is the process's.
+func (s *Scope) New(m Model, readers [MaxLocations]uint8) Memory {
+	mem := New(m, readers)
+	if s != nil {
+		mem.scope = s.id
+	}
+	return mem
+}
+
+// Release gives the scope's tables back: a Memory of the scope used after
+// it panics. The process's scope is never given back.
+func (s *Scope) Release() { releaseScope(s.id) }
+
+func releaseScope(id uint32) {
+	slot := id & (maxScopes - 1)
+	if slot == 0 {
+		return
+	}
+	scopes.mu.Lock()
+	defer scopes.mu.Unlock()
+	t := scopes.tabs[slot].Load()
+	if t == nil || t.id != id {
+		return // given back already
+	}
+	scopes.tabs[slot].Store(nil)
+	scopes.gen[slot]++
+	scopes.free = append(scopes.free, uint16(slot))
+}
 
 // get returns the value id names.
 func (tb *internTable[T]) get(id uint32) T {
@@ -56,7 +179,8 @@ func (tb *internTable[T]) get(id uint32) T {
 		var zero T
 		return zero
 	}
-	return tb.chunks[id>>lkChunkBits].Load()[id&(lkChunk-1)]
+	c, i := chunkOf(id)
+	return (*tb.chunks[c].Load())[i]
 }
 
 // put interns x, in shard sh. Callers in several goroutines may intern at
@@ -74,16 +198,17 @@ func (tb *internTable[T]) put(x *T, sh int) uint32 {
 	}
 	tb.next.CompareAndSwap(0, 1) // id 0 is the zero value's
 	id := tb.next.Add(1) - 1
-	c := id >> lkChunkBits
-	if int(c) >= lkMaxChunks {
-		panic(fmt.Sprintf("memory: more than %d distinct %s interned", lkMaxChunks*lkChunk, tb.name))
+	if id >= lkMaxValues {
+		panic(fmt.Sprintf("memory: more than %d distinct %s interned", lkMaxValues-1, tb.name))
 	}
+	c, i := chunkOf(id)
 	chunk := tb.chunks[c].Load()
 	if chunk == nil {
-		tb.chunks[c].CompareAndSwap(nil, new([lkChunk]T))
+		fresh := make([]T, 1<<(lkFirstBits+c))
+		tb.chunks[c].CompareAndSwap(nil, &fresh)
 		chunk = tb.chunks[c].Load()
 	}
-	chunk[id&(lkChunk-1)] = *x
+	(*chunk)[i] = *x
 	if s.ids == nil {
 		s.ids = make(map[T]uint32)
 	}
@@ -91,19 +216,32 @@ func (tb *internTable[T]) put(x *T, sh int) uint32 {
 	return id
 }
 
-// lkGet returns the extras id names.
-func lkGet(id lkID) lkExtra { return lkTable.get(uint32(id)) }
+// lkGet returns the extras id names in scope sc.
+func lkGet(sc uint32, id lkID) lkExtra {
+	if id == 0 {
+		return lkExtra{}
+	}
+	return tablesOf(sc).lk.get(uint32(id))
+}
 
-// lkPut interns x.
-func lkPut(x *lkExtra) lkID { return lkID(lkTable.put(x, x.shard())) }
+// lkPut interns x in scope sc.
+func lkPut(sc uint32, x *lkExtra) lkID { return lkID(tablesOf(sc).lk.put(x, x.shard())) }
 
-// ordGet returns the ordering views id names.
-func ordGet(id ordID) lkOrd { return ordTable.get(uint32(id)) }
+// ordGet returns the ordering views id names in scope sc.
+func ordGet(sc uint32, id ordID) lkOrd {
+	if id == 0 {
+		return lkOrd{}
+	}
+	return tablesOf(sc).ord.get(uint32(id))
+}
+
+// ordPut interns o in scope sc.
+func ordPut(sc uint32, o *lkOrd) ordID { return tablesOf(sc).ordPut(o) }
 
 // ordPut interns o.
-func ordPut(o *lkOrd) ordID {
+func (tb *tables) ordPut(o *lkOrd) ordID {
 	h := uint32(o.rv[0])*0x9e3779b1 ^ uint32(o.own[0])*0x85ebca6b ^ uint32(o.rv[1])*0xc2b2ae35 ^ uint32(o.own[1])*0x27d4eb2f
-	return ordID(ordTable.put(o, int(h>>16^h)%lkShards))
+	return ordID(tb.ord.put(o, int(h>>16^h)%lkShards))
 }
 
 // shard picks x's shard from a few of its views (the map hashes it all).

@@ -138,15 +138,17 @@ type lk struct {
 	Memory
 	lkExtra
 	*lkOrd
+	tb *tables // the scope's, looked up once per operation
 }
 
 func (m Memory) open() lk {
-	x := lkGet(m.ext)
+	tb := tablesOf(m.scope)
+	x := tb.lk.get(uint32(m.ext))
 	if !x.whole {
-		return lk{m, x, nil}
+		return lk{m, x, nil, tb}
 	}
-	o := ordGet(x.ord)
-	return lk{m, x, &o}
+	o := tb.ord.get(uint32(x.ord))
+	return lk{m, x, &o, tb}
 }
 
 // cow gives m ordering views of its own to write (with UseOrderings).
@@ -166,9 +168,9 @@ func (m lk) close() Memory {
 	}
 	out := m.Memory
 	if m.whole {
-		m.ord = ordPut(m.lkOrd)
+		m.ord = m.tb.ordPut(m.lkOrd)
 	}
-	out.ext = lkPut(&m.lkExtra)
+	out.ext = lkID(m.tb.lk.put(&m.lkExtra, m.lkExtra.shard()))
 	return out
 }
 
@@ -612,10 +614,10 @@ func (m lk) lkLoadAcquire(t, loc int) []Loaded { return m.lkLoadAs(t, loc, readA
 // threads' barriers more to see.
 func (m *Memory) lkForget(t int) {
 	m.post &^= 1 << t
-	x := lkGet(m.ext)
+	x := lkGet(m.scope, m.ext)
 	x.cur[t], x.acq[t], x.rel[t] = 0, 0, 0
 	x.unord[t] = 0
-	m.ext = lkPut(&x)
+	m.ext = lkPut(m.scope, &x)
 }
 
 // ThreadKey summarises thread t's part of the LKMM state at the given
@@ -626,7 +628,7 @@ func (m *Memory) ThreadKey(t int, locs ...int) uint64 {
 	if m.model != LKMM {
 		return 0
 	}
-	x := lkGet(m.ext)
+	x := lkGet(m.scope, m.ext)
 	k := uint64(m.post >> t & 1)
 	for _, l := range locs {
 		k = k<<13 | uint64(x.unord[t]>>l&1)<<12 | uint64(x.cur[t].at(l))<<8 | uint64(x.acq[t].at(l))<<4 | uint64(x.rel[t].at(l))

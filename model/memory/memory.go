@@ -80,8 +80,9 @@ type Memory struct {
 	readers [MaxLocations]uint8 // threads whose view of the location may still matter (SetReaders)
 	buf     [MaxThreads][MaxBuffered]bufEntry
 	bufN    [MaxThreads]uint8
-	ext     lkID  // LKMM (lkmm.go, intern.go)
-	post    uint8 // LKMM: threads (bit t) whose barrier after a read-modify-write is pending, outside ext so that Settle is cheap
+	ext     lkID   // LKMM (lkmm.go, intern.go)
+	scope   uint32 // LKMM: the scope whose tables ext names (intern.go)
+	post    uint8  // LKMM: threads (bit t) whose barrier after a read-modify-write is pending, outside ext so that Settle is cheap
 }
 
 // New returns memory where every location holds 0. readers[l] is the set
