@@ -22,4 +22,7 @@
 //   - [SimulateCode], [Code], [Latency], [Timing]: runs under a latency
 //     model; [Protocol]'s cost table prints the share of fsyncs that skip
 //     their flush for Program and for impl.Syncer per policy.
+//
+// System is in flushseq.go (states, labels, the timeline's text) and
+// steps.go (each step of a task and of the device).
 package flushseq
