@@ -1,16 +1,17 @@
 package model
 
 import (
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/flushproof/flushproof/model/explore"
+	"github.com/flushproof/flushproof/model/verdict"
 )
 
 // TestCatalog: every protocol has a name, a summary and a doc page that
@@ -53,17 +54,47 @@ func TestCatalog(t *testing.T) {
 	assert.Less(t, len(Rows(true, false)), len(Rows(true, true)), "long rows only on request")
 }
 
-// TestCostTablesAlone: each cost table defines flags of its own that parse
-// alone (as `cost -protocol P` does) and validate at their defaults.
+// TestCostTablesAlone: each cost table's settings have names of their
+// own and defaults of a type a command can make a flag of, and the table
+// validates at its defaults.
 func TestCostTablesAlone(t *testing.T) {
 	for _, p := range Protocols() {
 		if p.Cost == nil {
 			continue
 		}
-		fs := flag.NewFlagSet(p.Name, flag.ContinueOnError)
-		table := p.Cost.Flags(fs, func(s string) string { return s })
-		require.NoError(t, fs.Parse(nil), p.Name)
+		names := map[string]bool{}
+		for _, s := range p.Cost.Params {
+			assert.False(t, names[s.Name], "%s: setting %s twice", p.Name, s.Name)
+			names[s.Name] = true
+			switch s.Default.(type) {
+			case int, uint64, float64, bool, time.Duration:
+			default:
+				t.Errorf("%s: setting %s: a default of type %T", p.Name, s.Name, s.Default)
+			}
+			assert.NotEmpty(t, s.Usage, "%s: setting %s", p.Name, s.Name)
+		}
+		table := p.Cost.Table(defaults(p.Cost.Params))
 		assert.NoError(t, table.Validate(), "%s: defaults are valid", p.Name)
 		assert.NotEmpty(t, p.Cost.Title, p.Name)
 	}
 }
+
+// defaults are a cost table's settings at their defaults, none given.
+type defaults []verdict.Param
+
+func (d defaults) get(n string) any {
+	for _, p := range d {
+		if p.Name == n {
+			return p.Default
+		}
+	}
+	panic("no setting " + n)
+}
+
+func (d defaults) Int(n string) int                { return d.get(n).(int) }
+func (d defaults) Uint64(n string) uint64          { return d.get(n).(uint64) }
+func (d defaults) Float64(n string) float64        { return d.get(n).(float64) }
+func (d defaults) Bool(n string) bool              { return d.get(n).(bool) }
+func (d defaults) Duration(n string) time.Duration { return d.get(n).(time.Duration) }
+func (d defaults) Set(string) bool                 { return false }
+func (d defaults) Flag(n string) string            { return n }

@@ -59,13 +59,13 @@ func runCost(cmd, alone string, args []string, stdout, stderr io.Writer) int {
 	// table runs; alone, a table's flags keep their own names.
 	shared := map[string]int{}
 	for _, p := range protocols {
-		probe := flag.NewFlagSet("", flag.ContinueOnError)
-		p.Cost.Flags(probe, func(s string) string { return s })
-		probe.VisitAll(func(f *flag.Flag) { shared[f.Name]++ })
+		for _, s := range p.Cost.Params {
+			shared[s.Name]++
+		}
 	}
-	tables := make([]verdict.CostTable, len(protocols))
+	params := make([]*flagParams, len(protocols))
 	for i, p := range protocols {
-		tables[i] = p.Cost.Flags(fs, func(s string) string {
+		params[i] = defineParams(fs, p.Cost.Params, func(s string) string {
 			if shared[s] > 1 {
 				return p.Name + "." + s
 			}
@@ -83,9 +83,11 @@ func runCost(cmd, alone string, args []string, stdout, stderr io.Writer) int {
 	if code := parseFlags(fs, args, stderr); code >= 0 {
 		return code
 	}
+	tables := make([]verdict.CostTable, len(protocols))
 	var errs []error
-	for _, t := range tables {
-		errs = append(errs, t.Validate())
+	for i, p := range protocols {
+		tables[i] = p.Cost.Table(params[i])
+		errs = append(errs, tables[i].Validate())
 	}
 	if code := usageError(stderr, cmd, errs...); code >= 0 {
 		return code
@@ -234,4 +236,58 @@ func (g *gatedWriter) close() {
 	g.mu.Lock()
 	g.closed = true
 	g.mu.Unlock()
+}
+
+// flagParams are a cost table's settings as flags of the command
+// (verdict.Params): the model packages describe their settings, the
+// command alone defines flags.
+type flagParams struct {
+	fs   *flag.FlagSet
+	name func(short string) string
+	vals map[string]any // by short name: the flag's value, a pointer
+}
+
+// defineParams defines a flag on fs for each of ps, called name(short).
+func defineParams(fs *flag.FlagSet, ps []verdict.Param, name func(string) string) *flagParams {
+	f := &flagParams{fs: fs, name: name, vals: map[string]any{}}
+	for _, p := range ps {
+		n := name(p.Name)
+		switch d := p.Default.(type) {
+		case int:
+			f.vals[p.Name] = fs.Int(n, d, p.Usage)
+		case uint64:
+			f.vals[p.Name] = fs.Uint64(n, d, p.Usage)
+		case float64:
+			f.vals[p.Name] = fs.Float64(n, d, p.Usage)
+		case bool:
+			f.vals[p.Name] = fs.Bool(n, d, p.Usage)
+		case time.Duration:
+			f.vals[p.Name] = fs.Duration(n, d, p.Usage)
+		default:
+			panic(fmt.Sprintf("cost table setting %s: a default of type %T (want int, uint64, float64, bool or time.Duration)", p.Name, p.Default))
+		}
+	}
+	return f
+}
+
+// value returns the flag of setting short, of type *T.
+func value[T any](f *flagParams, short string) T {
+	v, ok := f.vals[short].(*T)
+	if !ok {
+		panic(fmt.Sprintf("cost table setting %q: none of that name and type", short))
+	}
+	return *v
+}
+
+func (f *flagParams) Int(n string) int                { return value[int](f, n) }
+func (f *flagParams) Uint64(n string) uint64          { return value[uint64](f, n) }
+func (f *flagParams) Float64(n string) float64        { return value[float64](f, n) }
+func (f *flagParams) Bool(n string) bool              { return value[bool](f, n) }
+func (f *flagParams) Duration(n string) time.Duration { return value[time.Duration](f, n) }
+func (f *flagParams) Flag(n string) string            { return f.name(n) }
+
+func (f *flagParams) Set(n string) bool {
+	set := false
+	f.fs.Visit(func(fl *flag.Flag) { set = set || fl.Name == f.name(n) })
+	return set
 }

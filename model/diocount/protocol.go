@@ -1,8 +1,6 @@
 package diocount
 
 import (
-	"flag"
-
 	"github.com/flushproof/flushproof/model/verdict"
 )
 
@@ -16,7 +14,7 @@ func Protocol() verdict.Protocol {
 		Rows:    Rows,
 		Cost: &verdict.Cost{
 			Title: "DIO counting with DAX: counter read-modify-writes per direct I/O",
-			Flags: func(*flag.FlagSet, func(string) string) verdict.CostTable { return costTable{} },
+			Table: func(verdict.Params) verdict.CostTable { return costTable{} },
 		},
 	}
 }

@@ -1,7 +1,6 @@
 package flushseq
 
 import (
-	"flag"
 	"fmt"
 	"time"
 
@@ -22,8 +21,9 @@ func Protocol() verdict.Protocol {
 		Doc:     "docs/flushseq.md",
 		Rows:    Rows,
 		Cost: &verdict.Cost{
-			Title: "xfs fsync flush sequence: fsyncs that share a flush, simulated in the model world",
-			Flags: costFlags,
+			Title:  "xfs fsync flush sequence: fsyncs that share a flush, simulated in the model world",
+			Params: costParams,
+			Table:  newCostTable,
 		},
 	}
 }
@@ -55,48 +55,54 @@ var skipShareCases = func() []skipShareCase {
 	return cs
 }()
 
-// costTable is the skip-share table with its flags.
-type costTable struct {
-	name                func(string) string
-	tasks, fsyncs, runs *int
-	crashes             *int
-	write, flush, think *time.Duration
-	jitter, overwrite   *float64
+// costParams are the skip-share table's settings.
+var costParams = []verdict.Param{
+	{Name: "tasks", Default: 8, Usage: "flush sequence: fsync writers, 1 to 1024"},
+	{Name: "fsyncs", Default: 30, Usage: "flush sequence: append+fsync rounds per writer, 1 to 100000"},
+	{Name: "runs", Default: 20, Usage: "flush sequence: runs (seeds 0..runs-1) per variant, 1 to 100000"},
+	{Name: "write", Default: 50 * time.Microsecond, Usage: "flush sequence: mean data write latency, in (0, 1h]"},
+	{Name: "flush", Default: 2 * time.Millisecond, Usage: "flush sequence: mean cache flush latency, in (0, 1h]"},
+	{Name: "think", Default: time.Millisecond, Usage: "flush sequence: at most this long between an fsync's return and the next write, in [0, 1h]"},
+	{Name: "jitter", Default: 0.5, Usage: "flush sequence: device latencies vary uniformly by +- this fraction, 0 to 1"},
+	{Name: "overwrite", Default: 0.0, Usage: "flush sequence: share of fsyncs with no metadata to log (fdatasync after overwrites), 0 to 1"},
+	{Name: "crashes", Default: 528, Usage: "flush sequence: random crash points per variant (as many as the patch's crash replays), 0 to 10000000"},
 }
 
-func costFlags(fs *flag.FlagSet, name func(string) string) verdict.CostTable {
-	return &costTable{name: name,
-		tasks:     fs.Int(name("tasks"), 8, "flush sequence: fsync writers, 1 to 1024"),
-		fsyncs:    fs.Int(name("fsyncs"), 30, "flush sequence: append+fsync rounds per writer, 1 to 100000"),
-		runs:      fs.Int(name("runs"), 20, "flush sequence: runs (seeds 0..runs-1) per variant, 1 to 100000"),
-		write:     fs.Duration(name("write"), 50*time.Microsecond, "flush sequence: mean data write latency, in (0, 1h]"),
-		flush:     fs.Duration(name("flush"), 2*time.Millisecond, "flush sequence: mean cache flush latency, in (0, 1h]"),
-		think:     fs.Duration(name("think"), time.Millisecond, "flush sequence: at most this long between an fsync's return and the next write, in [0, 1h]"),
-		jitter:    fs.Float64(name("jitter"), 0.5, "flush sequence: device latencies vary uniformly by +- this fraction, 0 to 1"),
-		overwrite: fs.Float64(name("overwrite"), 0, "flush sequence: share of fsyncs with no metadata to log (fdatasync after overwrites), 0 to 1"),
-		crashes:   fs.Int(name("crashes"), 528, "flush sequence: random crash points per variant (as many as the patch's crash replays), 0 to 10000000"),
-	}
+// costTable is the skip-share table with its settings.
+type costTable struct {
+	name                func(string) string
+	tasks, fsyncs, runs int
+	crashes             int
+	write, flush, think time.Duration
+	jitter, overwrite   float64
+}
+
+func newCostTable(p verdict.Params) verdict.CostTable {
+	return &costTable{name: p.Flag,
+		tasks: p.Int("tasks"), fsyncs: p.Int("fsyncs"), runs: p.Int("runs"), crashes: p.Int("crashes"),
+		write: p.Duration("write"), flush: p.Duration("flush"), think: p.Duration("think"),
+		jitter: p.Float64("jitter"), overwrite: p.Float64("overwrite")}
 }
 
 func (t *costTable) Validate() error {
 	n := t.name
 	return flagcheck.First(
-		flagcheck.IntIn(n("tasks"), *t.tasks, 1, 1024), flagcheck.IntIn(n("fsyncs"), *t.fsyncs, 1, 100000),
-		flagcheck.IntIn(n("runs"), *t.runs, 1, 100000),
-		flagcheck.DurationIn(n("write"), *t.write, 0, time.Hour, false), flagcheck.DurationIn(n("flush"), *t.flush, 0, time.Hour, false),
-		flagcheck.DurationIn(n("think"), *t.think, 0, time.Hour, true),
-		flagcheck.FractionIn(n("jitter"), *t.jitter), flagcheck.FractionIn(n("overwrite"), *t.overwrite),
-		flagcheck.IntIn(n("crashes"), *t.crashes, 0, 10000000))
+		flagcheck.IntIn(n("tasks"), t.tasks, 1, 1024), flagcheck.IntIn(n("fsyncs"), t.fsyncs, 1, 100000),
+		flagcheck.IntIn(n("runs"), t.runs, 1, 100000),
+		flagcheck.DurationIn(n("write"), t.write, 0, time.Hour, false), flagcheck.DurationIn(n("flush"), t.flush, 0, time.Hour, false),
+		flagcheck.DurationIn(n("think"), t.think, 0, time.Hour, true),
+		flagcheck.FractionIn(n("jitter"), t.jitter), flagcheck.FractionIn(n("overwrite"), t.overwrite),
+		flagcheck.IntIn(n("crashes"), t.crashes, 0, 10000000))
 }
 
 func (t *costTable) latency() Latency {
-	return Latency{Write: *t.write, Flush: *t.flush, Think: *t.think, Jitter: *t.jitter, Overwrite: *t.overwrite}
+	return Latency{Write: t.write, Flush: t.flush, Think: t.think, Jitter: t.jitter, Overwrite: t.overwrite}
 }
 
 func (t *costTable) Settings() map[string]any {
-	return map[string]any{"flushseq_tasks": *t.tasks, "flushseq_fsyncs_per_task": *t.fsyncs, "flushseq_runs": *t.runs,
-		"flushseq_write_ns": int64(*t.write), "flushseq_flush_ns": int64(*t.flush), "flushseq_think_ns": int64(*t.think),
-		"flushseq_jitter": *t.jitter, "flushseq_overwrite": *t.overwrite, "flushseq_crashes": *t.crashes}
+	return map[string]any{"flushseq_tasks": t.tasks, "flushseq_fsyncs_per_task": t.fsyncs, "flushseq_runs": t.runs,
+		"flushseq_write_ns": int64(t.write), "flushseq_flush_ns": int64(t.flush), "flushseq_think_ns": int64(t.think),
+		"flushseq_jitter": t.jitter, "flushseq_overwrite": t.overwrite, "flushseq_crashes": t.crashes}
 }
 
 // Write runs each case in turn and writes its row as soon as it is done. A
@@ -116,7 +122,7 @@ func (t *costTable) Write(out verdict.CostOutput, stop func() string) (int, erro
 		if stop() != "" {
 			break
 		}
-		row, err := skipShareRun(c, *t.tasks, *t.fsyncs, *t.runs, *t.crashes, t.latency(), stop)
+		row, err := skipShareRun(c, t.tasks, t.fsyncs, t.runs, t.crashes, t.latency(), stop)
 		if err != nil {
 			return unexpected, err
 		}
@@ -138,7 +144,7 @@ func (t *costTable) Write(out verdict.CostOutput, stop func() string) (int, erro
 	if out.Text != nil {
 		fmt.Fprintf(out.Text, "\n%d of %d variants in %v; %d tasks x %d fsyncs, %d runs per variant, write %v, flush %v, think up to %v, jitter %g, overwrite %g\n",
 			done, len(skipShareCases), time.Since(start).Round(time.Millisecond),
-			*t.tasks, *t.fsyncs, *t.runs, *t.write, *t.flush, *t.think, *t.jitter, *t.overwrite)
+			t.tasks, t.fsyncs, t.runs, t.write, t.flush, t.think, t.jitter, t.overwrite)
 	}
 	return unexpected, nil
 }

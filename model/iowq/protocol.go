@@ -1,7 +1,6 @@
 package iowq
 
 import (
-	"flag"
 	"time"
 
 	"github.com/flushproof/flushproof/internal/flagcheck"
@@ -18,35 +17,35 @@ func Protocol() verdict.Protocol {
 		Rows:    Rows,
 		Cost: &verdict.Cost{
 			Title: "io-wq hashing of O_DIRECT writes: waits per write, simulated",
-			Flags: costFlags,
+			Params: []verdict.Param{
+				{Name: "runs", Default: 50, Usage: "io-wq: simulated runs per line, 1 to 100000"},
+				{Name: "seed", Default: uint64(1), Usage: "io-wq: seed of the first run"},
+			},
+			Table: func(p verdict.Params) verdict.CostTable {
+				return &costTable{name: p.Flag, runs: p.Int("runs"), seed: p.Uint64("seed")}
+			},
 		},
 	}
 }
 
 type costTable struct {
 	name func(string) string
-	runs *int
-	seed *uint64
+	runs int
+	seed uint64
 }
 
-func costFlags(fs *flag.FlagSet, name func(string) string) verdict.CostTable {
-	return &costTable{name: name,
-		runs: fs.Int(name("runs"), 50, "io-wq: simulated runs per line, 1 to 100000"),
-		seed: fs.Uint64(name("seed"), 1, "io-wq: seed of the first run")}
-}
-
-func (t *costTable) Validate() error { return flagcheck.IntIn(t.name("runs"), *t.runs, 1, 100000) }
+func (t *costTable) Validate() error { return flagcheck.IntIn(t.name("runs"), t.runs, 1, 100000) }
 
 func (t *costTable) Settings() map[string]any {
-	return map[string]any{"iowq_runs": *t.runs, "iowq_seed": *t.seed}
+	return map[string]any{"iowq_runs": t.runs, "iowq_seed": t.seed}
 }
 
 func (t *costTable) Write(out verdict.CostOutput, _ func() string) (int, error) {
 	lat := DefaultLatency()
 	if out.Text != nil {
-		return 0, WriteContention(out.Text, lat, *t.runs, *t.seed)
+		return 0, WriteContention(out.Text, lat, t.runs, t.seed)
 	}
-	rs, err := ContentionReport(lat, *t.runs, *t.seed)
+	rs, err := ContentionReport(lat, t.runs, t.seed)
 	if err != nil {
 		return 0, err
 	}

@@ -1,7 +1,6 @@
 package odsync
 
 import (
-	"flag"
 	"math"
 	"time"
 
@@ -19,65 +18,53 @@ func Protocol() verdict.Protocol {
 		Rows:    Rows,
 		Cost: &verdict.Cost{
 			Title: "O_DSYNC direct writes to a block device: device commands per write()",
-			Flags: costFlags,
+			Params: []verdict.Param{
+				{Name: "write", Default: DefaultLatency.CachedWrite, Usage: "O_DSYNC: latency of a 4 KiB write into the volatile cache, in (0, 1h]"},
+				{Name: "fua-write", Default: DefaultLatency.FUAWrite, Usage: "O_DSYNC: latency of a 4 KiB FUA write, in (0, 1h]"},
+				{Name: "media-write", Default: DefaultLatency.MediaWrite, Usage: "O_DSYNC: latency of a 4 KiB write to a device without a volatile cache, in (0, 1h]"},
+				{Name: "flush", Default: DefaultLatency.Flush, Usage: "O_DSYNC: latency of a cache flush, in (0, 1h]"},
+				{Name: "random", Default: false, Usage: "O_DSYNC: the drive calibrated on the patch's random writes instead of its sequential ones"},
+			},
+			Table: func(p verdict.Params) verdict.CostTable { return &costTable{p: p} },
 		},
 	}
 }
 
-// costTable is the cost table with its flags: the drive's latencies.
-type costTable struct {
-	name   func(string) string
-	lat    Latency
-	random *bool
-	set    func() map[string]bool
-}
-
-func costFlags(fs *flag.FlagSet, name func(string) string) verdict.CostTable {
-	t := &costTable{name: name, lat: DefaultLatency}
-	fs.DurationVar(&t.lat.CachedWrite, name("write"), t.lat.CachedWrite, "O_DSYNC: latency of a 4 KiB write into the volatile cache, in (0, 1h]")
-	fs.DurationVar(&t.lat.FUAWrite, name("fua-write"), t.lat.FUAWrite, "O_DSYNC: latency of a 4 KiB FUA write, in (0, 1h]")
-	fs.DurationVar(&t.lat.MediaWrite, name("media-write"), t.lat.MediaWrite, "O_DSYNC: latency of a 4 KiB write to a device without a volatile cache, in (0, 1h]")
-	fs.DurationVar(&t.lat.Flush, name("flush"), t.lat.Flush, "O_DSYNC: latency of a cache flush, in (0, 1h]")
-	t.random = fs.Bool(name("random"), false, "O_DSYNC: the drive calibrated on the patch's random writes instead of its sequential ones")
-	t.set = func() map[string]bool {
-		set := map[string]bool{}
-		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-		return set
-	}
-	return t
-}
+// costTable is the cost table with its settings: the drive's latencies.
+type costTable struct{ p verdict.Params }
 
 func (t *costTable) Validate() error {
-	n := t.name
-	return flagcheck.First(
-		flagcheck.DurationIn(n("write"), t.lat.CachedWrite, 0, time.Hour, false),
-		flagcheck.DurationIn(n("fua-write"), t.lat.FUAWrite, 0, time.Hour, false),
-		flagcheck.DurationIn(n("media-write"), t.lat.MediaWrite, 0, time.Hour, false),
-		flagcheck.DurationIn(n("flush"), t.lat.Flush, 0, time.Hour, false))
+	p := t.p
+	in := func(name string) error {
+		return flagcheck.DurationIn(p.Flag(name), p.Duration(name), 0, time.Hour, false)
+	}
+	return flagcheck.First(in("write"), in("fua-write"), in("media-write"), in("flush"))
 }
 
 // latency is the drive in effect: the calibration asked for, with any
 // latency the user set on top of it.
 func (t *costTable) latency() Latency {
-	set := t.set()
-	lat := t.lat
-	if *t.random {
+	p := t.p
+	lat := DefaultLatency
+	lat.CachedWrite, lat.FUAWrite = p.Duration("write"), p.Duration("fua-write")
+	lat.MediaWrite, lat.Flush = p.Duration("media-write"), p.Duration("flush")
+	if p.Bool("random") {
 		r := PatchRandomLatency
-		if set[t.name("write")] {
+		if p.Set("write") {
 			r.CachedWrite = lat.CachedWrite
 		}
-		if set[t.name("fua-write")] {
+		if p.Set("fua-write") {
 			r.FUAWrite = lat.FUAWrite
 		}
-		if set[t.name("media-write")] {
+		if p.Set("media-write") {
 			r.MediaWrite = lat.MediaWrite
 		}
-		if set[t.name("flush")] {
+		if p.Set("flush") {
 			r.Flush = lat.Flush
 		}
 		return r
 	}
-	if set[t.name("write")] || set[t.name("fua-write")] || set[t.name("media-write")] || set[t.name("flush")] {
+	if p.Set("write") || p.Set("fua-write") || p.Set("media-write") || p.Set("flush") {
 		lat.Name = "user-set latencies"
 	}
 	return lat

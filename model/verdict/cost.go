@@ -1,8 +1,8 @@
 package verdict
 
 import (
-	"flag"
 	"io"
+	"time"
 )
 
 // Cost is a protocol's cost table: what each variant costs, counted or
@@ -10,16 +10,40 @@ import (
 type Cost struct {
 	// Title heads the table in text output.
 	Title string
-	// Flags defines the table's flags on fs, the flag called short under
-	// name(short) (the cost command prefixes a name that two tables
-	// share), and returns the table, to be run once fs is parsed.
-	Flags func(fs *flag.FlagSet, name func(short string) string) CostTable
+	// Params are the table's settings: the command makes each a flag
+	// (prefixed with the protocol's name where two tables share a name).
+	Params []Param
+	// Table returns the table for the values given, to be validated and
+	// run.
+	Table func(p Params) CostTable
 }
 
-// CostTable is a cost table whose flags are defined.
+// Param is one setting of a cost table.
+type Param struct {
+	Name  string // short name, "tasks"
+	Usage string
+	// Default is the value when none is given; its type is the setting's:
+	// int, uint64, float64, bool or time.Duration.
+	Default any
+}
+
+// Params are the values a command gives a table's Params, by short name.
+type Params interface {
+	Int(name string) int
+	Uint64(name string) uint64
+	Float64(name string) float64
+	Bool(name string) bool
+	Duration(name string) time.Duration
+	// Set reports whether the value was given, not defaulted.
+	Set(name string) bool
+	// Flag is the setting's name as the user gives it, for errors.
+	Flag(name string) string
+}
+
+// CostTable is a cost table with its settings given.
 type CostTable interface {
-	// Validate checks the parsed flag values; an error names the flag as
-	// it was defined and the allowed range.
+	// Validate checks the settings' values; an error names the setting as
+	// the user gives it (Params.Flag) and the allowed range.
 	Validate() error
 	// Write computes the table and writes it a row at a time: as text to
 	// out.Text, or as one JSON object (with a "kind") per row to
@@ -28,7 +52,7 @@ type CostTable interface {
 	// (a variant that is not a mutant losing acknowledged data): the cost
 	// command then exits 1.
 	Write(out CostOutput, stop func() string) (unexpected int, err error)
-	// Settings are the table's flag values, for the JSON summary, under
+	// Settings are the table's settings, for the JSON summary, under
 	// snake_case keys unique across tables.
 	Settings() map[string]any
 }
