@@ -1,7 +1,6 @@
 package impl_test
 
 import (
-	"encoding/binary"
 	"fmt"
 	"testing"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/flushproof/flushproof/internal/implfault"
 	"github.com/flushproof/flushproof/internal/rapidctl"
 	"github.com/flushproof/flushproof/model/flushseq"
+	"github.com/flushproof/flushproof/model/implcheck"
 	"github.com/flushproof/flushproof/model/memory"
 	"github.com/flushproof/flushproof/model/world"
 )
@@ -22,8 +22,9 @@ import (
 // call it makes is a scheduling point chosen by rapid, under SC, TSO or
 // Relaxed memory, with flush failures and crashes. Each task writes its own
 // block, waits for the write, and syncs; when Sync returns nil the block
-// must survive a crash at that moment, and at the machine's crash every
-// acknowledged block must survive. At small bounds the trace of every run
+// must survive a crash from then on (Task.MustSurvive, checked at once,
+// which covers every later crash). The program is model/implcheck's, the
+// one the exhaustive rows search. At small bounds the trace of every run
 // must also be a run of the explorer's state machine of the protocol
 // (flushseq.ValidateTrace), so the code that is benchmarked and the
 // model that is proven cannot drift apart.
@@ -45,14 +46,9 @@ type worldRun struct {
 	memory     memory.Model
 	failures   bool
 	crash      int
-	returned   int
-	skipped    int
-	acked      [][]byte
 	syncerUsed *impl.Syncer
 }
 
-// run runs the tasks in a new world and returns it with the run's error:
-// a lost write is reported as an error mentioning "not durable".
 // stats is the run's Syncer statistics; none if the machine crashed
 // before any task started (and made the Syncer).
 func (r *worldRun) stats() impl.SyncStats {
@@ -62,68 +58,33 @@ func (r *worldRun) stats() impl.SyncStats {
 	return r.syncerUsed.Stats()
 }
 
+// syncer is the run as model/implcheck's adapter of impl.Syncer to the
+// model world (the one the exhaustive impl.Syncer rows of flushproof check
+// search), with the mutation as its negative control.
+func (r *worldRun) syncer() implcheck.Syncer {
+	c := implcheck.Syncer{Policy: r.policy, Tasks: r.tasks, Syncs: r.syncs, Memory: r.memory, NoFlushEIO: !r.failures}
+	switch r.mut {
+	case sampleEarly:
+		c.SampleEarly = true
+	case greaterEqual:
+		c.Fault = implfault.GreaterEqual
+	}
+	return c
+}
+
+// run runs the tasks in a new world, the choices made by ch, and returns
+// it with the run's error: a lost write (a Sync that returned nil although
+// a crash may lose its write: Task.MustSurvive) is an error mentioning
+// "not durable".
 func (r *worldRun) run(ch world.Chooser) (*world.World, error) {
-	w, err := world.New(world.Config{Memory: r.memory, Tasks: r.tasks, Words: 2, Blocks: r.tasks,
-		FlushFailures: r.failures, Crash: r.crash, WordNames: flushseq.WordNames})
+	c := r.syncer()
+	cfg := c.Config()
+	cfg.Crash = r.crash
+	w, err := world.New(cfg)
 	if err != nil {
 		return nil, err
 	}
-	r.acked = make([][]byte, r.tasks)
-	var base *impl.Syncer
-	out, err := w.Run(ch, func(t *world.Task) {
-		dev := t.Device()
-		h := impl.Handles{Dev: dev, Queue: t.WaitQueue(),
-			Seq: impl.FlushSeq{Submitted: t.Word(flushseq.WordSubmitted), Completed: t.Word(flushseq.WordCompleted), MB: t.Fence()}}
-		if base == nil { // the first task to start makes it, before its first call
-			var err error
-			if base, err = impl.NewSyncer(h, r.policy); err != nil {
-				w.Fail(err)
-				return
-			}
-			if r.mut == greaterEqual {
-				base = implfault.Syncer(base, implfault.GreaterEqual).(*impl.Syncer)
-			}
-			r.syncerUsed = base
-		}
-		s := base.Bind(h)
-		off := int64(t.ID() * dev.BlockSize())
-		for round := 1; round <= r.syncs; round++ {
-			data := make([]byte, dev.BlockSize())
-			binary.LittleEndian.PutUint32(data, uint32(t.ID()))
-			binary.LittleEndian.PutUint32(data[4:], uint32(round))
-			var sample int64
-			if r.mut == sampleEarly {
-				sample = s.Sample()
-			}
-			if err := dev.WriteAt(data, off, 0); err != nil {
-				w.Fail(err)
-				return
-			}
-			var err error
-			if r.mut == sampleEarly {
-				err = s.SyncSince(sample)
-			} else {
-				err = s.Sync()
-			}
-			if err != nil {
-				t.Reached(flushseq.Milestone{Step: flushseq.Failed})
-				continue
-			}
-			r.acked[t.ID()] = data
-			t.Reached(flushseq.Milestone{Step: flushseq.Returned})
-			if !w.Survives(t.ID(), data) {
-				w.Fail(fmt.Errorf("task %d: Sync returned nil but its write (round %d) is not durable: a crash now loses it", t.ID(), round))
-				return
-			}
-		}
-	})
-	if err == nil && out.Crashed {
-		for b, data := range r.acked {
-			if data != nil && !w.Survives(b, data) {
-				err = fmt.Errorf("crash after step %d: block %d's acknowledged write is not durable", out.Steps, b)
-			}
-		}
-	}
+	_, err = w.Run(ch, c.ProgramUsing(func(s *impl.Syncer) { r.syncerUsed = s })(w))
 	return w, err
 }
 

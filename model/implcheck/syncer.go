@@ -37,7 +37,13 @@ func (c Syncer) Config() world.Config {
 }
 
 // Program is the code the search runs.
-func (c Syncer) Program() world.Program {
+func (c Syncer) Program() world.Program { return c.ProgramUsing(nil) }
+
+// ProgramUsing is Program, calling used (if not nil) with the Syncer once
+// the first task has made it: the one adapter of impl.Syncer to the model
+// world, for the exhaustive rows here and for impl's rapid walks, which
+// read its statistics.
+func (c Syncer) ProgramUsing(used func(*impl.Syncer)) world.Program {
 	return func(w *world.World) func(t *world.Task) {
 		var base *impl.Syncer
 		symmetric(w)
@@ -58,6 +64,9 @@ func (c Syncer) Program() world.Program {
 					return
 				}
 				base = implfault.Syncer(s, c.Fault).(*impl.Syncer)
+				if used != nil {
+					used(base)
+				}
 			}
 			s := base.Bind(h)
 			off := int64(t.ID() * dev.BlockSize())
