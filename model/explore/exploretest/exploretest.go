@@ -10,14 +10,23 @@
 //
 // explore.LabelsDetermine, the other promise a system must keep (one label,
 // one successor), needs no testing.T and lives beside the engine.
+//
+// It also has the helpers the protocols' rapid tests share: [Walk], a
+// random run of a system with its invariant checked in every state,
+// [DescribePath], the steps of a path as a failure message shows them, and
+// [Timeline], what a verdict says went wrong.
 package exploretest
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
+	"pgregory.net/rapid"
+
 	"github.com/flushproof/flushproof/internal/mutate"
 	"github.com/flushproof/flushproof/model/explore"
+	"github.com/flushproof/flushproof/model/verdict"
 )
 
 // LostWakeup explores sys with liveness as it is, where every actor must be
@@ -116,4 +125,68 @@ func NeverReturns[S comparable](t testing.TB, sys explore.System[S], r *explore.
 		t.Fatalf("a %s violation, not a waiter that never returns: %v\n%s", v.Kind, v.Err, v.Timeline())
 	}
 	return end, stuck
+}
+
+// Walk is a random run of an explorer system chosen by rapid: from an
+// initial state, each step draws one of the enabled transitions, and the
+// invariant is checked in every state. It reaches bounds that exhaustive
+// search cannot (more tasks, more rounds), and a failure shrinks and
+// replays like any rapid test case. It returns the path taken and the
+// state reached (after maxSteps steps, or where no transition is enabled).
+// On a violation it fails t with the timeline of the path.
+func Walk[S comparable](t *rapid.T, sys explore.System[S], maxSteps int) ([]explore.Label, S) {
+	inits := sys.Init()
+	s := inits[0]
+	if len(inits) > 1 {
+		s = inits[rapid.IntRange(0, len(inits)-1).Draw(t, "init")]
+	}
+	var path []explore.Label
+	type succ struct {
+		l explore.Label
+		s S
+	}
+	var next []succ
+	for step := 0; ; step++ {
+		if err := sys.Check(s); err != nil {
+			t.Fatalf("invariant broken after %d steps: %v\n%s", step, err, DescribePath(sys, path))
+		}
+		if step == maxSteps {
+			return path, s
+		}
+		next = next[:0]
+		sys.Next(s, func(l explore.Label, n S) { next = append(next, succ{l, n}) })
+		if len(next) == 0 {
+			return path, s
+		}
+		i := 0
+		if len(next) > 1 {
+			i = rapid.IntRange(0, len(next)-1).Draw(t, "transition")
+		}
+		path = append(path, next[i].l)
+		s = next[i].s
+	}
+}
+
+// DescribePath renders a path of sys one step a line: its number, the
+// actor's name and sys.Describe of the label.
+func DescribePath[S comparable](sys explore.System[S], path []explore.Label) string {
+	var b strings.Builder
+	actors := sys.Actors()
+	for i, l := range path {
+		who := fmt.Sprint(l.Actor)
+		if int(l.Actor) < len(actors) {
+			who = actors[l.Actor]
+		}
+		fmt.Fprintf(&b, "%4d  %-8s %s\n", i+1, who, sys.Describe(l))
+	}
+	return b.String()
+}
+
+// Timeline is what a test prints of a verdict that should have been SAFE:
+// the counterexample's timeline, or without one the verdict's result.
+func Timeline(v verdict.Verdict) string {
+	if v.Violation == nil {
+		return v.Result()
+	}
+	return v.Violation.Timeline()
 }

@@ -1,4 +1,4 @@
-package props
+package flushseq_test
 
 import (
 	"flag"
@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flushproof/flushproof/model/explore"
+	"github.com/flushproof/flushproof/model/explore/exploretest"
 	"github.com/flushproof/flushproof/model/flushseq"
 	"github.com/flushproof/flushproof/model/memory"
 	"github.com/flushproof/flushproof/model/verdict"
@@ -30,7 +31,7 @@ func TestFlushSeqVerdicts(t *testing.T) {
 			require.NoError(t, err)
 			require.NotEqual(t, verdict.Unknown, v.Outcome)
 			if !c.ExpectUnsafe() {
-				assert.Equal(t, verdict.Safe, v.Outcome, "expected SAFE, got:\n%s", timeline(v))
+				assert.Equal(t, verdict.Safe, v.Outcome, "expected SAFE, got:\n%s", exploretest.Timeline(v))
 				return
 			}
 			require.NotNil(t, v.Violation, "the negative control was not caught")
@@ -43,13 +44,6 @@ func TestFlushSeqVerdicts(t *testing.T) {
 			assert.EqualError(t, sys.Check(s), v.Violation.Err.Error())
 		})
 	}
-}
-
-func timeline(v verdict.Verdict) string {
-	if v.Violation == nil {
-		return v.Result()
-	}
-	return v.Violation.Timeline()
 }
 
 // TestFlushSeqNoMBTimelineGolden pins the counterexample a kernel developer
@@ -66,7 +60,7 @@ func TestFlushSeqNoMBTimelineGolden(t *testing.T) {
 		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
 	}
 	want, err := os.ReadFile(path)
-	require.NoError(t, err, "run go test ./props -run Golden -update to create it")
+	require.NoError(t, err, "run go test ./model/flushseq -run Golden -update to create it")
 	assert.Equal(t, string(want), got)
 	for _, step := range []string{"S = submitted -> 0", "flush (seq 1) completes, covers A", "B's write completes", "skip flush", "a crash now loses it"} {
 		assert.Contains(t, got, step)

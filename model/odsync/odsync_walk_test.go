@@ -1,4 +1,4 @@
-package props
+package odsync_test
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"github.com/flushproof/flushproof/internal/rapidctl"
 	"github.com/flushproof/flushproof/model/device"
 	"github.com/flushproof/flushproof/model/explore"
+	"github.com/flushproof/flushproof/model/explore/exploretest"
 	"github.com/flushproof/flushproof/model/odsync"
 	"github.com/flushproof/flushproof/model/verdict"
 	"github.com/flushproof/flushproof/spec"
@@ -43,7 +44,7 @@ func TestODSyncVerdicts(t *testing.T) {
 			table = append(table, v)
 			require.NotEqual(t, verdict.Unknown, v.Outcome)
 			if !c.ExpectUnsafe() {
-				assert.Equal(t, verdict.Safe, v.Outcome, "expected SAFE, got:\n%s", timeline(v))
+				assert.Equal(t, verdict.Safe, v.Outcome, "expected SAFE, got:\n%s", exploretest.Timeline(v))
 				return
 			}
 			require.NotNil(t, v.Violation, "the negative control was not caught")
@@ -200,7 +201,7 @@ func TestODSyncWalk(t *testing.T) {
 				}
 				sys, err := odsync.NewSystem(c)
 				require.NoError(rt, err)
-				path, _ := walk(rt, sys, 5000)
+				path, _ := exploretest.Walk(rt, sys, 5000)
 				st.add(sys, path)
 			})
 			require.NotZero(t, st.runs)
@@ -247,44 +248,12 @@ func TestODSyncWalkMutants(t *testing.T) {
 				}
 				sys, err := odsync.NewSystem(c)
 				require.NoError(rt, err)
-				walk(rt, sys, 5000)
+				exploretest.Walk(rt, sys, 5000)
 			})
 			assert.Contains(t, f.Output, "acknowledged data lost")
 			t.Logf("caught; replays with -rapid.seed=%s", f.Seed)
 		})
 	}
-}
-
-// TestODSyncDeviceAgreesWithOperationalDevice: the model's device is
-// spec.Contract. On the histories this protocol produces (random schedules
-// of the real variants, with EIO and the flusher), the operational device
-// device.Device, over every landing order, explains each history and may
-// leave after a crash exactly what the contract allows, block by block.
-func TestODSyncDeviceAgreesWithOperationalDevice(t *testing.T) {
-	rapidctl.Check(t, 400, func(rt *rapid.T) {
-		c := odsync.Config{
-			Variant:   rapid.SampledFrom([]odsync.Variant{odsync.Baseline, odsync.Patched}).Draw(rt, "variant"),
-			Device:    rapid.SampledFrom(spec.Configs()).Draw(rt, "device"),
-			Tasks:     2,
-			Writes:    2,
-			Blocks:    2,
-			Failures:  rapid.Bool().Draw(rt, "EIO"),
-			Writeback: rapid.Bool().Draw(rt, "background write-back"),
-		}
-		sys, err := odsync.NewSystem(c)
-		require.NoError(rt, err)
-		path, end := walk(rt, sys, rapid.IntRange(1, 120).Draw(rt, "steps"))
-		steps := make([]explore.Step, len(path))
-		for i, l := range path {
-			steps[i] = explore.Step{Label: l}
-		}
-		h := odsyncHistory(sys, steps)
-		devs, err := device.Explain(c.Device, device.Correct, h)
-		require.NoError(rt, err, "model.Device cannot explain the history %v", h)
-		for b := 0; b < c.Tasks*c.Blocks; b++ {
-			assert.Equal(rt, end.CrashSet(b).String(), device.CrashUnion(devs, b).String(), "b%d after %v", b, h)
-		}
-	})
 }
 
 // TestODSyncCostTable checks the cost model against the patch's description

@@ -1,4 +1,4 @@
-package props
+package iowq_test
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 	"github.com/flushproof/flushproof/internal/rapidctl"
 	"github.com/flushproof/flushproof/linearize"
 	"github.com/flushproof/flushproof/model/explore"
+	"github.com/flushproof/flushproof/model/explore/exploretest"
 	"github.com/flushproof/flushproof/model/iowq"
 	"github.com/flushproof/flushproof/model/verdict"
 )
@@ -41,7 +42,7 @@ func TestIOWQVerdicts(t *testing.T) {
 			table = append(table, v)
 			assert.Equal(t, c.ExpectUnsafe(), v.Negative)
 			if !c.ExpectUnsafe() {
-				assert.Equal(t, verdict.Safe, v.Outcome, "expected SAFE, got:\n%s", timeline(v))
+				assert.Equal(t, verdict.Safe, v.Outcome, "expected SAFE, got:\n%s", exploretest.Timeline(v))
 				return
 			}
 			unsafe++
@@ -157,7 +158,7 @@ func TestIOWQWalkLarge(t *testing.T) {
 					require.NoError(t, err)
 					st := &iowqWalkStats{}
 					rapidctl.Check(t, 300, func(t *rapid.T) {
-						path, end := walk(t, explore.System[iowq.State](sys), 5000)
+						path, end := exploretest.Walk(t, explore.System[iowq.State](sys), 5000)
 						st.add(sys, path, end)
 					})
 					t.Logf("%+v", *st)
@@ -188,7 +189,7 @@ func TestIOWQWalkMutants(t *testing.T) {
 				sys, err := iowq.NewSystem(iowq.MixedWorkload(sub, fs))
 				require.NoError(t, err)
 				f := rapidctl.Expect(t, 200, func(t *rapid.T) {
-					walk(t, explore.System[iowq.State](sys), 5000)
+					exploretest.Walk(t, explore.System[iowq.State](sys), 5000)
 				})
 				assert.Contains(t, f.Output, "lost write")
 				assert.Contains(t, f.Output, "sub-block zeroing")

@@ -1,4 +1,4 @@
-package props
+package flushseq_test
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package props
+package iowq_test
 
 import (
 	"os"

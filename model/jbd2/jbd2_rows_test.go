@@ -1,4 +1,4 @@
-package props
+package jbd2_test
 
 import (
 	"errors"
@@ -12,12 +12,13 @@ import (
 	"github.com/flushproof/flushproof/internal/rapidctl"
 	"github.com/flushproof/flushproof/model/device"
 	"github.com/flushproof/flushproof/model/explore"
+	"github.com/flushproof/flushproof/model/explore/exploretest"
 	"github.com/flushproof/flushproof/model/jbd2"
 	"github.com/flushproof/flushproof/model/verdict"
 	"github.com/flushproof/flushproof/spec"
 )
 
-// TestJbd2Verdicts is the verdict table of the jbd2 journal commit: every
+// TestJbd2VerdictTable is the verdict table of the jbd2 journal commit: every
 // variant on every device configuration, a crash at any point. barrier is
 // SAFE everywhere, nobarrier and mutant-drop-preflush UNSAFE on a volatile
 // cache and SAFE without one (the false-positive controls), async-commit
@@ -25,7 +26,7 @@ import (
 // mutant UNSAFE everywhere. Each counterexample must replay, and its crash
 // image must be one the operational device (device.Device, over every
 // landing order) can leave after the same history.
-func TestJbd2Verdicts(t *testing.T) {
+func TestJbd2VerdictTable(t *testing.T) {
 	var table []verdict.Verdict
 	for _, c := range jbd2.Checks() {
 		t.Run(c.Row().Name(), func(t *testing.T) {
@@ -34,7 +35,7 @@ func TestJbd2Verdicts(t *testing.T) {
 			table = append(table, v)
 			require.NotEqual(t, verdict.Unknown, v.Outcome)
 			if !c.ExpectUnsafe() {
-				assert.Equal(t, verdict.Safe, v.Outcome, "expected SAFE, got:\n%s", timeline(v))
+				assert.Equal(t, verdict.Safe, v.Outcome, "expected SAFE, got:\n%s", exploretest.Timeline(v))
 				return
 			}
 			require.NotNil(t, v.Violation, "not caught")
@@ -108,40 +109,6 @@ func TestJbd2AnyBound(t *testing.T) {
 		v, err := jbd2.Check(c, explore.Options{})
 		require.NoError(rt, err)
 		require.NotEqual(rt, verdict.Unknown, v.Outcome)
-		assert.Equal(rt, !c.ExpectUnsafe(), v.Outcome == verdict.Safe, "%s:\n%s", c.Row().Name(), timeline(v))
-	})
-}
-
-// TestJbd2DeviceAgreesWithOperationalDevice: the model's device is
-// spec.Contract. On the histories this protocol produces (random schedules
-// of every variant, with EIO), device.Device explains each history and may
-// leave after a crash exactly what the contract allows, block by block.
-func TestJbd2DeviceAgreesWithOperationalDevice(t *testing.T) {
-	rapidctl.Check(t, 300, func(rt *rapid.T) {
-		c := jbd2.StandardConfig(rapid.SampledFrom(jbd2.Variants()).Draw(rt, "variant"), rapid.SampledFrom(spec.Configs()).Draw(rt, "device"))
-		c.Failures = rapid.Bool().Draw(rt, "EIO")
-		sys, err := jbd2.NewSystem(c)
-		require.NoError(rt, err)
-		s := sys.Init()[0]
-		var h []spec.Event
-		for range rapid.IntRange(0, 30).Draw(rt, "steps") {
-			type succ struct {
-				l explore.Label
-				s jbd2.State
-			}
-			var next []succ
-			sys.Next(s, func(l explore.Label, n jbd2.State) { next = append(next, succ{l, n}) })
-			if len(next) == 0 {
-				break
-			}
-			pick := next[rapid.IntRange(0, len(next)-1).Draw(rt, "transition")]
-			h = append(h, sys.DeviceEvents(pick.l)...)
-			s = pick.s
-		}
-		devs, err := device.Explain(c.Device, device.Correct, h)
-		require.NoError(rt, err, "device.Device cannot explain %v", h)
-		for b := 0; b < c.Transactions*(c.Blocks+1); b++ {
-			assert.Equal(rt, s.CrashSet(b).String(), device.CrashUnion(devs, b).String(), "b%d after %v", b, h)
-		}
+		assert.Equal(rt, !c.ExpectUnsafe(), v.Outcome == verdict.Safe, "%s:\n%s", c.Row().Name(), exploretest.Timeline(v))
 	})
 }

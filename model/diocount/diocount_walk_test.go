@@ -1,4 +1,4 @@
-package props
+package diocount_test
 
 import (
 	"fmt"
@@ -12,6 +12,7 @@ import (
 	"github.com/flushproof/flushproof/internal/rapidctl"
 	"github.com/flushproof/flushproof/model/diocount"
 	"github.com/flushproof/flushproof/model/explore"
+	"github.com/flushproof/flushproof/model/explore/exploretest"
 	"github.com/flushproof/flushproof/model/memory"
 	"github.com/flushproof/flushproof/model/verdict"
 )
@@ -39,7 +40,7 @@ func TestDIOCountVerdicts(t *testing.T) {
 			require.NotEqual(t, verdict.Unknown, v.Outcome)
 			assert.Equal(t, c.ExpectUnsafe(), v.Negative)
 			if !c.ExpectUnsafe() {
-				assert.Equal(t, verdict.Safe, v.Outcome, "expected SAFE, got:\n%s", dioCountTimeline(v))
+				assert.Equal(t, verdict.Safe, v.Outcome, "expected SAFE, got:\n%s", exploretest.Timeline(v))
 				return
 			}
 			require.NotNil(t, v.Violation, "the negative control was not caught")
@@ -86,13 +87,6 @@ func dioCountAssertReason(t *testing.T, c diocount.Config, path []explore.Step) 
 		}
 		assert.True(t, returned, "the AIO writer's own inode_dio_end must come before the free")
 	}
-}
-
-func dioCountTimeline(v verdict.Verdict) string {
-	if v.Violation == nil {
-		return v.Result()
-	}
-	return v.Violation.Timeline()
 }
 
 // dioCountTable renders verdicts the way `flushproof check` does.
@@ -174,9 +168,9 @@ func dioCountWalkProp(variants []diocount.Variant, mems []memory.Model, maxWrite
 		if err != nil {
 			t.Fatalf("%s: %v", c.Row().Name(), err)
 		}
-		path, end := walk(t, sys, 20000)
+		path, end := exploretest.Walk(t, sys, 20000)
 		if !sys.Done(end) {
-			t.Fatalf("%s: the walk stopped after %d steps before every task finished (blocked: %b)\n%s", c.Row().Name(), len(path), explore.Blocked[diocount.State](sys, end), describePath(sys, path))
+			t.Fatalf("%s: the walk stopped after %d steps before every task finished (blocked: %b)\n%s", c.Row().Name(), len(path), explore.Blocked[diocount.State](sys, end), exploretest.DescribePath(sys, path))
 		}
 		if st == nil {
 			return
