@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/HdrHistogram/hdrhistogram-go v1.4.0
 	github.com/anishathalye/porcupine v1.3.1
+	github.com/bluekeyes/go-gitdiff v0.9.0
 	github.com/hanwen/go-fuse/v2 v2.12.1
 	github.com/stretchr/testify v1.12.1
 	golang.org/x/sys v0.50.0

@@ -6,12 +6,14 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"regexp"
 	"runtime/debug"
 	"strings"
 	"time"
 
 	"github.com/flushproof/flushproof/internal/flagcheck"
+	"github.com/flushproof/flushproof/internal/patchapply"
 	"github.com/flushproof/flushproof/model"
 	"github.com/flushproof/flushproof/model/durable"
 	"github.com/flushproof/flushproof/model/explore"
@@ -37,6 +39,11 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	crash := fs.String("crash", "", "with FILEs: where the machine crashes (any, end, none); overrides each file's Crash: line")
 	obligations := fs.Bool("obligations", false, "under each row, the states that judged each of its obligations (assertions, final condition, acknowledged writes); an obligation no state judged is listed after the table either way")
 	noJudge := fs.Bool("no-judge", false, "do not count the states that judge each obligation (one more pass over each search's states): a SAFE whose assertions no state reached then goes unnoticed")
+	var patches []string
+	fs.Func("patch", "with FILEs: apply this unified diff (diff -u, git diff, a mailing list's patch) to the FILE it names before checking it, in memory (the file is not written); repeat for a series, applied in order. A hunk is placed as patch places it (offset, up to 2 lines of fuzz) or refused; the rows' model names gain +PATCH", func(s string) error {
+		patches = append(patches, s)
+		return nil
+	})
 	proof := fs.Bool("proof", false, "also explore the xfs flush-sequence protocol at 3 tasks x 2 fsyncs and O_DSYNC with two writers and background write-back (383 rows: about 7 minutes and 7 GiB here, a quarter of it impl.Submitter's parallel sub-block negative control)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, `usage: flushproof check [flags] [FILE...]
@@ -77,11 +84,11 @@ flags:
 			fmt.Fprintf(stderr, "flushproof check: -proof and -long choose built-in rows; with FILEs the files are the rows\n")
 			return exitUsage
 		}
-		if all, code = fileRows(files, fileOptions{*models, *devices, *failures, *crash}, stderr); code >= 0 {
+		if all, code = fileRows(files, fileOptions{*models, *devices, *failures, *crash, patches}, stderr); code >= 0 {
 			return code
 		}
-	} else if *models != "" || *devices != "" || *failures != "" || *crash != "" {
-		fmt.Fprintf(stderr, "flushproof check: -model, -device, -failures and -crash apply to FILEs, and none was given\n")
+	} else if *models != "" || *devices != "" || *failures != "" || *crash != "" || len(patches) > 0 {
+		fmt.Fprintf(stderr, "flushproof check: -model, -device, -failures, -crash and -patch apply to FILEs, and none was given\n")
 		return exitUsage
 	}
 	var selected []verdict.Row
@@ -468,8 +475,11 @@ func (p *progressLine) clear() {
 }
 
 // fileOptions are check's flags for FILEs, as given ("" = the file's
-// header decides).
-type fileOptions struct{ models, devices, failures, crash string }
+// header decides), and the patches to apply to them.
+type fileOptions struct {
+	models, devices, failures, crash string
+	patches                          []string
+}
 
 // fileRows reads durability litmus files into rows. A file that cannot be
 // read or parsed, or a bad flag value, is reported (file:line:col for a
@@ -483,14 +493,19 @@ func fileRows(files []string, o fileOptions, stderr io.Writer) ([]verdict.Row, i
 			return nil, exitUsage
 		}
 	}
+	patches, err := readPatches(o.patches, files)
+	if err != nil {
+		fmt.Fprintf(stderr, "flushproof check: -patch: %v\n", err)
+		return nil, exitUsage
+	}
 	var rows []verdict.Row
 	for _, f := range files {
-		t, err := litmus.ParseFile(f)
+		t, err := readPatched(f, patches, stderr)
 		if err != nil {
 			fmt.Fprintf(stderr, "flushproof check: %v\n", err)
 			return nil, exitUsage
 		}
-		d, err := durable.Read(f, t)
+		d, err := durable.Read(t.File, t)
 		if err != nil {
 			fmt.Fprintf(stderr, "flushproof check: %v\n", err)
 			return nil, exitUsage
@@ -520,4 +535,77 @@ func fileRows(files []string, o fileOptions, stderr io.Writer) ([]verdict.Row, i
 		rows = append(rows, d.Rows(ms, durable.IsAll(o.models))...)
 	}
 	return rows, -1
+}
+
+// readPatches reads the -patch files. Each must change at least one of
+// files: a patch that names none of them is an error, not a no-op.
+func readPatches(paths, files []string) ([]*patchapply.Patch, error) {
+	var out []*patchapply.Patch
+	for _, path := range paths {
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		p, err := patchapply.Parse(path, src)
+		if err != nil {
+			return nil, err
+		}
+		used := false
+		for _, f := range files {
+			fd, err := p.For(f)
+			if err != nil {
+				return nil, err
+			}
+			used = used || fd != nil
+		}
+		if !used {
+			return nil, fmt.Errorf("%s changes %s, none of the files checked (%s)", path, strings.Join(p.Targets(), ", "), strings.Join(files, ", "))
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// readPatched reads and parses the litmus file f with the patches that
+// change it applied in order. A patched file is named "f (with p.patch)"
+// in errors (their lines are the patched text's) and its test gains
+// "+p" for each patch, so that its rows do not take the unpatched file's
+// names. A hunk placed at an offset or with fuzz is said on stderr, as
+// patch says it.
+func readPatched(f string, patches []*patchapply.Patch, stderr io.Writer) (*litmus.Test, error) {
+	src, err := os.ReadFile(f)
+	if err != nil {
+		return nil, fmt.Errorf("litmus: reading %s: %w", f, err)
+	}
+	var applied []string
+	for _, p := range patches {
+		fd, err := p.For(f)
+		if err != nil {
+			return nil, err
+		}
+		if fd == nil {
+			continue
+		}
+		var notes []patchapply.Applied
+		if src, notes, err = p.Apply(fd, src); err != nil {
+			return nil, err
+		}
+		for _, n := range notes {
+			if n.Offset != 0 || n.Fuzz != 0 {
+				fmt.Fprintf(stderr, "flushproof check: %s: hunk #%d applied to %s at line %d (offset %d lines, fuzz %d)\n", p.Name, n.Hunk, f, n.Line, n.Offset, n.Fuzz)
+			}
+		}
+		applied = append(applied, p.Name)
+	}
+	if len(applied) == 0 {
+		return litmus.Parse(f, src)
+	}
+	t, err := litmus.Parse(fmt.Sprintf("%s (with %s)", f, strings.Join(applied, ", ")), src)
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range applied {
+		t.Name += "+" + strings.TrimSuffix(filepath.Base(a), filepath.Ext(a))
+	}
+	return t, nil
 }

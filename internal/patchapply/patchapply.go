@@ -1,0 +1,230 @@
+// Package patchapply applies a unified diff (as diff -u, git diff or git
+// format-patch write it, a mailing list's patch included) to a file's text
+// in memory, placing each hunk as GNU patch does: where its line numbers
+// say, or else at the nearest offset where its context and removed lines
+// match, or else with up to MaxFuzz lines of context dropped at each end.
+// Parsing is github.com/bluekeyes/go-gitdiff's; it applies only at the
+// exact line numbers, so the placement is here.
+//
+// Only changes to an existing text file are applied: a patch that
+// creates, deletes, renames, copies or binary-patches a file is refused,
+// as is a hunk that applies nowhere, with the hunk's number and header.
+package patchapply
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/bluekeyes/go-gitdiff/gitdiff"
+)
+
+// MaxFuzz is how many context lines a hunk may lose at each end, as GNU
+// patch's default.
+const MaxFuzz = 2
+
+// Patch is a parsed patch file.
+type Patch struct {
+	Name  string // the patch file's name, for messages
+	Files []*gitdiff.File
+}
+
+// Parse reads a patch. A patch with no file in it is an error.
+func Parse(name string, src []byte) (*Patch, error) {
+	files, _, err := gitdiff.Parse(bytes.NewReader(src))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("%s: no file diff in it (want a unified diff: lines starting ---, +++ and @@)", name)
+	}
+	for _, f := range files {
+		switch {
+		case f.IsBinary:
+			return nil, fmt.Errorf("%s: %s: a binary patch", name, f.NewName)
+		case f.IsNew || f.IsDelete || f.IsRename || f.IsCopy:
+			return nil, fmt.Errorf("%s: %s: the patch creates, deletes, renames or copies a file; only changes to an existing file apply", name, target(f))
+		}
+	}
+	return &Patch{Name: name, Files: files}, nil
+}
+
+// target is the path a file diff changes, without the a/ or b/ that git
+// and diff -u a/x b/x put before it (patch -p1).
+func target(f *gitdiff.File) string {
+	n := f.OldName
+	if n == "" {
+		n = f.NewName
+	}
+	if strings.HasPrefix(n, "a/") || strings.HasPrefix(n, "b/") {
+		n = n[2:]
+	}
+	return filepath.Clean(n)
+}
+
+// Targets are the paths the patch changes.
+func (p *Patch) Targets() []string {
+	var out []string
+	for _, f := range p.Files {
+		out = append(out, target(f))
+	}
+	return out
+}
+
+// For returns the file diff of p that changes path, or nil: the one whose
+// target is path, or is a suffix of it at a directory boundary (a patch
+// made at the top of a tree applies to the same file named from anywhere),
+// or has path's base name when no target has more of it. Two equally good
+// matches are an error.
+func (p *Patch) For(path string) (*gitdiff.File, error) {
+	clean := filepath.ToSlash(filepath.Clean(path))
+	best, score, tie := (*gitdiff.File)(nil), 0, false
+	for _, f := range p.Files {
+		t := filepath.ToSlash(target(f))
+		s := 0
+		switch {
+		case t == clean:
+			s = 3
+		case strings.HasSuffix(clean, "/"+t) || strings.HasSuffix(t, "/"+clean):
+			s = 2
+		case filepath.Base(t) == filepath.Base(clean):
+			s = 1
+		}
+		switch {
+		case s > score:
+			best, score, tie = f, s, false
+		case s == score && s > 0:
+			tie = true
+		}
+	}
+	if tie {
+		return nil, fmt.Errorf("%s: more than one of its files could be %s", p.Name, path)
+	}
+	return best, nil
+}
+
+// Applied is what Apply did with one hunk: where it went and with how
+// much offset and fuzz, for a note like patch's.
+type Applied struct {
+	Hunk   int // from 1
+	Line   int // the first line it replaced, from 1
+	Offset int // lines from where its header said (as patch reports it)
+	Fuzz   int // context lines dropped at each end
+}
+
+// ErrHunk is wrapped by a hunk that applies nowhere.
+var ErrHunk = errors.New("hunk does not apply")
+
+// Apply applies f's hunks to src, in order, each after the one before.
+func (p *Patch) Apply(f *gitdiff.File, src []byte) ([]byte, []Applied, error) {
+	lines := splitLines(src)
+	var out []string
+	var notes []Applied
+	at, shift := 0, 0 // next unconsumed line of src; where hunks moved so far
+	for i, frag := range f.TextFragments {
+		old, repl, lead, trail := sides(frag)
+		want := int(frag.OldPosition) - 1 + shift
+		if len(old) == 0 { // a pure addition: after its position
+			want = int(frag.OldPosition) + shift
+		}
+		pos, fuzz, ok := -1, 0, false
+		for fuzz = 0; fuzz <= MaxFuzz && !ok; fuzz++ {
+			dl, dt := min(fuzz, lead), min(fuzz, trail)
+			if fuzz > 0 && dl == 0 && dt == 0 {
+				continue
+			}
+			o := old[dl : len(old)-dt]
+			if len(o) == 0 && len(old) > 0 {
+				break // nothing left to place it by
+			}
+			if pos = find(lines, o, at, want+dl); pos >= 0 {
+				ok = true
+				out = append(out, lines[at:pos]...)
+				out = append(out, repl[dl:len(repl)-dt]...)
+				at = pos + len(o)
+				shift = pos - dl - (int(frag.OldPosition) - 1)
+				if len(old) == 0 {
+					shift = pos - int(frag.OldPosition)
+				}
+				notes = append(notes, Applied{Hunk: i + 1, Line: pos + 1, Offset: shift, Fuzz: max(dl, dt)})
+				break
+			}
+		}
+		if !ok {
+			return nil, nil, fmt.Errorf("%s: hunk #%d (%s) of %s: %w: its %d context and removed lines are nowhere in the file after the hunk before it, even with %d lines of context dropped at each end",
+				p.Name, i+1, strings.TrimSpace(frag.Header()), target(f), ErrHunk, len(old), MaxFuzz)
+		}
+	}
+	out = append(out, lines[at:]...)
+	return []byte(strings.Join(out, "")), notes, nil
+}
+
+// sides returns a hunk's old lines (context and removed), its new lines
+// (context and added), and how many context lines lead and trail it.
+func sides(frag *gitdiff.TextFragment) (old, repl []string, lead, trail int) {
+	for _, l := range frag.Lines {
+		if l.Old() {
+			old = append(old, l.Line)
+		}
+		if l.New() {
+			repl = append(repl, l.Line)
+		}
+	}
+	for _, l := range frag.Lines {
+		if l.Op != gitdiff.OpContext {
+			break
+		}
+		lead++
+	}
+	for i := len(frag.Lines) - 1; i >= 0 && frag.Lines[i].Op == gitdiff.OpContext; i-- {
+		trail++
+	}
+	if lead == len(frag.Lines) { // all context: nothing to change
+		trail = 0
+	}
+	return old, repl, lead, trail
+}
+
+// find returns the position at or after from where lines holds o, the
+// nearest to want (before it first on a tie, as patch), or -1.
+func find(lines, o []string, from, want int) int {
+	fits := func(p int) bool {
+		if p < from || p+len(o) > len(lines) {
+			return false
+		}
+		for i, l := range o {
+			if lines[p+i] != l {
+				return false
+			}
+		}
+		return true
+	}
+	for d := 0; want-d >= from || want+d <= len(lines); d++ {
+		if fits(want - d) {
+			return want - d
+		}
+		if d > 0 && fits(want+d) {
+			return want + d
+		}
+	}
+	return -1
+}
+
+// splitLines splits src after each newline; a last line without one is
+// kept as it is.
+func splitLines(src []byte) []string {
+	var out []string
+	s := string(src)
+	for s != "" {
+		i := strings.IndexByte(s, '\n')
+		if i < 0 {
+			out = append(out, s)
+			break
+		}
+		out = append(out, s[:i+1])
+		s = s[i+1:]
+	}
+	return out
+}
