@@ -12,12 +12,13 @@ import (
 // Task.Assert and Task.MustSurvive, one obligation per call site in the
 // program's source, named by file and line in the order the search first
 // runs them, after a first one that any of them judges. A state is judged
-// by the obligations that the step that first reached it runs, and, with
-// SearchOptions.Exact, by the MustSurvive obligations it checks again
-// there. A task's code between two calls is a function of the results of
-// its calls so far (the program is deterministic), which the state's key
-// holds, so every call site some run reaches is run by the step that
-// first reached some state: a site no state counts is one no run reaches.
+// by the obligations that the steps into it run (every step that reaches
+// it, so that the count does not depend on which worker reached it
+// first), and, with SearchOptions.Exact, by the MustSurvive obligations
+// it checks again there. A task's code between two calls is a function of
+// the results of its calls so far (the program is deterministic), which
+// the state's key holds, so every call site some run reaches is run by a
+// step into some state: a site no state counts is one no run reaches.
 //
 // The search learns the sites as the program runs them: a site no run
 // reaches is not listed (Go code has no list of its assertions). The

@@ -157,7 +157,7 @@ type node struct {
 	acts       int32  // actions enabled in it
 	unfinished uint64 // tasks not done
 	failed     bool   // a violation was found in it (Search.errs)
-	judged     uint64 // the obligations the step that first reached it judged (Search.Judged)
+	judged     uint64 // the obligations the steps that reached it judged (Search.Judged)
 
 	// With SearchOptions.BoundPreemptions: the task that took the last
 	// task step (-1: none), the preemptions so far, and whether the bound
@@ -521,6 +521,7 @@ func (s *Search) intern(w *World, parent State, choice int32, act packed, depth 
 	key, h := s.key(w, parent, choice, last, pre)
 	s.mu.Lock()
 	if id, ok := s.keys.find(key, h); ok {
+		s.nodes[id].judged |= w.judged // as add does: every step into it counts
 		s.mu.Unlock()
 		return State(id), false
 	}
@@ -595,6 +596,10 @@ func (s *Search) add(succ *successor) (State, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if id, ok := s.keys.find(succ.key, succ.h); ok {
+		// Every step into a state counts for what judged it, not the
+		// one that happened to reach it first: which is first depends
+		// on how the workers interleave.
+		s.nodes[id].judged |= succ.n.judged
 		return State(id), false
 	}
 	id := State(s.keys.add(succ.key, succ.h))
