@@ -390,3 +390,35 @@ func TestWorldQueryInTaskCodeFails(t *testing.T) {
 	assert.NoError(t, r.Err)
 	assert.True(t, r.Safe)
 }
+
+// TestJudgedEveryStepInto: a state two steps reach, only one of which
+// runs an Assert, counts as judged whichever step reached it first. Task
+// 0 loads x, asserts, and loads y; task 1 loads x. The state where both
+// have loaded x is reached by task 1's load after task 0's (no Assert in
+// that step) and by task 0's load after task 1's (the Assert runs in it).
+// The search expands task 0's move first, so it first reaches that state
+// by the step without the Assert: counting only the first step missed it.
+func TestJudgedEveryStepInto(t *testing.T) {
+	prog := func(w *world.World) func(t *world.Task) {
+		return func(t *world.Task) {
+			x, y := t.Word(0), t.Word(1)
+			x.Load()
+			if t.ID() == 0 {
+				t.Assert(true, "never fails")
+				y.Load()
+			}
+		}
+	}
+	cfg := world.Config{Memory: memory.SC, Tasks: 2, Words: 2}
+	var counts []int
+	for range 4 {
+		r, err := worldtest.Search(cfg, prog, worldtest.Options{})
+		require.NoError(t, err)
+		require.True(t, r.Safe)
+		require.Len(t, r.Judged, 2, "%v", r.Judged)
+		counts = append(counts, r.Judged[1].States)
+	}
+	// The states after task 0's load (the Assert ran in that step): task
+	// 1 not started, started, and done loading x.
+	assert.Equal(t, []int{3, 3, 3, 3}, counts)
+}

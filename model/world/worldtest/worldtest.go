@@ -56,7 +56,7 @@ type Result struct {
 	Err         error // the violation
 	// Judged counts, per call site of Task.Assert and Task.MustSurvive
 	// that some run reached (after "any Assert or MustSurvive"), the
-	// states whose step ran it (world.Search.Judged).
+	// states some step into which ran it (world.Search.Judged).
 	Judged []explore.Judgment
 }
 
