@@ -38,23 +38,11 @@ func TestODSyncDeviceAgreesWithOperationalDevice(t *testing.T) {
 		for i, l := range path {
 			steps[i] = explore.Step{Label: l}
 		}
-		h := odsyncHistory(sys, steps)
+		h := exploretest.Collect(steps, sys.DeviceEvent)
 		devs, err := device.Explain(c.Device, device.Correct, h)
 		require.NoError(rt, err, "model.Device cannot explain the history %v", h)
 		for b := 0; b < c.Tasks*c.Blocks; b++ {
 			assert.Equal(rt, end.CrashSet(b).String(), device.CrashUnion(devs, b).String(), "b%d after %v", b, h)
 		}
 	})
-}
-
-// odsyncHistory is the device history of a path: every command submitted
-// and every completion, post-flush and failure, in order.
-func odsyncHistory(sys *odsync.System, path []explore.Step) []spec.Event {
-	var h []spec.Event
-	for _, st := range path {
-		if e, ok := sys.DeviceEvent(st.Label); ok {
-			h = append(h, e)
-		}
-	}
-	return h
 }

@@ -493,7 +493,7 @@ func fileRows(files []string, o fileOptions, stderr io.Writer) ([]verdict.Row, i
 			return nil, exitUsage
 		}
 	}
-	patches, err := readPatches(o.patches, files)
+	patches, err := readPatches(o.patches, files, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "flushproof check: -patch: %v\n", err)
 		return nil, exitUsage
@@ -538,8 +538,9 @@ func fileRows(files []string, o fileOptions, stderr io.Writer) ([]verdict.Row, i
 }
 
 // readPatches reads the -patch files. Each must change at least one of
-// files: a patch that names none of them is an error, not a no-op.
-func readPatches(paths, files []string) ([]*patchapply.Patch, error) {
+// files: a patch that names none of them is an error, not a no-op; the
+// changes it makes to other files are left out, and stderr says so.
+func readPatches(paths, files []string, stderr io.Writer) ([]*patchapply.Patch, error) {
 	var out []*patchapply.Patch
 	for _, path := range paths {
 		src, err := os.ReadFile(path)
@@ -550,16 +551,15 @@ func readPatches(paths, files []string) ([]*patchapply.Patch, error) {
 		if err != nil {
 			return nil, err
 		}
-		used := false
-		for _, f := range files {
-			fd, err := p.For(f)
-			if err != nil {
-				return nil, err
-			}
-			used = used || fd != nil
+		taken, left, err := p.Split(files)
+		if err != nil {
+			return nil, err
 		}
-		if !used {
-			return nil, fmt.Errorf("%s changes %s, none of the files checked (%s)", path, strings.Join(p.Targets(), ", "), strings.Join(files, ", "))
+		if len(taken) == 0 {
+			return nil, fmt.Errorf("%s changes %s, none of the files checked (%s)", path, strings.Join(left, ", "), strings.Join(files, ", "))
+		}
+		for _, l := range left {
+			fmt.Fprintf(stderr, "flushproof check: %s: its changes to %s are left out: not among the files checked\n", path, l)
 		}
 		out = append(out, p)
 	}

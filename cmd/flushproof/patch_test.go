@@ -77,6 +77,17 @@ func TestCheckPatchPlacement(t *testing.T) {
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, errb.String(), "changes examples/litmus/xfs-flushseq-patched.litmus, none of the files checked")
 
+	// A patch that also changes a file not checked: that part is left
+	// out, and stderr says so.
+	ge, err := os.ReadFile(gePatch)
+	require.NoError(t, err)
+	both := filepath.Join(dir, "both.patch")
+	require.NoError(t, os.WriteFile(both, append(ge, "--- a/fs/xfs/xfs_file.c\n+++ b/fs/xfs/xfs_file.c\n@@ -1 +1 @@\n-x\n+y\n"...), 0o644))
+	errb.Reset()
+	code = run([]string{"check", "-q", "-run", "^xfs-flushseq-mutant-ge.* SC ", "-patch", both, examplesDir + "xfs-flushseq-patched.litmus"}, &out, &errb)
+	assert.Equal(t, exitOK, code, errb.String())
+	assert.Contains(t, errb.String(), both+": its changes to fs/xfs/xfs_file.c are left out: not among the files checked")
+
 	errb.Reset()
 	code = run([]string{"check", "-q", "-patch", gePatch}, &out, &errb)
 	assert.Equal(t, exitUsage, code)

@@ -105,6 +105,27 @@ func (p *Patch) For(path string) (*gitdiff.File, error) {
 	return best, nil
 }
 
+// Split returns the targets of p's file diffs that one of files takes
+// (For) and those that none does.
+func (p *Patch) Split(files []string) (taken, left []string, err error) {
+	matched := map[*gitdiff.File]bool{}
+	for _, f := range files {
+		fd, err := p.For(f)
+		if err != nil {
+			return nil, nil, err
+		}
+		matched[fd] = fd != nil
+	}
+	for _, fd := range p.Files {
+		if matched[fd] {
+			taken = append(taken, target(fd))
+		} else {
+			left = append(left, target(fd))
+		}
+	}
+	return taken, left, nil
+}
+
 // Applied is what Apply did with one hunk: where it went and with how
 // much offset and fuzz, for a note like patch's.
 type Applied struct {

@@ -158,3 +158,14 @@ func FuzzApply(f *testing.F) {
 		}
 	})
 }
+
+// TestSplit: of a patch of two files, the one checked is taken and the
+// other left, by name.
+func TestSplit(t *testing.T) {
+	p, err := Parse("p.patch", []byte(twoHunks+"--- a/other.txt\n+++ b/other.txt\n@@ -1 +1 @@\n-x\n+y\n"))
+	require.NoError(t, err)
+	taken, left, err := p.Split([]string{"/src/dir/f.txt"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"dir/f.txt"}, taken)
+	assert.Equal(t, []string{"other.txt"}, left)
+}

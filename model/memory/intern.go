@@ -114,8 +114,17 @@ type Scope struct {
 // NewScope returns a scope of its own, given back once the *Scope is
 // garbage or at Release. Whoever uses its memories must hold it: a Memory
 // names its scope but does not keep it alive.
-func NewScope() (sc *Scope) {
-	defer func() { runtime.AddCleanup(sc, releaseScope, sc.id) }()
+func NewScope() *Scope {
+	sc := &Scope{id: takeSlot()}
+	runtime.AddCleanup(sc, releaseScope, sc.id)
+	return sc
+}
+
+// takeSlot hands out a slot with fresh tables and returns its id. A slot
+// has 2^16 generations before an id repeats, so a Memory used after its
+// scope was given back is refused unless its slot was reused that often
+// since.
+func takeSlot() uint32 {
 	scopes.mu.Lock()
 	defer scopes.mu.Unlock()
 	var slot int
@@ -131,7 +140,7 @@ func NewScope() (sc *Scope) {
 	}
 	id := uint32(slot) | uint32(scopes.gen[slot])<<16
 	scopes.tabs[slot].Store(newTables(id))
-	return &Scope{id: id}
+	return id
 }
 
 // ScopeFor returns a new scope for the memories of a system under model
@@ -226,17 +235,6 @@ func lkGet(sc uint32, id lkID) lkExtra {
 
 // lkPut interns x in scope sc.
 func lkPut(sc uint32, x *lkExtra) lkID { return lkID(tablesOf(sc).lk.put(x, x.shard())) }
-
-// ordGet returns the ordering views id names in scope sc.
-func ordGet(sc uint32, id ordID) lkOrd {
-	if id == 0 {
-		return lkOrd{}
-	}
-	return tablesOf(sc).ord.get(uint32(id))
-}
-
-// ordPut interns o in scope sc.
-func ordPut(sc uint32, o *lkOrd) ordID { return tablesOf(sc).ordPut(o) }
 
 // ordPut interns o.
 func (tb *tables) ordPut(o *lkOrd) ordID {

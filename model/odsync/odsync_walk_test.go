@@ -60,7 +60,7 @@ func TestODSyncVerdicts(t *testing.T) {
 			require.NoError(t, err, "the counterexample path must replay")
 			assert.EqualError(t, sys.Check(s), v.Violation.Err.Error())
 
-			h := append(odsyncHistory(sys, v.Violation.Path), spec.Event{Kind: spec.Crash})
+			h := append(exploretest.Collect(v.Violation.Path, sys.DeviceEvent), spec.Event{Kind: spec.Crash})
 			devs, err := device.Explain(c.Device, device.Correct, h)
 			require.NoError(t, err)
 			assert.True(t, device.CrashUnion(devs, loss.Block).Has(loss.Content),
@@ -85,18 +85,6 @@ func odsyncExpectedWhy(c odsync.Config) string {
 		return "a plain write that carried it, completed into the volatile write cache"
 	}
 	return "(no counterexample expected)"
-}
-
-// odsyncHistory is the device history of a path: every command submitted
-// and every completion, post-flush and failure, in order.
-func odsyncHistory(sys *odsync.System, path []explore.Step) []spec.Event {
-	var h []spec.Event
-	for _, st := range path {
-		if e, ok := sys.DeviceEvent(st.Label); ok {
-			h = append(h, e)
-		}
-	}
-	return h
 }
 
 func TestODSyncRows(t *testing.T) {

@@ -190,3 +190,16 @@ func Timeline(v verdict.Verdict) string {
 	}
 	return v.Violation.Timeline()
 }
+
+// Collect returns, in order, what f makes of the labels of path's steps
+// that it takes (a system's device events, say: Collect(path,
+// sys.DeviceEvent)).
+func Collect[E any](path []explore.Step, f func(explore.Label) (E, bool)) []E {
+	var out []E
+	for _, st := range path {
+		if e, ok := f(st.Label); ok {
+			out = append(out, e)
+		}
+	}
+	return out
+}
