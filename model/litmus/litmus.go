@@ -131,9 +131,9 @@ func (q Quantifier) String() string {
 }
 
 // Stmt is one statement of a thread: exactly one of Access, Assign, If,
-// Loop, Jump, Dev and Check is set. The last four are the durability
-// statements (durable.go), which only flushproof check runs: the memory
-// models refuse a test that has one (MemoryOnly).
+// Loop, Jump, Dev, Check, Goto and Label is set. The last six are the
+// durability statements (model/durable), which only flushproof check
+// runs: the memory models refuse a test that has one (MemoryOnly).
 type Stmt struct {
 	Access *Access
 	Assign *Assign
@@ -142,8 +142,19 @@ type Stmt struct {
 	Jump   Jump
 	Dev    *DevOp
 	Check  *Check
-	Line   int // in the source file, 0 if none
-	Col    int // in the source file, 0 if none
+	// Goto is "goto Goto;": the thread goes on at the statement after
+	// the label of that name, forward or backward, into or out of loops
+	// and the arms of ifs.
+	Goto string
+	// Label is "Label:", a statement that does nothing: it marks where
+	// the next statement stands (the thread's end if none follows) for
+	// the gotos to it. A thread defines a label once; labels are the
+	// thread's own (two threads may each have one of a name). The
+	// parser reads neither: a front end that lowers C builds them
+	// (goto, a return from an inlined function, a switch).
+	Label string
+	Line  int // in the source file, 0 if none
+	Col   int // in the source file, 0 if none
 }
 
 // Loop is "while (Cond) Body" or "for (...; Cond; Post) Body" (its

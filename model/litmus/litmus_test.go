@@ -75,3 +75,31 @@ func TestOpsHaveNames(t *testing.T) {
 		}
 	}
 }
+
+// TestMemoryOnlyGotoAndLabel: a goto and a label, at the top of a thread
+// or in an arm of an if, are durability statements the memory models
+// refuse, named as such.
+func TestMemoryOnlyGotoAndLabel(t *testing.T) {
+	store := Stmt{Access: &Access{Op: OpWriteOnce, Loc: "x", Val: C(1)}, Line: 1}
+	for _, tc := range []struct {
+		name string
+		s    Stmt
+		kind string
+	}{
+		{"goto", Stmt{Goto: "out", Line: 2}, "goto"},
+		{"label", Stmt{Label: "out", Line: 2}, "a label"},
+	} {
+		for _, nested := range []bool{false, true} {
+			s := tc.s
+			if nested {
+				s = Stmt{If: &If{Cond: R("r"), Then: []Stmt{tc.s}}, Line: 2}
+			}
+			tt := &Test{Name: tc.name, Locs: []string{"x"}, Threads: []Thread{{Body: []Stmt{store, s}}}, Quant: Exists, Cond: C(1)}
+			require.NotNil(t, FirstDurable(tt.Threads[0].Body))
+			err := MemoryOnly(tt)
+			require.ErrorIs(t, err, ErrUnsupported, "%s nested %v", tc.name, nested)
+			assert.Contains(t, err.Error(), "P0 has "+tc.kind+", a durability statement", "%s nested %v", tc.name, nested)
+			assert.Equal(t, tc.kind, StmtKind(&tc.s))
+		}
+	}
+}

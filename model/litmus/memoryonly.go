@@ -4,9 +4,9 @@ import "fmt"
 
 // MemoryOnly returns an error wrapping ErrUnsupported if t is not a
 // memory-model test: it has durability statements (the device, assertions,
-// loops, jumps, wait_event), registers that start other than at 0, or a
-// final condition over blocks. Only flushproof check (model/durable) runs those;
-// the memory models call this first.
+// loops, jumps, gotos and labels, wait_event), registers that start other
+// than at 0, or a final condition over blocks. Only flushproof check
+// (model/durable) runs those; the memory models call this first.
 func MemoryOnly(t *Test) error {
 	for th, regs := range t.RegInit {
 		for r, v := range regs {
@@ -37,7 +37,7 @@ func MemoryOnly(t *Test) error {
 func FirstDurable(body []Stmt) *Stmt {
 	for i := range body {
 		s := &body[i]
-		if s.Loop != nil || s.Jump != 0 || s.Dev != nil || s.Check != nil {
+		if s.Loop != nil || s.Jump != 0 || s.Dev != nil || s.Check != nil || s.Goto != "" || s.Label != "" {
 			return s
 		}
 		if s.If != nil {
@@ -63,6 +63,10 @@ func StmtKind(s *Stmt) string {
 		return "continue"
 	case s.Jump == Return:
 		return "return"
+	case s.Goto != "":
+		return "goto"
+	case s.Label != "":
+		return "a label"
 	case s.Dev != nil:
 		return s.Dev.Kind.String() + "()"
 	case s.Check != nil && s.Check.Durable:
