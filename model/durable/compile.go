@@ -76,6 +76,7 @@ type compiler struct {
 	file    string       // the file's name, for errors (durable)
 	durable bool         // the durability statements are allowed (compileDurable)
 	regs    map[string]int
+	labels  map[string]int // per label: its position in the code (in a loop, the last pass's: dcompile.go)
 	wrote   map[string]bool
 	written []string
 	dep     *depAnalysis
@@ -188,7 +189,7 @@ func (c *compiler) stmts(body []litmus.Stmt) error {
 			}
 			c.dep.join(before, first)
 			c.code[jump].target = len(c.code)
-		case c.durable && (s.Loop != nil || s.Jump != 0 || s.Dev != nil || s.Check != nil):
+		case c.durable && (s.Loop != nil || s.Jump != 0 || s.Dev != nil || s.Check != nil || s.Goto != "" || s.Label != ""):
 			if err := c.durableStmt(s); err != nil {
 				return err
 			}

@@ -9,8 +9,9 @@ import (
 )
 
 // Compiling the durability statements (Test): loops and jumps become
-// branches and jumps, a device call a submit and a wait (or a read), a
-// wait_event a load that waits for its condition, an assertion a check.
+// branches and jumps, a goto a jump to its label's position, a device
+// call a submit and a wait (or a read), a wait_event a load that waits
+// for its condition, an assertion a check.
 
 // instruction kinds of the durability statements.
 const (
@@ -35,13 +36,27 @@ type loopCtx struct {
 // thread is compiled.
 const returnTarget = -1
 
-// durableStmt compiles a loop, a jump, a device call or a check.
+// durableStmt compiles a loop, a jump, a goto, a label, a device call or
+// a check.
 func (c *compiler) durableStmt(s *litmus.Stmt) error {
 	switch {
 	case s.Loop != nil:
 		return c.loop(s)
 	case s.Jump != 0:
 		return c.jump(s)
+	case s.Goto != "":
+		// The target is the label's position, patched once the whole
+		// thread is compiled (compileDurable): a label may come later,
+		// and a loop compiles its body more than once.
+		c.code = append(c.code, instr{kind: iJump, line: s.Line, col: s.Col, label: s.Goto, jump: "goto " + s.Goto})
+		return nil
+	case s.Label != "":
+		// Every pass of a loop over its body records the label again:
+		// the last pass's code is the one kept, and its position is the
+		// last recorded.
+		c.labels[s.Label] = len(c.code)
+		c.dep.label()
+		return nil
 	case s.Check != nil:
 		ch := s.Check
 		for _, e := range []litmus.Expr{ch.Block, ch.Val, ch.Cond} {
@@ -161,6 +176,56 @@ func (c *compiler) jump(s *litmus.Stmt) error {
 	return nil
 }
 
+// checkLabels refuses, in a thread's code, a label defined twice and a
+// goto to a label the thread does not define, at the statement.
+func (c *compiler) checkLabels(body []litmus.Stmt) error {
+	defined := map[string]*litmus.Stmt{}
+	var names []string
+	var gotos []*litmus.Stmt
+	var walk func(body []litmus.Stmt) error
+	walk = func(body []litmus.Stmt) error {
+		for i := range body {
+			s := &body[i]
+			switch {
+			case s.Label != "":
+				if first, ok := defined[s.Label]; ok {
+					c.cur = s
+					return c.errf(s.Line, "label %s defined twice in P%d (first at line %d)", s.Label, c.thread, first.Line)
+				}
+				defined[s.Label] = s
+				names = append(names, s.Label)
+			case s.Goto != "":
+				gotos = append(gotos, s)
+			case s.If != nil:
+				if err := walk(s.If.Then); err != nil {
+					return err
+				}
+				if err := walk(s.If.Else); err != nil {
+					return err
+				}
+			case s.Loop != nil:
+				if err := walk(s.Loop.Body); err != nil {
+					return err
+				}
+				if err := walk(s.Loop.Post); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	if err := walk(body); err != nil {
+		return err
+	}
+	for _, s := range gotos {
+		if defined[s.Goto] == nil {
+			c.cur = s
+			return c.errf(s.Line, "goto %s: P%d has no label %s%s", s.Goto, c.thread, s.Goto, litmus.DidYouMean(s.Goto, names))
+		}
+	}
+	return nil
+}
+
 // maxLoopPasses bounds the passes of the dependency analysis over a loop
 // (each pass only removes taint or adds loads, so it settles long before).
 const maxLoopPasses = 200
@@ -248,7 +313,7 @@ func compileDurable(m memory.Model, t *litmus.Test, file string) (*opSystem, err
 		}
 	}
 	for ti, th := range t.Threads {
-		c := &compiler{sys: sys, m: m, name: t.Name, thread: ti, locs: locIndex, regs: map[string]int{}, wrote: map[string]bool{}, dep: newDepAnalysis(),
+		c := &compiler{sys: sys, m: m, name: t.Name, thread: ti, locs: locIndex, regs: map[string]int{}, labels: map[string]int{}, wrote: map[string]bool{}, dep: newDepAnalysis(),
 			durable: true, file: file, hasRMW: hasOp(th.Body, litmus.Op.IsRMW), hasLock: hasOp(th.Body, func(o litmus.Op) bool { return o == litmus.OpSpinLock })}
 		if ti < len(t.RegInit) {
 			// In name order: registers are numbered as they are met, and
@@ -260,15 +325,23 @@ func compileDurable(m memory.Model, t *litmus.Test, file string) (*opSystem, err
 				}
 			}
 		}
+		if err := c.checkLabels(th.Body); err != nil {
+			return nil, err
+		}
 		if err := c.stmts(th.Body); err != nil {
 			return nil, err
 		}
 		if len(c.code) > 250 {
 			return nil, t.LimitErr(litmus.Pos{Line: th.Line, Col: th.Col}, "P%d compiles to %d instructions, more than the 250 a thread may have: split the thread, or unroll fewer loop iterations", ti, len(c.code))
 		}
+		// Jumps to the end (return) and gotos, in the final code (a
+		// loop's earlier passes left none behind).
 		for i := range c.code {
-			if c.code[i].kind == iJump && c.code[i].target == returnTarget {
-				c.code[i].target = len(c.code)
+			switch in := &c.code[i]; {
+			case in.kind == iJump && in.label != "":
+				in.target = c.labels[in.label] // checkLabels: every goto's label is defined
+			case in.kind == iJump && in.target == returnTarget:
+				in.target = len(c.code)
 			}
 		}
 		sys.code = append(sys.code, c.code)
@@ -283,21 +356,34 @@ func compileDurable(m memory.Model, t *litmus.Test, file string) (*opSystem, err
 // the others hold values nothing will look at. keep are live everywhere
 // (those the final condition names). An instruction reads before it
 // writes (r = r + 1 reads r); a wait_event's load writes its register
-// and then its condition reads it.
+// and then its condition reads it. Registers that share an index
+// (allocRegs) share its bit: it is live where one of them is.
 func liveRegs(code []instr, regs map[string]int, keep uint8) []uint8 {
-	mask := func(e litmus.Expr) uint8 {
-		var m uint8
+	use, def := regUseDef(code, regs)
+	live := liveness(code, use, def, uint64(keep))
+	out := make([]uint8, len(live))
+	for i, l := range live {
+		out[i] = uint8(l) // indices below MaxRegs
+	}
+	return out
+}
+
+// regUseDef gives, per instruction, the registers it reads before it
+// writes (use) and those it writes (def), bit i for index i (< 64).
+func regUseDef(code []instr, regs map[string]int) (use, def []uint64) {
+	mask := func(e litmus.Expr) uint64 {
+		var m uint64
 		e.Regs(func(r string) { m |= 1 << regs[r] })
 		return m
 	}
-	bit := func(r string) uint8 {
+	bit := func(r string) uint64 {
 		if r == "" {
 			return 0
 		}
 		return 1 << regs[r]
 	}
-	use := make([]uint8, len(code))
-	def := make([]uint8, len(code))
+	use = make([]uint64, len(code))
+	def = make([]uint64, len(code))
 	for i, in := range code {
 		switch in.kind {
 		case iAssign:
@@ -327,21 +413,35 @@ func liveRegs(code []instr, regs map[string]int, keep uint8) []uint8 {
 			use[i] = mask(in.check.Block) | mask(in.check.Val) | mask(in.check.Cond)
 		}
 	}
-	live := make([]uint8, len(code)+1)
+	return use, def
+}
+
+// successors calls f with the instructions (len(code): the end) that may
+// run after code[i]: the next, a branch's target too, a jump's target
+// alone.
+func successors(code []instr, i int, f func(int)) {
+	switch code[i].kind {
+	case iJump:
+		f(code[i].target)
+	case iBranch:
+		f(i + 1)
+		f(code[i].target)
+	default:
+		f(i + 1)
+	}
+}
+
+// liveness is liveRegs over use and def (regUseDef): live[i] before
+// instruction i, live[len(code)] = keep at the end. The jumps may go
+// anywhere (loops, gotos): it iterates to the fixpoint.
+func liveness(code []instr, use, def []uint64, keep uint64) []uint64 {
+	live := make([]uint64, len(code)+1)
 	live[len(code)] = keep
 	for changed := true; changed; {
 		changed = false
 		for i := len(code) - 1; i >= 0; i-- {
-			in := code[i]
-			var out uint8
-			switch in.kind {
-			case iJump:
-				out = live[in.target]
-			case iBranch:
-				out = live[i+1] | live[in.target]
-			default:
-				out = live[i+1]
-			}
+			var out uint64
+			successors(code, i, func(n int) { out |= live[n] })
 			l := use[i] | out&^def[i] | keep
 			if l != live[i] {
 				live[i], changed = l, true

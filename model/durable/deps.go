@@ -25,6 +25,13 @@ import (
 //     afresh; so does nothing else. An acquire load is none of them: it is
 //     ordered before every later event.
 //
+//   - A label (litmus.Stmt.Label) is where gotos from anywhere in the
+//     thread meet, with states the analysis has not seen (a goto further
+//     on, a backward goto that makes a loop): the state there is the
+//     weakest (label), and after a goto, up to the next label, the code
+//     is not reached (its state is kept, and where it meets another
+//     path it only weakens that one's).
+//
 // A store's deps are the locations whose loads since the last barrier are
 // all among the loads it depends on. Dependencies through memory (a store
 // the thread reads back, carry-dep in linux-kernel.cat) are not followed,
@@ -137,6 +144,39 @@ func (d *depAnalysis) access(a *litmus.Access, fence litmus.Op, loc int) uint8 {
 }
 
 func (d *depAnalysis) assign(a *litmus.Assign) { d.st.taint[a.Reg] = d.regs(a.Val) }
+
+// label enters a label: the weakest state, the one that says no store
+// depends on anything, whatever paths the gotos to it bring. Fewer
+// dependencies is the sound direction (memory.LKMM orders a store after
+// the loads it is told it depends on; one it is not told of is refused,
+// never placed too early). So:
+//
+//   - taint: no register depends on any load (a goto's path may have set
+//     it from another load, or from none);
+//   - ctrl: no enclosing condition is known to have been tested (a goto
+//     may come from outside the if or loop the label is in);
+//   - loads: every location holds poisonBit, a load no register's taint
+//     or ctrl can name (number never hands it out), as a loop's head does
+//     for what it loads (loopBack): a goto's path may have loaded any
+//     location, with a load no bit numbers here, and a backward goto's
+//     loop runs the loads after the label again under the same bits. No
+//     store depends on a location until an smp_mb (or a fully ordered
+//     RMW) starts its loads afresh; the loads after that are numbered
+//     past every bit the state held at the label, so a taint or ctrl
+//     from before the label (an if's ctrl, which join restores after an
+//     arm the label is in) cannot cover them either.
+//
+// The state is the same whatever it was before, so a loop whose body has
+// a label still settles (loopBack only adds poisonBit, once).
+func (d *depAnalysis) label() {
+	for r := range d.st.taint {
+		d.st.taint[r] = 0
+	}
+	d.st.ctrl = 0
+	for l := range d.st.loads {
+		d.st.loads[l] = 1 << poisonBit
+	}
+}
 
 // branch enters the first arm of an if on cond and returns the state
 // before the if.

@@ -20,8 +20,8 @@
 //   - operational.go, compile.go, deps.go: Operational, the compiler of
 //     thread code to instructions, and LKMM memory's dependencies.
 //   - durable.go: Test, its header, its rows and its search.
-//   - dcompile.go: the durability statements compiled (loops, device calls,
-//     asserts, wait_event).
+//   - dcompile.go: the durability statements compiled (loops, gotos and
+//     labels, device calls, asserts, wait_event).
 //   - dsystem.go: the checker's transition system (threads, device, bios
 //     in flight); djudge.go: assertions, crash images and the final
 //     condition; dtext.go: the timeline's text.

@@ -343,11 +343,46 @@ func (d *Test) system(cfg Config) (*durSystem, error) {
 	return sys, nil
 }
 
-// underBranch reports whether instruction i lies between a branch and its
-// target: in an arm of an if or in a loop (CondAssignLocal).
+// underBranch reports whether instruction i runs on some paths only
+// because of a branch (CondAssignLocal): some branch reaches it and can
+// also go on without it, to the thread's end or forever. That is an arm
+// of an if, a loop's body, and code a goto may skip or repeat.
 func underBranch(code []instr, i int) bool {
-	for j := 0; j < i; j++ {
-		if code[j].kind == iBranch && code[j].target > i {
+	n := len(code)
+	// avoid[j]: some path from j goes on without passing i (the
+	// greatest fixpoint: a loop that never passes i counts).
+	avoid := make([]bool, n+1)
+	for j := range avoid {
+		avoid[j] = j != i
+	}
+	for changed := true; changed; {
+		changed = false
+		for j := 0; j < n; j++ {
+			if !avoid[j] {
+				continue
+			}
+			ok := false
+			successors(code, j, func(s int) { ok = ok || avoid[s] })
+			if !ok {
+				avoid[j], changed = false, true
+			}
+		}
+	}
+	// reach[j]: some path from j passes i.
+	reach := make([]bool, n+1)
+	reach[i] = true
+	for changed := true; changed; {
+		changed = false
+		for j := n - 1; j >= 0; j-- {
+			if reach[j] {
+				continue
+			}
+			successors(code, j, func(s int) { reach[j] = reach[j] || reach[s] })
+			changed = changed || reach[j]
+		}
+	}
+	for j, in := range code {
+		if in.kind == iBranch && avoid[j] && reach[j] {
 			return true
 		}
 	}

@@ -173,7 +173,8 @@ type instr struct {
 	fence  litmus.Op // a fence's: what it does (atomicFence)
 	dev    *litmus.DevOp
 	check  *litmus.Check
-	jump   string // a jump's description in the durability checker's timeline ("break", ...)
+	jump   string // a jump's description in the durability checker's timeline ("break", "goto out", ...)
+	label  string // a goto's label, whose position compileDurable patches into target
 }
 
 // faults that end a run (opState.fault.kind): Operational's, then those
