@@ -84,11 +84,17 @@ type compiler struct {
 	hasLock bool // the thread has a spin_lock (atomicFence)
 }
 
+// reg numbers register name, one index per name. Operational's threads
+// have at most MaxRegs names; the durability checker's up to maxRegNames,
+// which allocRegs then maps onto MaxRegs registers.
 func (c *compiler) reg(name string, line int) error {
 	if _, ok := c.regs[name]; ok {
 		return nil
 	}
-	if len(c.regs) == MaxRegs {
+	if c.durable && len(c.regs) == maxRegNames {
+		return c.errf(line, "%w: %s is a %d%s register name of P%d, and a thread names at most %d (and holds at most %d live at once): reuse a register whose value is no longer needed", litmus.ErrUnsupported, name, maxRegNames+1, ordinal(maxRegNames+1), c.thread, maxRegNames, MaxRegs)
+	}
+	if !c.durable && len(c.regs) == MaxRegs {
 		return c.errf(line, "%w: %s is a %d%s register of P%d, and a thread holds at most %d: reuse a register whose value is no longer needed", litmus.ErrUnsupported, name, MaxRegs+1, ordinal(MaxRegs+1), c.thread, MaxRegs)
 	}
 	c.regs[name] = len(c.regs)

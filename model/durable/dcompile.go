@@ -344,6 +344,11 @@ func compileDurable(m memory.Model, t *litmus.Test, file string) (*opSystem, err
 				in.target = len(c.code)
 			}
 		}
+		if len(c.regs) > MaxRegs {
+			if err := c.allocRegs(t, th); err != nil {
+				return nil, err
+			}
+		}
 		sys.code = append(sys.code, c.code)
 		sys.regs = append(sys.regs, c.regs)
 		sys.written = append(sys.written, c.written)

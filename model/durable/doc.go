@@ -21,7 +21,8 @@
 //     thread code to instructions, and LKMM memory's dependencies.
 //   - durable.go: Test, its header, its rows and its search.
 //   - dcompile.go: the durability statements compiled (loops, gotos and
-//     labels, device calls, asserts, wait_event).
+//     labels, device calls, asserts, wait_event); regalloc.go: a thread's
+//     register names (up to 64) shared among its 8 registers.
 //   - dsystem.go: the checker's transition system (threads, device, bios
 //     in flight); djudge.go: assertions, crash images and the final
 //     condition; dtext.go: the timeline's text.

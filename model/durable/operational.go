@@ -211,8 +211,8 @@ type opSystem struct {
 	scope   *memory.Scope // the memories' intern tables (LKMM), as long as the system lives
 	test    *litmus.Test
 	code    [][]instr
-	regs    []map[string]int // per thread: register -> index
-	written [][]string       // per thread: the registers it writes, in order
+	regs    []map[string]int // per thread: register -> index (the durability checker's may map several names to one: allocRegs)
+	written [][]string       // per thread: the registers it writes, in order (Operational's outcomes)
 	init    []int64          // per location
 	inOrder bool             // Operational.InOrder
 	full    bool             // WithoutReductions
