@@ -2,6 +2,7 @@ package litmus
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -252,6 +253,33 @@ var HeaderKeys = []string{"crash", "daemons", "device", "expect", "failures", "m
 // headerKeys records the "Key: value" lines of a header comment whose body
 // starts at line, col.
 func (p *parser) headerKeys(body string, line, col int) error {
+	h, err := ReadHeader(p.file, body, line, col)
+	if err != nil {
+		return err
+	}
+	for _, key := range slices.Sorted(maps.Keys(h)) {
+		f := h[key]
+		if first, dup := p.test.Header[key]; dup {
+			return p.errf(pos{f.Line, 1}, "a second %s: line in the header (the first is on line %d)", key, first.Line)
+		}
+		if p.test.Header == nil {
+			p.test.Header = map[string]HeaderField{}
+		}
+		p.test.Header[key] = f
+	}
+	return nil
+}
+
+// ReadHeader reads the "Key: value" lines (HeaderKeys) of a header
+// comment whose body (the text between its delimiters) starts at line,
+// col of file, as Test.Header holds them. Prose lines are free; a key a
+// typo away from one of HeaderKeys, and a key given twice, are errors at
+// the key.
+func ReadHeader(file, body string, line, col int) (map[string]HeaderField, error) {
+	var h map[string]HeaderField
+	errf := func(l, c int, format string, args ...any) error {
+		return &Error{File: file, Line: l, Col: c, Msg: fmt.Sprintf(format, args...)}
+	}
 	for k, l := range strings.Split(body, "\n") {
 		m := headerKey.FindStringSubmatchIndex(l)
 		if m == nil {
@@ -263,21 +291,21 @@ func (p *parser) headerKeys(body string, line, col int) error {
 			// typo away from a key is a header line that would be
 			// ignored.
 			if s := DidYouMean(key, HeaderKeys); s != "" {
-				return p.errf(pos{line + k, m[4] + 1}, "unknown header key %s:%s; the keys are %s", l[m[4]:m[5]], s, strings.Join(HeaderKeys, ", "))
+				return nil, errf(line+k, m[4]+1, "unknown header key %s:%s; the keys are %s", l[m[4]:m[5]], s, strings.Join(HeaderKeys, ", "))
 			}
 			continue
 		}
-		if p.test.Header == nil {
-			p.test.Header = map[string]HeaderField{}
+		if h == nil {
+			h = map[string]HeaderField{}
 		}
 		c := m[1] + 1
 		if k == 0 {
 			c += col - 1
 		}
-		if first, dup := p.test.Header[key]; dup {
-			return p.errf(pos{line + k, m[4] + 1}, "a second %s: line in the header (the first is on line %d)", l[m[4]:m[5]], first.Line)
+		if first, dup := h[key]; dup {
+			return nil, errf(line+k, m[4]+1, "a second %s: line in the header (the first is on line %d)", l[m[4]:m[5]], first.Line)
 		}
-		p.test.Header[key] = HeaderField{Value: strings.TrimSpace(l[m[1]:]), Line: line + k, Col: c}
+		h[key] = HeaderField{Value: strings.TrimSpace(l[m[1]:]), Line: line + k, Col: c}
 	}
-	return nil
+	return h, nil
 }

@@ -417,8 +417,10 @@ type Expr struct {
 	Thread int
 	// Loc is a shared location's final value (final conditions only).
 	Loc string
-	// Op is a unary ("!", "-") or binary operator ("+", "-", "*", "&",
-	// "|", "^", "==", "!=", "<", "<=", ">", ">=", "&&", "||") over Args.
+	// Op is a unary ("!", "-", "~") or binary operator ("+", "-", "*",
+	// "/", "%", "<<", ">>", "&", "|", "^", "==", "!=", "<", "<=", ">",
+	// ">=", "&&", "||") over Args. The parser writes none of "~", "/",
+	// "%", "<<" and ">>": the C front end (model/kernelc) does.
 	Op   string
 	Args []Expr
 }
@@ -485,6 +487,8 @@ func (e Expr) Eval(reg func(t int, name string) int64, loc func(string) int64) (
 			return b2i(vals[0] == 0), nil
 		case "-":
 			return -vals[0], nil
+		case "~":
+			return ^vals[0], nil
 		}
 		return 0, fmt.Errorf("litmus: unknown unary operator %q", e.Op)
 	}
@@ -505,6 +509,24 @@ func (e Expr) Eval(reg func(t int, name string) int64, loc func(string) int64) (
 		return a | b, nil
 	case "^":
 		return a ^ b, nil
+	case "/", "%":
+		// C's: the quotient truncated toward zero; a division by zero
+		// is an error, not a value.
+		if b == 0 {
+			return 0, fmt.Errorf("litmus: division by zero (%d %s 0)", a, e.Op)
+		}
+		if e.Op == "/" {
+			return a / b, nil
+		}
+		return a % b, nil
+	case "<<", ">>":
+		if b < 0 || b > 62 {
+			return 0, fmt.Errorf("litmus: shift by %d", b)
+		}
+		if e.Op == "<<" {
+			return a << b, nil
+		}
+		return a >> b, nil
 	case "==":
 		return b2i(a == b), nil
 	case "!=":
