@@ -57,6 +57,7 @@ func compile(m memory.Model, t *litmus.Test) (*opSystem, error) {
 		if len(c.code) > 255 {
 			return nil, t.LimitErr(litmus.Pos{Line: th.Line, Col: th.Col}, "P%d compiles to %d instructions, more than the 255 a thread may have: split the thread or shorten its code", ti, len(c.code))
 		}
+		markArith(c.code)
 		sys.code = append(sys.code, c.code)
 		sys.regs = append(sys.regs, c.regs)
 		sys.written = append(sys.written, c.written)

@@ -349,6 +349,7 @@ func compileDurable(m memory.Model, t *litmus.Test, file string) (*opSystem, err
 				return nil, err
 			}
 		}
+		markArith(c.code)
 		sys.code = append(sys.code, c.code)
 		sys.regs = append(sys.regs, c.regs)
 		sys.written = append(sys.written, c.written)

@@ -383,6 +383,12 @@ func (s *durSystem) step(st State, t int, in instr, yield func(explore.Label, St
 		})
 		return
 	}
+	if in.arith && s.op.arithFails(st.op, t, in) {
+		n := st
+		n.op.fault = fault{faultArith, uint8(t), st.op.pc[t]}
+		yield(explore.Label{Kind: kindFault}, n)
+		return
+	}
 	eval := func(e litmus.Expr) int64 {
 		v, err := e.Eval(func(_ int, name string) int64 { return int64(st.op.regs[t][s.op.regs[t][name]]) }, nil)
 		if err != nil {

@@ -175,6 +175,47 @@ type instr struct {
 	check  *litmus.Check
 	jump   string // a jump's description in the durability checker's timeline ("break", "goto out", ...)
 	label  string // a goto's label, whose position compileDurable patches into target
+	// arith: an expression of the instruction divides or shifts (the C
+	// front end's "/", "%", "<<", ">>"), which can fail at run time:
+	// the step checks them first (arithFails).
+	arith bool
+}
+
+// markArith sets arith on the instructions whose expressions can fail.
+func markArith(code []instr) {
+	for i := range code {
+		exprsOf(code[i:i+1], func(e litmus.Expr) {
+			if canFail(e) {
+				code[i].arith = true
+			}
+		})
+	}
+}
+
+func canFail(e litmus.Expr) bool {
+	switch e.Op {
+	case "/", "%", "<<", ">>":
+		return true
+	}
+	for _, a := range e.Args {
+		if canFail(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// arithFails reports whether one of in's expressions fails on thread t's
+// registers in st.
+func (s *opSystem) arithFails(st opState, t int, in instr) bool {
+	failed := false
+	regs := func(_ int, name string) int64 { return int64(st.regs[t][s.regs[t][name]]) }
+	exprsOf([]instr{in}, func(e litmus.Expr) {
+		if _, err := e.Eval(regs, nil); err != nil && canFail(e) {
+			failed = true
+		}
+	})
+	return failed
 }
 
 // faults that end a run (opState.fault.kind): Operational's, then those
@@ -192,6 +233,7 @@ const (
 	faultLocalLoop // maxChain local steps in a row
 	faultBios      // a submit_bio with ioSlots-1 bios of its thread in flight
 	faultHandle    // a bio_wait on a handle that names no bio in flight
+	faultArith     // a division by zero or a shift out of range (arith)
 )
 
 // fits16 reports whether a register can hold v.
@@ -371,6 +413,10 @@ func (s *opSystem) step(st opState, t int, in instr, yield func(explore.Label, o
 	fail := func(kind uint8) {
 		n.fault = fault{kind, uint8(t), st.pc[t]}
 		yield(explore.Label{}, n)
+	}
+	if in.arith && s.arithFails(st, t, in) {
+		fail(faultArith)
+		return
 	}
 	switch in.kind {
 	case iAssign:
@@ -570,6 +616,8 @@ func (s *opSystem) faultText(f fault) string {
 		return fmt.Sprintf("line %d: P%d: a value of %s beyond the %d..%d from its initial value a location holds: keep the values small (a counter that counts fewer events, a flag of 0 and 1)", in.line, f.thread, s.test.Locs[in.loc], -128, 127)
 	case faultRegister:
 		return fmt.Sprintf("line %d: P%d: a value beyond the -32768..32767 a register holds: keep the values small", in.line, f.thread)
+	case faultArith:
+		return fmt.Sprintf("line %d: P%d: a division by zero, or a shift by a negative amount or by more than 62", in.line, f.thread)
 	case faultUnordered:
 		return fmt.Sprintf("line %d: P%d: a store after a load of another location with no smp_mb between and no dependency on it: the checker's LKMM does not model load buffering; order them (smp_load_acquire, smp_store_release, smp_mb) where the kernel code does, or check this file under SC and TSO only (Models: SC, TSO)", in.line, f.thread)
 	case faultMemory:
