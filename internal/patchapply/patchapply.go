@@ -105,6 +105,9 @@ func (p *Patch) For(path string) (*gitdiff.File, error) {
 	return best, nil
 }
 
+// Target is the path a file diff changes (patch -p1).
+func Target(f *gitdiff.File) string { return target(f) }
+
 // Split returns the targets of p's file diffs that one of files takes
 // (For) and those that none does.
 func (p *Patch) Split(files []string) (taken, left []string, err error) {
@@ -129,10 +132,11 @@ func (p *Patch) Split(files []string) (taken, left []string, err error) {
 // Applied is what Apply did with one hunk: where it went and with how
 // much offset and fuzz, for a note like patch's.
 type Applied struct {
-	Hunk   int // from 1
-	Line   int // the first line it replaced, from 1
-	Offset int // lines from where its header said (as patch reports it)
-	Fuzz   int // context lines dropped at each end
+	File   string // the file diff's target (ApplyHarness)
+	Hunk   int    // from 1
+	Line   int    // the first line it replaced, from 1
+	Offset int    // lines from where its header said (as patch reports it)
+	Fuzz   int    // context lines dropped at each end
 }
 
 // ErrHunk is wrapped by a hunk that applies nowhere.
@@ -140,7 +144,28 @@ var ErrHunk = errors.New("hunk does not apply")
 
 // Apply applies f's hunks to src, in order, each after the one before.
 func (p *Patch) Apply(f *gitdiff.File, src []byte) ([]byte, []Applied, error) {
+	return p.ApplyIn(f, src, nil)
+}
+
+// Range is a span of a file's lines, from 1, both ends included.
+type Range struct{ First, Last int }
+
+// ApplyIn is Apply with each hunk placed wholly inside one of ranges (all
+// of src if there are none): the parts of a kernel C harness that hold
+// the code of the file f changes.
+func (p *Patch) ApplyIn(f *gitdiff.File, src []byte, ranges []Range) ([]byte, []Applied, error) {
 	lines := splitLines(src)
+	inside := func(pos, n int) bool {
+		if len(ranges) == 0 {
+			return true
+		}
+		for _, r := range ranges {
+			if pos >= r.First-1 && pos+n <= r.Last {
+				return true
+			}
+		}
+		return false
+	}
 	var out []string
 	var notes []Applied
 	at, shift := 0, 0 // next unconsumed line of src; where hunks moved so far
@@ -160,7 +185,7 @@ func (p *Patch) Apply(f *gitdiff.File, src []byte) ([]byte, []Applied, error) {
 			if len(o) == 0 && len(old) > 0 {
 				break // nothing left to place it by
 			}
-			if pos = find(lines, o, at, want+dl); pos >= 0 {
+			if pos = find(lines, o, at, want+dl, inside); pos >= 0 {
 				ok = true
 				out = append(out, lines[at:pos]...)
 				out = append(out, repl[dl:len(repl)-dt]...)
@@ -174,8 +199,16 @@ func (p *Patch) Apply(f *gitdiff.File, src []byte) ([]byte, []Applied, error) {
 			}
 		}
 		if !ok {
-			return nil, nil, fmt.Errorf("%s: hunk #%d (%s) of %s: %w: its %d context and removed lines are nowhere in the file after the hunk before it, even with %d lines of context dropped at each end",
-				p.Name, i+1, strings.TrimSpace(frag.Header()), target(f), ErrHunk, len(old), MaxFuzz)
+			where := "in the file"
+			if len(ranges) > 0 {
+				var rs []string
+				for _, r := range ranges {
+					rs = append(rs, fmt.Sprintf("%d-%d", r.First, r.Last))
+				}
+				where = fmt.Sprintf("in the harness's code from %s (lines %s)", target(f), strings.Join(rs, ", "))
+			}
+			return nil, nil, fmt.Errorf("%s: hunk #%d (%s) of %s: %w: its %d context and removed lines are nowhere %s after the hunk before it, even with %d lines of context dropped at each end",
+				p.Name, i+1, strings.TrimSpace(frag.Header()), target(f), ErrHunk, len(old), where, MaxFuzz)
 		}
 	}
 	out = append(out, lines[at:]...)
@@ -209,10 +242,11 @@ func sides(frag *gitdiff.TextFragment) (old, repl []string, lead, trail int) {
 }
 
 // find returns the position at or after from where lines holds o, the
-// nearest to want (before it first on a tie, as patch), or -1.
-func find(lines, o []string, from, want int) int {
+// nearest to want (before it first on a tie, as patch), or -1; inside
+// says which positions may take it.
+func find(lines, o []string, from, want int, inside func(pos, n int) bool) int {
 	fits := func(p int) bool {
-		if p < from || p+len(o) > len(lines) {
+		if p < from || p+len(o) > len(lines) || !inside(p, len(o)) {
 			return false
 		}
 		for i, l := range o {
@@ -248,4 +282,48 @@ func splitLines(src []byte) []string {
 		s = s[i+1:]
 	}
 	return out
+}
+
+// Section is a part of a kernel C harness that holds the code of one
+// kernel file, by its path (fs/xfs/xfs_file.c).
+type Section struct {
+	Path string
+	Range
+}
+
+// ApplyHarness applies to the harness named self the file diffs of p
+// that change the files its sections come from, in the patch's order,
+// each hunk within the sections of its file (ApplyIn), and a file diff
+// of self itself (a mutant's change to the harness's Expect line, say)
+// anywhere in it. sections reads them from the text, again after each
+// file diff, since the lines moved. It returns the text, the notes, and
+// the targets of the file diffs applied; a file diff of a file the
+// harness does not hold is not applied (Split says which).
+func (p *Patch) ApplyHarness(self string, src []byte, sections func([]byte) []Section) ([]byte, []Applied, []string, error) {
+	var notes []Applied
+	var done []string
+	mine, err := p.For(self)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	for _, fd := range p.Files {
+		var ranges []Range
+		for _, s := range sections(src) {
+			if best, err := p.For(s.Path); err == nil && best == fd && fd != mine {
+				ranges = append(ranges, s.Range)
+			}
+		}
+		if len(ranges) == 0 && fd != mine {
+			continue
+		}
+		out, n, err := p.ApplyIn(fd, src, ranges)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		for i := range n {
+			n[i].File = target(fd)
+		}
+		src, notes, done = out, append(notes, n...), append(done, target(fd))
+	}
+	return src, notes, done, nil
 }
