@@ -6,7 +6,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"regexp"
 	"runtime/debug"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	"github.com/flushproof/flushproof/model"
 	"github.com/flushproof/flushproof/model/durable"
 	"github.com/flushproof/flushproof/model/explore"
+	"github.com/flushproof/flushproof/model/kernelc"
 	"github.com/flushproof/flushproof/model/litmus"
 	"github.com/flushproof/flushproof/model/memory"
 	"github.com/flushproof/flushproof/model/verdict"
@@ -537,75 +537,14 @@ func fileRows(files []string, o fileOptions, stderr io.Writer) ([]verdict.Row, i
 	return rows, -1
 }
 
-// readPatches reads the -patch files. Each must change at least one of
-// files: a patch that names none of them is an error, not a no-op; the
-// changes it makes to other files are left out, and stderr says so.
+// readPatches reads the -patch files (kernelc.ReadPatches), telling
+// stderr which of their file diffs are left out.
 func readPatches(paths, files []string, stderr io.Writer) ([]*patchapply.Patch, error) {
-	var out []*patchapply.Patch
-	for _, path := range paths {
-		src, err := os.ReadFile(path)
-		if err != nil {
-			return nil, err
-		}
-		p, err := patchapply.Parse(path, src)
-		if err != nil {
-			return nil, err
-		}
-		taken, left, err := p.Split(files)
-		if err != nil {
-			return nil, err
-		}
-		if len(taken) == 0 {
-			return nil, fmt.Errorf("%s changes %s, none of the files checked (%s)", path, strings.Join(left, ", "), strings.Join(files, ", "))
-		}
-		for _, l := range left {
-			fmt.Fprintf(stderr, "flushproof check: %s: its changes to %s are left out: not among the files checked\n", path, l)
-		}
-		out = append(out, p)
-	}
-	return out, nil
+	return kernelc.ReadPatches(paths, files, func(s string) { fmt.Fprintf(stderr, "flushproof check: %s\n", s) })
 }
 
-// readPatched reads and parses the litmus file f with the patches that
-// change it applied in order. A patched file is named "f (with p.patch)"
-// in errors (their lines are the patched text's) and its test gains
-// "+p" for each patch, so that its rows do not take the unpatched file's
-// names. A hunk placed at an offset or with fuzz is said on stderr, as
-// patch says it.
+// readPatched reads the litmus file or harness f with the patches applied
+// (kernelc.ReadFile), telling stderr where a hunk went with fuzz.
 func readPatched(f string, patches []*patchapply.Patch, stderr io.Writer) (*litmus.Test, error) {
-	src, err := os.ReadFile(f)
-	if err != nil {
-		return nil, fmt.Errorf("litmus: reading %s: %w", f, err)
-	}
-	var applied []string
-	for _, p := range patches {
-		fd, err := p.For(f)
-		if err != nil {
-			return nil, err
-		}
-		if fd == nil {
-			continue
-		}
-		var notes []patchapply.Applied
-		if src, notes, err = p.Apply(fd, src); err != nil {
-			return nil, err
-		}
-		for _, n := range notes {
-			if n.Offset != 0 || n.Fuzz != 0 {
-				fmt.Fprintf(stderr, "flushproof check: %s: hunk #%d applied to %s at line %d (offset %d lines, fuzz %d)\n", p.Name, n.Hunk, f, n.Line, n.Offset, n.Fuzz)
-			}
-		}
-		applied = append(applied, p.Name)
-	}
-	if len(applied) == 0 {
-		return litmus.Parse(f, src)
-	}
-	t, err := litmus.Parse(fmt.Sprintf("%s (with %s)", f, strings.Join(applied, ", ")), src)
-	if err != nil {
-		return nil, err
-	}
-	for _, a := range applied {
-		t.Name += "+" + strings.TrimSuffix(filepath.Base(a), filepath.Ext(a))
-	}
-	return t, nil
+	return kernelc.ReadFile(f, patches, func(s string) { fmt.Fprintf(stderr, "flushproof check: %s\n", s) })
 }

@@ -1,0 +1,770 @@
+package kernelc
+
+import (
+	"strconv"
+	"strings"
+
+	"modernc.org/cc/v4"
+
+	"github.com/flushproof/flushproof/model/litmus"
+)
+
+// call lowers a function call: a function of the file is inlined, a
+// primitive of flushproof/kernel.h becomes its statement, a trace_*
+// call is a no-op; anything else is an error (write it as a stub).
+func (t *thread) call(x *cc.PostfixExpression) (val, error) {
+	saved := t.l.at
+	t.l.at = t.l.pos(x)
+	defer func() { t.l.at = saved }()
+	name := calleeName(x)
+	if name == "" || (t.l.funcs[name] == nil && !isDeclaredFunction(x)) {
+		// A call through a pointer: it must be known.
+		v, err := t.rvalue(x.PostfixExpression)
+		if err != nil {
+			return val{}, err
+		}
+		if v.kind != vFunc {
+			return val{}, t.l.errf(x, "a call through %s, which is not a function the checker resolved", exprText(x.PostfixExpression))
+		}
+		name = v.fn
+	}
+	args := argList(x)
+	if fn := t.l.funcs[name]; fn != nil {
+		return t.inline(x, fn, args)
+	}
+	if p, ok := prims[name]; ok {
+		return p(t, x, name, args)
+	}
+	if op, ok := atomicCall(name); ok {
+		return t.atomic(x, name, op, args)
+	}
+	if strings.HasPrefix(name, "trace_") {
+		return val{kind: vVoid}, nil
+	}
+	if strings.HasPrefix(name, "atomic") {
+		return val{}, t.l.unsupported(x, "%s: the checker's memory has add, xchg and cmpxchg read-modify-writes, not this one (docs/kernel-c.md lists the atomics)", name)
+	}
+	return val{}, t.l.errf(x, "%s() is neither defined in the file nor a primitive of flushproof/kernel.h: paste its kernel code or write it as a stub in C%s", name, litmus.DidYouMean(name, t.l.names()))
+}
+
+// isDeclaredFunction reports whether a call's callee names a function
+// (declared, maybe not defined), not a pointer variable.
+func isDeclaredFunction(x *cc.PostfixExpression) bool {
+	for n := x.PostfixExpression; n != nil; {
+		switch y := n.(type) {
+		case *cc.PostfixExpression:
+			if y.Case != cc.PostfixExpressionPrimary {
+				return false
+			}
+			n = y.PrimaryExpression
+		case *cc.PrimaryExpression:
+			if y.Case != cc.PrimaryExpressionIdent {
+				return false
+			}
+			d, ok := y.ResolvedTo().(*cc.Declarator)
+			return ok && d.Type().Kind() == cc.Function
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+// names are the functions and primitives a call may name, for "did you
+// mean".
+func (l *lowerer) names() []string {
+	var out []string
+	for n := range l.funcs {
+		out = append(out, n)
+	}
+	for n := range prims {
+		if !strings.HasPrefix(n, "__") {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// inline lowers a call of a function of the file in place.
+func (t *thread) inline(x *cc.PostfixExpression, fn *cc.FunctionDefinition, args []cc.ExpressionNode) (val, error) {
+	name := fn.Declarator.Name()
+	for _, f := range t.frames {
+		if f.def == fn {
+			return val{}, t.l.unsupported(x, "%s calls itself (recursion): the checker inlines every call", name)
+		}
+	}
+	if len(t.frames) >= 32 {
+		return val{}, t.l.unsupported(x, "calls nested more than 32 deep")
+	}
+	ft := fn.Declarator.Type().(*cc.FunctionType)
+	params := ft.Parameters()
+	if len(params) == 1 && params[0].Type().Kind() == cc.Void {
+		params = nil
+	}
+	if len(args) != len(params) {
+		return val{}, t.l.errf(x, "%s takes %d arguments, called with %d", name, len(params), len(args))
+	}
+	vals := make([]val, len(args))
+	for i, a := range args {
+		v, err := t.rvalue(a)
+		if err != nil {
+			return val{}, err
+		}
+		vals[i] = v
+	}
+	f := t.newFrame(fn, false)
+	for i, prm := range params {
+		if prm.Declarator == nil {
+			continue // an unnamed parameter is never read
+		}
+		o := f.local(prm.Declarator, t.l.pos(prm.Declarator))
+		pt := prm.Type()
+		switch {
+		case isPointer(pt) || pt.Kind() == cc.Function:
+			if vals[i].kind == vInt {
+				if c, ok := vals[i].isConst(); ok && c == 0 {
+					vals[i] = val{kind: vNull}
+				} else {
+					return val{}, t.l.unsupported(args[i], "an integer passed for the pointer %s of %s", prm.Name(), name)
+				}
+			}
+			o.binds[""] = vals[i]
+		case isScalar(pt):
+			if vals[i].kind != vInt {
+				return val{}, t.l.errf(args[i], "%s passed for the integer %s of %s", vals[i], prm.Name(), name)
+			}
+			if c, ok := vals[i].isConst(); ok && prm.Declarator.WriteCount() == 0 && !prm.Declarator.AddressTaken() {
+				// A constant the function never changes stays a
+				// constant: no register, and no value a register
+				// cannot hold (LLONG_MAX for a range's end).
+				o.consts[""] = c
+				continue
+			}
+			r := t.leafReg(o, "", prm.Name())
+			t.assign(r, vals[i].e)
+		default:
+			return val{}, t.l.unsupported(args[i], "a %s passed by value to %s", typeName(pt), name)
+		}
+	}
+	if err := t.body(f, fn.CompoundStatement); err != nil {
+		return val{}, err
+	}
+	if f.end != "" {
+		t.emit(litmus.Stmt{Label: f.end})
+	}
+	rt := ft.Result()
+	switch {
+	case rt.Kind() == cc.Void:
+		return val{kind: vVoid}, nil
+	case isPointer(rt):
+		if f.retPtr == nil {
+			return val{}, t.l.errf(fn, "%s returns no pointer", name)
+		}
+		return *f.retPtr, nil
+	}
+	if f.ret == "" {
+		return val{}, t.l.errf(fn, "%s returns no value", name)
+	}
+	if c, ok := t.known[f.ret]; ok {
+		return intVal(litmus.C(c)), nil
+	}
+	return intVal(litmus.R(f.ret)), nil
+}
+
+// The primitives of flushproof/kernel.h other than the atomics.
+type prim func(t *thread, x *cc.PostfixExpression, name string, args []cc.ExpressionNode) (val, error)
+
+var prims map[string]prim
+
+func init() {
+	fence := func(op litmus.Op) prim {
+		return func(t *thread, x *cc.PostfixExpression, name string, args []cc.ExpressionNode) (val, error) {
+			t.emit(litmus.Stmt{Access: &litmus.Access{Op: op, Call: name}})
+			return val{kind: vVoid}, nil
+		}
+	}
+	lock := func(op litmus.Op) prim {
+		return func(t *thread, x *cc.PostfixExpression, name string, args []cc.ExpressionNode) (val, error) {
+			loc, err := t.sharedArg(x, name, args, 0)
+			if err != nil {
+				return val{}, err
+			}
+			t.emit(litmus.Stmt{Access: &litmus.Access{Op: op, Loc: loc, Call: name}})
+			return val{kind: vVoid}, nil
+		}
+	}
+	completion := func(kind litmus.DevKind, op litmus.Op, v int64) prim {
+		return func(t *thread, x *cc.PostfixExpression, name string, args []cc.ExpressionNode) (val, error) {
+			loc, err := t.sharedArg(x, name, args, 0)
+			if err != nil {
+				return val{}, err
+			}
+			t.emit(litmus.Stmt{Dev: &litmus.DevOp{Kind: kind, Load: &litmus.Access{Op: op, Loc: loc, Val: litmus.C(v), Call: name}}})
+			return val{kind: vVoid}, nil
+		}
+	}
+	nop := func(t *thread, x *cc.PostfixExpression, name string, args []cc.ExpressionNode) (val, error) {
+		if _, err := t.sharedArg(x, name, args, 0); err != nil {
+			return val{}, err
+		}
+		return val{kind: vVoid}, nil
+	}
+	prims = map[string]prim{
+		"smp_mb":                 fence(litmus.OpMb),
+		"smp_rmb":                fence(litmus.OpRmb),
+		"smp_wmb":                fence(litmus.OpWmb),
+		"barrier":                fence(litmus.OpBarrier),
+		"smp_mb__before_atomic":  fence(litmus.OpMbBeforeAtomic),
+		"smp_mb__after_atomic":   fence(litmus.OpMbAfterAtomic),
+		"smp_mb__after_spinlock": fence(litmus.OpMbAfterSpinlock),
+
+		"__flushproof_read_once":     marked(litmus.OpReadOnce, "READ_ONCE"),
+		"__flushproof_load_acquire":  marked(litmus.OpLoadAcquire, "smp_load_acquire"),
+		"__flushproof_write_once":    marked(litmus.OpWriteOnce, "WRITE_ONCE"),
+		"__flushproof_store_release": marked(litmus.OpStoreRelease, "smp_store_release"),
+
+		"spin_lock":       lock(litmus.OpSpinLock),
+		"spin_unlock":     lock(litmus.OpSpinUnlock),
+		"spin_lock_irq":   lock(litmus.OpSpinLock),
+		"spin_unlock_irq": lock(litmus.OpSpinUnlock),
+		"mutex_lock":      lock(litmus.OpSpinLock),
+		"mutex_unlock":    lock(litmus.OpSpinUnlock),
+		// An object starts initialised: the init calls of a harness's
+		// set-up order nothing.
+		"spin_lock_init":      nop,
+		"mutex_init":          nop,
+		"init_waitqueue_head": nop,
+
+		"complete":            completion(litmus.DevComplete, litmus.OpAddReturnRel, 1),
+		"complete_all":        completion(litmus.DevCompleteAll, litmus.OpXchgRel, litmus.CompleteAll),
+		"wait_for_completion": completion(litmus.DevWaitDone, litmus.OpAddReturnAcq, -1),
+		"init_completion":     completion(litmus.DevReinit, litmus.OpWriteOnce, 0),
+		"reinit_completion":   completion(litmus.DevReinit, litmus.OpWriteOnce, 0),
+
+		"__flushproof_wait_event": waitEvent,
+		"wake_up":                 wake,
+		"wake_up_all":             wake,
+
+		"blkdev_issue_flush":      issueFlush,
+		"submit_bio_wait":         submitBioWait,
+		"bio_init":                bioInit,
+		"__flushproof_read_block": readBlock,
+		"blk_status_to_errno":     statusToErrno,
+		"submit_bio":              submitBio,
+
+		"__flushproof_container_of": containerOf,
+
+		"assert_durable": assertDurable,
+		"assert":         assertCond,
+		"spawn":          spawnOutside,
+		"spawn_daemon":   spawnOutside,
+	}
+}
+
+// sharedArg resolves argument i to a shared location: a leaf of a
+// file-scope object.
+func (t *thread) sharedArg(x cc.Node, name string, args []cc.ExpressionNode, i int) (string, error) {
+	if i >= len(args) {
+		return "", t.l.errf(x, "%s needs %d arguments", name, i+1)
+	}
+	v, err := t.rvalue(args[i])
+	if err != nil {
+		return "", err
+	}
+	p, err := t.deref(args[i], v)
+	if err != nil {
+		return "", err
+	}
+	if !p.obj.global {
+		return "", t.l.unsupported(args[i], "%s on %s, a local: only file-scope objects are shared", name, p)
+	}
+	if isAggregate(p.typ) {
+		return "", t.l.errf(args[i], "%s on %s, a %s", name, p, typeName(p.typ))
+	}
+	return t.l.location(p), nil
+}
+
+// marked lowers READ_ONCE, WRITE_ONCE, smp_load_acquire and
+// smp_store_release of any scalar: on a local it is the register.
+func marked(op litmus.Op, kname string) prim {
+	return func(t *thread, x *cc.PostfixExpression, name string, args []cc.ExpressionNode) (val, error) {
+		v, err := t.rvalue(args[0])
+		if err != nil {
+			return val{}, err
+		}
+		p, err := t.deref(args[0], v)
+		if err != nil {
+			return val{}, err
+		}
+		info := op.Info()
+		if !p.obj.global || isPointer(p.typ) {
+			if info.Writes {
+				w, err := t.rvalue(args[1])
+				if err != nil {
+					return val{}, err
+				}
+				return val{kind: vVoid}, t.store(p, w, x)
+			}
+			return t.load(p, x)
+		}
+		if !isScalar(p.typ) {
+			return val{}, t.l.errf(x, "%s of %s, a %s", kname, p, typeName(p.typ))
+		}
+		loc := t.l.location(p)
+		if info.Writes {
+			w, err := t.rvalue(args[1])
+			if err != nil {
+				return val{}, err
+			}
+			if w.kind != vInt {
+				return val{}, t.l.unsupported(args[1], "a pointer stored to shared memory")
+			}
+			t.emit(litmus.Stmt{Access: &litmus.Access{Op: op, Loc: loc, Val: fold(w.e), Call: kname}})
+			return val{kind: vVoid}, nil
+		}
+		r := t.reg(leafName(p))
+		t.emit(litmus.Stmt{Access: &litmus.Access{Op: op, Loc: loc, Reg: r, Call: kname}})
+		return intVal(litmus.R(r)), nil
+	}
+}
+
+// leafName is the last name of a place's path: the register a read of it
+// goes to is named after it.
+func leafName(p place) string {
+	s := p.String()
+	if i := strings.LastIndexAny(s, ".>"); i >= 0 && i+1 < len(s) {
+		return s[i+1:]
+	}
+	return s
+}
+
+func waitEvent(t *thread, x *cc.PostfixExpression, name string, args []cc.ExpressionNode) (val, error) {
+	if _, err := t.rvalue(args[0]); err != nil {
+		return val{}, err
+	}
+	var c litmus.Expr
+	stmts, err := t.sub(func() error {
+		var err error
+		c, err = t.cond(args[1])
+		return err
+	})
+	if err != nil {
+		return val{}, err
+	}
+	if len(stmts) != 1 || stmts[0].Access == nil || !stmts[0].Access.Op.Info().Reads || stmts[0].Access.Op.IsRMW() {
+		return val{}, t.l.unsupported(x, "a wait_event condition must read shared memory exactly once (READ_ONCE(x) == 1, say), and do nothing else")
+	}
+	a := *stmts[0].Access
+	old := a.Reg
+	a.Reg = litmus.WaitReg
+	t.regs[litmus.WaitReg] = true
+	t.emit(litmus.Stmt{Dev: &litmus.DevOp{Kind: litmus.DevWait, Val: renameReg(c, old, litmus.WaitReg), Load: &a, Reg: litmus.WaitReg}})
+	return val{kind: vVoid}, nil
+}
+
+func renameReg(e litmus.Expr, from, to string) litmus.Expr {
+	if e.Reg == from && e.Op == "" {
+		e.Reg = to
+		return e
+	}
+	if len(e.Args) > 0 {
+		args := make([]litmus.Expr, len(e.Args))
+		for i, a := range e.Args {
+			args[i] = renameReg(a, from, to)
+		}
+		e.Args = args
+	}
+	return e
+}
+
+func wake(t *thread, x *cc.PostfixExpression, name string, args []cc.ExpressionNode) (val, error) {
+	if _, err := t.rvalue(args[0]); err != nil {
+		return val{}, err
+	}
+	t.emit(litmus.Stmt{Dev: &litmus.DevOp{Kind: litmus.DevWake}})
+	return val{kind: vVoid}, nil
+}
+
+func issueFlush(t *thread, x *cc.PostfixExpression, name string, args []cc.ExpressionNode) (val, error) {
+	if _, err := t.rvalue(args[0]); err != nil {
+		return val{}, err
+	}
+	r := t.reg(name + "()")
+	t.emit(litmus.Stmt{Dev: &litmus.DevOp{Kind: litmus.DevFlush, Reg: r}})
+	delete(t.known, r)
+	return intVal(litmus.R(r)), nil
+}
+
+// The bio's flags, as kernel.h numbers them: the operation in the low
+// byte, REQ_FUA, REQ_PREFLUSH and REQ_SYNC from bit 8 in the order of
+// litmus.ReqFUA, ReqPreflush and ReqSync.
+const (
+	reqOpMask  = 0xff
+	reqOpWrite = 1
+	reqOpFlush = 2
+	reqShift   = 8
+)
+
+// bioField is a leaf of a bio.
+func (t *thread) bioField(x cc.Node, bio place, path string) (val, error) {
+	p := bio
+	for _, f := range strings.Split(strings.TrimPrefix(path, "."), ".") {
+		var err error
+		if p, err = t.field(x, p, f); err != nil {
+			return val{}, err
+		}
+	}
+	return t.load(p, x)
+}
+
+func (t *thread) bioArg(x cc.Node, name string, args []cc.ExpressionNode) (place, error) {
+	if len(args) == 0 {
+		return place{}, t.l.errf(x, "%s needs the bio", name)
+	}
+	v, err := t.rvalue(args[0])
+	if err != nil {
+		return place{}, err
+	}
+	p, err := t.deref(args[0], v)
+	if err != nil {
+		return place{}, err
+	}
+	if typeName(p.typ) != "struct bio" {
+		return place{}, t.l.errf(args[0], "%s of %s, which is not a struct bio", name, p)
+	}
+	if p.obj.global {
+		return place{}, t.l.unsupported(args[0], "a bio in a file-scope object (%s): declare it where it is submitted", p)
+	}
+	return p, nil
+}
+
+func submitBioWait(t *thread, x *cc.PostfixExpression, name string, args []cc.ExpressionNode) (val, error) {
+	bio, err := t.bioArg(x, name, args)
+	if err != nil {
+		return val{}, err
+	}
+	opf, err := t.bioField(x, bio, "bi_opf")
+	if err != nil {
+		return val{}, err
+	}
+	c, ok := opf.isConst()
+	if !ok {
+		return val{}, t.l.unsupported(x, "%s of a bio whose bi_opf (%s) is not known here: set it to constant flags before submitting", name, opf)
+	}
+	flags := litmus.C(c >> reqShift & (litmus.ReqFUA | litmus.ReqPreflush | litmus.ReqSync))
+	r := t.reg(name + "()")
+	switch c & reqOpMask {
+	case reqOpFlush:
+		t.emit(litmus.Stmt{Dev: &litmus.DevOp{Kind: litmus.DevFlush, Reg: r}})
+	case reqOpWrite:
+		size, err := t.bioField(x, bio, "bi_iter.bi_size")
+		if err != nil {
+			return val{}, err
+		}
+		if s, ok := size.isConst(); ok && s == 0 {
+			if c>>reqShift&litmus.ReqPreflush == 0 {
+				return val{}, t.l.errf(x, "%s of an empty write bio without REQ_PREFLUSH: set bi_iter.bi_size", name)
+			}
+			// An empty REQ_PREFLUSH bio: a cache flush
+			// (block/blk-flush.c).
+			t.emit(litmus.Stmt{Dev: &litmus.DevOp{Kind: litmus.DevFlush, Reg: r}})
+			break
+		}
+		block, err := t.bioField(x, bio, "bi_iter.bi_sector")
+		if err != nil {
+			return val{}, err
+		}
+		data, err := t.bioField(x, bio, "bi_flushproof_value")
+		if err != nil {
+			return val{}, err
+		}
+		t.emit(litmus.Stmt{Dev: &litmus.DevOp{Kind: litmus.DevWrite, Block: block.e, Val: data.e, Flags: flags, Reg: r}})
+	default:
+		return val{}, t.l.unsupported(x, "%s of a bio whose operation is %d: the checker submits writes and flushes (REQ_OP_WRITE, REQ_OP_FLUSH)", name, c&reqOpMask)
+	}
+	delete(t.known, r)
+	return intVal(litmus.R(r)), nil
+}
+
+func submitBio(t *thread, x *cc.PostfixExpression, name string, args []cc.ExpressionNode) (val, error) {
+	return val{}, t.l.unsupported(x, "submit_bio: a bio completed by its bi_end_io is not in this version of the kernel model; submit_bio_wait() waits for it")
+}
+
+// bioInit is bio_init() (block/bio.c): the bio zeroed, then its device
+// and flags set.
+func bioInit(t *thread, x *cc.PostfixExpression, name string, args []cc.ExpressionNode) (val, error) {
+	if len(args) != 5 {
+		return val{}, t.l.errf(x, "bio_init takes 5 arguments")
+	}
+	bio, err := t.bioArg(x, name, args)
+	if err != nil {
+		return val{}, err
+	}
+	if err := t.zero(bio.obj, bio.path, bio.typ, x); err != nil {
+		return val{}, err
+	}
+	// zero left the pointers NULL; bi_bdev is the device given.
+	bdev, err := t.rvalue(args[1])
+	if err != nil {
+		return val{}, err
+	}
+	bio.obj.binds[bio.path+".bi_bdev"] = bdev
+	opf, err := t.rvalue(args[4])
+	if err != nil {
+		return val{}, err
+	}
+	p, err := t.field(x, bio, "bi_opf")
+	if err != nil {
+		return val{}, err
+	}
+	return val{kind: vVoid}, t.store(p, opf, x)
+}
+
+func readBlock(t *thread, x *cc.PostfixExpression, name string, args []cc.ExpressionNode) (val, error) {
+	if _, err := t.rvalue(args[0]); err != nil {
+		return val{}, err
+	}
+	b, err := t.rvalue(args[1])
+	if err != nil {
+		return val{}, err
+	}
+	if b.kind != vInt {
+		return val{}, t.l.errf(args[1], "a block number that is not an integer")
+	}
+	r := t.reg("read_block()")
+	t.emit(litmus.Stmt{Dev: &litmus.DevOp{Kind: litmus.DevRead, Block: b.e, Reg: r}})
+	delete(t.known, r)
+	return intVal(litmus.R(r)), nil
+}
+
+func statusToErrno(t *thread, x *cc.PostfixExpression, name string, args []cc.ExpressionNode) (val, error) {
+	v, err := t.rvalue(args[0])
+	if err != nil {
+		return val{}, err
+	}
+	return intVal(fold(litmus.Bin("*", litmus.Bin("!=", v.e, litmus.C(0)), litmus.C(-litmus.EIO)))), nil
+}
+
+func assertDurable(t *thread, x *cc.PostfixExpression, name string, args []cc.ExpressionNode) (val, error) {
+	b, err := t.rvalue(args[0])
+	if err != nil {
+		return val{}, err
+	}
+	v, err := t.rvalue(args[1])
+	if err != nil {
+		return val{}, err
+	}
+	if b.kind != vInt || v.kind != vInt {
+		return val{}, t.l.errf(x, "assert_durable takes a block and a value")
+	}
+	t.emit(litmus.Stmt{Check: &litmus.Check{Durable: true, Block: b.e, Val: v.e}})
+	return val{kind: vVoid}, nil
+}
+
+func assertCond(t *thread, x *cc.PostfixExpression, name string, args []cc.ExpressionNode) (val, error) {
+	c, err := t.cond(args[0])
+	if err != nil {
+		return val{}, err
+	}
+	t.emit(litmus.Stmt{Check: &litmus.Check{Cond: c}})
+	return val{kind: vVoid}, nil
+}
+
+func spawnOutside(t *thread, x *cc.PostfixExpression, name string, args []cc.ExpressionNode) (val, error) {
+	return val{}, t.l.errf(x, "%s() belongs in harness()", name)
+}
+
+// atomic ops: the operation, its ordering, and how its arguments read.
+type atomicOpInfo struct {
+	op      litmus.Op // the access
+	val     string    // where the value comes from: "arg0", "-arg0", "1", "-1", "arg1" (xchg), "cmpxchg", "try"
+	test    bool      // *_and_test: the result is (new value == 0)
+	returns bool
+}
+
+var orderSuffix = []string{"_relaxed", "_acquire", "_release"}
+
+// atomicCall parses the name of an atomic_t, atomic64_t or atomic_long_t
+// operation of Documentation/atomic_t.txt.
+func atomicCall(name string) (atomicOpInfo, bool) {
+	rest := ""
+	for _, pfx := range []string{"atomic64_", "atomic_long_", "atomic_"} {
+		if r, ok := strings.CutPrefix(name, pfx); ok {
+			rest = r
+			break
+		}
+	}
+	if rest == "" {
+		return atomicOpInfo{}, false
+	}
+	switch rest {
+	case "read":
+		return atomicOpInfo{op: litmus.OpReadOnce, returns: true}, true
+	case "read_acquire":
+		return atomicOpInfo{op: litmus.OpLoadAcquire, returns: true}, true
+	case "set":
+		return atomicOpInfo{op: litmus.OpWriteOnce, val: "arg1"}, true
+	case "set_release":
+		return atomicOpInfo{op: litmus.OpStoreRelease, val: "arg1"}, true
+	case "add":
+		return atomicOpInfo{op: litmus.OpAdd, val: "arg0"}, true
+	case "sub":
+		return atomicOpInfo{op: litmus.OpAdd, val: "-arg0"}, true
+	case "inc":
+		return atomicOpInfo{op: litmus.OpAdd, val: "1"}, true
+	case "dec":
+		return atomicOpInfo{op: litmus.OpAdd, val: "-1"}, true
+	case "inc_and_test":
+		return atomicOpInfo{op: litmus.OpAddReturn, val: "1", test: true, returns: true}, true
+	case "dec_and_test":
+		return atomicOpInfo{op: litmus.OpAddReturn, val: "-1", test: true, returns: true}, true
+	case "sub_and_test":
+		return atomicOpInfo{op: litmus.OpAddReturn, val: "-arg0", test: true, returns: true}, true
+	}
+	ord := 0
+	for i, s := range orderSuffix {
+		if r, ok := strings.CutSuffix(rest, s); ok {
+			rest, ord = r, i+1
+			break
+		}
+	}
+	// Each family's four ops in the order of litmus.Op: full, relaxed,
+	// acquire, release.
+	fam := map[string]struct {
+		base litmus.Op
+		val  string
+	}{
+		"add_return": {litmus.OpAddReturn, "arg0"}, "sub_return": {litmus.OpAddReturn, "-arg0"},
+		"inc_return": {litmus.OpAddReturn, "1"}, "dec_return": {litmus.OpAddReturn, "-1"},
+		"fetch_add": {litmus.OpFetchAdd, "arg0"}, "fetch_sub": {litmus.OpFetchAdd, "-arg0"},
+		"fetch_inc": {litmus.OpFetchAdd, "1"}, "fetch_dec": {litmus.OpFetchAdd, "-1"},
+		"xchg": {litmus.OpXchg, "arg1"}, "cmpxchg": {litmus.OpCmpxchg, "cmpxchg"},
+		"try_cmpxchg": {litmus.OpCmpxchg, "try"},
+	}
+	f, ok := fam[rest]
+	if !ok {
+		return atomicOpInfo{}, false
+	}
+	return atomicOpInfo{op: f.base + litmus.Op(ord), val: f.val, returns: true}, true
+}
+
+// atomic lowers an atomic operation on a shared atomic_t.
+func (t *thread) atomic(x *cc.PostfixExpression, name string, info atomicOpInfo, args []cc.ExpressionNode) (val, error) {
+	// The atomic is the argument that is a pointer: the first, or the
+	// second for add(i, v) and the like.
+	vi := 0
+	if strings.HasPrefix(info.val, "arg0") || strings.HasPrefix(info.val, "-arg0") {
+		vi = 1
+	}
+	want := map[string]int{"": 1, "1": 1, "-1": 1, "arg0": 2, "-arg0": 2, "arg1": 2, "cmpxchg": 3, "try": 3}[info.val]
+	if len(args) != want {
+		return val{}, t.l.errf(x, "%s takes %d arguments", name, want)
+	}
+	var vals []val
+	for i, a := range args {
+		if i == vi {
+			vals = append(vals, val{})
+			continue
+		}
+		if info.val == "try" && i == 1 {
+			vals = append(vals, val{})
+			continue
+		}
+		v, err := t.rvalue(a)
+		if err != nil {
+			return val{}, err
+		}
+		if v.kind != vInt {
+			return val{}, t.l.errf(a, "%s's argument %s is not an integer", name, exprText(a))
+		}
+		vals = append(vals, v)
+	}
+	loc, err := t.sharedArg(x, name, args, vi)
+	if err != nil {
+		return val{}, err
+	}
+	a := &litmus.Access{Op: info.op, Loc: loc, Call: name}
+	switch info.val {
+	case "arg0":
+		a.Val = vals[0].e
+	case "-arg0":
+		a.Val = fold(litmus.Expr{Op: "-", Args: []litmus.Expr{vals[0].e}})
+	case "1":
+		a.Val = litmus.C(1)
+	case "-1":
+		a.Val = litmus.C(-1)
+	case "arg1":
+		a.Val = vals[1].e
+	case "cmpxchg":
+		a.Expect, a.Val = vals[1].e, vals[2].e
+	case "try":
+		return t.tryCmpxchg(x, name, a, args[1], vals[2])
+	}
+	if !info.returns {
+		t.emit(litmus.Stmt{Access: a})
+		return val{kind: vVoid}, nil
+	}
+	r := t.reg(strings.TrimPrefix(loc[strings.LastIndex(loc, ".")+1:], ""))
+	a.Reg = r
+	t.emit(litmus.Stmt{Access: a})
+	delete(t.known, r)
+	if info.test {
+		return intVal(litmus.Bin("==", litmus.R(r), litmus.C(0))), nil
+	}
+	return intVal(litmus.R(r)), nil
+}
+
+// tryCmpxchg is try_cmpxchg(v, &old, new): cmpxchg(v, old, new), then
+// success is (what it found == old), and old gets what it found (equal
+// to old on success, so the store is unconditional).
+func (t *thread) tryCmpxchg(x cc.Node, name string, a *litmus.Access, oldArg cc.ExpressionNode, nv val) (val, error) {
+	ov, err := t.rvalue(oldArg)
+	if err != nil {
+		return val{}, err
+	}
+	oldP, err := t.deref(oldArg, ov)
+	if err != nil {
+		return val{}, err
+	}
+	old, err := t.load(oldP, x)
+	if err != nil {
+		return val{}, err
+	}
+	if old.kind != vInt {
+		return val{}, t.l.errf(oldArg, "%s's old value is not an integer", name)
+	}
+	a.Expect, a.Val = old.e, nv.e
+	found := t.reg("found")
+	a.Reg = found
+	t.emit(litmus.Stmt{Access: a})
+	delete(t.known, found)
+	ok := t.reg(name + "()")
+	t.assign(ok, litmus.Bin("==", litmus.R(found), old.e))
+	if err := t.store(oldP, intVal(litmus.R(found)), x); err != nil {
+		return val{}, err
+	}
+	return intVal(litmus.R(ok)), nil
+}
+
+// containerOf is container_of(ptr, type, member): the object that holds
+// the member ptr points to, found by the member's path.
+func containerOf(t *thread, x *cc.PostfixExpression, name string, args []cc.ExpressionNode) (val, error) {
+	v, err := t.rvalue(args[0])
+	if err != nil {
+		return val{}, err
+	}
+	p, err := t.deref(args[0], v)
+	if err != nil {
+		return val{}, err
+	}
+	member, err := strconv.Unquote(exprText(args[1]))
+	if err != nil {
+		return val{}, t.l.errf(args[1], "container_of's member %s", exprText(args[1]))
+	}
+	member = strings.ReplaceAll(member, " ", "")
+	outer, ok := strings.CutSuffix(p.path, "."+member)
+	if !ok {
+		return val{}, t.l.errf(x, "container_of(%s, ..., %s): %s is not the %s of a struct", exprText(args[0]), member, p, member)
+	}
+	return val{kind: vPtr, p: place{obj: p.obj, path: outer, typ: typeAt(p.obj.typ, outer)}}, nil
+}

@@ -1,0 +1,1000 @@
+package kernelc
+
+import (
+	"fmt"
+	"strings"
+
+	"modernc.org/cc/v4"
+
+	"github.com/flushproof/flushproof/model/litmus"
+)
+
+// constValue is the value of an integer constant expression (a literal,
+// an enumerator, sizeof, a macro's arithmetic), as cc's type checker
+// computed it.
+func constValue(n cc.ExpressionNode) (int64, bool) {
+	if n == nil {
+		return 0, false
+	}
+	switch v := n.Value().(type) {
+	case cc.Int64Value:
+		return int64(v), true
+	case cc.UInt64Value:
+		return int64(v), true
+	}
+	return 0, false
+}
+
+func isPointer(t cc.Type) bool { return t != nil && t.Kind() == cc.Ptr }
+
+// opaque types are leaves although C declares them as structs: the
+// atomics, locks, completions and wait queues of flushproof/kernel.h.
+var opaqueTypes = map[string]bool{
+	"atomic_t": true, "atomic64_t": true, "atomic_long_t": true, "spinlock_t": true,
+	"struct mutex": true, "struct completion": true, "wait_queue_head_t": true,
+	"struct wait_queue_head": true, "struct block_device": true,
+}
+
+func typeName(t cc.Type) string {
+	if d := t.Typedef(); d != nil {
+		return d.Name()
+	}
+	if st, ok := t.(*cc.StructType); ok {
+		tag := st.Tag()
+		return "struct " + tag.SrcStr()
+	}
+	return t.String()
+}
+
+func isOpaque(t cc.Type) bool {
+	if t == nil {
+		return false
+	}
+	if d := t.Typedef(); d != nil && opaqueTypes[d.Name()] {
+		return true
+	}
+	if st, ok := t.(*cc.StructType); ok {
+		tag := st.Tag()
+		return opaqueTypes["struct "+tag.SrcStr()]
+	}
+	return false
+}
+
+func isAggregate(t cc.Type) bool {
+	if isOpaque(t) {
+		return false
+	}
+	switch t.Kind() {
+	case cc.Struct, cc.Union, cc.Array:
+		return true
+	}
+	return false
+}
+
+// isScalar: an integer (bool, enum, char...) a register or location holds.
+func isScalar(t cc.Type) bool {
+	return t != nil && (cc.IsIntegerType(t) || t.Kind() == cc.Bool || t.Kind() == cc.Enum)
+}
+
+func isReg(e litmus.Expr) bool { return e.Reg != "" && e.Op == "" }
+
+// fold evaluates e where it is constant.
+func fold(e litmus.Expr) litmus.Expr {
+	if e.Op == "" {
+		return e
+	}
+	args := make([]litmus.Expr, len(e.Args))
+	all := true
+	for i, a := range e.Args {
+		args[i] = fold(a)
+		all = all && args[i].IsConst
+	}
+	e.Args = args
+	if !all {
+		return simplify(e)
+	}
+	v, err := e.Eval(func(int, string) int64 { return 0 }, nil)
+	if err != nil {
+		return e // division by zero: the run will say so
+	}
+	return litmus.C(v)
+}
+
+// simplify rewrites what a constant operand decides: x & 0, x * 0,
+// 0 && x, 1 || x (a litmus expression has no side effects to keep).
+func simplify(e litmus.Expr) litmus.Expr {
+	if len(e.Args) != 2 {
+		return e
+	}
+	for _, a := range e.Args {
+		if !a.IsConst {
+			continue
+		}
+		switch {
+		case (e.Op == "&" || e.Op == "*" || e.Op == "&&") && a.Const == 0:
+			return litmus.C(0)
+		case e.Op == "||" && a.Const != 0:
+			return litmus.C(1)
+		}
+	}
+	return e
+}
+
+// rvalue lowers an expression for its value.
+func (t *thread) rvalue(n cc.ExpressionNode) (val, error) {
+	if c, ok := constValue(n); ok && n.Pure() {
+		return intVal(litmus.C(c)), nil
+	}
+	switch x := n.(type) {
+	case *cc.ExpressionList:
+		var v val
+		for l := x; l != nil; l = l.ExpressionList {
+			var err error
+			if v, err = t.rvalue(l.AssignmentExpression); err != nil {
+				return val{}, err
+			}
+		}
+		return v, nil
+	case *cc.AssignmentExpression:
+		if x.Case == cc.AssignmentExpressionCond {
+			return t.rvalue(x.ConditionalExpression)
+		}
+		return t.assignment(x)
+	case *cc.ConditionalExpression:
+		if x.Case == cc.ConditionalExpressionLOr {
+			return t.rvalue(x.LogicalOrExpression)
+		}
+		return t.conditional(x)
+	case *cc.LogicalOrExpression:
+		if x.Case == cc.LogicalOrExpressionLAnd {
+			return t.rvalue(x.LogicalAndExpression)
+		}
+		return t.logical(n, "||", x.LogicalOrExpression, x.LogicalAndExpression)
+	case *cc.LogicalAndExpression:
+		if x.Case == cc.LogicalAndExpressionOr {
+			return t.rvalue(x.InclusiveOrExpression)
+		}
+		return t.logical(n, "&&", x.LogicalAndExpression, x.InclusiveOrExpression)
+	case *cc.InclusiveOrExpression:
+		if x.Case == cc.InclusiveOrExpressionXor {
+			return t.rvalue(x.ExclusiveOrExpression)
+		}
+		return t.binary(n, "|", x.InclusiveOrExpression, x.ExclusiveOrExpression)
+	case *cc.ExclusiveOrExpression:
+		if x.Case == cc.ExclusiveOrExpressionAnd {
+			return t.rvalue(x.AndExpression)
+		}
+		return t.binary(n, "^", x.ExclusiveOrExpression, x.AndExpression)
+	case *cc.AndExpression:
+		if x.Case == cc.AndExpressionEq {
+			return t.rvalue(x.EqualityExpression)
+		}
+		return t.binary(n, "&", x.AndExpression, x.EqualityExpression)
+	case *cc.EqualityExpression:
+		switch x.Case {
+		case cc.EqualityExpressionRel:
+			return t.rvalue(x.RelationalExpression)
+		case cc.EqualityExpressionEq:
+			return t.binary(n, "==", x.EqualityExpression, x.RelationalExpression)
+		}
+		return t.binary(n, "!=", x.EqualityExpression, x.RelationalExpression)
+	case *cc.RelationalExpression:
+		ops := map[cc.RelationalExpressionCase]string{cc.RelationalExpressionLt: "<", cc.RelationalExpressionGt: ">", cc.RelationalExpressionLeq: "<=", cc.RelationalExpressionGeq: ">="}
+		if op, ok := ops[x.Case]; ok {
+			return t.binary(n, op, x.RelationalExpression, x.ShiftExpression)
+		}
+		return t.rvalue(x.ShiftExpression)
+	case *cc.ShiftExpression:
+		switch x.Case {
+		case cc.ShiftExpressionLsh:
+			return t.binary(n, "<<", x.ShiftExpression, x.AdditiveExpression)
+		case cc.ShiftExpressionRsh:
+			return t.binary(n, ">>", x.ShiftExpression, x.AdditiveExpression)
+		}
+		return t.rvalue(x.AdditiveExpression)
+	case *cc.AdditiveExpression:
+		switch x.Case {
+		case cc.AdditiveExpressionAdd:
+			return t.binary(n, "+", x.AdditiveExpression, x.MultiplicativeExpression)
+		case cc.AdditiveExpressionSub:
+			return t.binary(n, "-", x.AdditiveExpression, x.MultiplicativeExpression)
+		}
+		return t.rvalue(x.MultiplicativeExpression)
+	case *cc.MultiplicativeExpression:
+		switch x.Case {
+		case cc.MultiplicativeExpressionMul:
+			return t.binary(n, "*", x.MultiplicativeExpression, x.CastExpression)
+		case cc.MultiplicativeExpressionDiv:
+			return t.binary(n, "/", x.MultiplicativeExpression, x.CastExpression)
+		case cc.MultiplicativeExpressionMod:
+			return t.binary(n, "%", x.MultiplicativeExpression, x.CastExpression)
+		}
+		return t.rvalue(x.CastExpression)
+	case *cc.CastExpression:
+		if x.Case == cc.CastExpressionUnary {
+			return t.rvalue(x.UnaryExpression)
+		}
+		v, err := t.rvalue(x.CastExpression)
+		if err != nil {
+			return val{}, err
+		}
+		to := x.TypeName.Type()
+		switch {
+		case to.Kind() == cc.Void:
+			return val{kind: vVoid}, nil
+		case isPointer(to) && v.kind == vInt:
+			if c, ok := v.isConst(); ok && c == 0 {
+				return val{kind: vNull}, nil
+			}
+			return val{}, t.l.unsupported(x, "an integer cast to a pointer")
+		case isScalar(to) && v.kind != vInt:
+			return val{}, t.l.unsupported(x, "a pointer cast to an integer")
+		}
+		// Integer casts keep the value: values are integers, and one a
+		// register or location cannot hold is an error row.
+		return v, nil
+	case *cc.UnaryExpression:
+		return t.unary(x)
+	case *cc.PostfixExpression:
+		return t.postfix(x)
+	case *cc.PrimaryExpression:
+		return t.primary(x)
+	}
+	return val{}, t.l.unsupported(n, "this kind of expression (%T)", n)
+}
+
+// binary lowers a op b.
+func (t *thread) binary(n cc.Node, op string, a, b cc.ExpressionNode) (val, error) {
+	va, err := t.rvalue(a)
+	if err != nil {
+		return val{}, err
+	}
+	vb, err := t.rvalue(b)
+	if err != nil {
+		return val{}, err
+	}
+	if va.kind != vInt || vb.kind != vInt {
+		if op != "==" && op != "!=" {
+			return val{}, t.l.unsupported(n, "pointer arithmetic (%s %s %s)", va, op, vb)
+		}
+		eq := va.same(vb)
+		if va.kind == vInt || vb.kind == vInt {
+			// A pointer against an integer: only 0 (NULL) compares.
+			iv := va
+			pv := vb
+			if vb.kind == vInt {
+				iv, pv = vb, va
+			}
+			c, ok := iv.isConst()
+			if !ok || c != 0 {
+				return val{}, t.l.unsupported(n, "a pointer compared with an integer")
+			}
+			eq = pv.kind == vNull
+		}
+		if op == "!=" {
+			eq = !eq
+		}
+		if eq {
+			return intVal(litmus.C(1)), nil
+		}
+		return intVal(litmus.C(0)), nil
+	}
+	return intVal(fold(litmus.Bin(op, va.e, vb.e))), nil
+}
+
+// logical lowers a && b and a || b, short-circuit: b's statements (a
+// load, a call) run only when a does not decide.
+func (t *thread) logical(n cc.Node, op string, a, b cc.ExpressionNode) (val, error) {
+	ca, err := t.cond(a)
+	if err != nil {
+		return val{}, err
+	}
+	ca = fold(ca)
+	if ca.IsConst {
+		if (op == "&&") == (ca.Const == 0) {
+			return intVal(litmus.C(map[bool]int64{true: 0, false: 1}[op == "&&"])), nil
+		}
+		cb, err := t.cond(b)
+		if err != nil {
+			return val{}, err
+		}
+		return intVal(fold(litmus.Bin("!=", cb, litmus.C(0)))), nil
+	}
+	var cb litmus.Expr
+	before := copyKnown(t.known)
+	stmts, err := t.sub(func() error {
+		var err error
+		cb, err = t.cond(b)
+		return err
+	})
+	if err != nil {
+		return val{}, err
+	}
+	if len(stmts) == 0 {
+		return intVal(litmus.Bin(op, ca, cb)), nil
+	}
+	t.known = meetKnown(before, t.known)
+	r := t.reg(op)
+	t.assign(r, litmus.Bin("!=", ca, litmus.C(0)))
+	test := litmus.R(r)
+	if op == "||" {
+		test = litmus.Not(test)
+	}
+	stmts = append(stmts, litmus.Stmt{Assign: &litmus.Assign{Reg: r, Val: litmus.Bin("!=", cb, litmus.C(0))}, Line: t.l.at.Line, Col: t.l.at.Col})
+	t.emit(litmus.Stmt{If: &litmus.If{Cond: test, Then: stmts}})
+	delete(t.known, r)
+	return intVal(litmus.R(r)), nil
+}
+
+func copyKnown(m map[string]int64) map[string]int64 {
+	out := make(map[string]int64, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// conditional lowers c ? a : b.
+func (t *thread) conditional(x *cc.ConditionalExpression) (val, error) {
+	c, err := t.cond(x.LogicalOrExpression)
+	if err != nil {
+		return val{}, err
+	}
+	c = fold(c)
+	if c.IsConst {
+		if c.Const != 0 {
+			return t.rvalue(x.ExpressionList)
+		}
+		return t.rvalue(x.ConditionalExpression)
+	}
+	r := t.reg("?:")
+	before := copyKnown(t.known)
+	var va, vb val
+	then, err := t.sub(func() error {
+		var err error
+		va, err = t.rvalue(x.ExpressionList)
+		return err
+	})
+	if err != nil {
+		return val{}, err
+	}
+	after := t.known
+	t.known = before
+	els, err := t.sub(func() error {
+		var err error
+		vb, err = t.rvalue(x.ConditionalExpression)
+		return err
+	})
+	if err != nil {
+		return val{}, err
+	}
+	t.known = meetKnown(after, t.known)
+	if va.kind != vInt || vb.kind != vInt {
+		if va.same(vb) && len(then) == 0 && len(els) == 0 {
+			return va, nil
+		}
+		return val{}, t.l.unsupported(x, "a pointer chosen at run time (%s or %s)", va, vb)
+	}
+	then = append(then, litmus.Stmt{Assign: &litmus.Assign{Reg: r, Val: va.e}, Line: t.l.at.Line, Col: t.l.at.Col})
+	els = append(els, litmus.Stmt{Assign: &litmus.Assign{Reg: r, Val: vb.e}, Line: t.l.at.Line, Col: t.l.at.Col})
+	t.emit(litmus.Stmt{If: &litmus.If{Cond: c, Then: then, Else: els}})
+	delete(t.known, r)
+	return intVal(litmus.R(r)), nil
+}
+
+var compound = map[cc.AssignmentExpressionCase]string{
+	cc.AssignmentExpressionMul: "*", cc.AssignmentExpressionDiv: "/", cc.AssignmentExpressionMod: "%",
+	cc.AssignmentExpressionAdd: "+", cc.AssignmentExpressionSub: "-", cc.AssignmentExpressionLsh: "<<",
+	cc.AssignmentExpressionRsh: ">>", cc.AssignmentExpressionAnd: "&", cc.AssignmentExpressionXor: "^",
+	cc.AssignmentExpressionOr: "|",
+}
+
+func (t *thread) assignment(x *cc.AssignmentExpression) (val, error) {
+	p, err := t.lvalue(x.UnaryExpression)
+	if err != nil {
+		return val{}, err
+	}
+	v, err := t.rvalue(x.AssignmentExpression)
+	if err != nil {
+		return val{}, err
+	}
+	if op, ok := compound[x.Case]; ok {
+		old, err := t.load(p, x)
+		if err != nil {
+			return val{}, err
+		}
+		if old.kind != vInt || v.kind != vInt {
+			return val{}, t.l.unsupported(x, "pointer arithmetic")
+		}
+		v = intVal(fold(litmus.Bin(op, old.e, v.e)))
+	}
+	if err := t.store(p, v, x); err != nil {
+		return val{}, err
+	}
+	return t.after(p, v), nil
+}
+
+// after is the value of an assignment expression: the register a local
+// now holds, or the value stored.
+func (t *thread) after(p place, v val) val {
+	if !p.obj.global && v.kind == vInt {
+		if r, ok := p.obj.regs[p.path]; ok {
+			return intVal(litmus.R(r))
+		}
+	}
+	return v
+}
+
+// lvalue lowers an expression that designates an object.
+func (t *thread) lvalue(n cc.ExpressionNode) (place, error) {
+	switch x := n.(type) {
+	case *cc.ExpressionList:
+		if x.ExpressionList == nil {
+			return t.lvalue(x.AssignmentExpression)
+		}
+	case *cc.AssignmentExpression:
+		if x.Case == cc.AssignmentExpressionCond {
+			return t.lvalue(x.ConditionalExpression)
+		}
+	case *cc.ConditionalExpression:
+		if x.Case == cc.ConditionalExpressionLOr {
+			return t.lvalue(x.LogicalOrExpression)
+		}
+	case *cc.LogicalOrExpression:
+		if x.Case == cc.LogicalOrExpressionLAnd {
+			return t.lvalue(x.LogicalAndExpression)
+		}
+	case *cc.LogicalAndExpression:
+		if x.Case == cc.LogicalAndExpressionOr {
+			return t.lvalue(x.InclusiveOrExpression)
+		}
+	case *cc.InclusiveOrExpression:
+		if x.Case == cc.InclusiveOrExpressionXor {
+			return t.lvalue(x.ExclusiveOrExpression)
+		}
+	case *cc.ExclusiveOrExpression:
+		if x.Case == cc.ExclusiveOrExpressionAnd {
+			return t.lvalue(x.AndExpression)
+		}
+	case *cc.AndExpression:
+		if x.Case == cc.AndExpressionEq {
+			return t.lvalue(x.EqualityExpression)
+		}
+	case *cc.EqualityExpression:
+		if x.Case == cc.EqualityExpressionRel {
+			return t.lvalue(x.RelationalExpression)
+		}
+	case *cc.RelationalExpression:
+		if x.Case == cc.RelationalExpressionShift {
+			return t.lvalue(x.ShiftExpression)
+		}
+	case *cc.ShiftExpression:
+		if x.Case == cc.ShiftExpressionAdd {
+			return t.lvalue(x.AdditiveExpression)
+		}
+	case *cc.AdditiveExpression:
+		if x.Case == cc.AdditiveExpressionMul {
+			return t.lvalue(x.MultiplicativeExpression)
+		}
+	case *cc.MultiplicativeExpression:
+		if x.Case == cc.MultiplicativeExpressionCast {
+			return t.lvalue(x.CastExpression)
+		}
+	case *cc.CastExpression:
+		if x.Case == cc.CastExpressionUnary {
+			return t.lvalue(x.UnaryExpression)
+		}
+	case *cc.UnaryExpression:
+		switch x.Case {
+		case cc.UnaryExpressionPostfix:
+			return t.lvalue(x.PostfixExpression)
+		case cc.UnaryExpressionDeref:
+			v, err := t.rvalue(x.CastExpression)
+			if err != nil {
+				return place{}, err
+			}
+			return t.deref(x, v)
+		}
+	case *cc.PostfixExpression:
+		switch x.Case {
+		case cc.PostfixExpressionPrimary:
+			return t.lvalue(x.PrimaryExpression)
+		case cc.PostfixExpressionSelect:
+			p, err := t.lvalue(x.PostfixExpression)
+			if err != nil {
+				return place{}, err
+			}
+			return t.field(x, p, x.Token2.SrcStr())
+		case cc.PostfixExpressionPSelect:
+			v, err := t.rvalue(x.PostfixExpression)
+			if err != nil {
+				return place{}, err
+			}
+			p, err := t.deref(x, v)
+			if err != nil {
+				return place{}, err
+			}
+			return t.field(x, p, x.Token2.SrcStr())
+		case cc.PostfixExpressionIndex:
+			base, err := t.rvalue(x.PostfixExpression)
+			if err != nil {
+				return place{}, err
+			}
+			iv, err := t.rvalue(x.ExpressionList)
+			if err != nil {
+				return place{}, err
+			}
+			i, ok := iv.isConst()
+			if !ok {
+				return place{}, t.l.unsupported(x, "an array index known only at run time (%s): the checker resolves every object while lowering", iv)
+			}
+			if base.kind != vPtr {
+				return place{}, t.l.errf(x, "indexing %s, which is not an array", base)
+			}
+			return t.element(x, base.p, i)
+		}
+	case *cc.PrimaryExpression:
+		switch x.Case {
+		case cc.PrimaryExpressionIdent:
+			return t.ident(x)
+		case cc.PrimaryExpressionExpr:
+			return t.lvalue(x.ExpressionList)
+		}
+	}
+	return place{}, t.l.errf(n, "%s is not an object", exprText(n))
+}
+
+// ident resolves a name to its object.
+func (t *thread) ident(x *cc.PrimaryExpression) (place, error) {
+	name := x.Token.SrcStr()
+	if d, ok := x.ResolvedTo().(*cc.Declarator); ok {
+		for i := len(t.frames) - 1; i >= 0; i-- {
+			if o := t.frames[i].locals[d]; o != nil {
+				return place{obj: o, typ: o.typ}, nil
+			}
+		}
+		if o := t.l.globals[name]; o != nil && (d.StorageDuration() == cc.Static || d.IsExtern()) {
+			return place{obj: o, typ: o.typ}, nil
+		}
+		if d.IsParam() || d.StorageDuration() == cc.Automatic {
+			return place{}, t.l.errf(x, "%s: a local of a function that is not running", name)
+		}
+	}
+	return place{}, t.l.errf(x, "%s is not an object of the file (a function? declared only in a header?)", name)
+}
+
+// deref is the object a pointer value points to.
+func (t *thread) deref(n cc.Node, v val) (place, error) {
+	switch v.kind {
+	case vPtr:
+		return v.p, nil
+	case vNull:
+		return place{}, t.l.errf(n, "a NULL pointer dereferenced")
+	}
+	return place{}, t.l.errf(n, "dereferencing %s, which is not a pointer the checker resolved", v)
+}
+
+func (t *thread) field(n cc.Node, p place, name string) (place, error) {
+	st, ok := p.typ.(*cc.StructType)
+	if !ok || isOpaque(p.typ) {
+		if ut, ok := p.typ.(*cc.UnionType); ok {
+			_ = ut
+			return place{}, t.l.unsupported(n, "a union (%s.%s)", p, name)
+		}
+		return place{}, t.l.errf(n, "%s is not a struct with fields", p)
+	}
+	f := st.FieldByName(name)
+	if f == nil {
+		return place{}, t.l.errf(n, "%s has no field %s", typeName(p.typ), name)
+	}
+	if f.IsBitfield() {
+		return place{}, t.l.unsupported(n, "a bit-field (%s.%s)", p, name)
+	}
+	return place{obj: p.obj, path: p.path + "." + name, typ: f.Type()}, nil
+}
+
+func (t *thread) element(n cc.Node, p place, i int64) (place, error) {
+	// p is the array's first element (an array decays to it): the
+	// element i is the array's path with i for 0.
+	base, ok := strings.CutSuffix(p.path, "[0]")
+	if !ok {
+		return place{}, t.l.unsupported(n, "indexing %s, which is not an array's first element", p)
+	}
+	at, _ := typeAt(p.obj.typ, base).(*cc.ArrayType)
+	if at != nil && (i < 0 || i >= at.Len()) {
+		return place{}, t.l.errf(n, "index %d out of the bounds of %s%s (%d elements)", i, p.obj.name, base, at.Len())
+	}
+	return place{obj: p.obj, path: fmt.Sprintf("%s[%d]", base, i), typ: p.typ}, nil
+}
+
+// typeAt is the type at path in an object of type t (nil if the path
+// leads nowhere).
+func typeAt(t cc.Type, path string) cc.Type {
+	cur := t
+	for path != "" && cur != nil {
+		switch {
+		case strings.HasPrefix(path, "."):
+			rest := path[1:]
+			name := rest
+			if end := strings.IndexAny(rest, ".["); end >= 0 {
+				name, rest = rest[:end], rest[end:]
+			} else {
+				rest = ""
+			}
+			st, ok := cur.(*cc.StructType)
+			if !ok {
+				return nil
+			}
+			f := st.FieldByName(name)
+			if f == nil {
+				return nil
+			}
+			cur, path = f.Type(), rest
+		case strings.HasPrefix(path, "["):
+			end := strings.Index(path, "]")
+			at, ok := cur.(*cc.ArrayType)
+			if !ok || end < 0 {
+				return nil
+			}
+			cur, path = at.Elem(), path[end+1:]
+		default:
+			return nil
+		}
+	}
+	return cur
+}
+
+// load reads a place's value.
+func (t *thread) load(p place, at cc.Node) (val, error) {
+	switch {
+	case p.typ != nil && p.typ.Kind() == cc.Array:
+		return val{kind: vPtr, p: place{obj: p.obj, path: p.path + "[0]", typ: p.typ.(*cc.ArrayType).Elem()}}, nil
+	case isPointer(p.typ) || (p.typ != nil && p.typ.Kind() == cc.Function):
+		v, ok := p.obj.binds[p.path]
+		if !ok {
+			if p.obj.global {
+				return val{kind: vNull}, nil // a file-scope pointer starts NULL
+			}
+			return val{}, t.l.errf(at, "%s is read before it is given a value", p)
+		}
+		return v, nil
+	case isOpaque(p.typ) || isAggregate(p.typ):
+		return val{}, t.l.unsupported(at, "%s (a %s) used as a value", p, typeName(p.typ))
+	}
+	if !p.obj.global {
+		if c, ok := p.obj.consts[p.path]; ok {
+			return intVal(litmus.C(c)), nil
+		}
+		r := t.leafReg(p.obj, p.path, "")
+		if c, ok := t.known[r]; ok {
+			return intVal(litmus.C(c)), nil
+		}
+		return intVal(litmus.R(r)), nil
+	}
+	// A plain read of shared memory: a marked one (docs/kernel-c.md).
+	r := t.reg(p.String())
+	t.emit(litmus.Stmt{Access: &litmus.Access{Op: litmus.OpReadOnce, Loc: t.l.location(p), Reg: r, Call: "(plain read)"}})
+	return intVal(litmus.R(r)), nil
+}
+
+// store writes v to a place.
+func (t *thread) store(p place, v val, at cc.Node) error {
+	switch {
+	case isPointer(p.typ) || (p.typ != nil && p.typ.Kind() == cc.Function):
+		if v.kind == vInt {
+			if c, ok := v.isConst(); ok && c == 0 {
+				v = val{kind: vNull}
+			} else {
+				return t.l.unsupported(at, "an integer stored to the pointer %s", p)
+			}
+		}
+		if p.obj.global {
+			return t.l.unsupported(at, "a pointer stored to shared memory (%s = %s): give it in the initializer", p, v)
+		}
+		if old, ok := p.obj.binds[p.path]; ok && old.kind != vNull && !old.same(v) {
+			return t.l.unsupported(at, "%s points to %s and to %s: a pointer must point to one object (the checker resolves pointers while lowering)", p, old, v)
+		}
+		p.obj.binds[p.path] = v
+		return nil
+	case isAggregate(p.typ) || isOpaque(p.typ):
+		return t.l.unsupported(at, "an assignment of a whole %s (%s)", typeName(p.typ), p)
+	}
+	if v.kind != vInt {
+		return t.l.errf(at, "%s stored to the integer %s", v, p)
+	}
+	if !p.obj.global {
+		t.assign(t.leafReg(p.obj, p.path, ""), v.e)
+		return nil
+	}
+	t.emit(litmus.Stmt{Access: &litmus.Access{Op: litmus.OpWriteOnce, Loc: t.l.location(p), Val: fold(v.e), Call: "(plain write)"}})
+	return nil
+}
+
+func (t *thread) unary(x *cc.UnaryExpression) (val, error) {
+	switch x.Case {
+	case cc.UnaryExpressionPostfix:
+		return t.rvalue(x.PostfixExpression)
+	case cc.UnaryExpressionInc, cc.UnaryExpressionDec:
+		return t.incDec(x, x.UnaryExpression, x.Case == cc.UnaryExpressionInc, false)
+	case cc.UnaryExpressionAddrof:
+		if id := identName(x.CastExpression); id != "" && t.l.funcs[id] != nil {
+			return val{kind: vFunc, fn: id}, nil
+		}
+		p, err := t.lvalue(x.CastExpression)
+		if err != nil {
+			return val{}, err
+		}
+		return val{kind: vPtr, p: p}, nil
+	case cc.UnaryExpressionDeref:
+		v, err := t.rvalue(x.CastExpression)
+		if err != nil {
+			return val{}, err
+		}
+		if v.kind == vFunc {
+			return v, nil
+		}
+		p, err := t.deref(x, v)
+		if err != nil {
+			return val{}, err
+		}
+		return t.load(p, x)
+	case cc.UnaryExpressionPlus:
+		return t.rvalue(x.CastExpression)
+	case cc.UnaryExpressionMinus, cc.UnaryExpressionCpl, cc.UnaryExpressionNot:
+		v, err := t.rvalue(x.CastExpression)
+		if err != nil {
+			return val{}, err
+		}
+		op := map[cc.UnaryExpressionCase]string{cc.UnaryExpressionMinus: "-", cc.UnaryExpressionCpl: "~", cc.UnaryExpressionNot: "!"}[x.Case]
+		if v.kind != vInt {
+			if op == "!" {
+				return intVal(litmus.C(map[bool]int64{true: 1, false: 0}[v.kind == vNull])), nil
+			}
+			return val{}, t.l.unsupported(x, "%s on a pointer", op)
+		}
+		return intVal(fold(litmus.Expr{Op: op, Args: []litmus.Expr{v.e}})), nil
+	}
+	return val{}, t.l.unsupported(x, "%s", exprText(x))
+}
+
+// incDec lowers ++ and --, prefix or postfix.
+func (t *thread) incDec(n cc.Node, target cc.ExpressionNode, inc, post bool) (val, error) {
+	p, err := t.lvalue(target)
+	if err != nil {
+		return val{}, err
+	}
+	old, err := t.load(p, n)
+	if err != nil {
+		return val{}, err
+	}
+	if old.kind != vInt {
+		return val{}, t.l.unsupported(n, "pointer arithmetic (%s)", exprText(target))
+	}
+	d := int64(1)
+	if !inc {
+		d = -1
+	}
+	if post && p.obj.global {
+		// The value read stays in its register.
+		if err := t.store(p, intVal(litmus.Bin("+", old.e, litmus.C(d))), n); err != nil {
+			return val{}, err
+		}
+		return old, nil
+	}
+	if err := t.store(p, intVal(litmus.Bin("+", old.e, litmus.C(d))), n); err != nil {
+		return val{}, err
+	}
+	now := t.after(p, intVal(litmus.C(0)))
+	if p.obj.global {
+		return intVal(fold(litmus.Bin("+", old.e, litmus.C(d)))), nil
+	}
+	if post {
+		return intVal(litmus.Bin("-", now.e, litmus.C(d))), nil
+	}
+	return now, nil
+}
+
+func (t *thread) postfix(x *cc.PostfixExpression) (val, error) {
+	switch x.Case {
+	case cc.PostfixExpressionPrimary:
+		return t.rvalue(x.PrimaryExpression)
+	case cc.PostfixExpressionCall:
+		return t.call(x)
+	case cc.PostfixExpressionInc, cc.PostfixExpressionDec:
+		return t.incDec(x, x.PostfixExpression, x.Case == cc.PostfixExpressionInc, true)
+	case cc.PostfixExpressionSelect, cc.PostfixExpressionPSelect, cc.PostfixExpressionIndex:
+		p, err := t.lvalue(x)
+		if err != nil {
+			return val{}, err
+		}
+		return t.load(p, x)
+	}
+	return val{}, t.l.unsupported(x, "a compound literal")
+}
+
+func (t *thread) primary(x *cc.PrimaryExpression) (val, error) {
+	switch x.Case {
+	case cc.PrimaryExpressionIdent:
+		name := x.Token.SrcStr()
+		if _, ok := x.ResolvedTo().(*cc.Enumerator); ok {
+			if c, ok := constValue(x); ok {
+				return intVal(litmus.C(c)), nil
+			}
+		}
+		if t.l.funcs[name] != nil {
+			return val{kind: vFunc, fn: name}, nil
+		}
+		if d, ok := x.ResolvedTo().(*cc.Declarator); ok && d.Type().Kind() == cc.Function {
+			return val{kind: vFunc, fn: name}, nil
+		}
+		p, err := t.ident(x)
+		if err != nil {
+			return val{}, err
+		}
+		return t.load(p, x)
+	case cc.PrimaryExpressionExpr:
+		return t.rvalue(x.ExpressionList)
+	case cc.PrimaryExpressionStmt:
+		return val{}, t.l.unsupported(x, "a statement expression ({ ... })")
+	}
+	return val{}, t.l.unsupported(x, "%s", exprText(x))
+}
+
+// Helpers over cc's nodes.
+
+// callOf finds the call an expression statement makes, through the
+// one-child productions.
+func callOf(n cc.ExpressionNode) (*cc.PostfixExpression, bool) {
+	for {
+		switch x := n.(type) {
+		case *cc.ExpressionList:
+			if x.ExpressionList != nil {
+				return nil, false
+			}
+			n = x.AssignmentExpression
+		case *cc.AssignmentExpression:
+			if x.Case != cc.AssignmentExpressionCond {
+				return nil, false
+			}
+			n = x.ConditionalExpression
+		case *cc.ConditionalExpression:
+			if x.Case != cc.ConditionalExpressionLOr {
+				return nil, false
+			}
+			n = x.LogicalOrExpression
+		case *cc.LogicalOrExpression:
+			n = x.LogicalAndExpression
+		case *cc.LogicalAndExpression:
+			n = x.InclusiveOrExpression
+		case *cc.InclusiveOrExpression:
+			n = x.ExclusiveOrExpression
+		case *cc.ExclusiveOrExpression:
+			n = x.AndExpression
+		case *cc.AndExpression:
+			n = x.EqualityExpression
+		case *cc.EqualityExpression:
+			n = x.RelationalExpression
+		case *cc.RelationalExpression:
+			n = x.ShiftExpression
+		case *cc.ShiftExpression:
+			n = x.AdditiveExpression
+		case *cc.AdditiveExpression:
+			n = x.MultiplicativeExpression
+		case *cc.MultiplicativeExpression:
+			n = x.CastExpression
+		case *cc.CastExpression:
+			if x.Case != cc.CastExpressionUnary {
+				return nil, false
+			}
+			n = x.UnaryExpression
+		case *cc.UnaryExpression:
+			if x.Case != cc.UnaryExpressionPostfix {
+				return nil, false
+			}
+			n = x.PostfixExpression
+		case *cc.PostfixExpression:
+			if x.Case == cc.PostfixExpressionCall {
+				return x, true
+			}
+			return nil, false
+		default:
+			return nil, false
+		}
+		if n == nil {
+			return nil, false
+		}
+	}
+}
+
+// identName is the identifier an expression is, through the one-child
+// productions and parentheses, "" if it is not one.
+func identName(n cc.ExpressionNode) string {
+	for n != nil {
+		switch x := n.(type) {
+		case *cc.PrimaryExpression:
+			switch x.Case {
+			case cc.PrimaryExpressionIdent:
+				return x.Token.SrcStr()
+			case cc.PrimaryExpressionExpr:
+				n = x.ExpressionList
+				continue
+			}
+			return ""
+		case *cc.PostfixExpression:
+			if x.Case != cc.PostfixExpressionPrimary {
+				return ""
+			}
+			n = x.PrimaryExpression
+		case *cc.UnaryExpression:
+			if x.Case != cc.UnaryExpressionPostfix {
+				return ""
+			}
+			n = x.PostfixExpression
+		case *cc.CastExpression:
+			if x.Case != cc.CastExpressionUnary {
+				return ""
+			}
+			n = x.UnaryExpression
+		case *cc.ExpressionList:
+			if x.ExpressionList != nil {
+				return ""
+			}
+			n = x.AssignmentExpression
+		case *cc.AssignmentExpression:
+			if x.Case != cc.AssignmentExpressionCond {
+				return ""
+			}
+			n = x.ConditionalExpression
+		case *cc.ConditionalExpression:
+			if x.Case != cc.ConditionalExpressionLOr {
+				return ""
+			}
+			n = x.LogicalOrExpression
+		case *cc.LogicalOrExpression:
+			n = x.LogicalAndExpression
+		case *cc.LogicalAndExpression:
+			n = x.InclusiveOrExpression
+		case *cc.InclusiveOrExpression:
+			n = x.ExclusiveOrExpression
+		case *cc.ExclusiveOrExpression:
+			n = x.AndExpression
+		case *cc.AndExpression:
+			n = x.EqualityExpression
+		case *cc.EqualityExpression:
+			n = x.RelationalExpression
+		case *cc.RelationalExpression:
+			n = x.ShiftExpression
+		case *cc.ShiftExpression:
+			n = x.AdditiveExpression
+		case *cc.AdditiveExpression:
+			n = x.MultiplicativeExpression
+		case *cc.MultiplicativeExpression:
+			n = x.CastExpression
+		default:
+			return ""
+		}
+	}
+	return ""
+}
+
+func calleeName(call *cc.PostfixExpression) string { return identName(call.PostfixExpression) }
+
+func argList(call *cc.PostfixExpression) []cc.ExpressionNode {
+	var out []cc.ExpressionNode
+	for l := call.ArgumentExpressionList; l != nil; l = l.ArgumentExpressionList {
+		out = append(out, l.AssignmentExpression)
+	}
+	return out
+}
+
+// exprText is n's source text, on one line.
+func exprText(n cc.Node) string {
+	var b strings.Builder
+	for i, tok := range cc.NodeTokens(n) {
+		if i > 0 && len(tok.Sep()) > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(tok.SrcStr())
+	}
+	return b.String()
+}

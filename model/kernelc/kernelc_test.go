@@ -1,0 +1,363 @@
+package kernelc_test
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flushproof/flushproof/model/durable"
+	"github.com/flushproof/flushproof/model/explore"
+	"github.com/flushproof/flushproof/model/kernelc"
+	"github.com/flushproof/flushproof/model/litmus"
+	"github.com/flushproof/flushproof/model/verdict"
+)
+
+// verdicts checks a harness under every row its header asks for and
+// returns each row's outcome by its configuration ("SC cache+fua").
+func verdicts(t *testing.T, src string) map[string]verdict.Outcome {
+	t.Helper()
+	tt, err := kernelc.Parse("h.c", []byte(src))
+	require.NoError(t, err)
+	d, err := durable.Read("h.c", tt)
+	require.NoError(t, err)
+	out := map[string]verdict.Outcome{}
+	for _, r := range d.Rows(nil, false) {
+		v, err := r.Check(explore.Options{MaxStates: 2_000_000, Liveness: true})
+		require.NoError(t, err, r.Name())
+		out[r.Config] = v.Outcome
+	}
+	return out
+}
+
+// writeFlush is a harness whose tasks write their block and then flush
+// (or not, or with FUA), as the template's %s says.
+const writeFlush = `/*
+ * Device: cache+fua
+ * Models: SC, LKMM
+ */
+#include <flushproof/kernel.h>
+
+static struct block_device bdev;
+
+static int write_block(struct block_device *bdev, long block, long val, blk_opf_t flags)
+{
+	struct bio bio;
+
+	bio_init(&bio, bdev, NULL, 0, REQ_OP_WRITE | flags);
+	bio.bi_iter.bi_sector = block;
+	bio.bi_iter.bi_size = 4096;
+	bio.bi_flushproof_value = val;
+	return submit_bio_wait(&bio);
+}
+
+static void writer(int b)
+{
+	%s
+}
+
+void harness(void)
+{
+	spawn(writer, 0);
+	spawn(writer, 1);
+}
+`
+
+func TestVerdicts(t *testing.T) {
+	cases := []struct {
+		name string
+		body string
+		want verdict.Outcome
+	}{
+		{"write then flush", `if (write_block(&bdev, b, 1, 0) == 0 && blkdev_issue_flush(&bdev) == 0)
+		assert_durable(b, 1);`, verdict.Safe},
+		{"write without a flush", `if (write_block(&bdev, b, 1, 0) == 0)
+		assert_durable(b, 1);`, verdict.Unsafe},
+		{"FUA write", `if (write_block(&bdev, b, 1, REQ_FUA) == 0)
+		assert_durable(b, 1);`, verdict.Safe},
+		{"an empty PREFLUSH bio is a flush", `struct bio flush;
+	int err = write_block(&bdev, b, 1, 0);
+
+	bio_init(&flush, &bdev, NULL, 0, REQ_OP_WRITE | REQ_PREFLUSH);
+	if (!err && !submit_bio_wait(&flush))
+		assert_durable(b, 1);`, verdict.Safe},
+		{"goto to the error path skips the flush", `int err = write_block(&bdev, b, 1, 0);
+
+	if (err)
+		goto out;
+	goto out;
+	err = blkdev_issue_flush(&bdev);
+out:
+	if (!err)
+		assert_durable(b, 1);`, verdict.Unsafe},
+		{"switch picks the flush", `int err = write_block(&bdev, b, 1, 0);
+
+	switch (b) {
+	case 0:
+	case 1:
+		err = err ? err : blkdev_issue_flush(&bdev);
+		break;
+	default:
+		return;
+	}
+	if (!err)
+		assert_durable(b, 1);`, verdict.Safe},
+		{"switch falls to the case without a flush", `int err = write_block(&bdev, b, 1, 0);
+
+	switch (b) {
+	case 0:
+		err = err ? err : blkdev_issue_flush(&bdev);
+		break;
+	default:
+		break;
+	}
+	if (!err)
+		assert_durable(b, 1);`, verdict.Unsafe},
+		{"a loop of two rounds", `int round;
+
+	for (round = 1; round <= 2; round++) {
+		if (write_block(&bdev, b, round, REQ_FUA))
+			continue;
+		assert_durable(b, round);
+	}`, verdict.Safe},
+		{"do-while reads its condition after the body", `int round = 0;
+
+	do {
+		round++;
+		if (write_block(&bdev, b, round, 0) == 0)
+			assert_durable(b, round);
+	} while (round < 2);`, verdict.Unsafe},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := verdicts(t, fmt.Sprintf(writeFlush, c.body))
+			require.NotEmpty(t, got)
+			for cfg, o := range got {
+				assert.Equal(t, c.want, o, cfg)
+			}
+		})
+	}
+}
+
+// flagHarness: one task sets data then a flag, the other waits for the
+// flag and asserts the data, in the shape of message passing; %s are the
+// writer's and the reader's orderings.
+const flagHarness = `/*
+ * Device: no-cache
+ * Crash: none
+ * Models: SC, TSO, LKMM
+ */
+#include <flushproof/kernel.h>
+
+struct shared {
+	int data;
+	int flag;
+	atomic_t count;
+};
+static struct shared s;
+
+static inline void publish(struct shared *p, int v)
+{
+	WRITE_ONCE(p->data, v);
+	%s
+}
+
+static void writer(void)
+{
+	publish(&s, 1);
+}
+
+static void reader(void)
+{
+	int f = %s;
+	int d = READ_ONCE(s.data);
+
+	if (f)
+		assert(d == 1);
+}
+
+void harness(void)
+{
+	spawn(writer);
+	spawn(reader);
+}
+`
+
+// TestMemoryOrdering holds the front end's marked accesses to the memory
+// models: message passing with release/acquire is SAFE everywhere, with
+// plain marked accesses UNSAFE under LKMM only.
+func TestMemoryOrdering(t *testing.T) {
+	release := fmt.Sprintf(flagHarness, "smp_store_release(&p->flag, 1);", "smp_load_acquire(&s.flag)")
+	for cfg, o := range verdicts(t, release) {
+		assert.Equal(t, verdict.Safe, o, "release/acquire %s", cfg)
+	}
+	once := fmt.Sprintf(flagHarness, "WRITE_ONCE(p->flag, 1);", "READ_ONCE(s.flag)")
+	got := verdicts(t, once)
+	assert.Equal(t, verdict.Safe, got["SC no-cache"])
+	assert.Equal(t, verdict.Safe, got["TSO no-cache"])
+	assert.Equal(t, verdict.Unsafe, got["LKMM no-cache"])
+	fenced := fmt.Sprintf(flagHarness, "smp_wmb(); WRITE_ONCE(p->flag, 1);", "READ_ONCE(s.flag); smp_rmb()")
+	_ = fenced // smp_rmb after the read of the flag: written below as its own case
+	rmb := strings.Replace(fmt.Sprintf(flagHarness, "smp_wmb(); WRITE_ONCE(p->flag, 1);", "READ_ONCE(s.flag)"),
+		"int d = READ_ONCE(s.data);", "int d;\n\n\tsmp_rmb();\n\td = READ_ONCE(s.data);", 1)
+	for cfg, o := range verdicts(t, rmb) {
+		assert.Equal(t, verdict.Safe, o, "wmb/rmb %s", cfg)
+	}
+	// try_cmpxchg: a counter raised to a maximum by a compare-and-swap
+	// loop, as xfs_buftarg_flush_done() does.
+	casLoop := `/*
+ * Device: no-cache
+ * Crash: none
+ * Models: SC, LKMM
+ */
+#include <flushproof/kernel.h>
+
+static atomic64_t completed;
+
+static void raise_to(s64 seq)
+{
+	s64 old = atomic64_read(&completed);
+
+	while (old < seq && !atomic64_try_cmpxchg(&completed, &old, seq))
+		;
+}
+
+static void task(int seq)
+{
+	s64 v;
+
+	raise_to(seq);
+	v = atomic64_read(&completed);
+	assert(v >= seq);
+}
+
+void harness(void)
+{
+	spawn(task, 1);
+	spawn(task, 2);
+}
+`
+	for cfg, o := range verdicts(t, casLoop) {
+		assert.Equal(t, verdict.Safe, o, "cmpxchg max %s", cfg)
+	}
+	// The same with a plain store instead of the loop loses the max.
+	lost := strings.Replace(casLoop, "while (old < seq && !atomic64_try_cmpxchg(&completed, &old, seq))\n\t\t;", "atomic64_set(&completed, seq);", 1)
+	require.NotEqual(t, casLoop, lost)
+	for cfg, o := range verdicts(t, lost) {
+		assert.Equal(t, verdict.Unsafe, o, "plain store %s", cfg)
+	}
+}
+
+// TestCompletionsAndLocks: a completion orders a waiter after complete(),
+// a spin lock makes a read-modify-write of two plain accesses atomic.
+func TestCompletionsAndLocks(t *testing.T) {
+	src := `/*
+ * Device: no-cache
+ * Crash: none
+ */
+#include <flushproof/kernel.h>
+
+struct counter {
+	spinlock_t lock;
+	int n;
+	struct completion done;
+};
+static struct counter c;
+
+static void add(struct counter *p)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&p->lock, flags);
+	p->n = p->n + 1;
+	spin_unlock_irqrestore(&p->lock, flags);
+}
+
+static void adder(void)
+{
+	add(&c);
+	complete(&c.done);
+}
+
+static void waiter(void)
+{
+	add(&c);
+	wait_for_completion(&c.done);
+	assert(READ_ONCE(c.n) == 2);
+}
+
+void harness(void)
+{
+	spawn(adder);
+	spawn(waiter);
+}
+`
+	for cfg, o := range verdicts(t, src) {
+		assert.Equal(t, verdict.Safe, o, cfg)
+	}
+	unlocked := strings.Replace(strings.Replace(src, "spin_lock_irqsave(&p->lock, flags);", "", 1), "spin_unlock_irqrestore(&p->lock, flags);", "", 1)
+	got := verdicts(t, unlocked)
+	assert.Equal(t, verdict.Unsafe, got["SC no-cache"], "a lost update without the lock")
+}
+
+var errAt = regexp.MustCompile(`^h\.c:(\d+):(\d+): `)
+
+// TestParseErrors: what the front end cannot resolve or express is an
+// error at the file's line and column.
+func TestParseErrors(t *testing.T) {
+	head := "/*\n * Device: cache+fua\n */\n#include <flushproof/kernel.h>\n"
+	tail := "\nvoid harness(void)\n{\n\tspawn(task, 0);\n}\n"
+	cases := []struct {
+		name, body string
+		line       int // of the error, in the whole file
+		msg        string
+	}{
+		{"undefined function", "static void task(int b)\n{\n\tfoo(b);\n}\n", 7, "foo() is neither defined in the file nor a primitive"},
+		{"misspelt primitive", "static void task(int b)\n{\n\tatomic64_inc_retrun(NULL);\n}\n", 7, "atomic64_inc_retrun"},
+		{"recursion", "static int f(int n)\n{\n\treturn f(n);\n}\nstatic void task(int b)\n{\n\tf(b);\n}\n", 7, "calls itself"},
+		{"index at run time", "static atomic_t a[2];\nstatic void task(int b)\n{\n\tatomic_inc(&a[b]);\n}\n", 8, "array index known only at run time"},
+		{"pointer to two objects", "static atomic_t x, y;\nstatic void task(int b)\n{\n\tatomic_t *p = &x;\n\n\tif (b)\n\t\tp = &y;\n\tatomic_inc(p);\n}\n", 11, "points to &x and to &y"},
+		{"atomic in a local", "static void task(int b)\n{\n\tatomic_t a;\n\n\tatomic_inc(&a);\n}\n", 9, "a local"},
+		{"asynchronous bio", "static void task(int b)\n{\n\tstruct bio bio;\n\n\tbio_init(&bio, NULL, NULL, 0, REQ_OP_WRITE);\n\tsubmit_bio(&bio);\n}\n", 10, "submit_bio"},
+		{"syntax error", "static void task(int b)\n{\n\tb = ;\n}\n", 7, ""},
+		{"undeclared name", "static void task(int b)\n{\n\tb = c;\n}\n", 7, "c"},
+		{"spawn outside harness", "static void task(int b)\n{\n\tspawn(task, 1);\n}\n", 7, "belongs in harness()"},
+		{"pointer stored to shared memory", "struct s { atomic_t *p; };\nstatic struct s g;\nstatic atomic_t x;\nstatic void task(int b)\n{\n\tg.p = &x;\n}\n", 10, "pointer stored to shared memory"},
+		{"fetch_or not modelled", "static atomic_t x;\nstatic void task(int b)\n{\n\tatomic_fetch_or(1, &x);\n}\n", 8, "atomic_fetch_or"},
+		{"wait_event on a local", "static wait_queue_head_t wq;\nstatic void task(int b)\n{\n\twait_event(wq, b == 1);\n}\n", 8, "wait_event condition must read shared memory"},
+		{"non-constant bio flags", "static struct block_device bdev;\nstatic void task(int b)\n{\n\tstruct bio bio;\n\n\tbio_init(&bio, &bdev, NULL, 0, b);\n\tbio.bi_iter.bi_size = 1;\n\tsubmit_bio_wait(&bio);\n}\n", 12, "bi_opf"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := kernelc.Parse("h.c", []byte(head+c.body+tail))
+			require.Error(t, err)
+			var le *litmus.Error
+			require.ErrorAs(t, err, &le, "%v", err)
+			m := errAt.FindStringSubmatch(err.Error())
+			require.NotNil(t, m, "no file:line:col in %q", err)
+			assert.Equal(t, fmt.Sprint(c.line), m[1], "%v", err)
+			assert.NotEqual(t, "0", m[2], "%v", err)
+			assert.Contains(t, err.Error(), c.msg)
+		})
+	}
+	// No harness(), and a header key misspelt.
+	_, err := kernelc.Parse("h.c", []byte(head+"static void task(void) { }\n"))
+	assert.ErrorContains(t, err, "no harness() function")
+	_, err = kernelc.Parse("h.c", []byte("/*\n * Expcet: unsafe\n */\n"+head+"static void task(int b) { }\n"+tail))
+	assert.ErrorContains(t, err, "h.c:2:4: unknown header key Expcet")
+}
+
+func TestSections(t *testing.T) {
+	src := "/* header */\n/* flushproof: harness */\nint a;\n/* flushproof: fs/xfs/xfs_buf.c */\nint b;\nint c;\n/* flushproof: harness */\nint d;\n/* flushproof: fs/xfs/xfs_file.c */\nint e;\n"
+	got := kernelc.Sections([]byte(src))
+	require.Len(t, got, 2)
+	assert.Equal(t, "fs/xfs/xfs_buf.c", got[0].Path)
+	assert.Equal(t, 5, got[0].First)
+	assert.Equal(t, 6, got[0].Last)
+	assert.Equal(t, "fs/xfs/xfs_file.c", got[1].Path)
+	assert.Equal(t, 10, got[1].First)
+	assert.Equal(t, 10, got[1].Last)
+}
