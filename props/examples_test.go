@@ -58,12 +58,19 @@ func checkExamples(t *testing.T, cases []exampleCase) {
 // ("SC cache+fua") and the built-in rows they map to, and requires equal
 // verdicts and expectations; the state counts are logged side by side.
 func checkFile(t *testing.T, file string, rows map[string]verdict.Row) {
-	opt := explore.Options{MaxStates: 20_000_000, Liveness: true, Obligations: true}
 	path := filepath.Join("..", "examples", "litmus", file)
 	tt, err := litmus.ParseFile(path)
 	require.NoError(t, err)
 	d, err := durable.Read(path, tt)
 	require.NoError(t, err)
+	checkRows(t, file, d, rows)
+}
+
+// checkRows runs d's rows named by rows' keys and the built-in rows they
+// map to, as checkFile does; file names d in the messages.
+func checkRows(t *testing.T, file string, d *durable.Test, rows map[string]verdict.Row) {
+	t.Helper()
+	opt := explore.Options{MaxStates: 20_000_000, Liveness: true, Obligations: true}
 	fileRows := map[string]verdict.Row{}
 	for _, r := range d.Rows(durable.AllModels(), false) {
 		fileRows[r.Config] = r

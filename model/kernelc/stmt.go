@@ -28,6 +28,8 @@ type thread struct {
 	dead bool
 	// lastDead is dead as the last sub left it: its list ends in a jump.
 	lastDead bool
+	// gotos counts the gotos emitted to each label of fwd.
+	gotos map[string]int
 }
 
 // frame is one inlined call.
@@ -119,15 +121,28 @@ func (t *thread) emit(s litmus.Stmt) {
 		// A goto to this very label just before it is a no-op.
 		if n := len(*t.out); n > 0 && (*t.out)[n-1].Goto == s.Label {
 			*t.out = (*t.out)[:n-1]
+			t.gotos[s.Label]--
 		}
 		t.dead = false
+		if _, ok := t.fwd[s.Label]; ok && t.gotos[s.Label] == 0 {
+			// Only falling through reaches it: no label, which would
+			// cost the dependency analysis what it knows.
+			return
+		}
 	case s.Goto != "":
-		if k, ok := t.fwd[s.Goto]; ok && !t.dead {
+		if t.dead {
+			return
+		}
+		if k, ok := t.fwd[s.Goto]; ok {
 			if k == nil {
 				t.fwd[s.Goto] = copyKnown(t.known)
 			} else {
 				t.fwd[s.Goto] = meetKnown(k, t.known)
 			}
+			if t.gotos == nil {
+				t.gotos = map[string]int{}
+			}
+			t.gotos[s.Goto]++
 		}
 		t.dead = true
 	case s.Jump != 0:
@@ -435,7 +450,11 @@ func (t *thread) switchStmt(s *cc.SelectionStatement) error {
 			}
 			lb := t.label("case")
 			cases[ls] = lb
-			t.emit(litmus.Stmt{If: &litmus.If{Cond: fold(litmus.Bin("==", e, litmus.C(k))), Then: []litmus.Stmt{{Goto: lb, Line: at.Line, Col: at.Col}}}, Line: at.Line, Col: at.Col})
+			then, _ := t.sub(func() error {
+				t.emit(litmus.Stmt{Goto: lb, Line: at.Line, Col: at.Col})
+				return nil
+			})
+			t.emit(litmus.Stmt{If: &litmus.If{Cond: fold(litmus.Bin("==", e, litmus.C(k))), Then: then}, Line: at.Line, Col: at.Col})
 		case cc.LabeledStatementDefault:
 			dflt = t.label("default")
 			cases[ls] = dflt
