@@ -100,9 +100,23 @@ func (s *durSystem) crashImages(st *State, k int, img []int8) error {
 // ErrCondition is wrapped by a violation of the final condition.
 var ErrCondition = errors.New("the final condition does not hold")
 
-// judge evaluates the final condition on st and the crash image img (nil
-// without a crash).
+// judge evaluates the final condition, and runs the recovery code, on st
+// and the crash image img (nil without a crash).
 func (s *durSystem) judge(st *State, img []int8) error {
+	if s.op.test.Quant != 0 {
+		if err := s.judgeCond(st, img); err != nil {
+			return err
+		}
+	}
+	if s.rec != nil && img != nil {
+		return s.runRecovery(st, img)
+	}
+	return nil
+}
+
+// judgeCond evaluates the final condition on st and the crash image img
+// (nil without a crash).
+func (s *durSystem) judgeCond(st *State, img []int8) error {
 	regs := func(t int, name string) int64 {
 		if t < 0 || t >= len(s.op.regs) {
 			return 0

@@ -63,11 +63,18 @@ func (s *durSystem) obligations() {
 	for t, code := range s.op.code {
 		s.chainChecks[t] = chainChecks(code, s.local[t], s.obBit[t])
 	}
-	if s.op.test.Quant != 0 {
+	if s.op.test.Quant != 0 || s.rec != nil {
 		if len(s.obNames) < explore.MaxObligations {
 			s.finalBit = 1 << len(s.obNames)
 		}
-		s.obNames = append(s.obNames, fmt.Sprintf("the final condition (line %d)", s.op.test.CondLine))
+		var names []string
+		if s.op.test.Quant != 0 {
+			names = append(names, fmt.Sprintf("the final condition (line %d)", s.op.test.CondLine))
+		}
+		if s.rec != nil {
+			names = append(names, fmt.Sprintf("recovery() (line %d)", s.rec.line))
+		}
+		s.obNames = append(s.obNames, strings.Join(names, " and "))
 	}
 }
 
@@ -148,7 +155,7 @@ func (s *durSystem) Judged(st State, initial bool) uint64 {
 // finalJudged reports whether the final condition is judged in st (a
 // state without a failed check or a fault): Check judges it exactly there.
 func (s *durSystem) finalJudged(st State) bool {
-	if s.op.test.Quant == 0 {
+	if s.op.test.Quant == 0 && s.rec == nil {
 		return false
 	}
 	switch s.cfg.Crash {

@@ -137,6 +137,9 @@ type durSystem struct {
 	obBit       [][]uint64
 	finalBit    uint64
 	chainChecks [][]bool // per thread and instruction: the chain after its step may run a check
+	// rec is the recovery code (litmus.Test.Recovery), run on each crash
+	// image where the final condition is judged; nil for none.
+	rec *recovery
 }
 
 // FaultError is a run the checker cannot judge: a value, block or

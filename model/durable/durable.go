@@ -135,12 +135,39 @@ func (d *Test) Validate() error {
 	if d.Crash == CrashNone && len(condBlocks(t)) > 0 {
 		return condErr("the final condition names blocks, which only a crash reveals, but the header says Crash: none")
 	}
+	if t.Recovery != nil && d.Crash == CrashNone {
+		return &litmus.Error{File: d.File, Line: t.Recovery.Line, Col: t.Recovery.Col, Msg: "recovery() runs after a crash, but the header says Crash: none"}
+	}
 	// Compile it once: what the compiler refuses (a break outside a loop,
 	// too many registers...) is refused now, not in every row.
-	if _, err := compileDurable(memory.SC, t, d.File); err != nil {
+	op, err := compileDurable(memory.SC, t, d.File)
+	if err != nil {
 		return err
 	}
+	if t.Recovery != nil {
+		if _, err := compileRecovery(op, t, d.File); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// unionBlocks is the ascending union of two ascending block lists.
+func unionBlocks(a, b []int) []int {
+	var seen [spec.MaxBlocks]bool
+	for _, x := range a {
+		seen[x] = true
+	}
+	for _, x := range b {
+		seen[x] = true
+	}
+	var out []int
+	for x, ok := range seen {
+		if ok {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // condBlocks lists the blocks t's final condition names, ascending.
@@ -303,6 +330,12 @@ func (d *Test) system(cfg Config) (*durSystem, error) {
 		return nil, err
 	}
 	sys := &durSystem{op: op, cfg: cfg, blocks: condBlocks(d.Test), daemons: d.Daemons}
+	if d.Test.Recovery != nil {
+		if sys.rec, err = compileRecovery(op, d.Test, d.File); err != nil {
+			return nil, err
+		}
+		sys.blocks = unionBlocks(sys.blocks, recoveryBlocks(sys.rec))
+	}
 	for t, code := range op.code {
 		var keep uint8
 		var walk func(e litmus.Expr)

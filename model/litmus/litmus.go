@@ -59,6 +59,12 @@ type Test struct {
 	// CondLine and CondCol are where the final condition starts (its
 	// quantifier), 0 without one.
 	CondLine, CondCol int
+	// Recovery is code that runs alone on each crash image, after the
+	// crash: it reads blocks (read_block) and shared memory as the crash
+	// left them, may write blocks of the image (a journal's replay), and
+	// asserts (assert). A kernel C harness's recovery() (model/kernelc);
+	// nil for none. Its Line and Col are where it stands.
+	Recovery *Thread
 	// Header holds the "Key: value" lines of the header comment that
 	// flushproof check reads (durable.go): Expect, Device, Failures,
 	// Crash, keyed in lower case, with where each value starts.
