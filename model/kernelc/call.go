@@ -389,7 +389,7 @@ func issueFlush(t *thread, x *cc.PostfixExpression, name string, args []cc.Expre
 	if _, err := t.rvalue(args[0]); err != nil {
 		return val{}, err
 	}
-	r := t.reg(name + "()")
+	r := t.reg(name + ".ret")
 	t.emit(litmus.Stmt{Dev: &litmus.DevOp{Kind: litmus.DevFlush, Reg: r}})
 	delete(t.known, r)
 	return intVal(litmus.R(r)), nil
@@ -452,7 +452,7 @@ func submitBioWait(t *thread, x *cc.PostfixExpression, name string, args []cc.Ex
 		return val{}, t.l.unsupported(x, "%s of a bio whose bi_opf (%s) is not known here: set it to constant flags before submitting", name, opf)
 	}
 	flags := litmus.C(c >> reqShift & (litmus.ReqFUA | litmus.ReqPreflush | litmus.ReqSync))
-	r := t.reg(name + "()")
+	r := t.reg(name + ".ret")
 	switch c & reqOpMask {
 	case reqOpFlush:
 		t.emit(litmus.Stmt{Dev: &litmus.DevOp{Kind: litmus.DevFlush, Reg: r}})
@@ -531,7 +531,7 @@ func readBlock(t *thread, x *cc.PostfixExpression, name string, args []cc.Expres
 	if b.kind != vInt {
 		return val{}, t.l.errf(args[1], "a block number that is not an integer")
 	}
-	r := t.reg("read_block()")
+	r := t.reg("read_block.ret")
 	t.emit(litmus.Stmt{Dev: &litmus.DevOp{Kind: litmus.DevRead, Block: b.e, Reg: r}})
 	delete(t.known, r)
 	return intVal(litmus.R(r)), nil
@@ -704,7 +704,7 @@ func (t *thread) atomic(x *cc.PostfixExpression, name string, info atomicOpInfo,
 		t.emit(litmus.Stmt{Access: a})
 		return val{kind: vVoid}, nil
 	}
-	r := t.reg(strings.TrimPrefix(loc[strings.LastIndex(loc, ".")+1:], ""))
+	r := t.reg(loc[strings.LastIndex(loc, ".")+1:])
 	a.Reg = r
 	t.emit(litmus.Stmt{Access: a})
 	delete(t.known, r)
@@ -738,7 +738,7 @@ func (t *thread) tryCmpxchg(x cc.Node, name string, a *litmus.Access, oldArg cc.
 	a.Reg = found
 	t.emit(litmus.Stmt{Access: a})
 	delete(t.known, found)
-	ok := t.reg(name + "()")
+	ok := t.reg(name + ".ret")
 	t.assign(ok, litmus.Bin("==", litmus.R(found), old.e))
 	if err := t.store(oldP, intVal(litmus.R(found)), x); err != nil {
 		return val{}, err

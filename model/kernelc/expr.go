@@ -314,7 +314,7 @@ func (t *thread) logical(n cc.Node, op string, a, b cc.ExpressionNode) (val, err
 		return intVal(litmus.Bin(op, ca, cb)), nil
 	}
 	t.known = meetKnown(before, t.known)
-	r := t.reg(op)
+	r := t.reg(map[string]string{"&&": "and", "||": "or"}[op])
 	t.assign(r, litmus.Bin("!=", ca, litmus.C(0)))
 	test := litmus.R(r)
 	if op == "||" {
@@ -347,7 +347,7 @@ func (t *thread) conditional(x *cc.ConditionalExpression) (val, error) {
 		}
 		return t.rvalue(x.ConditionalExpression)
 	}
-	r := t.reg("?:")
+	r := t.reg("cond")
 	before := copyKnown(t.known)
 	var va, vb val
 	then, err := t.sub(func() error {
@@ -524,12 +524,12 @@ func (t *thread) lvalue(n cc.ExpressionNode) (place, error) {
 			if err != nil {
 				return place{}, err
 			}
-			i, ok := iv.isConst()
-			if !ok {
-				return place{}, t.l.unsupported(x, "an array index known only at run time (%s): the checker resolves every object while lowering", iv)
-			}
 			if base.kind != vPtr {
 				return place{}, t.l.errf(x, "indexing %s, which is not an array", base)
+			}
+			i, ok := iv.isConst()
+			if !ok {
+				return t.dynElement(x, base.p, iv)
 			}
 			return t.element(x, base.p, i)
 		}
@@ -607,6 +607,49 @@ func (t *thread) element(n cc.Node, p place, i int64) (place, error) {
 	return place{obj: p.obj, path: fmt.Sprintf("%s[%d]", base, i), typ: p.typ}, nil
 }
 
+// dynElement is the element of the array p is the first element of, at
+// an index known only at run time (v): a place with dyn set.
+func (t *thread) dynElement(n cc.Node, p place, v val) (place, error) {
+	if p.dyn != nil {
+		return place{}, t.l.unsupported(n, "a second index known only at run time (%s)", v)
+	}
+	if v.kind != vInt {
+		return place{}, t.l.errf(n, "an array index that is not an integer")
+	}
+	base, ok := strings.CutSuffix(p.path, "[0]")
+	if !ok {
+		return place{}, t.l.unsupported(n, "indexing %s, which is not an array's first element", p)
+	}
+	at, ok := typeAt(p.obj.typ, base).(*cc.ArrayType)
+	if !ok || at.Len() <= 0 {
+		return place{}, t.l.unsupported(n, "indexing %s%s at run time, whose length is not known", p.obj.name, base)
+	}
+	if at.Len() > 16 {
+		return place{}, t.l.unsupported(n, "indexing %s%s at run time: %d elements, and the checker picks one of at most 16", p.obj.name, base, at.Len())
+	}
+	return place{obj: p.obj, path: base + "[*]", typ: p.typ, dyn: &dynIndex{e: v.e, n: at.Len()}}, nil
+}
+
+// each calls f with each element a place with a run-time index can be,
+// under a branch on the index, after a check that the index is in the
+// array's bounds (an index out of them fails the check: the C code has
+// a bug).
+func (t *thread) each(p place, f func(q place) error) error {
+	d := p.dyn
+	t.emit(litmus.Stmt{Check: &litmus.Check{Cond: fold(litmus.Bin("&&", litmus.Bin(">=", d.e, litmus.C(0)), litmus.Bin("<", d.e, litmus.C(d.n))))}})
+	for k := int64(0); k < d.n; k++ {
+		q := place{obj: p.obj, path: strings.Replace(p.path, "[*]", fmt.Sprintf("[%d]", k), 1), typ: p.typ}
+		known := copyKnown(t.known)
+		then, err := t.sub(func() error { return f(q) })
+		if err != nil {
+			return err
+		}
+		t.known = meetKnown(known, t.known)
+		t.emit(litmus.Stmt{If: &litmus.If{Cond: fold(litmus.Bin("==", d.e, litmus.C(k))), Then: then}})
+	}
+	return nil
+}
+
 // typeAt is the type at path in an object of type t (nil if the path
 // leads nowhere).
 func typeAt(t cc.Type, path string) cc.Type {
@@ -646,6 +689,22 @@ func typeAt(t cc.Type, path string) cc.Type {
 
 // load reads a place's value.
 func (t *thread) load(p place, at cc.Node) (val, error) {
+	if p.dyn != nil {
+		if !isScalar(p.typ) {
+			return val{}, t.l.unsupported(at, "%s, a %s chosen at run time, used as a value", p, typeName(p.typ))
+		}
+		r := t.reg(leafName(p))
+		err := t.each(p, func(q place) error {
+			v, err := t.load(q, at)
+			if err != nil {
+				return err
+			}
+			t.assign(r, v.e)
+			return nil
+		})
+		delete(t.known, r)
+		return intVal(litmus.R(r)), err
+	}
 	switch {
 	case p.typ != nil && p.typ.Kind() == cc.Array:
 		return val{kind: vPtr, p: place{obj: p.obj, path: p.path + "[0]", typ: p.typ.(*cc.ArrayType).Elem()}}, nil
@@ -679,6 +738,12 @@ func (t *thread) load(p place, at cc.Node) (val, error) {
 
 // store writes v to a place.
 func (t *thread) store(p place, v val, at cc.Node) error {
+	if p.dyn != nil {
+		if !isScalar(p.typ) || v.kind != vInt {
+			return t.l.unsupported(at, "a store of %s to %s, chosen at run time", v, p)
+		}
+		return t.each(p, func(q place) error { return t.store(q, v, at) })
+	}
 	switch {
 	case isPointer(p.typ) || (p.typ != nil && p.typ.Kind() == cc.Function):
 		if v.kind == vInt {
@@ -723,6 +788,9 @@ func (t *thread) unary(x *cc.UnaryExpression) (val, error) {
 		p, err := t.lvalue(x.CastExpression)
 		if err != nil {
 			return val{}, err
+		}
+		if p.dyn != nil {
+			return val{}, t.l.unsupported(x, "the address of %s, an element chosen at run time: the checker resolves every pointer while lowering", p)
 		}
 		return val{kind: vPtr, p: p}, nil
 	case cc.UnaryExpressionDeref:

@@ -81,6 +81,17 @@ type place struct {
 	obj  *object
 	path string
 	typ  cc.Type
+	// dyn is an array index known only at run time: the path holds
+	// "[*]" for it, and a load or store is one per element, chosen by
+	// the index (dynamic).
+	dyn *dynIndex
+}
+
+// dynIndex is an array index computed at run time, and the array's
+// length.
+type dynIndex struct {
+	e litmus.Expr
+	n int64
 }
 
 func (p place) String() string { return p.obj.name + p.path }
@@ -146,15 +157,19 @@ func (v val) String() string {
 
 // file1 reads the file scope: functions, globals, then harness().
 func (l *lowerer) file1() error {
-	var harness *cc.FunctionDefinition
+	var harness, recovery *cc.FunctionDefinition
 	for tu := l.ast.TranslationUnit; tu != nil; tu = tu.TranslationUnit {
 		ed := tu.ExternalDeclaration
 		switch ed.Case {
 		case cc.ExternalDeclarationFuncDef:
 			fd := ed.FunctionDefinition
 			name := fd.Declarator.Name()
-			if name == "harness" {
+			switch name {
+			case "harness":
 				harness = fd
+				continue
+			case "recovery":
+				recovery = fd
 				continue
 			}
 			l.funcs[name] = fd
@@ -167,7 +182,32 @@ func (l *lowerer) file1() error {
 	if harness == nil {
 		return &litmus.Error{File: l.file, Line: 1, Col: 1, Msg: "no harness() function: a harness says which tasks run, void harness(void) { spawn(task, 0); spawn(task, 1); } (docs/kernel-c.md)"}
 	}
-	return l.harness(harness)
+	if err := l.harness(harness); err != nil {
+		return err
+	}
+	if recovery != nil {
+		return l.recovery(recovery)
+	}
+	return nil
+}
+
+// recovery lowers recovery(): code that runs alone on each crash image
+// (litmus.Test.Recovery).
+func (l *lowerer) recovery(fn *cc.FunctionDefinition) error {
+	ft := fn.Declarator.Type().(*cc.FunctionType)
+	if ps := ft.Parameters(); len(ps) > 1 || len(ps) == 1 && ps[0].Type().Kind() != cc.Void {
+		return l.errf(fn, "recovery() takes no parameters")
+	}
+	var body []litmus.Stmt
+	t := &thread{l: l, index: len(l.test.Threads), out: &body, regs: map[string]bool{}, known: map[string]int64{}}
+	l.th = t
+	defer func() { l.th = nil }()
+	if err := t.body(t.newFrame(fn, true), fn.CompoundStatement); err != nil {
+		return err
+	}
+	p := l.pos(fn)
+	l.test.Recovery = &litmus.Thread{Body: body, Line: p.Line, Col: p.Col}
+	return nil
 }
 
 // globalDecl makes the file-scope objects of a declaration (functions'

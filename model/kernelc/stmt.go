@@ -559,7 +559,7 @@ func (t *thread) ret(s *cc.JumpStatement) error {
 		case vInt:
 			if !f.top {
 				if f.ret == "" {
-					f.ret = t.reg(f.name + "()")
+					f.ret = t.reg(f.name + ".ret")
 				}
 				t.assign(f.ret, v.e)
 			}
