@@ -6,6 +6,16 @@
  * may fail. The log force is left out (the inodes have no log item: it
  * is a no-op when no metadata needs committing).
  *
+ * The patch's base tree is not public: the flush counters and
+ * xfs_buftarg_flush_start() / xfs_buftarg_flush_done() come from an
+ * earlier patch of its series. Every context and removed line of the
+ * patch's hunks is below as the patch has it; what the hunks do not
+ * show is written in the kernel's style: the log-force block of
+ * xfs_file_fsync() as v6.18's fs/xfs/xfs_file.c has it (with the base's
+ * "error" in place of "err2"), the bodies of the two flush functions
+ * from the patch's description, and the declarations around the hunks
+ * of xfs_buf.h and xfs_buf.c as v6.18 has them.
+ *
  * Check it, then check it with the patch applied:
  *   flushproof check examples/xfs-flushseq/xfs-flushseq.c
  *   flushproof check -patch examples/xfs-flushseq/0002-xfs-skip-the-fsync-flush.patch examples/xfs-flushseq/xfs-flushseq.c

@@ -85,6 +85,10 @@ func (l *lowerer) names() []string {
 	return out
 }
 
+// maxInlined bounds the calls inlined into one task (a function that
+// calls another twice, 20 levels deep, is a million calls).
+const maxInlined = 2000
+
 // inline lowers a call of a function of the file in place.
 func (t *thread) inline(x *cc.PostfixExpression, fn *cc.FunctionDefinition, args []cc.ExpressionNode) (val, error) {
 	name := fn.Declarator.Name()
@@ -95,6 +99,9 @@ func (t *thread) inline(x *cc.PostfixExpression, fn *cc.FunctionDefinition, args
 	}
 	if len(t.frames) >= 32 {
 		return val{}, t.l.unsupported(x, "calls nested more than 32 deep")
+	}
+	if t.inlined++; t.inlined > maxInlined {
+		return val{}, t.l.unsupported(x, "more than %d calls inlined into one task: the checker inlines every call, and this much code is past what it can search", maxInlined)
 	}
 	ft := fn.Declarator.Type().(*cc.FunctionType)
 	params := ft.Parameters()

@@ -84,15 +84,43 @@ func translate(file string, src []byte) (*cc.AST, error) {
 		SysIncludePaths: []string{""},
 		ExpansionLimit:  maxExpansion,
 	}
-	ast, err := cc.Translate(cfg, []cc.Source{
-		{Name: "<predefined>", Value: predefined},
-		{Name: file, Value: src},
-	})
+	ast, err := ccTranslate(cfg, file, src)
 	if err != nil {
-		return nil, ccError(file, err)
+		err = ccError(file, err)
+		if le, ok := err.(*litmus.Error); ok && strings.HasPrefix(le.Msg, "in <end>: ") {
+			// The file ended inside a declaration or statement: say so
+			// at its end.
+			lines := strings.Split(string(src), "\n")
+			le.Line, le.Col = len(lines), len(lines[len(lines)-1])+1
+			le.Msg = "the file ends inside a declaration or statement (" + strings.TrimPrefix(le.Msg, "in <end>: ") + ")"
+		}
+		return nil, err
 	}
 	return ast, nil
 }
+
+// ccTranslate is cc.Translate, with a panic of the C front end on some
+// input turned into an error: the checker never crashes on a file.
+func ccTranslate(cfg *cc.Config, file string, src []byte) (ast *cc.AST, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			ast, err = nil, fmt.Errorf("%s:1:1: the C front end (modernc.org/cc/v4) failed on this file: %v", file, r)
+		}
+	}()
+	return cc.Translate(cfg, []cc.Source{
+		{Name: "<predefined>", Value: predefined},
+		{Name: "<kernel.h>", Value: "#include <flushproof/kernel.h>\n"},
+		{Name: file, Value: src},
+		{Name: "<end>", Value: endSentinel},
+	})
+}
+
+// endSentinel ends every translation unit. cc's parser (v4.35) loops
+// forever on a pointer declarator whose type qualifiers run to the end of
+// the input ("int *;" last in a file): it stops at the next identifier,
+// which this declaration gives it. In a file without that mistake it is a
+// declaration of an unused object, which the lowering ignores.
+const endSentinel = "\nint __flushproof_end;\n"
 
 // ccPos matches cc's "file:line:col: message" error lines.
 var ccPos = regexp.MustCompile(`^(.*?):(\d+):(\d+): (.*)$`)

@@ -207,8 +207,22 @@ func TestMemoryOrdering(t *testing.T) {
 		assert.Equal(t, verdict.Safe, o, "wmb/rmb %s", cfg)
 	}
 	// try_cmpxchg: a counter raised to a maximum by a compare-and-swap
-	// loop, as xfs_buftarg_flush_done() does.
-	casLoop := `/*
+	// loop.
+	casLoop := casLoopHarness
+	for cfg, o := range verdicts(t, casLoop) {
+		assert.Equal(t, verdict.Safe, o, "cmpxchg max %s", cfg)
+	}
+	// The same with a plain store instead of the loop loses the max.
+	lost := strings.Replace(casLoop, "while (old < seq && !atomic64_try_cmpxchg(&completed, &old, seq))\n\t\t;", "atomic64_set(&completed, seq);", 1)
+	require.NotEqual(t, casLoop, lost)
+	for cfg, o := range verdicts(t, lost) {
+		assert.Equal(t, verdict.Unsafe, o, "plain store %s", cfg)
+	}
+}
+
+// casLoopHarness raises a counter to a maximum by a compare-and-swap
+// loop, as xfs_buftarg_flush_done() does.
+const casLoopHarness = `/*
  * Device: no-cache
  * Crash: none
  * Models: SC, LKMM
@@ -240,16 +254,6 @@ void harness(void)
 	spawn(task, 2);
 }
 `
-	for cfg, o := range verdicts(t, casLoop) {
-		assert.Equal(t, verdict.Safe, o, "cmpxchg max %s", cfg)
-	}
-	// The same with a plain store instead of the loop loses the max.
-	lost := strings.Replace(casLoop, "while (old < seq && !atomic64_try_cmpxchg(&completed, &old, seq))\n\t\t;", "atomic64_set(&completed, seq);", 1)
-	require.NotEqual(t, casLoop, lost)
-	for cfg, o := range verdicts(t, lost) {
-		assert.Equal(t, verdict.Unsafe, o, "plain store %s", cfg)
-	}
-}
 
 // TestCompletionsAndLocks: a completion orders a waiter after complete(),
 // a spin lock makes a read-modify-write of two plain accesses atomic.

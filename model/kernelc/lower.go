@@ -222,8 +222,8 @@ func (l *lowerer) globalDecl(d *cc.Declaration) error {
 		if dr.IsTypename() || dr.Type().Kind() == cc.Function {
 			continue
 		}
-		if l.pos(dr).Line == 0 {
-			continue // the header's or the predefined's
+		if dr.Position().Filename != l.file {
+			continue // the header's, the predefined's, the end's
 		}
 		name := dr.Name()
 		o := l.globals[name]

@@ -30,6 +30,8 @@ type thread struct {
 	lastDead bool
 	// gotos counts the gotos emitted to each label of fwd.
 	gotos map[string]int
+	// inlined counts the calls inlined (maxInlined).
+	inlined int
 }
 
 // frame is one inlined call.
