@@ -16,8 +16,8 @@ func (t *thread) call(x *cc.PostfixExpression) (val, error) {
 	saved := t.l.at
 	t.l.at = t.l.pos(x)
 	defer func() { t.l.at = saved }()
-	name := calleeName(x)
-	if name == "" || (t.l.funcs[name] == nil && !isDeclaredFunction(x)) {
+	name := funcName(x.PostfixExpression)
+	if name == "" {
 		// A call through a pointer: it must be known.
 		v, err := t.rvalue(x.PostfixExpression)
 		if err != nil {
@@ -47,28 +47,6 @@ func (t *thread) call(x *cc.PostfixExpression) (val, error) {
 	return val{}, t.l.errf(x, "%s() is neither defined in the file nor a primitive of flushproof/kernel.h: paste its kernel code or write it as a stub in C%s", name, litmus.DidYouMean(name, t.l.names()))
 }
 
-// isDeclaredFunction reports whether a call's callee names a function
-// (declared, maybe not defined), not a pointer variable.
-func isDeclaredFunction(x *cc.PostfixExpression) bool {
-	for n := x.PostfixExpression; n != nil; {
-		switch y := n.(type) {
-		case *cc.PostfixExpression:
-			if y.Case != cc.PostfixExpressionPrimary {
-				return false
-			}
-			n = y.PrimaryExpression
-		case *cc.PrimaryExpression:
-			if y.Case != cc.PrimaryExpressionIdent {
-				return false
-			}
-			d, ok := y.ResolvedTo().(*cc.Declarator)
-			return ok && d.Type().Kind() == cc.Function
-		default:
-			return false
-		}
-	}
-	return false
-}
 
 // names are the functions and primitives a call may name, for "did you
 // mean".

@@ -122,7 +122,7 @@ func simplify(e litmus.Expr) litmus.Expr {
 
 // rvalue lowers an expression for its value.
 func (t *thread) rvalue(n cc.ExpressionNode) (val, error) {
-	if c, ok := constValue(n); ok && n.Pure() {
+	if c, ok := constValue(n); ok && n.Pure() && !isPointer(n.Type()) {
 		return intVal(litmus.C(c)), nil
 	}
 	switch x := n.(type) {
@@ -301,7 +301,7 @@ func (t *thread) logical(n cc.Node, op string, a, b cc.ExpressionNode) (val, err
 		return intVal(fold(litmus.Bin("!=", cb, litmus.C(0)))), nil
 	}
 	var cb litmus.Expr
-	before := copyKnown(t.known)
+	before := t.facts()
 	stmts, err := t.sub(func() error {
 		var err error
 		cb, err = t.cond(b)
@@ -313,7 +313,7 @@ func (t *thread) logical(n cc.Node, op string, a, b cc.ExpressionNode) (val, err
 	if len(stmts) == 0 {
 		return intVal(litmus.Bin(op, ca, cb)), nil
 	}
-	t.known = meetKnown(before, t.known)
+	t.restore(meetFacts(before, t.facts()))
 	r := t.reg(map[string]string{"&&": "and", "||": "or"}[op])
 	t.assign(r, litmus.Bin("!=", ca, litmus.C(0)))
 	test := litmus.R(r)
@@ -326,13 +326,6 @@ func (t *thread) logical(n cc.Node, op string, a, b cc.ExpressionNode) (val, err
 	return intVal(litmus.R(r)), nil
 }
 
-func copyKnown(m map[string]int64) map[string]int64 {
-	out := make(map[string]int64, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
-}
 
 // conditional lowers c ? a : b.
 func (t *thread) conditional(x *cc.ConditionalExpression) (val, error) {
@@ -348,7 +341,7 @@ func (t *thread) conditional(x *cc.ConditionalExpression) (val, error) {
 		return t.rvalue(x.ConditionalExpression)
 	}
 	r := t.reg("cond")
-	before := copyKnown(t.known)
+	before := t.facts()
 	var va, vb val
 	then, err := t.sub(func() error {
 		var err error
@@ -358,8 +351,8 @@ func (t *thread) conditional(x *cc.ConditionalExpression) (val, error) {
 	if err != nil {
 		return val{}, err
 	}
-	after := t.known
-	t.known = before
+	after := t.facts()
+	t.restore(before)
 	els, err := t.sub(func() error {
 		var err error
 		vb, err = t.rvalue(x.ConditionalExpression)
@@ -368,7 +361,7 @@ func (t *thread) conditional(x *cc.ConditionalExpression) (val, error) {
 	if err != nil {
 		return val{}, err
 	}
-	t.known = meetKnown(after, t.known)
+	t.restore(meetFacts(after, t.facts()))
 	if va.kind != vInt || vb.kind != vInt {
 		if va.same(vb) && len(then) == 0 && len(els) == 0 {
 			return va, nil
@@ -639,12 +632,12 @@ func (t *thread) each(p place, f func(q place) error) error {
 	t.emit(litmus.Stmt{Check: &litmus.Check{Cond: fold(litmus.Bin("&&", litmus.Bin(">=", d.e, litmus.C(0)), litmus.Bin("<", d.e, litmus.C(d.n))))}})
 	for k := int64(0); k < d.n; k++ {
 		q := place{obj: p.obj, path: strings.Replace(p.path, "[*]", fmt.Sprintf("[%d]", k), 1), typ: p.typ}
-		known := copyKnown(t.known)
+		before := t.facts()
 		then, err := t.sub(func() error { return f(q) })
 		if err != nil {
 			return err
 		}
-		t.known = meetKnown(known, t.known)
+		t.restore(meetFacts(before, t.facts()))
 		t.emit(litmus.Stmt{If: &litmus.If{Cond: fold(litmus.Bin("==", d.e, litmus.C(k))), Then: then}})
 	}
 	return nil
@@ -710,11 +703,13 @@ func (t *thread) load(p place, at cc.Node) (val, error) {
 		return val{kind: vPtr, p: place{obj: p.obj, path: p.path + "[0]", typ: p.typ.(*cc.ArrayType).Elem()}}, nil
 	case isPointer(p.typ) || (p.typ != nil && p.typ.Kind() == cc.Function):
 		v, ok := p.obj.binds[p.path]
-		if !ok {
-			if p.obj.global {
-				return val{kind: vNull}, nil // a file-scope pointer starts NULL
-			}
+		switch {
+		case !ok && p.obj.global:
+			return val{kind: vNull}, nil // a file-scope pointer starts NULL
+		case !ok:
 			return val{}, t.l.errf(at, "%s is read before it is given a value", p)
+		case v.kind == vAmbig:
+			return val{}, t.l.unsupported(at, "%s points to %s, by the path taken to here: a pointer must point to one object where it is used (the checker resolves pointers while lowering)", p, v.fn)
 		}
 		return v, nil
 	case isOpaque(p.typ) || isAggregate(p.typ):
@@ -756,9 +751,6 @@ func (t *thread) store(p place, v val, at cc.Node) error {
 		if p.obj.global {
 			return t.l.unsupported(at, "a pointer stored to shared memory (%s = %s): give it in the initializer", p, v)
 		}
-		if old, ok := p.obj.binds[p.path]; ok && old.kind != vNull && !old.same(v) {
-			return t.l.unsupported(at, "%s points to %s and to %s: a pointer must point to one object (the checker resolves pointers while lowering)", p, old, v)
-		}
 		p.obj.binds[p.path] = v
 		return nil
 	case isAggregate(p.typ) || isOpaque(p.typ):
@@ -782,8 +774,8 @@ func (t *thread) unary(x *cc.UnaryExpression) (val, error) {
 	case cc.UnaryExpressionInc, cc.UnaryExpressionDec:
 		return t.incDec(x, x.UnaryExpression, x.Case == cc.UnaryExpressionInc, false)
 	case cc.UnaryExpressionAddrof:
-		if id := identName(x.CastExpression); id != "" && t.l.funcs[id] != nil {
-			return val{kind: vFunc, fn: id}, nil
+		if fn := funcName(x.CastExpression); fn != "" {
+			return val{kind: vFunc, fn: fn}, nil
 		}
 		p, err := t.lvalue(x.CastExpression)
 		if err != nil {
@@ -888,9 +880,6 @@ func (t *thread) primary(x *cc.PrimaryExpression) (val, error) {
 			if c, ok := constValue(x); ok {
 				return intVal(litmus.C(c)), nil
 			}
-		}
-		if t.l.funcs[name] != nil {
-			return val{kind: vFunc, fn: name}, nil
 		}
 		if d, ok := x.ResolvedTo().(*cc.Declarator); ok && d.Type().Kind() == cc.Function {
 			return val{kind: vFunc, fn: name}, nil
@@ -1046,6 +1035,51 @@ func identName(n cc.ExpressionNode) string {
 }
 
 func calleeName(call *cc.PostfixExpression) string { return identName(call.PostfixExpression) }
+
+// funcName is the function an expression names (through parentheses),
+// "" if it is not a function's name: a local of the same name as a
+// function is the local.
+func funcName(n cc.ExpressionNode) string {
+	for n != nil {
+		switch x := n.(type) {
+		case *cc.PrimaryExpression:
+			switch x.Case {
+			case cc.PrimaryExpressionIdent:
+				if d, ok := x.ResolvedTo().(*cc.Declarator); ok && d.Type().Kind() == cc.Function {
+					return x.Token.SrcStr()
+				}
+				return ""
+			case cc.PrimaryExpressionExpr:
+				n = x.ExpressionList
+				continue
+			}
+			return ""
+		case *cc.PostfixExpression:
+			if x.Case != cc.PostfixExpressionPrimary {
+				return ""
+			}
+			n = x.PrimaryExpression
+		case *cc.UnaryExpression:
+			if x.Case != cc.UnaryExpressionPostfix {
+				return ""
+			}
+			n = x.PostfixExpression
+		case *cc.CastExpression:
+			if x.Case != cc.CastExpressionUnary {
+				return ""
+			}
+			n = x.UnaryExpression
+		case *cc.ExpressionList:
+			if x.ExpressionList != nil {
+				return ""
+			}
+			n = x.AssignmentExpression
+		default:
+			return ""
+		}
+	}
+	return ""
+}
 
 func argList(call *cc.PostfixExpression) []cc.ExpressionNode {
 	var out []cc.ExpressionNode

@@ -104,6 +104,7 @@ const (
 	vFunc                  // a function designator: fn
 	vNull                  // the null pointer
 	vVoid                  // no value
+	vAmbig                 // a pointer to one object or another, by the path taken: fn says which
 )
 
 // val is the value of a C expression while lowering: an integer
@@ -151,6 +152,8 @@ func (v val) String() string {
 		return "NULL"
 	case vVoid:
 		return "void"
+	case vAmbig:
+		return v.fn
 	}
 	return v.e.String()
 }

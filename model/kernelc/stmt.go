@@ -2,7 +2,7 @@ package kernelc
 
 import (
 	"fmt"
-	"maps"
+	"strings"
 
 	"modernc.org/cc/v4"
 
@@ -22,7 +22,7 @@ type thread struct {
 	// fwd are the labels only forward gotos reach (a call's end, a
 	// switch's cases and end), with what is known at the gotos so far:
 	// at the label, what all its ways in agree on stays known.
-	fwd map[string]map[string]int64
+	fwd map[string]*facts
 	// dead: the statement emitted last was a jump, so no statement
 	// falls through to the next.
 	dead bool
@@ -32,6 +32,14 @@ type thread struct {
 	gotos map[string]int
 	// inlined counts the calls inlined (maxInlined).
 	inlined int
+	// objs are the task's local objects, whose pointers facts follow.
+	objs []*object
+	// atLabel is what was known at each C label a backward goto may
+	// reach: a goto to it must not bring a pointer pointing elsewhere.
+	atLabel map[string]*facts
+	// err is an error found where none could be returned (emit); stmt
+	// returns it.
+	err error
 }
 
 // frame is one inlined call.
@@ -45,6 +53,8 @@ type frame struct {
 	retPtr *val              // a pointer result, once a return gave it
 	end    string            // the label after the body, "" if no return jumps
 	t      *thread
+	// backward are the C labels a goto after them reaches (cLabels).
+	backward map[string]bool
 }
 
 // breakTarget is where break goes: out of a litmus loop, or to a label
@@ -63,6 +73,7 @@ func (t *thread) newFrame(fn *cc.FunctionDefinition, top bool) *frame {
 func (f *frame) local(d *cc.Declarator, at litmus.Pos) *object {
 	o := &object{name: d.Name(), typ: d.Type(), at: at, regs: map[string]string{}, consts: map[string]int64{}, binds: map[string]val{}}
 	f.locals[d] = o
+	f.t.objs = append(f.t.objs, o)
 	return o
 }
 
@@ -95,7 +106,7 @@ func (t *thread) label(what string) string {
 	t.nlabel++
 	lb := fmt.Sprintf("%s.%d", what, t.nlabel)
 	if t.fwd == nil {
-		t.fwd = map[string]map[string]int64{}
+		t.fwd = map[string]*facts{}
 	}
 	t.fwd[lb] = nil
 	return lb
@@ -109,16 +120,23 @@ func (t *thread) emit(s litmus.Stmt) {
 	case s.Label != "":
 		if k, ok := t.fwd[s.Label]; ok && k != nil {
 			if t.dead {
-				t.known = copyKnown(k)
+				t.restore(k)
 			} else {
-				t.known = meetKnown(t.known, k)
+				t.restore(meetFacts(t.facts(), k))
 			}
 		} else if ok && t.dead {
 			// No goto reached it yet and nothing falls through:
 			// unreachable so far; nothing is known.
 			t.forget()
 		} else if !ok {
-			t.forget() // a C label: a backward goto may reach it
+			// A C label a backward goto may reach: no constant is
+			// known; the pointers must be what they are here when
+			// the goto comes.
+			t.forget()
+			if t.atLabel == nil {
+				t.atLabel = map[string]*facts{}
+			}
+			t.atLabel[s.Label] = t.facts()
 		}
 		// A goto to this very label just before it is a no-op.
 		if n := len(*t.out); n > 0 && (*t.out)[n-1].Goto == s.Label {
@@ -137,14 +155,18 @@ func (t *thread) emit(s litmus.Stmt) {
 		}
 		if k, ok := t.fwd[s.Goto]; ok {
 			if k == nil {
-				t.fwd[s.Goto] = copyKnown(t.known)
+				t.fwd[s.Goto] = t.facts()
 			} else {
-				t.fwd[s.Goto] = meetKnown(k, t.known)
+				t.fwd[s.Goto] = meetFacts(k, t.facts())
 			}
 			if t.gotos == nil {
 				t.gotos = map[string]int{}
 			}
 			t.gotos[s.Goto]++
+		} else if at, ok := t.atLabel[s.Goto]; ok && t.err == nil {
+			if what := t.bindsChanged(at); what != "" {
+				t.err = t.l.unsupported(nil, "goto %s goes back to where %s: a pointer must point to one object at a label (the checker resolves pointers while lowering)", strings.SplitN(s.Goto, ".", 2)[0], what)
+			}
 		}
 		t.dead = true
 	case s.Jump != 0:
@@ -315,8 +337,20 @@ func (t *thread) zero(o *object, path string, ty cc.Type, at cc.Node) error {
 	return t.store(place{obj: o, path: path, typ: ty}, intVal(litmus.C(0)), at)
 }
 
-// stmt lowers one statement.
+// stmt lowers one statement: none that no path reaches (after a return,
+// a goto, a break), unless it holds a label a jump may reach.
 func (t *thread) stmt(s *cc.Statement) error {
+	if t.dead && !cHasLabel(s) {
+		return nil
+	}
+	err := t.stmt1(s)
+	if err == nil {
+		err, t.err = t.err, nil
+	}
+	return err
+}
+
+func (t *thread) stmt1(s *cc.Statement) error {
 	switch s.Case {
 	case cc.StatementCompound:
 		return t.compound(s.CompoundStatement)
@@ -380,13 +414,13 @@ func (t *thread) selection(s *cc.SelectionStatement) error {
 		}
 		return nil
 	}
-	before := maps.Clone(t.known)
+	before := t.facts()
 	then, err := t.sub(func() error { return t.stmt(s.Statement) })
 	if err != nil {
 		return err
 	}
-	afterThen, thenDead := t.known, t.lastDead
-	t.known = maps.Clone(before)
+	afterThen, thenDead := t.facts(), t.lastDead
+	t.restore(before)
 	var els []litmus.Stmt
 	elseDead := false
 	if s.Case == cc.SelectionStatementIfElse {
@@ -401,9 +435,9 @@ func (t *thread) selection(s *cc.SelectionStatement) error {
 	switch {
 	case thenDead && !elseDead:
 	case elseDead && !thenDead:
-		t.known = afterThen
+		t.restore(afterThen)
 	default:
-		t.known = meetKnown(afterThen, t.known)
+		t.restore(meetFacts(afterThen, t.facts()))
 	}
 	t.emit(litmus.Stmt{If: &litmus.If{Cond: c, Then: then, Else: els}, Line: at.Line, Col: at.Col})
 	t.dead = thenDead && elseDead
@@ -471,7 +505,6 @@ func (t *thread) switchStmt(s *cc.SelectionStatement) error {
 	}
 	t.frame().caseLabels(cases)
 	t.breaks = append(t.breaks, breakTarget{label: end})
-	t.forget()
 	err = t.stmt(s.Statement)
 	t.breaks = t.breaks[:len(t.breaks)-1]
 	if err != nil {
@@ -502,16 +535,25 @@ func (t *thread) labeled(s *cc.LabeledStatement) error {
 	default:
 		return t.l.unsupported(s, "a case range")
 	}
-	t.forget()
 	return t.stmt(s.Statement)
 }
 
-// cLabel is the thread's label for C label name in this call.
+// cLabel is the thread's label for C label name in this call. A label
+// only forward gotos reach is one whose facts are met there (label).
 func (f *frame) cLabel(name string) string {
 	if lb, ok := f.labels[name]; ok {
 		return lb
 	}
-	lb := f.t.label(f.name + "." + name)
+	if f.backward == nil {
+		f.backward = cLabels(f.def.CompoundStatement)
+	}
+	var lb string
+	if f.backward[name] {
+		f.t.nlabel++
+		lb = fmt.Sprintf("%s.%s.%d", f.name, name, f.t.nlabel)
+	} else {
+		lb = f.t.label(f.name + "." + name)
+	}
 	f.labels[name] = lb
 	return lb
 }
@@ -641,6 +683,7 @@ func (t *thread) iteration(s *cc.IterationStatement) error {
 		}
 	}
 	t.forget()
+	entry := t.facts()
 	t.breaks = append(t.breaks, breakTarget{loop: true})
 	body, err := t.sub(func() error {
 		if s.Case != cc.IterationStatementDo {
@@ -661,6 +704,9 @@ func (t *thread) iteration(s *cc.IterationStatement) error {
 			}
 			return nil
 		})
+		if what := t.bindsChanged(entry); what != "" && err == nil {
+			err = t.l.unsupported(s, "in this loop %s: a pointer must point to one object for the whole loop (the checker resolves pointers while lowering, once for every iteration)", what)
+		}
 		t.emit(litmus.Stmt{Loop: &litmus.Loop{Cond: test, Body: body, Post: post}, Line: at.Line, Col: at.Col})
 	}
 	t.breaks = t.breaks[:len(t.breaks)-1]
