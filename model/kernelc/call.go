@@ -118,12 +118,18 @@ func (t *thread) inline(x *cc.PostfixExpression, fn *cc.FunctionDefinition, args
 			if vals[i].kind != vInt {
 				return val{}, t.l.errf(args[i], "%s passed for the integer %s of %s", vals[i], prm.Name(), name)
 			}
+			if isBool(pt) {
+				vals[i] = toBool(vals[i])
+			}
 			if c, ok := vals[i].isConst(); ok && prm.Declarator.WriteCount() == 0 && !prm.Declarator.AddressTaken() {
 				// A constant the function never changes stays a
 				// constant: no register, and no value a register
 				// cannot hold (LLONG_MAX for a range's end).
 				o.consts[""] = c
 				continue
+			}
+			if isBool(pt) {
+				vals[i] = toBool(vals[i])
 			}
 			r := t.leafReg(o, "", prm.Name())
 			t.assign(r, vals[i].e)

@@ -46,6 +46,15 @@ func typeName(t cc.Type) string {
 	return t.String()
 }
 
+// isAtomicType reports whether t is atomic_t, atomic64_t or atomic_long_t.
+func isAtomicType(t cc.Type) bool {
+	switch typeName(t) {
+	case "atomic_t", "atomic64_t", "atomic_long_t":
+		return true
+	}
+	return false
+}
+
 func isOpaque(t cc.Type) bool {
 	if t == nil {
 		return false
@@ -74,6 +83,37 @@ func isAggregate(t cc.Type) bool {
 // isScalar: an integer (bool, enum, char...) a register or location holds.
 func isScalar(t cc.Type) bool {
 	return t != nil && (cc.IsIntegerType(t) || t.Kind() == cc.Bool || t.Kind() == cc.Enum)
+}
+
+func isBool(t cc.Type) bool { return t != nil && t.Kind() == cc.Bool }
+
+// toBool is a value converted to _Bool, as C converts it: 1 for any
+// value but 0, a pointer 1 unless NULL.
+func toBool(v val) val {
+	switch v.kind {
+	case vInt:
+		if v.e.IsConst {
+			return intVal(litmus.C(map[bool]int64{true: 1, false: 0}[v.e.Const != 0]))
+		}
+		if isComparison(v.e) {
+			return v
+		}
+		return intVal(litmus.Bin("!=", v.e, litmus.C(0)))
+	case vNull:
+		return intVal(litmus.C(0))
+	case vPtr, vFunc:
+		return intVal(litmus.C(1))
+	}
+	return v
+}
+
+// isComparison reports whether e is already 0 or 1.
+func isComparison(e litmus.Expr) bool {
+	switch e.Op {
+	case "==", "!=", "<", "<=", ">", ">=", "&&", "||", "!":
+		return true
+	}
+	return false
 }
 
 func isReg(e litmus.Expr) bool { return e.Reg != "" && e.Op == "" }
@@ -230,8 +270,11 @@ func (t *thread) rvalue(n cc.ExpressionNode) (val, error) {
 		case isScalar(to) && v.kind != vInt:
 			return val{}, t.l.unsupported(x, "a pointer cast to an integer")
 		}
-		// Integer casts keep the value: values are integers, and one a
-		// register or location cannot hold is an error row.
+		if isBool(to) {
+			return toBool(v), nil
+		}
+		// Other integer casts keep the value: values are integers, and
+		// one a register or location cannot hold is an error row.
 		return v, nil
 	case *cc.UnaryExpression:
 		return t.unary(x)
@@ -733,6 +776,9 @@ func (t *thread) load(p place, at cc.Node) (val, error) {
 
 // store writes v to a place.
 func (t *thread) store(p place, v val, at cc.Node) error {
+	if isBool(p.typ) {
+		v = toBool(v)
+	}
 	if p.dyn != nil {
 		if !isScalar(p.typ) || v.kind != vInt {
 			return t.l.unsupported(at, "a store of %s to %s, chosen at run time", v, p)

@@ -522,3 +522,39 @@ void harness(void)
 		assert.Equal(t, verdict.Safe, o, cfg)
 	}
 }
+
+// TestBool: a value stored to a bool, passed as one or returned as one is
+// 0 or 1, as C converts it.
+func TestBool(t *testing.T) {
+	src := `/*
+ * Device: no-cache
+ * Crash: none
+ * Models: SC
+ */
+#include <flushproof/kernel.h>
+
+static atomic_t x = ATOMIC_INIT(5);
+
+static bool nonzero(int v) { return v; }
+static int id(bool b) { return b; }
+
+static void task(void)
+{
+	bool b = atomic_read(&x);
+	int n = atomic_read(&x);
+
+	assert(b == 1);
+	assert(nonzero(n) == 1);
+	assert(id(n) == 1);
+	assert((bool)n + (bool)n == 2);
+}
+
+void harness(void)
+{
+	spawn(task);
+}
+`
+	for cfg, o := range verdicts(t, src) {
+		assert.Equal(t, verdict.Safe, o, cfg)
+	}
+}

@@ -274,6 +274,18 @@ func (l *lowerer) initialize(o *object, path string, t cc.Type, in *cc.Initializ
 		}
 		return leaf(o, path, t, in)
 	}
+	if isOpaque(t) {
+		// ATOMIC_INIT(i) is { (i) }: an atomic's one word, which the
+		// checker keeps as the leaf itself.
+		il := in.InitializerList
+		if il == nil || il.InitializerList != nil || il.Designation != nil || il.Initializer.Case != cc.InitializerExpr {
+			return l.unsupported(in, "an initializer of %s other than { value } (ATOMIC_INIT)", typeName(t))
+		}
+		if !isAtomicType(t) {
+			return l.unsupported(in, "an initial value for a %s", typeName(t))
+		}
+		return leaf(o, path, l.ast.Int, il.Initializer)
+	}
 	// { ... }: positional or designated, fields in order.
 	next := 0
 	for il := in.InitializerList; il != nil; il = il.InitializerList {

@@ -601,6 +601,9 @@ func (t *thread) ret(s *cc.JumpStatement) error {
 		}
 		switch v.kind {
 		case vInt:
+			if isBool(f.def.Declarator.Type().(*cc.FunctionType).Result()) {
+				v = toBool(v)
+			}
 			if !f.top {
 				if f.ret == "" {
 					f.ret = t.reg(f.name + ".ret")
