@@ -47,7 +47,6 @@ func (t *thread) call(x *cc.PostfixExpression) (val, error) {
 	return val{}, t.l.errf(x, "%s() is neither defined in the file nor a primitive of flushproof/kernel.h: paste its kernel code or write it as a stub in C%s", name, litmus.DidYouMean(name, t.l.names()))
 }
 
-
 // names are the functions and primitives a call may name, for "did you
 // mean".
 func (l *lowerer) names() []string {

@@ -369,7 +369,6 @@ func (t *thread) logical(n cc.Node, op string, a, b cc.ExpressionNode) (val, err
 	return intVal(litmus.R(r)), nil
 }
 
-
 // conditional lowers c ? a : b.
 func (t *thread) conditional(x *cc.ConditionalExpression) (val, error) {
 	c, err := t.cond(x.LogicalOrExpression)

@@ -99,12 +99,12 @@ func (p place) String() string { return p.obj.name + p.path }
 type vkind uint8
 
 const (
-	vInt  vkind = iota + 1 // an integer: e
-	vPtr                   // a pointer to p
-	vFunc                  // a function designator: fn
-	vNull                  // the null pointer
-	vVoid                  // no value
-	vAmbig                 // a pointer to one object or another, by the path taken: fn says which
+	vInt   vkind = iota + 1 // an integer: e
+	vPtr                    // a pointer to p
+	vFunc                   // a function designator: fn
+	vNull                   // the null pointer
+	vVoid                   // no value
+	vAmbig                  // a pointer to one object or another, by the path taken: fn says which
 )
 
 // val is the value of a C expression while lowering: an integer
