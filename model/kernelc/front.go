@@ -2,7 +2,6 @@ package kernelc
 
 import (
 	"embed"
-	"errors"
 	"fmt"
 	"io/fs"
 	"regexp"
@@ -232,9 +231,6 @@ func stripLineComments(s string) string {
 	}
 	return b.String()
 }
-
-// isUnsupported reports whether err is a limit rather than a mistake.
-func isUnsupported(err error) bool { return errors.Is(err, litmus.ErrUnsupported) }
 
 // IsHarness reports whether a file named so is a kernel C harness (a .c
 // file) rather than a durability litmus file.
