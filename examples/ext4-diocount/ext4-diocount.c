@@ -49,7 +49,7 @@
  * inode_dio_begin() and inode_dio_end(). fs/inode.c: inode_dio_wait().
  * fs/dax.c: dax_do_io(). fs/ext4/indirect.c: ext4_ind_direct_IO().
  * fs/ext4/inode.c: ext4_dio_get_block_overwrite(), ext4_ext_direct_IO()
- * and ext4_direct_IO(), with one line left out (below).
+ * and ext4_direct_IO().
  *
  * What is a stub, in the harness sections, and why:
  *  - The types carry only the fields the code reads. Sizes are in
@@ -118,11 +118,6 @@
  *    reads 0; the checker's wait_event() is that loop.
  *  - wake_up_bit() (kernel/sched/wait.c): wake_up() of the one wait
  *    queue.
- *  - The line "iocb->private = NULL;" of ext4_ext_direct_IO() is left
- *    out (a comment stands in its place): the checker resolves every
- *    pointer while lowering, and refuses a pointer that points to an
- *    object (iocb->private = &overwrite, in ext4_file_write_iter()) and
- *    then to NULL. Nothing reads iocb->private after it.
  *
  * Not modelled, as in model/diocount: direct reads (dioread_nolock),
  * the unwritten-extent conversion of ext4_end_io_dio(), and the block
@@ -893,7 +888,7 @@ static ssize_t ext4_ext_direct_IO(struct kiocb *iocb, struct iov_iter *iter,
 	 * called to take care of the conversion work.  Here for async
 	 * case, we allocate an io_end structure to hook to the iocb.
 	 */
-	/* iocb->private = NULL; (flushproof: left out, see the header) */
+	iocb->private = NULL;
 	if (overwrite)
 		get_block_func = ext4_dio_get_block_overwrite;
 	else if (is_sync_kiocb(iocb)) {
