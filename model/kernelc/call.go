@@ -244,6 +244,14 @@ func init() {
 
 		"__flushproof_container_of": containerOf,
 
+		"test_bit":              bitOp(bitTest),
+		"set_bit":               bitOp(bitSet),
+		"clear_bit":             bitOp(bitClear),
+		"clear_bit_unlock":      bitOp(bitClearUnlock),
+		"test_and_set_bit":      bitOp(bitTestAndSet),
+		"test_and_clear_bit":    bitOp(bitTestAndClear),
+		"test_and_set_bit_lock": bitOp(bitTestAndSetLock),
+
 		"assert_durable": assertDurable,
 		"assert":         assertCond,
 		"spawn":          spawnOutside,
@@ -757,4 +765,96 @@ func containerOf(t *thread, x *cc.PostfixExpression, name string, args []cc.Expr
 		return val{}, t.l.errf(x, "container_of(%s, ..., %s): %s is not the %s of a struct", exprText(args[0]), member, p, member)
 	}
 	return val{kind: vPtr, p: place{obj: p.obj, path: outer, typ: typeAt(p.obj.typ, outer)}}, nil
+}
+
+// The atomic bit operations of include/asm-generic/bitops/atomic.h and
+// lock.h, with the orderings of Documentation/atomic_bitops.txt: test_bit
+// and the RMWs that return nothing are unordered, test_and_set_bit and
+// test_and_clear_bit fully ordered, test_and_set_bit_lock acquire when it
+// sets the bit, clear_bit_unlock release. The checker's memory has no
+// fetch_or, so an RMW is a read and a compare-and-swap of the word, again
+// until it succeeds: the successful cmpxchg is the RMW, with the ordering
+// (a failed one orders nothing). As the generic code does, test_and_set_bit
+// returns 1 without an RMW when its read finds the bit set (and
+// test_and_clear_bit 0 when it finds it clear): then it orders nothing.
+type bitKind uint8
+
+const (
+	bitTest bitKind = iota + 1
+	bitSet
+	bitClear
+	bitClearUnlock
+	bitTestAndSet
+	bitTestAndClear
+	bitTestAndSetLock
+)
+
+func bitOp(k bitKind) prim {
+	return func(t *thread, x *cc.PostfixExpression, name string, args []cc.ExpressionNode) (val, error) {
+		if len(args) != 2 {
+			return val{}, t.l.errf(x, "%s takes a bit number and the word's address", name)
+		}
+		nr, err := t.rvalue(args[0])
+		if err != nil {
+			return val{}, err
+		}
+		if nr.kind != vInt {
+			return val{}, t.l.errf(args[0], "%s: a bit number that is not an integer", name)
+		}
+		loc, err := t.sharedArg(x, name, args, 1)
+		if err != nil {
+			return val{}, err
+		}
+		mask := fold(litmus.Bin("<<", litmus.C(1), nr.e))
+		read := func(r string) litmus.Stmt {
+			return litmus.Stmt{Access: &litmus.Access{Op: litmus.OpReadOnce, Loc: loc, Reg: r, Call: name}}
+		}
+		if k == bitTest {
+			old := t.reg("word")
+			t.emit(read(old))
+			delete(t.known, old)
+			return intVal(litmus.Bin("!=", litmus.Bin("&", litmus.R(old), mask), litmus.C(0))), nil
+		}
+		op := map[bitKind]litmus.Op{bitSet: litmus.OpCmpxchgRlx, bitClear: litmus.OpCmpxchgRlx, bitClearUnlock: litmus.OpCmpxchgRel,
+			bitTestAndSet: litmus.OpCmpxchg, bitTestAndClear: litmus.OpCmpxchg, bitTestAndSetLock: litmus.OpCmpxchgAcq}[k]
+		setting := k == bitSet || k == bitTestAndSet || k == bitTestAndSetLock
+		old, found, ret := t.reg("word"), t.reg("found"), ""
+		newVal := litmus.Bin("|", litmus.R(old), mask)
+		if !setting {
+			newVal = litmus.Bin("&", litmus.R(old), litmus.Expr{Op: "~", Args: []litmus.Expr{mask}})
+		}
+		returns := k == bitTestAndSet || k == bitTestAndClear || k == bitTestAndSetLock
+		at := t.l.at
+		stmt := func(s litmus.Stmt) litmus.Stmt { s.Line, s.Col = at.Line, at.Col; return s }
+		var body []litmus.Stmt
+		body = append(body, stmt(read(old)))
+		bit := litmus.Bin("!=", litmus.Bin("&", litmus.R(old), mask), litmus.C(0))
+		if returns {
+			ret = t.reg(name + ".ret")
+			// Already as asked: no RMW, no ordering.
+			done := bit
+			if !setting {
+				done = litmus.Not(bit)
+			}
+			body = append(body, stmt(litmus.Stmt{If: &litmus.If{Cond: done, Then: []litmus.Stmt{
+				stmt(litmus.Stmt{Assign: &litmus.Assign{Reg: ret, Val: bit}}),
+				stmt(litmus.Stmt{Jump: litmus.Break}),
+			}}}))
+		}
+		body = append(body, stmt(litmus.Stmt{Access: &litmus.Access{Op: op, Loc: loc, Expect: litmus.R(old), Val: newVal, Reg: found, Call: name}}))
+		success := []litmus.Stmt{}
+		if returns {
+			success = append(success, stmt(litmus.Stmt{Assign: &litmus.Assign{Reg: ret, Val: bit}}))
+		}
+		success = append(success, stmt(litmus.Stmt{Jump: litmus.Break}))
+		body = append(body, stmt(litmus.Stmt{If: &litmus.If{Cond: litmus.Bin("==", litmus.R(found), litmus.R(old)), Then: success}}))
+		t.emit(litmus.Stmt{Loop: &litmus.Loop{Cond: litmus.C(1), Body: body}})
+		for _, r := range []string{old, found, ret} {
+			delete(t.known, r)
+		}
+		if !returns {
+			return val{kind: vVoid}, nil
+		}
+		return intVal(litmus.R(ret)), nil
+	}
 }

@@ -558,3 +558,52 @@ void harness(void)
 		assert.Equal(t, verdict.Safe, o, cfg)
 	}
 }
+
+// TestBitops: test_and_set_bit as a lock of one bit (a second taker sees
+// it set), clear_bit_unlock releasing it: mutual exclusion over a plain
+// counter; with set_bit (no test) two tasks both enter. Under LKMM the
+// read of the word before its compare-and-swap, then the store to the
+// counter, is the load-buffering shape memory.LKMM refuses: an error.
+func TestBitops(t *testing.T) {
+	src := `/*
+ * Device: no-cache
+ * Crash: none
+ * Models: SC, TSO
+ */
+#include <flushproof/kernel.h>
+
+#define BUSY 2
+static unsigned long flags;
+static int inside;
+
+static void task(void)
+{
+	if (test_and_set_bit_lock(BUSY, &flags))
+		return;
+	inside = inside + 1;
+	assert(inside == 1);
+	inside = inside - 1;
+	clear_bit_unlock(BUSY, &flags);
+}
+
+void harness(void)
+{
+	spawn(task);
+	spawn(task);
+}
+`
+	for cfg, o := range verdicts(t, src) {
+		assert.Equal(t, verdict.Safe, o, cfg)
+	}
+	racy := strings.Replace(src, "if (test_and_set_bit_lock(BUSY, &flags))\n\t\treturn;", "set_bit(BUSY, &flags);", 1)
+	require.NotEqual(t, src, racy)
+	for cfg, o := range verdicts(t, racy) {
+		assert.Equal(t, verdict.Unsafe, o, cfg)
+	}
+	tt, err := kernelc.Parse("h.c", []byte(strings.Replace(src, "Models: SC, TSO", "Models: LKMM", 1)))
+	require.NoError(t, err)
+	d, err := durable.Read("h.c", tt)
+	require.NoError(t, err)
+	_, err = d.Rows(nil, false)[0].Check(explore.Options{})
+	assert.ErrorContains(t, err, "does not model load buffering")
+}

@@ -129,6 +129,19 @@ __FLUSHPROOF_ATOMIC(atomic, atomic_t, int)
 __FLUSHPROOF_ATOMIC(atomic64, atomic64_t, s64)
 __FLUSHPROOF_ATOMIC(atomic_long, atomic_long_t, long)
 
+/*
+ * include/asm-generic/bitops/atomic.h, lock.h, instrumented-atomic.h:
+ * the atomic bit operations on a word, ordered as
+ * Documentation/atomic_bitops.txt says.
+ */
+bool test_bit(long nr, const volatile unsigned long *addr);
+void set_bit(long nr, volatile unsigned long *addr);
+void clear_bit(long nr, volatile unsigned long *addr);
+void clear_bit_unlock(long nr, volatile unsigned long *addr);
+bool test_and_set_bit(long nr, volatile unsigned long *addr);
+bool test_and_clear_bit(long nr, volatile unsigned long *addr);
+bool test_and_set_bit_lock(long nr, volatile unsigned long *addr);
+
 /* include/linux/spinlock.h, include/linux/mutex.h */
 typedef struct { int __flushproof_lock; } spinlock_t;
 struct mutex { int __flushproof_lock; };
