@@ -42,7 +42,9 @@
  *     fallback wrote its pages back): only its errseq check is modelled.
  *   - AS_EIO is the only bit of flags, 1 when set: set_bit() and
  *     clear_bit() store the word, test_bit() is atomic_long_read(),
- *     test_and_clear_bit() atomic_long_xchg(). The errseq_t is a count of
+ *     test_and_clear_bit() atomic_long_xchg(), as the litmus files have
+ *     them (kernel.h's are a load and a compare-and-swap loop each: with
+ *     them a task names more than 64 registers). The errseq_t is a count of
  *     errors (errseq_set() an atomic_inc_return(): its cmpxchg is fully
  *     ordered), without the SEEN flag; the superblock's errseq is left
  *     out. file_check_and_advance_wb_err() reads it once, with
