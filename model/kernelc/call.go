@@ -142,6 +142,7 @@ func (t *thread) inline(x *cc.PostfixExpression, fn *cc.FunctionDefinition, args
 	if f.end != "" {
 		t.emit(litmus.Stmt{Label: f.end})
 	}
+	t.release(f, f.ret)
 	rt := ft.Result()
 	switch {
 	case rt.Kind() == cc.Void:
@@ -175,6 +176,12 @@ func init() {
 	}
 	lock := func(op litmus.Op) prim {
 		return func(t *thread, x *cc.PostfixExpression, name string, args []cc.ExpressionNode) (val, error) {
+			if p, ok := t.localArg(args, 0); ok && !p.obj.global {
+				// A lock in a local: only its own task takes it, so
+				// taking it never waits, and no other task reads it to
+				// synchronise with: nothing to do.
+				return val{kind: vVoid}, nil
+			}
 			loc, err := t.sharedArg(x, name, args, 0)
 			if err != nil {
 				return val{}, err
@@ -257,6 +264,24 @@ func init() {
 		"spawn":          spawnOutside,
 		"spawn_daemon":   spawnOutside,
 	}
+}
+
+// localArg resolves argument i to the object it points to, if it can
+// (no statement is emitted: a pointer's value is known while lowering).
+func (t *thread) localArg(args []cc.ExpressionNode, i int) (place, bool) {
+	if i >= len(args) {
+		return place{}, false
+	}
+	var v val
+	stmts, err := t.sub(func() error {
+		var err error
+		v, err = t.rvalue(args[i])
+		return err
+	})
+	if err != nil || len(stmts) > 0 || v.kind != vPtr {
+		return place{}, false
+	}
+	return v.p, true
 }
 
 // sharedArg resolves argument i to a shared location: a leaf of a

@@ -401,6 +401,11 @@ func (t *thread) conditional(x *cc.ConditionalExpression) (val, error) {
 		return val{}, err
 	}
 	t.restore(meetFacts(after, t.facts()))
+	if va.kind == vVoid || vb.kind == vVoid {
+		// c ? f() : (void)0, a statement: no value.
+		t.emit(litmus.Stmt{If: &litmus.If{Cond: c, Then: then, Else: els}})
+		return val{kind: vVoid}, nil
+	}
 	if va.kind != vInt || vb.kind != vInt {
 		if va.same(vb) && len(then) == 0 && len(els) == 0 {
 			return va, nil
@@ -451,6 +456,9 @@ func (t *thread) assignment(x *cc.AssignmentExpression) (val, error) {
 func (t *thread) after(p place, v val) val {
 	if !p.obj.global && v.kind == vInt {
 		if r, ok := p.obj.regs[p.path]; ok {
+			if c, ok := t.known[r]; ok {
+				return intVal(litmus.C(c))
+			}
 			return intVal(litmus.R(r))
 		}
 	}

@@ -3,6 +3,7 @@ package kernelc
 import (
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -183,4 +184,131 @@ func cHasLabel(s *cc.Statement) bool {
 		return cHasLabel(s.IterationStatement.Statement)
 	}
 	return false
+}
+
+// forgetLoop forgets, at a loop's head and after it, what the loop may
+// change: the registers of every local the loop assigns (by its name,
+// through its fields and elements), of every local whose address is
+// taken anywhere (a pointer, or a call, may change it), and every
+// register no local holds (temporaries). What the loop leaves alone
+// stays known, so a flag set before the loop is still a constant in it.
+func (t *thread) forgetLoop(s *cc.IterationStatement) {
+	assigned := map[*cc.Declarator]bool{}
+	walkAssigned(reflect.ValueOf(s), assigned, map[uintptr]bool{})
+	keep := map[string]bool{}
+	for _, o := range t.objs {
+		if o.decl == nil || assigned[o.decl] || o.decl.AddressTaken() {
+			continue
+		}
+		for _, r := range o.regs {
+			keep[r] = true
+		}
+	}
+	for r := range t.known {
+		if !keep[r] {
+			delete(t.known, r)
+		}
+	}
+}
+
+// walkAssigned records the declarators of the names assigned in a syntax
+// tree: the object an assignment, ++ or -- writes, when it is a name with
+// fields and constant or run-time indexes after it (a write through a
+// pointer changes an object whose address is taken: forgetLoop forgets
+// those anyway).
+func walkAssigned(v reflect.Value, out map[*cc.Declarator]bool, seen map[uintptr]bool) {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if v.IsNil() {
+			return
+		}
+		if v.Kind() == reflect.Pointer {
+			if seen[v.Pointer()] {
+				return
+			}
+			seen[v.Pointer()] = true
+		}
+		switch n := v.Interface().(type) {
+		case *cc.AssignmentExpression:
+			if n.Case != cc.AssignmentExpressionCond {
+				rootName(n.UnaryExpression, out)
+			}
+		case *cc.UnaryExpression:
+			if n.Case == cc.UnaryExpressionInc || n.Case == cc.UnaryExpressionDec {
+				rootName(n.UnaryExpression, out)
+			}
+		case *cc.PostfixExpression:
+			if n.Case == cc.PostfixExpressionInc || n.Case == cc.PostfixExpressionDec {
+				rootName(n.PostfixExpression, out)
+			}
+		}
+		walkAssigned(v.Elem(), out, seen)
+	case reflect.Struct:
+		for i := 0; i < v.NumField(); i++ {
+			if f := v.Type().Field(i); f.IsExported() {
+				walkAssigned(v.Field(i), out, seen)
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		for i := 0; i < v.Len(); i++ {
+			walkAssigned(v.Index(i), out, seen)
+		}
+	}
+}
+
+// rootName records the declarator of the name an lvalue starts from
+// (x in x.f[2].g), if it starts from one.
+func rootName(n cc.ExpressionNode, out map[*cc.Declarator]bool) {
+	for n != nil {
+		switch x := n.(type) {
+		case *cc.PostfixExpression:
+			switch x.Case {
+			case cc.PostfixExpressionPrimary:
+				n = x.PrimaryExpression
+			case cc.PostfixExpressionSelect, cc.PostfixExpressionIndex:
+				n = x.PostfixExpression
+			default:
+				return // through a pointer (->), a call: an address-taken object
+			}
+		case *cc.UnaryExpression:
+			if x.Case != cc.UnaryExpressionPostfix {
+				return
+			}
+			n = x.PostfixExpression
+		case *cc.PrimaryExpression:
+			switch x.Case {
+			case cc.PrimaryExpressionIdent:
+				if d, ok := x.ResolvedTo().(*cc.Declarator); ok {
+					out[d] = true
+				}
+				return
+			case cc.PrimaryExpressionExpr:
+				n = x.ExpressionList
+			default:
+				return
+			}
+		case *cc.ExpressionList:
+			if x.ExpressionList != nil {
+				return
+			}
+			n = x.AssignmentExpression
+		case *cc.AssignmentExpression:
+			if x.Case != cc.AssignmentExpressionCond {
+				return
+			}
+			n = x.ConditionalExpression
+		case *cc.ConditionalExpression:
+			if x.Case != cc.ConditionalExpressionLOr {
+				return
+			}
+			n = x.LogicalOrExpression
+		case *cc.CastExpression:
+			if x.Case != cc.CastExpressionUnary {
+				return
+			}
+			n = x.UnaryExpression
+		default:
+			return
+		}
+	}
 }

@@ -607,3 +607,36 @@ void harness(void)
 	_, err = d.Rows(nil, false)[0].Check(explore.Options{})
 	assert.ErrorContains(t, err, "does not model load buffering")
 }
+
+// TestLoweringKeeps: what the lowering keeps known and what it lets
+// through. A flag set before a loop the loop does not change is still a
+// constant inside it (a bio's flags must be known at its submission); a
+// constant too big for a register is fine while it is known, and an
+// error where it is read unknown; a lock in a local is taken by its task
+// alone; c ? f() : (void)0 is a statement; a function inlined at many
+// calls names its registers once.
+func TestLoweringKeeps(t *testing.T) {
+	body := `int flags = REQ_FUA;
+	long big = 1 << 20;
+	spinlock_t lock;
+	int i;
+
+	spin_lock(&lock);
+	for (i = 0; i < 2; i++) {
+		if (big & (1 << 20))
+			write_block(&bdev, b, i + 1, flags);
+	}
+	spin_unlock(&lock);
+	b ? write_block(&bdev, b, 3, flags) : (void)0;
+	write_block(&bdev, b, 4, flags);
+	write_block(&bdev, b, 5, flags);
+	write_block(&bdev, b, 6, flags);
+	write_block(&bdev, b, 7, flags);
+	assert_durable(b, 7);`
+	for cfg, o := range verdicts(t, fmt.Sprintf(writeFlush, body)) {
+		assert.Equal(t, verdict.Safe, o, cfg)
+	}
+	unknown := strings.Replace(fmt.Sprintf(writeFlush, body), "if (big & (1 << 20))", "big = big + 0;\n\t\tif (big & (1 << 20))", 1)
+	_, err := kernelc.Parse("h.c", []byte(unknown))
+	assert.ErrorContains(t, err, "big was given a value beyond the -32768..32767 a register holds")
+}

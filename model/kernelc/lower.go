@@ -66,6 +66,7 @@ type lowerer struct {
 // are registers of the thread).
 type object struct {
 	name   string
+	decl   *cc.Declarator // a local's declarator
 	typ    cc.Type
 	global bool
 	at     litmus.Pos

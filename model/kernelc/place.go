@@ -317,6 +317,9 @@ func (t *thread) load(p place, at cc.Node) (val, error) {
 		if c, ok := t.known[r]; ok {
 			return intVal(litmus.C(c)), nil
 		}
+		if t.big[r] {
+			return val{}, t.l.unsupported(at, "%s was given a value beyond the -32768..32767 a register holds, and is read here where that value is not known while lowering (after a loop's head or a label): keep such constants out of the code a loop changes", p)
+		}
 		return intVal(litmus.R(r)), nil
 	}
 	// A plain read of shared memory: a marked one (docs/kernel-c.md).

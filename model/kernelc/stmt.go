@@ -40,6 +40,12 @@ type thread struct {
 	// err is an error found where none could be returned (emit); stmt
 	// returns it.
 	err error
+	// free are the registers finished calls named (reg takes them again).
+	free map[string]bool
+	// big are registers given a constant beyond what a register holds:
+	// the assignment is not emitted, and reading one where its value is
+	// not known is an error.
+	big map[string]bool
 }
 
 // frame is one inlined call.
@@ -55,6 +61,9 @@ type frame struct {
 	t      *thread
 	// backward are the C labels a goto after them reaches (cLabels).
 	backward map[string]bool
+	// named are the registers reg gave out while this call was the
+	// innermost (release frees them when it ends).
+	named []string
 }
 
 // breakTarget is where break goes: out of a litmus loop, or to a label
@@ -71,20 +80,47 @@ func (t *thread) newFrame(fn *cc.FunctionDefinition, top bool) *frame {
 
 // local makes the object of a local declarator.
 func (f *frame) local(d *cc.Declarator, at litmus.Pos) *object {
-	o := &object{name: d.Name(), typ: d.Type(), at: at, regs: map[string]string{}, consts: map[string]int64{}, binds: map[string]val{}}
+	o := &object{name: d.Name(), decl: d, typ: d.Type(), at: at, regs: map[string]string{}, consts: map[string]int64{}, binds: map[string]val{}}
 	f.locals[d] = o
 	f.t.objs = append(f.t.objs, o)
 	return o
 }
 
 // reg returns a register name for want that the thread has not taken.
+//
+// A register a finished call named (its locals, its temporaries) is free
+// again: the next call that wants that name takes it, so a function
+// inlined at many calls names its registers once (a thread names at most
+// 64).
 func (t *thread) reg(want string) string {
 	name := want
-	for k := 2; t.regs[name]; k++ {
+	for k := 2; t.regs[name] && !t.free[name]; k++ {
 		name = fmt.Sprintf("%s#%d", want, k)
 	}
+	delete(t.free, name)
 	t.regs[name] = true
+	if n := len(t.frames); n > 0 {
+		f := t.frames[n-1]
+		f.named = append(f.named, name)
+	}
 	return name
+}
+
+// release frees the registers a finished call named, but keep (its
+// result).
+func (t *thread) release(f *frame, keep string) {
+	if t.free == nil {
+		t.free = map[string]bool{}
+	}
+	for _, r := range f.named {
+		if r == keep {
+			continue
+		}
+		t.free[r] = true
+		delete(t.known, r)
+		delete(t.big, r)
+	}
+	f.named = nil
 }
 
 // leafReg is the register of a local object's scalar leaf.
@@ -208,6 +244,18 @@ func (t *thread) sub(f func() error) ([]litmus.Stmt, error) {
 // assign emits reg = e, keeping what is known of reg's value.
 func (t *thread) assign(reg string, e litmus.Expr) {
 	e = fold(e)
+	if e.IsConst && !fitsRegister(e.Const) {
+		// A constant no register holds (a flag 1 << 17, LLONG_MAX):
+		// known, never in a register (load refuses to read it where it
+		// is not known).
+		if t.big == nil {
+			t.big = map[string]bool{}
+		}
+		t.big[reg] = true
+		t.known[reg] = e.Const
+		return
+	}
+	delete(t.big, reg)
 	t.emit(litmus.Stmt{Assign: &litmus.Assign{Reg: reg, Val: e}})
 	if e.IsConst {
 		t.known[reg] = e.Const
@@ -215,6 +263,10 @@ func (t *thread) assign(reg string, e litmus.Expr) {
 		delete(t.known, reg)
 	}
 }
+
+// fitsRegister reports whether a register holds v (durable's registers:
+// -32768..32767).
+func fitsRegister(v int64) bool { return v >= -32768 && v <= 32767 }
 
 // forget drops what is known of every register (a loop's head, a label:
 // other paths arrive there).
@@ -659,7 +711,7 @@ func (t *thread) iteration(s *cc.IterationStatement) error {
 			return t.stmt(s.Statement)
 		}
 	}
-	t.forget()
+	t.forgetLoop(s)
 	// The condition: pure over registers, it is the loop's test; with
 	// statements of its own (a load), it is tested inside the loop, at
 	// the top of the body (while, for) or in the post (do).
@@ -685,7 +737,7 @@ func (t *thread) iteration(s *cc.IterationStatement) error {
 			condStmts = append(stmts, litmus.Stmt{If: &litmus.If{Cond: litmus.Not(c), Then: []litmus.Stmt{{Jump: litmus.Break, Line: at.Line, Col: at.Col}}}, Line: at.Line, Col: at.Col})
 		}
 	}
-	t.forget()
+	t.forgetLoop(s)
 	entry := t.facts()
 	t.breaks = append(t.breaks, breakTarget{loop: true})
 	body, err := t.sub(func() error {
@@ -713,7 +765,7 @@ func (t *thread) iteration(s *cc.IterationStatement) error {
 		t.emit(litmus.Stmt{Loop: &litmus.Loop{Cond: test, Body: body, Post: post}, Line: at.Line, Col: at.Col})
 	}
 	t.breaks = t.breaks[:len(t.breaks)-1]
-	t.forget()
+	t.forgetLoop(s)
 	return err
 }
 
