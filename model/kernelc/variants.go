@@ -67,14 +67,18 @@ func ReadPatches(paths, files []string, note func(string)) ([]*patchapply.Patch,
 // change it applied in order. A patched file is named "f (with p.patch)"
 // in errors (their lines are the patched text's) and its test gains "+p"
 // for each patch, so that its rows do not take the unpatched file's
-// names. A hunk placed with fuzz (or, in a litmus file, at an offset) is
-// told to note, as patch says it.
+// names; but a patch that changes a litmus file's "C NAME" line names
+// the test itself (a variant kept as a patch, examples/litmus), so its
+// test is the name that line gives, with "+p" only for the patches
+// applied after the last such one. A hunk placed with fuzz (or, in a
+// litmus file, at an offset) is told to note, as patch says it.
 func ReadFile(f string, patches []*patchapply.Patch, note func(string)) (*litmus.Test, error) {
 	src, err := os.ReadFile(f)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", f, err)
 	}
 	var applied []string
+	var suffix []string // the patches after the last that renamed the test
 	for _, p := range patches {
 		if IsHarness(f) {
 			var notes []patchapply.Applied
@@ -91,6 +95,7 @@ func ReadFile(f string, patches []*patchapply.Patch, note func(string)) (*litmus
 			}
 			if len(done) > 0 {
 				applied = append(applied, p.Name)
+				suffix = append(suffix, p.Name)
 			}
 			continue
 		}
@@ -102,6 +107,7 @@ func ReadFile(f string, patches []*patchapply.Patch, note func(string)) (*litmus
 			continue
 		}
 		var notes []patchapply.Applied
+		before := nameLine(src)
 		if src, notes, err = p.Apply(fd, src); err != nil {
 			return nil, err
 		}
@@ -111,6 +117,11 @@ func ReadFile(f string, patches []*patchapply.Patch, note func(string)) (*litmus
 			}
 		}
 		applied = append(applied, p.Name)
+		if nameLine(src) != before {
+			suffix = nil
+		} else {
+			suffix = append(suffix, p.Name)
+		}
 	}
 	name := f
 	if len(applied) > 0 {
@@ -125,8 +136,19 @@ func ReadFile(f string, patches []*patchapply.Patch, note func(string)) (*litmus
 	if err != nil {
 		return nil, err
 	}
-	for _, a := range applied {
+	for _, a := range suffix {
 		t.Name += "+" + strings.TrimSuffix(filepath.Base(a), filepath.Ext(a))
 	}
 	return t, nil
+}
+
+// nameLine is a litmus file's "C NAME" line as litmus.Parse takes it:
+// its first line that is not blank, trimmed.
+func nameLine(src []byte) string {
+	for _, l := range strings.Split(string(src), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			return l
+		}
+	}
+	return ""
 }
