@@ -532,3 +532,24 @@ func (c *Contract) WriteBlocks(w int) uint8 {
 func (c *Contract) Durable(w int) bool {
 	return w >= 1 && w <= int(c.nw) && c.durable&(1<<(w-1)) != 0
 }
+
+// FlushCover returns the writes flush f (1-based) covers, bit i for write
+// W(i+1): those that had completed when it was submitted (rule 2), which
+// its successful completion makes durable. 0 if f was not submitted.
+func (c *Contract) FlushCover(f int) uint32 {
+	if f < 1 || f > int(c.nf) {
+		return 0
+	}
+	return c.fCover[f-1]
+}
+
+// PreflushCover returns the writes the preflush of write w (1-based)
+// covers, bit i for write W(i+1): those that had completed when w was
+// submitted (rule 7). 0 if w was not submitted or the device runs no
+// preflush for it (no REQ_PREFLUSH, or no volatile cache: rule 4).
+func (c *Contract) PreflushCover(w int) uint32 {
+	if w < 1 || w > int(c.nw) || c.wPre&(1<<(w-1)) == 0 {
+		return 0
+	}
+	return c.preCover[w-1]
+}

@@ -244,3 +244,28 @@ func TestContractDeviceEvents(t *testing.T) {
 		})
 	}
 }
+
+// TestContractCovers: a flush covers the writes completed when it was
+// submitted (not one in flight then, nor one completed after), a
+// REQ_PREFLUSH write's preflush likewise, and without a cache no write
+// has a preflush.
+func TestContractCovers(t *testing.T) {
+	evs := []Event{ws(1, 1, false), ws(2, 2, false), ev(WriteComplete, 1), ev(FlushSubmit, 1), wp(3, 4, false), ev(WriteComplete, 2)}
+	for _, tc := range []struct {
+		name       string
+		cfg        Config
+		flush, pre uint32
+	}{
+		{"cache", CacheFUA, 0b1, 0b1},
+		{"no cache: no preflush", NoCache, 0b1, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := apply(t, tc.cfg, evs...)
+			assert.Equal(t, tc.flush, c.FlushCover(1), "F1 covers W1, not W2 (in flight at its submission)")
+			assert.Equal(t, tc.pre, c.PreflushCover(3))
+			assert.Zero(t, c.FlushCover(2), "F2 was not submitted")
+			assert.Zero(t, c.PreflushCover(1), "W1 has no REQ_PREFLUSH")
+			assert.Zero(t, c.PreflushCover(4), "W4 was not submitted")
+		})
+	}
+}
