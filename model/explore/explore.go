@@ -223,9 +223,22 @@ type Violation struct {
 
 func (v *Violation) Error() string { return fmt.Sprintf("%s: %v", v.Kind, v.Err) }
 
-// Timeline renders the path, one column per actor, and the violation.
+// Timeline renders the path, one column per actor, and the violation,
+// whose message goes on onto lines indented by three spaces past
+// TimelineWidth.
 func (v *Violation) Timeline() string {
-	return Timeline(v.Actor, v.Path) + fmt.Sprintf("=> %s violation: %v\n", v.Kind, v.Err)
+	var b strings.Builder
+	b.WriteString(Timeline(v.Actor, v.Path))
+	for i, l := range strings.Split(fmt.Sprintf("%s violation: %v", v.Kind, v.Err), "\n") {
+		lead := "   "
+		if i == 0 {
+			lead = "=> "
+		}
+		for _, p := range wrap(lead+l, TimelineWidth, "   ") {
+			b.WriteString(p + "\n")
+		}
+	}
+	return b.String()
 }
 
 // Result is the outcome of a search. Exhausted is true when every reachable
