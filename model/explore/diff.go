@@ -2,6 +2,7 @@ package explore
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 )
 
@@ -42,7 +43,9 @@ func (r *Result[S]) Diff(o *Result[S]) error {
 		return nil
 	case a.Kind != b.Kind || a.Err.Error() != b.Err.Error():
 		return fmt.Errorf("violation: %v vs %v", a, b)
-	case !slices.Equal(a.Path, b.Path):
+	case !slices.EqualFunc(a.Path, b.Path, func(x, y Step) bool {
+		return x.Actor == y.Actor && x.Text == y.Text && x.Label == y.Label && reflect.DeepEqual(x.Facts, y.Facts)
+	}):
 		return fmt.Errorf("the counterexamples differ:\n%s\nvs\n%s", a.Timeline(), b.Timeline())
 	}
 	return nil

@@ -99,6 +99,15 @@ type StepDescriber[S comparable] interface {
 	DescribeFrom(from S, l Label) string
 }
 
+// FactDescriber is implemented by systems that give, besides a step's
+// text, what it says as data (Step.Facts): the values it read, say.
+// FactsFrom is asked with the state the step is taken from, as
+// DescribeFrom is, and returns nil or a pointer to a struct that
+// encoding/json renders.
+type FactDescriber[S comparable] interface {
+	FactsFrom(from S, l Label) any
+}
+
 // Canonicalizer is implemented by systems with symmetry (identical tasks):
 // Canonical maps a state to a fixed representative of the states that
 // differ from it only by renaming, and the invariant and whether some
@@ -210,6 +219,10 @@ type Step struct {
 	Actor int
 	Text  string
 	Label Label // the transition, for replaying the path
+	// Facts are what Text says, as data, for the counterexample's JSON
+	// form (a pointer to a struct of the system's, which FactDescriber
+	// gives); nil if the system gives none.
+	Facts any
 }
 
 // Violation is a counterexample: the shortest path from an initial state to
@@ -335,7 +348,11 @@ func (r *Result[S]) pathTo(id int) ([]Step, error) {
 		if hasFrom {
 			text = fd.DescribeFrom(from, l)
 		}
-		path = append(path, Step{Actor: int(l.Actor), Text: text, Label: l})
+		var facts any
+		if ff, ok := r.sys.(FactDescriber[S]); ok {
+			facts = ff.FactsFrom(from, l)
+		}
+		path = append(path, Step{Actor: int(l.Actor), Text: text, Label: l, Facts: facts})
 	}
 	return path, nil
 }

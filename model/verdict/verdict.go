@@ -330,12 +330,15 @@ type CounterexampleRecord struct {
 }
 
 // StepRecord is one step of a counterexample: its number (from 1), the
-// actor that takes it (a timeline column) and what it does.
+// actor that takes it (a timeline column) and what it does: Text, as the
+// timeline shows it but unwrapped, and, where the system gives them
+// (explore.FactDescriber), the same as data.
 type StepRecord struct {
 	Step  int         `json:"step"`
 	Actor string      `json:"actor"`
 	Text  string      `json:"text"`
-	Label LabelRecord `json:"label"` // the transition, for explore.Replay
+	Label LabelRecord `json:"label"`           // the transition, for explore.Replay
+	Facts any         `json:"facts,omitempty"` // explore.Step.Facts: the durability checker's durable.StepFacts
 }
 
 // LabelRecord is a step's explore.Label, field for field: what a replay of
@@ -349,14 +352,14 @@ type LabelRecord struct {
 }
 
 // Path rebuilds the counterexample's path from its record, for
-// explore.Replay on the row's system: the labels and texts as the search
-// found them.
+// explore.Replay on the row's system: the labels, texts and facts as the
+// search found them (facts read back from JSON are maps).
 func (c *CounterexampleRecord) Path() []explore.Step {
 	out := make([]explore.Step, len(c.Steps))
 	for i, st := range c.Steps {
 		l := st.Label
 		out[i] = explore.Step{Actor: int(l.Actor), Text: st.Text,
-			Label: explore.Label{Actor: l.Actor, Kind: l.Kind, ID: l.ID, Arg: l.Arg, Alt: l.Alt}}
+			Label: explore.Label{Actor: l.Actor, Kind: l.Kind, ID: l.ID, Arg: l.Arg, Alt: l.Alt}, Facts: st.Facts}
 	}
 	return out
 }
@@ -393,7 +396,7 @@ func NewRecord(name string, v Verdict, err error) Record {
 			}
 			l := st.Label
 			c.Steps = append(c.Steps, StepRecord{Step: i + 1, Actor: actor, Text: st.Text,
-				Label: LabelRecord{Actor: l.Actor, Kind: l.Kind, ID: l.ID, Arg: l.Arg, Alt: l.Alt}})
+				Label: LabelRecord{Actor: l.Actor, Kind: l.Kind, ID: l.ID, Arg: l.Arg, Alt: l.Alt}, Facts: st.Facts})
 		}
 		r.Counterexample = c
 	}
