@@ -220,7 +220,7 @@ func (s *durSystem) faultText(f fault) string {
 	case faultBios:
 		return fmt.Sprintf("line %d: P%d: a %dth bio of one thread in flight, and a thread has at most %d: wait for one (bio_wait) before submitting another", in.line, f.thread, ioSlots, ioSlots-1)
 	case faultHandle:
-		return fmt.Sprintf("line %d: P%d: %s: the handle names no bio of this thread in flight (a register that submit_bio set, waited for once)", in.line, f.thread, s.stmtText(in))
+		return fmt.Sprintf("line %d: P%d: %s: the handle names no bio of this thread in flight (a register that submit_bio set, waited for once)", in.line, f.thread, s.stmtText(in, &vals{}))
 	}
 	return s.op.faultText(f)
 }

@@ -236,7 +236,7 @@ func (s *durSystem) Waiting(st State, t int) string {
 	}
 	pc := int(st.op.pc[t])
 	in := s.op.code[t][pc]
-	text := fmt.Sprintf("P%d waits at line %d, %s", t, in.line, s.stmtText(in))
+	text := fmt.Sprintf("P%d waits at line %d, %s", t, in.line, s.stmtText(in, &vals{}))
 	for i := pc; i < len(s.op.code[t]); i++ {
 		if j := s.op.code[t][i]; (j.kind == iJump || j.kind == iBranch) && j.target <= pc {
 			return text + fmt.Sprintf(", in a loop: if P%d is a server that waits for work forever, say so in the header (Daemons: P%d)", t, t)
@@ -331,7 +331,8 @@ func (s *durSystem) chainJudged(st State, t int, texts bool, judged *uint64) (St
 		}
 		if texts {
 			lab.Actor, lab.ID = uint8(t), uint16(pc)
-			out = append(out, s.Describe(lab))
+			text, _ := s.render(&st, lab) // from the state before the step
+			out = append(out, text)
 		}
 		st = next
 	}
