@@ -702,6 +702,9 @@ func (t *thread) atomic(x *cc.PostfixExpression, name string, info atomicOpInfo,
 		}
 		vals = append(vals, v)
 	}
+	if p, ok := t.localArg(args, vi); ok && !p.obj.global {
+		return t.localAtomic(x, name, p, info, vals, args)
+	}
 	loc, err := t.sharedArg(x, name, args, vi)
 	if err != nil {
 		return val{}, err
@@ -882,4 +885,90 @@ func bitOp(k bitKind) prim {
 		}
 		return intVal(litmus.R(ret)), nil
 	}
+}
+
+// localAtomic is an atomic operation on an atomic_t in a local: only its
+// task touches it, so it is the computation on a register, with no step
+// and no ordering (nothing another task reads synchronises with it).
+func (t *thread) localAtomic(x cc.Node, name string, p place, info atomicOpInfo, vals []val, args []cc.ExpressionNode) (val, error) {
+	if !isAtomicType(p.typ) {
+		return val{}, t.l.errf(x, "%s on %s, a %s", name, p, typeName(p.typ))
+	}
+	r := t.leafReg(p.obj, p.path, "")
+	cur := func() litmus.Expr {
+		if c, ok := t.known[r]; ok {
+			return litmus.C(c)
+		}
+		return litmus.R(r)
+	}
+	operand := func() litmus.Expr {
+		switch info.val {
+		case "arg0":
+			return vals[0].e
+		case "-arg0":
+			return fold(litmus.Expr{Op: "-", Args: []litmus.Expr{vals[0].e}})
+		case "1":
+			return litmus.C(1)
+		case "-1":
+			return litmus.C(-1)
+		case "arg1":
+			return vals[1].e
+		}
+		return litmus.Expr{}
+	}
+	op := info.op
+	switch {
+	case op == litmus.OpReadOnce || op == litmus.OpLoadAcquire:
+		return intVal(cur()), nil
+	case op == litmus.OpWriteOnce || op == litmus.OpStoreRelease:
+		t.assign(r, operand())
+		return val{kind: vVoid}, nil
+	case op == litmus.OpAdd:
+		t.assign(r, litmus.Bin("+", cur(), operand()))
+		return val{kind: vVoid}, nil
+	case op.ReturnsNew():
+		t.assign(r, litmus.Bin("+", cur(), operand()))
+		if info.test {
+			return intVal(fold(litmus.Bin("==", cur(), litmus.C(0)))), nil
+		}
+		return intVal(cur()), nil
+	}
+	old := t.reg("old")
+	t.assign(old, cur())
+	switch {
+	case op >= litmus.OpFetchAdd && op <= litmus.OpFetchAddRel:
+		t.assign(r, litmus.Bin("+", litmus.R(old), operand()))
+	case op.IsXchg():
+		t.assign(r, operand())
+	case op.IsCmpxchg() && info.val == "cmpxchg":
+		swap, _ := t.sub(func() error { t.assign(r, vals[2].e); return nil })
+		t.emit(litmus.Stmt{If: &litmus.If{Cond: litmus.Bin("==", litmus.R(old), vals[1].e), Then: swap}})
+		delete(t.known, r)
+	case op.IsCmpxchg():
+		// try_cmpxchg(v, &expected, new)
+		ev, err := t.rvalue(args[1])
+		if err != nil {
+			return val{}, err
+		}
+		ep, err := t.deref(args[1], ev)
+		if err != nil {
+			return val{}, err
+		}
+		expected, err := t.load(ep, x)
+		if err != nil {
+			return val{}, err
+		}
+		ok := t.reg(name + ".ret")
+		t.assign(ok, litmus.Bin("==", litmus.R(old), expected.e))
+		swap, _ := t.sub(func() error { t.assign(r, vals[2].e); return nil })
+		t.emit(litmus.Stmt{If: &litmus.If{Cond: litmus.R(ok), Then: swap}})
+		delete(t.known, r)
+		if err := t.store(ep, intVal(litmus.R(old)), x); err != nil {
+			return val{}, err
+		}
+		return intVal(litmus.R(ok)), nil
+	default:
+		return val{}, t.l.unsupported(x, "%s on a local atomic", name)
+	}
+	return intVal(litmus.R(old)), nil
 }

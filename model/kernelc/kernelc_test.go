@@ -325,7 +325,7 @@ func TestParseErrors(t *testing.T) {
 		{"index at run time", "static atomic_t a[2];\nstatic void task(int b)\n{\n\tatomic_inc(&a[b]);\n}\n", 8, "an element chosen at run time"},
 		{"pointer to two objects", "static atomic_t x, y;\nstatic void task(int b)\n{\n\tatomic_t *p = &x;\n\n\tif (b)\n\t\tp = &y;\n\tatomic_inc(p);\n}\n", 12, "p points to &x or &y, by the path taken"},
 		{"pointer changed in a loop", "static atomic_t x, y;\nstatic void task(int b)\n{\n\tatomic_t *p = &x;\n\tint i;\n\n\tfor (i = 0; i < 2; i++) {\n\t\tatomic_inc(p);\n\t\tp = &y;\n\t}\n}\n", 11, "in this loop p points to &x, then to &y"},
-		{"atomic in a local", "static void task(int b)\n{\n\tatomic_t a;\n\n\tatomic_inc(&a);\n}\n", 9, "a local"},
+		{"completion in a local", "static void task(int b)\n{\n\tstruct completion c;\n\n\tcomplete(&c);\n}\n", 9, "a local"},
 		{"asynchronous bio", "static void task(int b)\n{\n\tstruct bio bio;\n\n\tbio_init(&bio, NULL, NULL, 0, REQ_OP_WRITE);\n\tsubmit_bio(&bio);\n}\n", 10, "submit_bio"},
 		{"syntax error", "static void task(int b)\n{\n\tb = ;\n}\n", 7, ""},
 		{"undeclared name", "static void task(int b)\n{\n\tb = c;\n}\n", 7, "c"},
@@ -639,4 +639,70 @@ func TestLoweringKeeps(t *testing.T) {
 	unknown := strings.Replace(fmt.Sprintf(writeFlush, body), "if (big & (1 << 20))", "big = big + 0;\n\t\tif (big & (1 << 20))", 1)
 	_, err := kernelc.Parse("h.c", []byte(unknown))
 	assert.ErrorContains(t, err, "big was given a value beyond the -32768..32767 a register holds")
+}
+
+// TestLocalAtomics: an atomic_t in a local is its task's register: every
+// operation computes on it, with the C results.
+func TestLocalAtomics(t *testing.T) {
+	src := `/*
+ * Device: no-cache
+ * Crash: none
+ * Models: SC
+ */
+#include <flushproof/kernel.h>
+
+static void task(void)
+{
+	atomic_t a = ATOMIC_INIT(3);
+	int old = 3;
+
+	assert(atomic_read(&a) == 3);
+	assert(atomic_inc_return(&a) == 4);
+	assert(atomic_fetch_add(2, &a) == 4);
+	assert(atomic_xchg(&a, 1) == 6);
+	assert(atomic_cmpxchg(&a, 0, 9) == 1 && atomic_read(&a) == 1);
+	assert(!atomic_try_cmpxchg(&a, &old, 5) && old == 1);
+	assert(atomic_try_cmpxchg(&a, &old, 5) && atomic_read(&a) == 5);
+	assert(!atomic_dec_and_test(&a));
+	atomic_set(&a, 1);
+	assert(atomic_dec_and_test(&a));
+}
+
+void harness(void)
+{
+	spawn(task);
+}
+`
+	got := verdicts(t, src)
+	require.NotEmpty(t, got)
+	for cfg, o := range got {
+		assert.Equal(t, verdict.Safe, o, cfg)
+	}
+	wrong := strings.Replace(src, "atomic_fetch_add(2, &a) == 4", "atomic_fetch_add(2, &a) == 6", 1)
+	for cfg, o := range verdicts(t, wrong) {
+		assert.Equal(t, verdict.Unsafe, o, cfg)
+	}
+}
+
+// TestUnwrittenFolded: a file-scope object no task writes is its initial
+// value, not a location (nor a step); an acquire load of it keeps its
+// step.
+func TestUnwrittenFolded(t *testing.T) {
+	src := `#include <flushproof/kernel.h>
+struct opts { int barrier; int mode; };
+static struct opts opts = { .barrier = 1, .mode = 2 };
+static int flag;
+static void task(void)
+{
+	if (READ_ONCE(opts.barrier) && opts.mode == 2 && smp_load_acquire(&flag) == 0)
+		WRITE_ONCE(flag, 1);
+}
+void harness(void) { spawn(task); }
+`
+	tt, err := kernelc.Parse("h.c", []byte(src))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"flag"}, tt.Locs)
+	d, err := durable.Read("h.c", tt)
+	require.NoError(t, err)
+	require.NoError(t, d.Validate())
 }

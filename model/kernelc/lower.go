@@ -190,9 +190,91 @@ func (l *lowerer) file1() error {
 		return err
 	}
 	if recovery != nil {
-		return l.recovery(recovery)
+		if err := l.recovery(recovery); err != nil {
+			return err
+		}
 	}
+	l.foldUnwritten()
 	return nil
+}
+
+// foldUnwritten turns a READ_ONCE (or plain read) of a location no task
+// writes into the assignment of its initial value, the only value any
+// model lets it read, and drops a location nothing then accesses: a
+// file-scope object that only configures the code (a flag, a mount's
+// options) costs no location and no step. An acquire load keeps its
+// step: its ordering stays.
+func (l *lowerer) foldUnwritten() {
+	written := map[string]bool{}
+	accessed := map[string]bool{}
+	var scan func(body []litmus.Stmt)
+	scan = func(body []litmus.Stmt) {
+		for _, s := range body {
+			switch {
+			case s.Access != nil && s.Access.Loc != "":
+				accessed[s.Access.Loc] = true
+				if s.Access.Op.Info().Writes {
+					written[s.Access.Loc] = true
+				}
+			case s.Dev != nil && s.Dev.Load != nil:
+				accessed[s.Dev.Load.Loc] = true
+				if s.Dev.Load.Op.Info().Writes {
+					written[s.Dev.Load.Loc] = true
+				}
+			case s.If != nil:
+				scan(s.If.Then)
+				scan(s.If.Else)
+			case s.Loop != nil:
+				scan(s.Loop.Body)
+				scan(s.Loop.Post)
+			}
+		}
+	}
+	bodies := []*[]litmus.Stmt{}
+	for i := range l.test.Threads {
+		bodies = append(bodies, &l.test.Threads[i].Body)
+	}
+	if l.test.Recovery != nil {
+		bodies = append(bodies, &l.test.Recovery.Body)
+	}
+	for _, b := range bodies {
+		scan(*b)
+	}
+	var fold func(body []litmus.Stmt)
+	fold = func(body []litmus.Stmt) {
+		for i := range body {
+			s := &body[i]
+			switch {
+			case s.Access != nil && s.Access.Op == litmus.OpReadOnce && s.Access.Reg != "" && !written[s.Access.Loc]:
+				s.Assign = &litmus.Assign{Reg: s.Access.Reg, Val: litmus.C(l.test.Init[s.Access.Loc])}
+				s.Access = nil
+			case s.If != nil:
+				fold(s.If.Then)
+				fold(s.If.Else)
+			case s.Loop != nil:
+				fold(s.Loop.Body)
+				fold(s.Loop.Post)
+			}
+		}
+	}
+	for _, b := range bodies {
+		fold(*b)
+	}
+	clear(accessed)
+	for _, b := range bodies {
+		scan(*b)
+	}
+	var locs []string
+	var at []litmus.Pos
+	for i, loc := range l.test.Locs {
+		if accessed[loc] {
+			locs = append(locs, loc)
+			at = append(at, l.test.LocAt[i])
+			continue
+		}
+		delete(l.test.Init, loc)
+	}
+	l.test.Locs, l.test.LocAt = locs, at
 }
 
 // recovery lowers recovery(): code that runs alone on each crash image

@@ -361,8 +361,15 @@ func (t *thread) initLocal(o *object, path string, ty cc.Type, in *cc.Initialize
 func (t *thread) zero(o *object, path string, ty cc.Type, at cc.Node) error {
 	switch tt := ty.(type) {
 	case *cc.StructType:
-		if isOpaque(ty) {
-			return t.l.unsupported(at, "a %s in a local variable: the checker shares only file-scope objects", ty)
+		switch {
+		case isAtomicType(ty):
+			// A local atomic is its task's register.
+			t.assign(t.leafReg(o, path, ""), litmus.C(0))
+			return nil
+		case typeName(ty) == "spinlock_t" || typeName(ty) == "struct mutex":
+			return nil // a local lock: taking it is nothing
+		case isOpaque(ty):
+			return t.l.unsupported(at, "a %s in a local variable: no other task can reach it to complete or wake it", typeName(ty))
 		}
 		for i := 0; i < tt.NumFields(); i++ {
 			f := tt.FieldByIndex(i)
