@@ -2,9 +2,10 @@ package props
 
 import "testing"
 
-// TestExamplesDIOCount: the DIO-count files
-// (examples/litmus/diocount-*.litmus) against model/diocount's rows at
-// "2 writers x 1 I/O, truncate, overwrite". A file's row "SC no-cache" is
+// TestExamplesDIOCount: the DIO-count files (examples/litmus/diocount: a
+// base file per I/O kind, each other variant a patch of its kind's)
+// against model/diocount's rows at "2 writers x 1 I/O, truncate,
+// overwrite". A file's row "SC no-cache" is
 // held to the built-in row of the same variant, I/O kinds and memory
 // model ("diocount patched dax/SC ..."). The files are checked on a
 // device without a volatile cache only (their Device line): the crash at
@@ -19,8 +20,8 @@ import "testing"
 //     them alive until it takes i_mutex. model/diocount has no LKMM row
 //     for mutant-begin-after-unlock with two block-DIO writers either.
 //
-// A variant whose code for an I/O kind is another's has no file of its
-// own: the patch changes the DAX path only, so patched's synchronous and
+// A variant whose code for an I/O kind is another's has no file or patch
+// of its own: the patch changes the DAX path only, so patched's synchronous and
 // asynchronous block DIO are baseline's code; benign-skip-sync and
 // mutant-skip-async skip the DAX count as the patch does. Those built-in
 // rows are held to the file whose code they run.
@@ -35,30 +36,39 @@ func TestExamplesDIOCount(t *testing.T) {
 	}
 	all := []string{"SC", "TSO", "LKMM"}
 	noLKMM := []string{"SC", "TSO"}
+	// A base file per I/O kind: the kinds' code differs beyond a few
+	// lines; each variant is a patch of its kind's.
+	const (
+		dax    = "diocount/diocount-patched-dax.litmus"
+		sync   = "diocount/diocount-baseline-sync-dio.litmus"
+		aio    = "diocount/diocount-baseline-aio-dio.litmus"
+		daxAIO = "diocount/diocount-patched-dax+aio-dio.litmus"
+	)
+	patch := func(p string) []string { return []string{p + ".patch"} }
 	checkExamples(t, []exampleCase{
 		// DAX writers
-		{file: "diocount-baseline-dax.litmus", rows: rows("baseline", "dax", noLKMM...), quick: true},
-		{file: "diocount-patched-dax.litmus", rows: rows("patched", "dax", all...), quick: true},
-		{file: "diocount-patched-dax.litmus", rows: rows("benign-skip-sync", "dax", all...)},
-		{file: "diocount-patched-dax.litmus", rows: rows("mutant-skip-async", "dax", all...)},
-		{file: "diocount-mutant-begin-after-unlock-dax.litmus", rows: rows("mutant-begin-after-unlock", "dax", all...)},
+		{file: dax, patches: patch("baseline-dax"), rows: rows("baseline", "dax", noLKMM...), quick: true},
+		{file: dax, rows: rows("patched", "dax", all...), quick: true},
+		{file: dax, rows: rows("benign-skip-sync", "dax", all...)},
+		{file: dax, rows: rows("mutant-skip-async", "dax", all...)},
+		{file: dax, patches: patch("mutant-begin-after-unlock-dax"), rows: rows("mutant-begin-after-unlock", "dax", all...)},
 		// synchronous block DIO
-		{file: "diocount-baseline-sync-dio.litmus", rows: rows("baseline", "sync-dio", noLKMM...), quick: true},
-		{file: "diocount-baseline-sync-dio.litmus", rows: rows("patched", "sync-dio", noLKMM...)},
-		{file: "diocount-baseline-sync-dio.litmus", rows: rows("mutant-skip-async", "sync-dio", noLKMM...)},
-		{file: "diocount-benign-skip-sync-sync-dio.litmus", rows: rows("benign-skip-sync", "sync-dio", all...), quick: true},
-		{file: "diocount-mutant-begin-after-unlock-sync-dio.litmus", rows: rows("mutant-begin-after-unlock", "sync-dio", noLKMM...)},
+		{file: sync, rows: rows("baseline", "sync-dio", noLKMM...), quick: true},
+		{file: sync, rows: rows("patched", "sync-dio", noLKMM...)},
+		{file: sync, rows: rows("mutant-skip-async", "sync-dio", noLKMM...)},
+		{file: sync, patches: patch("benign-skip-sync-sync-dio"), rows: rows("benign-skip-sync", "sync-dio", all...), quick: true},
+		{file: sync, patches: patch("mutant-begin-after-unlock-sync-dio"), rows: rows("mutant-begin-after-unlock", "sync-dio", noLKMM...)},
 		// asynchronous block DIO
-		{file: "diocount-baseline-aio-dio.litmus", rows: rows("baseline", "aio-dio", noLKMM...)},
-		{file: "diocount-baseline-aio-dio.litmus", rows: rows("patched", "aio-dio", noLKMM...)},
-		{file: "diocount-baseline-aio-dio.litmus", rows: rows("benign-skip-sync", "aio-dio", noLKMM...)},
-		{file: "diocount-mutant-skip-async-aio-dio.litmus", rows: rows("mutant-skip-async", "aio-dio", all...), quick: true},
-		{file: "diocount-mutant-begin-after-unlock-aio-dio.litmus", rows: rows("mutant-begin-after-unlock", "aio-dio", noLKMM...)},
+		{file: aio, rows: rows("baseline", "aio-dio", noLKMM...)},
+		{file: aio, rows: rows("patched", "aio-dio", noLKMM...)},
+		{file: aio, rows: rows("benign-skip-sync", "aio-dio", noLKMM...)},
+		{file: aio, patches: patch("mutant-skip-async-aio-dio"), rows: rows("mutant-skip-async", "aio-dio", all...), quick: true},
+		{file: aio, patches: patch("mutant-begin-after-unlock-aio-dio"), rows: rows("mutant-begin-after-unlock", "aio-dio", noLKMM...)},
 		// a DAX writer next to an AIO writer
-		{file: "diocount-baseline-dax+aio-dio.litmus", rows: rows("baseline", "dax+aio-dio", noLKMM...)},
-		{file: "diocount-patched-dax+aio-dio.litmus", rows: rows("patched", "dax+aio-dio", all...)},
-		{file: "diocount-patched-dax+aio-dio.litmus", rows: rows("benign-skip-sync", "dax+aio-dio", all...)},
-		{file: "diocount-mutant-skip-async-dax+aio-dio.litmus", rows: rows("mutant-skip-async", "dax+aio-dio", all...)},
-		{file: "diocount-mutant-begin-after-unlock-dax+aio-dio.litmus", rows: rows("mutant-begin-after-unlock", "dax+aio-dio", all...)},
+		{file: daxAIO, patches: patch("baseline-dax+aio-dio"), rows: rows("baseline", "dax+aio-dio", noLKMM...)},
+		{file: daxAIO, rows: rows("patched", "dax+aio-dio", all...)},
+		{file: daxAIO, rows: rows("benign-skip-sync", "dax+aio-dio", all...)},
+		{file: daxAIO, patches: patch("mutant-skip-async-dax+aio-dio"), rows: rows("mutant-skip-async", "dax+aio-dio", all...)},
+		{file: daxAIO, patches: patch("mutant-begin-after-unlock-dax+aio-dio"), rows: rows("mutant-begin-after-unlock", "dax+aio-dio", all...)},
 	})
 }

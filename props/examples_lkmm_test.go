@@ -1,7 +1,6 @@
 package props
 
 import (
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -10,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/flushproof/flushproof/model/durable"
+	"github.com/flushproof/flushproof/internal/litmusvariants"
 	"github.com/flushproof/flushproof/model/explore"
 	"github.com/flushproof/flushproof/model/litmus"
 )
@@ -18,9 +17,10 @@ import (
 // corpusRef is the corpus file a primitive file names in its header.
 var corpusRef = regexp.MustCompile(`props/testdata/litmus/(\S+\.litmus)`)
 
-// TestExamplesLKMMPrimitives: the files examples/litmus/lkmm-*.litmus make
-// each ordering primitive of the language load-bearing in the verdict
-// table (acquire and release, smp_rmb, smp_wmb, smp_mb__before_atomic,
+// TestExamplesLKMMPrimitives: the files of examples/litmus/lkmm, and the
+// variants kept there as patches of one of them, make each ordering
+// primitive of the language load-bearing in the verdict table (acquire
+// and release, smp_rmb, smp_wmb, smp_mb__before_atomic,
 // smp_mb__after_atomic, smp_mb__after_spinlock, the orderings of RMWs, and
 // the propagation axiom through smp_mb): each row gets the verdict its
 // header expects, and each file's LKMM row agrees with the axiomatic LKMM
@@ -28,18 +28,13 @@ var corpusRef = regexp.MustCompile(`props/testdata/litmus/(\S+\.litmus)`)
 // Never, UNSAFE where it says Sometimes). A primitive the explorer's LKMM
 // breaks flips a row here, not only in the differential tests.
 func TestExamplesLKMMPrimitives(t *testing.T) {
-	files, err := filepath.Glob("../examples/litmus/lkmm-*.litmus")
+	fs, err := litmusvariants.Dir(filepath.Join("..", "examples", "litmus", "lkmm"))
 	require.NoError(t, err)
-	require.GreaterOrEqual(t, len(files), 24)
+	require.GreaterOrEqual(t, len(fs), 24)
 	var safe, unsafe int
-	for _, path := range files {
-		tt, err := litmus.ParseFile(path)
-		require.NoError(t, err)
-		d, err := durable.Read(path, tt)
-		require.NoError(t, err)
-		text, err := os.ReadFile(path)
-		require.NoError(t, err)
-		m := corpusRef.FindStringSubmatch(string(text))
+	for _, f := range fs {
+		d, path := readVariant(t, f)
+		m := corpusRef.FindStringSubmatch(string(f.Text))
 		require.NotNil(t, m, "%s: the header names no corpus test", path)
 		corpus, err := litmus.ParseFile(filepath.Join("testdata", "litmus", m[1]))
 		require.NoError(t, err)
@@ -65,5 +60,5 @@ func TestExamplesLKMMPrimitives(t *testing.T) {
 		}
 		assert.Equal(t, 1, lkmmRows, "%s: one LKMM row", path)
 	}
-	t.Logf("%d files: %d SAFE and %d UNSAFE under LKMM", len(files), safe, unsafe)
+	t.Logf("%d files and variants: %d SAFE and %d UNSAFE under LKMM", len(fs), safe, unsafe)
 }

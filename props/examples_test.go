@@ -10,10 +10,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/flushproof/flushproof/internal/litmusvariants"
 	"github.com/flushproof/flushproof/model"
 	"github.com/flushproof/flushproof/model/durable"
 	"github.com/flushproof/flushproof/model/explore"
-	"github.com/flushproof/flushproof/model/litmus"
+	"github.com/flushproof/flushproof/model/kernelc"
 	"github.com/flushproof/flushproof/model/verdict"
 )
 
@@ -21,14 +22,17 @@ import (
 // (.ci/run sets it); without it go test ./... runs the cases marked quick.
 var examplesAll = flag.Bool("examples.all", false, "check every durability litmus file in examples/litmus against its built-in model's rows (minutes)")
 
-// exampleCase is a durability litmus file in examples/litmus and the
-// built-in rows (their names in flushproof check, proof rows included)
-// its rows must agree with: key "SC cache+fua" is the file's row under
-// that memory model and device configuration.
+// exampleCase is a durability litmus file in examples/litmus with patches
+// applied in order (a variant kept as a patch of its family's base file;
+// none: the file itself) and the built-in rows (their names in
+// flushproof check, proof rows included) its rows must agree with: key
+// "SC cache+fua" is the file's row under that memory model and device
+// configuration.
 type exampleCase struct {
-	file  string
-	rows  map[string]string
-	quick bool // run in go test ./... too (seconds)
+	file    string   // under examples/litmus: family/base.litmus
+	patches []string // under the file's directory
+	rows    map[string]string
+	quick   bool // run in go test ./... too (seconds)
 }
 
 // checkExamples runs each case's file rows and built-in rows and requires
@@ -50,20 +54,62 @@ func checkExamples(t *testing.T, cases []exampleCase) {
 			require.True(t, ok, "%s: no built-in row %q", c.file, name)
 			rows[k] = br
 		}
-		checkFile(t, c.file, rows)
+		checkFile(t, c.file, c.patches, rows)
 	}
 }
 
-// checkFile runs the rows of examples/litmus/file named by rows' keys
-// ("SC cache+fua") and the built-in rows they map to, and requires equal
-// verdicts and expectations; the state counts are logged side by side.
-func checkFile(t *testing.T, file string, rows map[string]verdict.Row) {
+// checkFile runs the rows of examples/litmus/file, with patches (under
+// its directory) applied, named by rows' keys ("SC cache+fua") and the
+// built-in rows they map to, and requires equal verdicts and
+// expectations; the state counts are logged side by side.
+func checkFile(t *testing.T, file string, patches []string, rows map[string]verdict.Row) {
 	path := filepath.Join("..", "examples", "litmus", file)
-	tt, err := litmus.ParseFile(path)
+	var ps []string
+	for _, p := range patches {
+		ps = append(ps, filepath.Join(filepath.Dir(path), p))
+	}
+	d, label := readExample(t, path, ps...)
+	checkRows(t, label, d, rows)
+}
+
+// readExample reads the litmus file at path with the patches at
+// patchPaths applied in order, as flushproof check -patch does
+// (kernelc.ReadPatches and ReadFile: a variant's patch gives the test
+// its own name), and returns it with a label naming the file and the
+// patches. An example's patch is a diff of the file as it is: a hunk
+// placed at an offset or with fuzz fails the test.
+func readExample(t *testing.T, path string, patchPaths ...string) (*durable.Test, string) {
+	t.Helper()
+	label := strings.TrimPrefix(filepath.ToSlash(path), "../examples/litmus/")
+	for _, p := range patchPaths {
+		label += " + " + filepath.Base(p)
+	}
+	ps, err := kernelc.ReadPatches(patchPaths, []string{path}, func(s string) { t.Errorf("%s: %s", label, s) })
+	require.NoError(t, err, label)
+	tt, err := kernelc.ReadFile(path, ps, func(s string) { t.Errorf("%s: %s", label, s) })
+	require.NoError(t, err, label)
+	d, err := durable.Read(tt.File, tt)
+	require.NoError(t, err, label)
+	return d, label
+}
+
+// exampleFiles are the files of examples/litmus and their variants
+// (litmusvariants.Tree: each base file, then each patch of it).
+func exampleFiles(t *testing.T) []litmusvariants.File {
+	t.Helper()
+	fs, err := litmusvariants.Tree(filepath.Join("..", "examples", "litmus"))
 	require.NoError(t, err)
-	d, err := durable.Read(path, tt)
-	require.NoError(t, err)
-	checkRows(t, file, d, rows)
+	require.NotEmpty(t, fs)
+	return fs
+}
+
+// readVariant is readExample of f.
+func readVariant(t *testing.T, f litmusvariants.File) (*durable.Test, string) {
+	t.Helper()
+	if f.Patch == "" {
+		return readExample(t, f.Base)
+	}
+	return readExample(t, f.Base, f.Patch)
 }
 
 // checkRows runs d's rows named by rows' keys and the built-in rows they
@@ -124,24 +170,20 @@ func checkJudged(t *testing.T, name string, v verdict.Verdict) {
 
 // TestExamplesJudged checks every row of the example files for
 // obligations no state judged (checkJudged): with -examples.all every
-// file, by default the files vacuousExamples names, so that an explained
-// vacuity that goes away, or changes, is noticed.
+// file and every variant patched on one, by default those whose tests
+// vacuousExamples names, so that an explained vacuity that goes away, or
+// changes, is noticed.
 func TestExamplesJudged(t *testing.T) {
-	paths, err := filepath.Glob(filepath.Join("..", "examples", "litmus", "*.litmus"))
-	require.NoError(t, err)
 	named := map[string]bool{}
 	for row := range vacuousExamples {
-		named[strings.Fields(row)[0]+".litmus"] = true
+		named[strings.Fields(row)[0]] = true
 	}
 	seen := map[string]bool{}
-	for _, path := range paths {
-		if !*examplesAll && !named[filepath.Base(path)] {
+	for _, f := range exampleFiles(t) {
+		if !*examplesAll && !named[f.Name()] {
 			continue
 		}
-		tt, err := litmus.ParseFile(path)
-		require.NoError(t, err)
-		d, err := durable.Read(path, tt)
-		require.NoError(t, err)
+		d, _ := readVariant(t, f)
 		for _, r := range d.Rows(nil, d.ModelsAll) {
 			v, err := r.Check(explore.Options{MaxStates: 20_000_000, Liveness: true, Obligations: true})
 			require.NoError(t, err, r.Name())

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"math/rand"
+	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -13,22 +14,46 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/flushproof/flushproof/internal/litmusvariants"
 	"github.com/flushproof/flushproof/internal/mutate"
 	"github.com/flushproof/flushproof/model/explore"
 	"github.com/flushproof/flushproof/model/litmus"
 	"github.com/flushproof/flushproof/model/memory"
 )
 
-// symFiles are the example files the reduction tests walk.
-var symFiles = []string{"../../examples/litmus/xfs-flushseq-patched.litmus", "../../examples/litmus/xfs-flushseq-mutant-read-before-writeback.litmus",
-	"../../examples/litmus/xfs-flushseq-benign-plain-store-completed.litmus", "testdata/durable/shared-block.litmus",
+// symFiles are the example files the reduction tests walk; a .patch is a
+// variant of examples/litmus (readTest).
+var symFiles = []string{"../../examples/litmus/xfs-flushseq/xfs-flushseq-patched.litmus", "../../examples/litmus/xfs-flushseq/mutant-read-before-writeback.patch",
+	"../../examples/litmus/xfs-flushseq/benign-plain-store-completed.patch", "testdata/durable/shared-block.litmus",
 	"testdata/durable/xfs-flushseq-patched-3x1.litmus", "testdata/durable/async-bios-sym.litmus",
 	"testdata/durable/async-bio-superseded.litmus"}
 
+// readTest parses the litmus file at path or, for a .patch, the variant
+// of examples/litmus it is: the base file beside it with the patch
+// applied (litmusvariants), named by the patch in errors.
+func readTest(t *testing.T, path string) *litmus.Test {
+	t.Helper()
+	if filepath.Ext(path) != ".patch" {
+		tt, err := litmus.ParseFile(path)
+		require.NoError(t, err)
+		return tt
+	}
+	fs, err := litmusvariants.Dir(filepath.Dir(path))
+	require.NoError(t, err)
+	for _, f := range fs {
+		if f.Patch == path {
+			tt, err := litmus.Parse(path, f.Text)
+			require.NoError(t, err)
+			return tt
+		}
+	}
+	require.FailNow(t, "no such variant", path)
+	return nil
+}
+
 func durSys(t *testing.T, path string, m memory.Model) *durSystem {
 	t.Helper()
-	tt, err := litmus.ParseFile(path)
-	require.NoError(t, err)
+	tt := readTest(t, path)
 	d, err := Read(path, tt)
 	require.NoError(t, err)
 	sys, err := d.system(Config{Model: m, Device: d.Devices[0], Failures: d.Failures})
@@ -172,23 +197,38 @@ var durableAll = flag.Bool("durable.all", false, "TestDurableReductionsKeepVerdi
 // only the files whose unreduced search is small run; with it, a search
 // cut short by the state or memory bound is logged and not compared.
 func TestDurableReductionsKeepVerdicts(t *testing.T) {
-	files, err := filepath.Glob("../../examples/litmus/*.litmus")
+	examples, err := litmusvariants.Tree("../../examples/litmus")
 	require.NoError(t, err)
 	mine, err := filepath.Glob("testdata/durable/*.litmus")
 	require.NoError(t, err)
+	// Each example and variant by its test's name, each file of mine by
+	// its own; the text to check.
+	type file struct {
+		name, path string
+		src        []byte
+	}
+	var files []file
+	for _, f := range examples {
+		files = append(files, file{f.Name(), f.Label(), f.Text})
+	}
+	for _, path := range mine {
+		src, err := os.ReadFile(path)
+		require.NoError(t, err)
+		files = append(files, file{strings.TrimSuffix(filepath.Base(path), ".litmus"), path, src})
+	}
 	quick := map[string]bool{"xfs-flushseq-mutant-read-before-writeback": true, "xfs-flushseq-mutant-ge": true, "xfs-flushseq-mutant-advance-on-failed-flush": true,
 		"shared-block": true, "fua-write": true, "daemon-flusher": true, "wait-only-reader": true,
 		"ext4-fsync-mutant-trust-committing": true, "ext4-fsync-journal-barrier": true,
 		"async-bios": true, "async-bios-one-wait": true, "async-bios-sym-one-wait": true,
 		"completion-mp": true, "completion-early": true, "completion-all": true, "completion-one-for-two": true,
 		"cond-assign-crash-point": true}
-	for _, path := range append(files, mine...) {
-		name := strings.TrimSuffix(filepath.Base(path), ".litmus")
+	for _, f := range files {
+		name, path := f.name, f.path
 		if !quick[name] && !*durableAll {
 			continue
 		}
 		t.Run(name, func(t *testing.T) {
-			tt, err := litmus.ParseFile(path)
+			tt, err := litmus.Parse(path, f.src)
 			require.NoError(t, err)
 			d, err := Read(path, tt)
 			require.NoError(t, err)
@@ -261,15 +301,25 @@ func TestDurableFiles(t *testing.T) {
 	files, err := filepath.Glob("testdata/durable/*.litmus")
 	require.NoError(t, err)
 	require.NotEmpty(t, files)
-	// The tutorial's files (docs/own-patch.md) have no built-in model to
-	// be held to (props' examples tests): their headers are the check.
-	ext4, err := filepath.Glob("../../examples/litmus/ext4-*.litmus")
+	srcs := map[string][]byte{}
+	for _, path := range files {
+		src, err := os.ReadFile(path)
+		require.NoError(t, err)
+		srcs[path] = src
+	}
+	// The tutorial's files and variants (docs/own-patch.md) have no
+	// built-in model to be held to (props' examples tests): their headers
+	// are the check.
+	ext4, err := litmusvariants.Dir("../../examples/litmus/ext4-fsync")
 	require.NoError(t, err)
 	require.NotEmpty(t, ext4)
-	files = append(files, ext4...)
+	for _, f := range ext4 {
+		files = append(files, f.Label())
+		srcs[f.Label()] = f.Text
+	}
 	for _, path := range files {
 		bad := strings.HasPrefix(filepath.Base(path), "bad-")
-		tt, err := litmus.ParseFile(path)
+		tt, err := litmus.Parse(path, srcs[path])
 		var d *Test
 		if err == nil {
 			d, err = Read(path, tt)

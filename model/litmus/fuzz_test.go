@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flushproof/flushproof/internal/litmusvariants"
 	"github.com/flushproof/flushproof/model/durable"
 	"github.com/flushproof/flushproof/model/explore"
 	"github.com/flushproof/flushproof/model/litmus"
@@ -43,11 +44,13 @@ func FuzzParse(f *testing.F) {
 // the parser or the header reader refuses gives an *Error inside the
 // file; a file it reads is checked under SC and LKMM with a small state
 // budget: it may be SAFE, UNSAFE, cut short or an error row, never a
-// panic. The seeds are the example files (examples/litmus), the litmus
-// corpus, and the checker's own bad files (model/durable/testdata/durable). In CI: go
-// test ./model/litmus -run '^$' -fuzz FuzzCheck -fuzztime 100000x.
+// panic. The seeds are the example files and their variants
+// (examples/litmus), the litmus corpus, and the checker's own bad files
+// (model/durable/testdata/durable). In CI: go test ./model/litmus -run
+// '^$' -fuzz FuzzCheck -fuzztime 100000x.
 func FuzzCheck(f *testing.F) {
-	addSeeds(f, "../../examples/litmus", "../durable/testdata/durable", "../../props/testdata/litmus")
+	addExampleSeeds(f, "../../examples/litmus")
+	addSeeds(f, "../durable/testdata/durable", "../../props/testdata/litmus")
 	f.Fuzz(func(t *testing.T, src []byte) {
 		lines := strings.Count(string(src), "\n") + 1
 		inFile := func(err error) {
@@ -97,11 +100,29 @@ func addSeeds(f *testing.F, dirs ...string) {
 			if err != nil {
 				f.Fatal(err)
 			}
-			f.Add(src)
-			for _, m := range typoSeeds(src) {
-				f.Add(m)
-			}
+			addSeed(f, src)
 		}
+	}
+}
+
+// addExampleSeeds adds every file of examples/litmus (root) and every
+// variant kept there as a patch, its base file's text with the patch
+// applied (litmusvariants.Tree), to f's seed corpus.
+func addExampleSeeds(f *testing.F, root string) {
+	files, err := litmusvariants.Tree(root)
+	if err != nil || len(files) == 0 {
+		f.Fatalf("no seed corpus in %s: %v", root, err)
+	}
+	for _, v := range files {
+		addSeed(f, v.Text)
+	}
+}
+
+// addSeed adds src and its typoSeeds to f's seed corpus.
+func addSeed(f *testing.F, src []byte) {
+	f.Add(src)
+	for _, m := range typoSeeds(src) {
+		f.Add(m)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/flushproof/flushproof/internal/litmusvariants"
 	"github.com/flushproof/flushproof/model/durable"
 	"github.com/flushproof/flushproof/model/litmus"
 )
@@ -53,13 +54,30 @@ var threadHeader = regexp.MustCompile(`^P[0-9]+$`)
 // labelCalls are the calls whose first argument is a label.
 var labelCalls = map[string]bool{"wait_event": true, "wake_up": true, "blkdev_issue_flush": true}
 
-// typoFiles are the litmus files the test mutates.
-func typoFiles(t *testing.T) []string {
-	var files []string
-	for _, g := range []string{"../../examples/litmus/*.litmus", "../../props/testdata/litmus/*.litmus", "../durable/testdata/durable/*.litmus", "../../cmd/flushproof/testdata/litmus/*.litmus"} {
+// typoFile is a litmus program the test mutates: a file, or an example
+// variant's text (its base file with its patch applied).
+type typoFile struct {
+	name string // the file, or the variant's patch
+	src  []byte
+}
+
+// typoFiles are the litmus programs the test mutates: every file and
+// every example variant (examples/litmus keeps variants as patches).
+func typoFiles(t *testing.T) []typoFile {
+	examples, err := litmusvariants.Tree("../../examples/litmus")
+	require.NoError(t, err)
+	var files []typoFile
+	for _, f := range examples {
+		files = append(files, typoFile{f.Label(), f.Text})
+	}
+	for _, g := range []string{"../../props/testdata/litmus/*.litmus", "../durable/testdata/durable/*.litmus", "../../cmd/flushproof/testdata/litmus/*.litmus"} {
 		m, err := filepath.Glob(g)
 		require.NoError(t, err)
-		files = append(files, m...)
+		for _, f := range m {
+			src, err := os.ReadFile(f)
+			require.NoError(t, err)
+			files = append(files, typoFile{f, src})
+		}
 	}
 	require.NotEmpty(t, files)
 	return files
@@ -112,9 +130,8 @@ type typoCounts struct {
 
 func TestTypoRefusedAtItsPlace(t *testing.T) {
 	var n typoCounts
-	for _, f := range typoFiles(t) {
-		src, err := os.ReadFile(f)
-		require.NoError(t, err)
+	for _, tf := range typoFiles(t) {
+		f, src := tf.name, tf.src
 		if readChecked(f, src) != nil {
 			continue // a file that is refused already (the bad-* test files)
 		}
