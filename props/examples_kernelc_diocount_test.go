@@ -18,7 +18,7 @@ import "testing"
 //     ext4_ind_direct_IO()) and then raises i_dio_count, an unordered
 //     RMW after the if, not in an arm: a load-buffering shape
 //     memory.LKMM does not model. The litmus files
-//     (examples/litmus/diocount-*-dax+aio-dio.litmus) make that load an
+//     (examples/litmus/diocount/) make that load an
 //     acquire to be checked under LKMM; the harness keeps the kernel's
 //     code.
 func TestHarnessDIOCount(t *testing.T) {

@@ -6,7 +6,7 @@
  * same file with direct I/O while a third task truncates the file to 0.
  * It is the bound of model/diocount's rows "diocount <variant>
  * dax+aio-dio/<memory model> 2 writers x 1 I/O, truncate, overwrite"
- * (docs/diocount.md) and of examples/litmus/diocount-*-dax+aio-dio.litmus.
+ * (docs/diocount.md) and of examples/litmus/diocount/.
  *
  * Check it, then check it with the patch applied:
  *   flushproof check examples/ext4-diocount/ext4-diocount.c
