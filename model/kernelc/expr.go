@@ -266,6 +266,18 @@ func (t *thread) rvalue(n cc.ExpressionNode) (val, error) {
 			return val{}, t.l.unsupported(x, "an integer cast to a pointer")
 		case isScalar(to) && v.kind != vInt:
 			return val{}, t.l.unsupported(x, "a pointer cast to an integer")
+		case isPointer(to) && v.kind == vPtr && v.p.typ != nil:
+			// A cast to a pointer to another struct would read the
+			// object's fields by the other struct's names: refused,
+			// not guessed.
+			elem := to.(*cc.PointerType).Elem()
+			if elem.Kind() == cc.Struct && !isOpaque(elem) && !elem.IsCompatible(v.p.typ) {
+				p, ok := asStruct(v.p, elem)
+				if !ok {
+					return val{}, t.l.unsupported(x, "%s (a %s) cast to a pointer to %s: the checker does not reinterpret an object as another type (it follows a cast to the type of a struct's first member, or to a struct whose fields begin the object's)", v.p, typeName(v.p.typ), typeName(elem))
+				}
+				return val{kind: vPtr, p: p}, nil
+			}
 		}
 		if isBool(to) {
 			return toBool(v), nil
@@ -593,4 +605,33 @@ func (t *thread) primary(x *cc.PrimaryExpression) (val, error) {
 		return val{}, t.l.unsupported(x, "a statement expression ({ ... })")
 	}
 	return val{}, t.l.unsupported(x, "%s", exprText(x))
+}
+
+// asStruct is the place a pointer to p cast to a pointer to the struct
+// elem designates, where C defines it: p's first member (or its first
+// member's, and so on) is an elem, or elem's fields are the first fields
+// of p's struct, by name and type (a common initial sequence), whose
+// fields are then read by their names.
+func asStruct(p place, elem cc.Type) (place, bool) {
+	for {
+		st, ok := p.typ.(*cc.StructType)
+		if !ok || st.NumFields() == 0 {
+			return place{}, false
+		}
+		if es, ok := elem.(*cc.StructType); ok && es.NumFields() <= st.NumFields() {
+			prefix := true
+			for i := 0; i < es.NumFields() && prefix; i++ {
+				a, b := es.FieldByIndex(i), st.FieldByIndex(i)
+				prefix = a.Name() == b.Name() && a.Type().IsCompatible(b.Type())
+			}
+			if prefix {
+				return place{obj: p.obj, path: p.path, typ: p.typ}, true
+			}
+		}
+		first := st.FieldByIndex(0)
+		p = place{obj: p.obj, path: p.path + "." + first.Name(), typ: first.Type()}
+		if first.Type().IsCompatible(elem) {
+			return p, true
+		}
+	}
 }

@@ -706,3 +706,38 @@ void harness(void) { spawn(task); }
 	require.NoError(t, err)
 	require.NoError(t, d.Validate())
 }
+
+// TestStructCasts: a pointer cast to a struct C defines it for (the
+// first member's type, a struct whose fields begin the object's) reads the
+// right fields; a cast to an unrelated struct is refused, not read by the
+// other struct's field names.
+func TestStructCasts(t *testing.T) {
+	src := `/*
+ * Device: no-cache
+ * Crash: none
+ * Models: SC
+ */
+#include <flushproof/kernel.h>
+struct h { int h_type; };
+struct d { struct h d_header; int tag; };
+struct e { int h_type; int other; };
+static void task(void)
+{
+	struct d d = { .tag = 1 };
+	struct e e = { .other = 2 };
+
+	((struct h *)&d)->h_type = 5;
+	((struct h *)&e)->h_type = 6;
+	assert(d.d_header.h_type == 5 && d.tag == 1);
+	assert(e.h_type == 6 && e.other == 2);
+}
+void harness(void) { spawn(task); }
+`
+	for cfg, o := range verdicts(t, src) {
+		assert.Equal(t, verdict.Safe, o, cfg)
+	}
+	bad := strings.Replace(src, "struct e { int h_type; int other; };", "struct e { int other; int h_type; };", 1)
+	_, err := kernelc.Parse("h.c", []byte(bad))
+	assert.ErrorContains(t, err, "h.c:16:")
+	assert.ErrorContains(t, err, "does not reinterpret an object as another type")
+}
