@@ -262,53 +262,20 @@ func rootName(n cc.ExpressionNode, out map[*cc.Declarator]bool) {
 	for n != nil {
 		switch x := n.(type) {
 		case *cc.PostfixExpression:
-			switch x.Case {
-			case cc.PostfixExpressionPrimary:
-				n = x.PrimaryExpression
-			case cc.PostfixExpressionSelect, cc.PostfixExpressionIndex:
+			if x.Case == cc.PostfixExpressionSelect || x.Case == cc.PostfixExpressionIndex {
 				n = x.PostfixExpression
-			default:
-				return // through a pointer (->), a call: an address-taken object
+				continue
 			}
-		case *cc.UnaryExpression:
-			if x.Case != cc.UnaryExpressionPostfix {
-				return
-			}
-			n = x.PostfixExpression
 		case *cc.PrimaryExpression:
-			switch x.Case {
-			case cc.PrimaryExpressionIdent:
+			if x.Case == cc.PrimaryExpressionIdent {
 				if d, ok := x.ResolvedTo().(*cc.Declarator); ok {
 					out[d] = true
 				}
 				return
-			case cc.PrimaryExpressionExpr:
-				n = x.ExpressionList
-			default:
-				return
 			}
-		case *cc.ExpressionList:
-			if x.ExpressionList != nil {
-				return
-			}
-			n = x.AssignmentExpression
-		case *cc.AssignmentExpression:
-			if x.Case != cc.AssignmentExpressionCond {
-				return
-			}
-			n = x.ConditionalExpression
-		case *cc.ConditionalExpression:
-			if x.Case != cc.ConditionalExpressionLOr {
-				return
-			}
-			n = x.LogicalOrExpression
-		case *cc.CastExpression:
-			if x.Case != cc.CastExpressionUnary {
-				return
-			}
-			n = x.UnaryExpression
-		default:
-			return
 		}
+		// Through a wrapper; through a pointer (->, *) or a call there is
+		// no name: an address-taken object, which forgetLoop forgets.
+		n = inner(n)
 	}
 }

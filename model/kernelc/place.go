@@ -15,66 +15,8 @@ import (
 // lvalue lowers an expression that designates an object.
 func (t *thread) lvalue(n cc.ExpressionNode) (place, error) {
 	switch x := n.(type) {
-	case *cc.ExpressionList:
-		if x.ExpressionList == nil {
-			return t.lvalue(x.AssignmentExpression)
-		}
-	case *cc.AssignmentExpression:
-		if x.Case == cc.AssignmentExpressionCond {
-			return t.lvalue(x.ConditionalExpression)
-		}
-	case *cc.ConditionalExpression:
-		if x.Case == cc.ConditionalExpressionLOr {
-			return t.lvalue(x.LogicalOrExpression)
-		}
-	case *cc.LogicalOrExpression:
-		if x.Case == cc.LogicalOrExpressionLAnd {
-			return t.lvalue(x.LogicalAndExpression)
-		}
-	case *cc.LogicalAndExpression:
-		if x.Case == cc.LogicalAndExpressionOr {
-			return t.lvalue(x.InclusiveOrExpression)
-		}
-	case *cc.InclusiveOrExpression:
-		if x.Case == cc.InclusiveOrExpressionXor {
-			return t.lvalue(x.ExclusiveOrExpression)
-		}
-	case *cc.ExclusiveOrExpression:
-		if x.Case == cc.ExclusiveOrExpressionAnd {
-			return t.lvalue(x.AndExpression)
-		}
-	case *cc.AndExpression:
-		if x.Case == cc.AndExpressionEq {
-			return t.lvalue(x.EqualityExpression)
-		}
-	case *cc.EqualityExpression:
-		if x.Case == cc.EqualityExpressionRel {
-			return t.lvalue(x.RelationalExpression)
-		}
-	case *cc.RelationalExpression:
-		if x.Case == cc.RelationalExpressionShift {
-			return t.lvalue(x.ShiftExpression)
-		}
-	case *cc.ShiftExpression:
-		if x.Case == cc.ShiftExpressionAdd {
-			return t.lvalue(x.AdditiveExpression)
-		}
-	case *cc.AdditiveExpression:
-		if x.Case == cc.AdditiveExpressionMul {
-			return t.lvalue(x.MultiplicativeExpression)
-		}
-	case *cc.MultiplicativeExpression:
-		if x.Case == cc.MultiplicativeExpressionCast {
-			return t.lvalue(x.CastExpression)
-		}
-	case *cc.CastExpression:
-		if x.Case == cc.CastExpressionUnary {
-			return t.lvalue(x.UnaryExpression)
-		}
 	case *cc.UnaryExpression:
 		switch x.Case {
-		case cc.UnaryExpressionPostfix:
-			return t.lvalue(x.PostfixExpression)
 		case cc.UnaryExpressionDeref:
 			v, err := t.rvalue(x.CastExpression)
 			if err != nil {
@@ -84,8 +26,6 @@ func (t *thread) lvalue(n cc.ExpressionNode) (place, error) {
 		}
 	case *cc.PostfixExpression:
 		switch x.Case {
-		case cc.PostfixExpressionPrimary:
-			return t.lvalue(x.PrimaryExpression)
 		case cc.PostfixExpressionSelect:
 			p, err := t.lvalue(x.PostfixExpression)
 			if err != nil {
@@ -121,12 +61,12 @@ func (t *thread) lvalue(n cc.ExpressionNode) (place, error) {
 			return t.element(x, base.p, i)
 		}
 	case *cc.PrimaryExpression:
-		switch x.Case {
-		case cc.PrimaryExpressionIdent:
+		if x.Case == cc.PrimaryExpressionIdent {
 			return t.ident(x)
-		case cc.PrimaryExpressionExpr:
-			return t.lvalue(x.ExpressionList)
 		}
+	}
+	if in := inner(n); in != nil {
+		return t.lvalue(in)
 	}
 	return place{}, t.l.errf(n, "%s is not an object", exprText(n))
 }
