@@ -1,17 +1,9 @@
 package props
 
 import (
-	"path/filepath"
-	"strings"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
-	"github.com/flushproof/flushproof/model/durable"
-	"github.com/flushproof/flushproof/model/explore"
 	"github.com/flushproof/flushproof/model/iowq"
-	"github.com/flushproof/flushproof/model/kernelc"
 	"github.com/flushproof/flushproof/model/verdict"
 )
 
@@ -111,27 +103,6 @@ type offTableHarnessCase struct {
 // checkHarnessesOffTable is checkHarnesses for offTableHarnessCase.
 func checkHarnessesOffTable(t *testing.T, cases []offTableHarnessCase) {
 	for _, c := range cases {
-		path := filepath.Join("..", "examples", c.harness)
-		var patches []string
-		for _, p := range c.patches {
-			patches = append(patches, filepath.Join(filepath.Dir(path), p))
-		}
-		label := strings.Join(append([]string{c.harness}, c.patches...), " + ")
-		ps, err := kernelc.ReadPatches(patches, []string{path}, func(s string) { t.Errorf("%s: %s", label, s) })
-		require.NoError(t, err, label)
-		tt, err := kernelc.ReadFile(path, ps, func(s string) { t.Logf("%s: %s", label, s) })
-		require.NoError(t, err, label)
-		d, err := durable.Read(path, tt)
-		require.NoError(t, err, label)
-		for _, r := range d.Rows(durable.AllModels(), false) {
-			want, ok := c.limits[r.Config]
-			if !ok {
-				continue
-			}
-			_, err := r.Check(explore.Options{MaxStates: 20_000_000, Liveness: true})
-			require.Error(t, err, "%s %s: the checker's limit", label, r.Config)
-			assert.Contains(t, err.Error(), want, "%s %s", label, r.Config)
-		}
-		checkRows(t, label, d, c.rows)
+		checkHarness(t, c.harness, c.patches, c.rows, c.limits)
 	}
 }

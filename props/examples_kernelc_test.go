@@ -36,35 +36,44 @@ func checkHarnesses(t *testing.T, cases []harnessCase) {
 		builtin[r.Name()] = r
 	}
 	for _, c := range cases {
-		path := filepath.Join("..", "examples", c.harness)
-		var patches []string
-		for _, p := range c.patches {
-			patches = append(patches, filepath.Join(filepath.Dir(path), p))
-		}
-		label := strings.Join(append([]string{c.harness}, c.patches...), " + ")
-		ps, err := kernelc.ReadPatches(patches, []string{path}, func(s string) { t.Errorf("%s: %s", label, s) })
-		require.NoError(t, err, label)
-		tt, err := kernelc.ReadFile(path, ps, func(s string) { t.Logf("%s: %s", label, s) })
-		require.NoError(t, err, label)
-		d, err := durable.Read(path, tt)
-		require.NoError(t, err, label)
 		rows := map[string]verdict.Row{}
 		for k, name := range c.rows {
 			br, ok := builtin[name]
-			require.True(t, ok, "%s: no built-in row %q", label, name)
+			require.True(t, ok, "%s: no built-in row %q", c.harness, name)
 			rows[k] = br
 		}
-		for _, r := range d.Rows(durable.AllModels(), false) {
-			want, ok := c.limits[r.Config]
-			if !ok {
-				continue
-			}
-			_, err := r.Check(explore.Options{MaxStates: 20_000_000, Liveness: true})
-			require.Error(t, err, "%s %s: the checker's limit", label, r.Config)
-			assert.Contains(t, err.Error(), want, "%s %s", label, r.Config)
-		}
-		checkRows(t, label, d, rows)
+		checkHarness(t, c.harness, c.patches, rows, c.limits)
 	}
+}
+
+// checkHarness reads a harness under examples/ with patches (from its
+// directory) applied, requires each row limits names to be that limit's
+// ERROR, and holds the rows named by rows' keys to the rows they map to
+// (checkRows).
+func checkHarness(t *testing.T, harness string, patchNames []string, rows map[string]verdict.Row, limits map[string]string) {
+	t.Helper()
+	path := filepath.Join("..", "examples", harness)
+	var patches []string
+	for _, p := range patchNames {
+		patches = append(patches, filepath.Join(filepath.Dir(path), p))
+	}
+	label := strings.Join(append([]string{harness}, patchNames...), " + ")
+	ps, err := kernelc.ReadPatches(patches, []string{path}, func(s string) { t.Errorf("%s: %s", label, s) })
+	require.NoError(t, err, label)
+	tt, err := kernelc.ReadFile(path, ps, func(s string) { t.Logf("%s: %s", label, s) })
+	require.NoError(t, err, label)
+	d, err := durable.Read(path, tt)
+	require.NoError(t, err, label)
+	for _, r := range d.Rows(durable.AllModels(), false) {
+		want, ok := limits[r.Config]
+		if !ok {
+			continue
+		}
+		_, err := r.Check(explore.Options{MaxStates: 20_000_000, Liveness: true})
+		require.Error(t, err, "%s %s: the checker's limit", label, r.Config)
+		assert.Contains(t, err.Error(), want, "%s %s", label, r.Config)
+	}
+	checkRows(t, label, d, rows)
 }
 
 // TestHarnessFlushSeq: the fsync of fs/xfs/xfs_file.c as the patch "xfs:
