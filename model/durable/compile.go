@@ -58,6 +58,11 @@ func compile(m memory.Model, t *litmus.Test) (*opSystem, error) {
 			return nil, t.LimitErr(litmus.Pos{Line: th.Line, Col: th.Col}, "P%d compiles to %d instructions, more than the 255 a thread may have: split the thread or shorten its code", ti, len(c.code))
 		}
 		markArith(c.code)
+		var outcome uint64 // an outcome holds every register the thread writes
+		for _, r := range c.written {
+			outcome |= 1 << c.regs[r]
+		}
+		markRetries(c.code, c.regs, outcome)
 		sys.code = append(sys.code, c.code)
 		sys.regs = append(sys.regs, c.regs)
 		sys.written = append(sys.written, c.written)

@@ -350,6 +350,7 @@ func compileDurable(m memory.Model, t *litmus.Test, file string) (*opSystem, err
 			}
 		}
 		markArith(c.code)
+		markRetries(c.code, c.regs, condRegs(t.Cond, ti, c.regs))
 		sys.code = append(sys.code, c.code)
 		sys.regs = append(sys.regs, c.regs)
 		sys.written = append(sys.written, c.written)
@@ -441,18 +442,9 @@ func successors(code []instr, i int, f func(int)) {
 // instruction i, live[len(code)] = keep at the end. The jumps may go
 // anywhere (loops, gotos): it iterates to the fixpoint.
 func liveness(code []instr, use, def []uint64, keep uint64) []uint64 {
-	live := make([]uint64, len(code)+1)
-	live[len(code)] = keep
-	for changed := true; changed; {
-		changed = false
-		for i := len(code) - 1; i >= 0; i-- {
-			var out uint64
-			successors(code, i, func(n int) { out |= live[n] })
-			l := use[i] | out&^def[i] | keep
-			if l != live[i] {
-				live[i], changed = l, true
-			}
-		}
+	live := liveAtEnd(code, use, def, keep)
+	for i := range live {
+		live[i] |= keep // keep at every instruction: before, it is read at the end or written first
 	}
 	return live
 }

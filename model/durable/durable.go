@@ -337,17 +337,7 @@ func (d *Test) system(cfg Config) (*durSystem, error) {
 		sys.blocks = unionBlocks(sys.blocks, recoveryBlocks(sys.rec))
 	}
 	for t, code := range op.code {
-		var keep uint8
-		var walk func(e litmus.Expr)
-		walk = func(e litmus.Expr) {
-			if i, ok := op.regs[t][e.Reg]; ok && e.Reg != "" && e.Thread == t {
-				keep |= 1 << i
-			}
-			for _, a := range e.Args {
-				walk(a)
-			}
-		}
-		walk(d.Test.Cond)
+		keep := uint8(condRegs(d.Test.Cond, t, op.regs[t])) // indices below MaxRegs
 		sys.live = append(sys.live, liveRegs(code, op.regs[t], keep))
 		local := make([]bool, len(code))
 		for i, in := range code {

@@ -179,6 +179,8 @@ type instr struct {
 	// front end's "/", "%", "<<", ">>"), which can fail at run time:
 	// the step checks them first (arithFails).
 	arith bool
+	// retry: a cmpxchg whose failures only retry it (markRetries).
+	retry bool
 }
 
 // markArith sets arith on the instructions whose expressions can fail.
@@ -576,10 +578,14 @@ func (s *opSystem) step(st opState, t int, in instr, yield func(explore.Label, o
 		var err error
 		switch info := op.Info(); info.Order {
 		case litmus.Mb:
-			rs, err = st.mem.RMW(t, in.loc, f)
+			if op.IsCmpxchg() && !in.retry {
+				rs, err = st.mem.RMWCond(t, in.loc, f)
+			} else {
+				rs, err = st.mem.RMW(t, in.loc, f)
+			}
 		default: // only under LKMM and, unordered, TSO and SC (compile)
 			rs, err = st.mem.RMWOrdered(t, in.loc, f, memory.RMWOrder{Acquire: info.Order == litmus.Acquire,
-				Release: info.Order == litmus.Release, NoReturn: !info.Returns, Deps: in.deps})
+				Release: info.Order == litmus.Release, NoReturn: !info.Returns, Deps: in.deps, Cond: op.IsCmpxchg() && !in.retry})
 		}
 		if errors.Is(err, memory.ErrUnordered) {
 			fail(faultUnordered)
@@ -619,7 +625,7 @@ func (s *opSystem) faultText(f fault) string {
 	case faultArith:
 		return fmt.Sprintf("line %d: P%d: a division by zero, or a shift by a negative amount or by more than 62", in.line, f.thread)
 	case faultUnordered:
-		return fmt.Sprintf("line %d: P%d: a store after a load of another location with no smp_mb between and no dependency on it: the checker's LKMM does not model load buffering; order them (smp_load_acquire, smp_store_release, smp_mb) where the kernel code does, or check this file under SC and TSO only (Models: SC, TSO)", in.line, f.thread)
+		return fmt.Sprintf("line %d: P%d: a store after a load of another location with no smp_mb between and no dependency on it (a cmpxchg orders only if it succeeds, and LKMM lets it fail by reading a later store): the checker's LKMM does not model load buffering; order them (smp_load_acquire, smp_store_release, smp_mb) where the kernel code does, or check this file under SC and TSO only (Models: SC, TSO)", in.line, f.thread)
 	case faultMemory:
 		if s.model == memory.TSO {
 			return fmt.Sprintf("line %d: P%d: a %dth store waiting in P%d's store buffer, which holds %d: put an smp_mb (or a fully ordered atomic) between the stores, or store less", in.line, f.thread, memory.MaxBuffered+1, f.thread, memory.MaxBuffered)

@@ -430,7 +430,7 @@ func (s *System) doneLoad(st State, t int, yield func(explore.Label, State)) {
 // doneCAS is cmpxchg(completed, c, seq); on failure it loads again.
 func (s *System) doneCAS(st State, t int, yield func(explore.Label, State)) {
 	tk := st.task[t]
-	rs, err := st.mem.RMW(t, locCompleted, func(old int64) (int64, bool) { return int64(tk.seq), old == int64(tk.C) })
+	rs, err := st.mem.RMWCond(t, locCompleted, func(old int64) (int64, bool) { return int64(tk.seq), old == int64(tk.C) })
 	if err != nil {
 		panic(fmt.Sprintf("fsync model: %v (raise the memory bounds)", err))
 	}

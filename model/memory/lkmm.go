@@ -77,6 +77,7 @@ type lkExtra struct {
 	mview         [MaxLocations][MaxStores]vw // per live store: its message view
 	glued         [MaxLocations]uint8         // bit i: store i is a read-modify-write's, glued to store i-1
 	unord         [MaxThreads]uint8           // per thread: the locations (bit l) it loaded since its last full barrier
+	cond          [MaxThreads]uint8           // per thread: the locations whose loads only a conditional RMW's barriers ordered (see checkOrdered)
 	anyOrder      bool                        // AllowUnordered
 	unreduced     bool                        // Unreduced: no subsumption of pending barriers
 	whole         bool                        // UseOrderings: views kept whole, lkOrd kept
@@ -337,8 +338,19 @@ func (m *lk) writeBase(t, loc int, deps uint8, release bool) (base vw, ordered b
 // store by coherence ((overwrite & int) is in LKMM's ppo), which the
 // model keeps; a load the store depends on is ordered before it by the
 // dependency (rwdep is in ppo).
+//
+// A conditional read-modify-write that stored (a fully ordered cmpxchg that
+// succeeded, an _acquire one) ordered the loads before it, and its own
+// read, before what follows. Had it failed it would have ordered nothing,
+// and LKMM lets it fail by reading a store its thread cannot yet see in
+// program order (one made after a store this thread makes later: load
+// buffering), a run the in-order model never takes. So the loads its
+// success ordered are kept in cond, and a store that follows is refused
+// as after an unordered load, unless it depends on them or a barrier that
+// does not depend on a value read (smp_mb, an unconditional fully ordered
+// RMW) came between.
 func (m *lk) checkOrdered(t, loc int, deps uint8, release bool) error {
-	if m.unord[t]&^(1<<loc)&^deps != 0 && !m.anyOrder && !release {
+	if (m.unord[t]|m.cond[t])&^(1<<loc)&^deps != 0 && !m.anyOrder && !release {
 		return fmt.Errorf("thread %d: %w", t, ErrUnordered)
 	}
 	return nil
@@ -616,7 +628,7 @@ func (m *Memory) lkForget(t int) {
 	m.post &^= 1 << t
 	x := lkGet(m.scope, m.ext)
 	x.cur[t], x.acq[t], x.rel[t] = 0, 0, 0
-	x.unord[t] = 0
+	x.unord[t], x.cond[t] = 0, 0
 	m.ext = lkPut(m.scope, &x)
 }
 
@@ -631,7 +643,7 @@ func (m *Memory) ThreadKey(t int, locs ...int) uint64 {
 	x := lkGet(m.scope, m.ext)
 	k := uint64(m.post >> t & 1)
 	for _, l := range locs {
-		k = k<<13 | uint64(x.unord[t]>>l&1)<<12 | uint64(x.cur[t].at(l))<<8 | uint64(x.acq[t].at(l))<<4 | uint64(x.rel[t].at(l))
+		k = k<<14 | uint64(x.cond[t]>>l&1)<<13 | uint64(x.unord[t]>>l&1)<<12 | uint64(x.cur[t].at(l))<<8 | uint64(x.acq[t].at(l))<<4 | uint64(x.rel[t].at(l))
 	}
 	return k
 }
@@ -708,7 +720,7 @@ func (m lk) lkPermuted(out *lk, threads, locs *[MaxThreads]int) {
 	out.glob = pv(m.glob)
 	out.post = 0
 	for i := 0; i < MaxThreads; i++ {
-		out.unord[i] = pl(m.unord[threads[i]])
+		out.unord[i], out.cond[i] = pl(m.unord[threads[i]]), pl(m.cond[threads[i]])
 		if m.post&(1<<threads[i]) != 0 {
 			out.post |= 1 << i
 		}

@@ -31,7 +31,7 @@ func (m Memory) weakFences(t int) []Choice {
 	cs := m.Settle(t)
 	for i := range cs {
 		w := cs[i].Mem.open()
-		w.unord[t] = 0
+		w.unord[t], w.cond[t] = 0, 0
 		cs[i].Mem = w.close()
 	}
 	return cs

@@ -11,8 +11,14 @@ import (
 // lkRMW is a read-modify-write: f gives the value to store for the value
 // read, or false (a failed cmpxchg: a plain read, no barrier). A store is
 // fully ordered and reads a store no other read-modify-write has read.
-func (m lk) lkRMW(t, loc int, f func(old int64) (int64, bool)) ([]RMWResult, error) {
+// One that is conditional (cond) keeps what its barriers ordered in cond
+// (checkOrdered); another clears it.
+func (m lk) lkRMW(t, loc int, f func(old int64) (int64, bool), cond bool) ([]RMWResult, error) {
 	m.mustWrite(t, loc, true)
+	var kept uint8 // what the thread's cond is after a store
+	if cond {
+		kept = m.unord[t] | m.cond[t] | 1<<loc
+	}
 	var out []RMWResult
 	for _, r := range m.lkLoad(t, loc) {
 		if _, ok := f(r.Val); !ok {
@@ -37,6 +43,7 @@ func (m lk) lkRMW(t, loc int, f func(old int64) (int64, bool)) ([]RMWResult, err
 			next := fenced.lkRead(t, loc, i)
 			next.lkInsert(t, loc, i+1, v, true, false, false)
 			next.post |= 1 << t
+			next.cond[t] = kept
 			next.lkCompact(loc)
 			out = append(out, RMWResult{Old: old, New: v, Stored: true, Mem: next.close(), Alt: c.alt.withNewer(int(fenced.n[loc]) - 1 - i)})
 		}
@@ -96,6 +103,9 @@ func (m lk) lkRMWOnceSettled(t, loc int, f func(old int64) (int64, bool), first 
 			return nil, fmt.Errorf("memory: more than %d live stores to location %d", MaxStores, loc)
 		}
 		next := m.lkReadAs(t, loc, i, stored)
+		if o.Acquire && o.Cond {
+			next.cond[t] |= 1 << loc // an acquire read orders what follows only when it stores
+		}
 		next.lkInsert(t, loc, i+1, v, true, o.Release, ordered)
 		next.lkCompact(loc)
 		out = append(out, RMWResult{Old: old, New: v, Stored: true, Mem: next.close(), Alt: newer})

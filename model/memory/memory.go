@@ -246,7 +246,11 @@ func (m Memory) Fences(t int) []Choice {
 	if mutate.On(mutate.FenceWeak) {
 		return m.weakFences(t)
 	}
-	return closeAll(m.open().lkFences(t))
+	cs := m.open().lkFences(t)
+	for i := range cs {
+		cs[i].m.cond[t] = 0 // a barrier whatever was read
+	}
+	return closeAll(cs)
 }
 
 // fence is the full barrier of smp_mb and of fully ordered read-modify-writes.
@@ -279,7 +283,20 @@ type RMWResult struct {
 // per store it may read (one except under LKMM).
 func (m Memory) RMW(t, loc int, f func(old int64) (int64, bool)) ([]RMWResult, error) {
 	if m.model == LKMM {
-		return m.open().lkRMW(t, loc, f)
+		return m.open().lkRMW(t, loc, f, false)
+	}
+	return m.rmw(t, loc, f, true)
+}
+
+// RMWCond is RMW for a conditional read-modify-write (cmpxchg), whose
+// barriers come only with its store. Under LKMM the loads they order are
+// ordered before a later store only if it depends on them or a barrier
+// that always happens comes first (else ErrUnordered, lkmm.go's
+// checkOrdered says why). RMW with an f that may fail is exact only where
+// no store follows it without such a barrier.
+func (m Memory) RMWCond(t, loc int, f func(old int64) (int64, bool)) ([]RMWResult, error) {
+	if m.model == LKMM {
+		return m.open().lkRMW(t, loc, f, true)
 	}
 	return m.rmw(t, loc, f, true)
 }
@@ -361,6 +378,7 @@ type RMWOrder struct {
 	Release  bool  // _release: if it stores, every earlier event of its thread is ordered before its store
 	NoReturn bool  // atomic_add, atomic_inc...: it returns nothing, so smp_rmb does not order its read
 	Deps     uint8 // the locations whose loads its store depends on, as in StoresDep
+	Cond     bool  // a conditional one (cmpxchg): its acquire comes only with its store (see RMWCond)
 	_        struct{}
 }
 

@@ -109,6 +109,9 @@ func (k *wideLK) appendKey(b []byte, thread func(int) int) []byte {
 		for _, u := range k.unord[t] {
 			b = appendBool(b, u)
 		}
+		for _, c := range k.cond[t] {
+			b = appendBool(b, c)
+		}
 		b = appendBool(b, k.post[t])
 	}
 	b = view(b, k.glob)

@@ -35,6 +35,7 @@ type wideLK struct {
 	cur, acq, rel [][]int     // [thread][location]
 	glob          []int
 	unord         [][]bool // [thread][location]: loaded since the thread's last full barrier
+	cond          [][]bool // [thread][location]: loads only a conditional RMW's barriers ordered (lk.cond)
 	post          []bool   // per thread: its barrier after a read-modify-write is pending
 	gone          []bool   // per thread: Wide.Forget (shared with Wide)
 	anyOrder      bool     // AllowUnordered
@@ -46,10 +47,10 @@ func newWideLK(threads, locs int) *wideLK {
 		k.st[l] = []wlStore{{mview: make([]int, locs)}}
 	}
 	k.cur, k.acq, k.rel = make([][]int, threads), make([][]int, threads), make([][]int, threads)
-	k.unord, k.post = make([][]bool, threads), make([]bool, threads)
+	k.unord, k.cond, k.post = make([][]bool, threads), make([][]bool, threads), make([]bool, threads)
 	for t := 0; t < threads; t++ {
 		k.cur[t], k.acq[t], k.rel[t] = make([]int, locs), make([]int, locs), make([]int, locs)
-		k.unord[t] = make([]bool, locs)
+		k.unord[t], k.cond[t] = make([]bool, locs), make([]bool, locs)
 	}
 	return k
 }
@@ -165,7 +166,7 @@ func (k *wideLK) checkOrdered(t, loc int) error {
 		return nil
 	}
 	for l, u := range k.unord[t] {
-		if u && l != loc && !k.post[t] {
+		if l != loc && (u && !k.post[t] || k.cond[t][l]) {
 			return fmt.Errorf("thread %d: %w", t, ErrUnordered)
 		}
 	}
@@ -222,9 +223,22 @@ type wlRMW struct {
 	store bool
 }
 
-func (k *wideLK) rmwAt(t, loc int, ordered bool, f func(int64) (int64, bool), r wlRMW) (old, new int64) {
+func (k *wideLK) rmwAt(t, loc int, ordered, cond bool, f func(int64) (int64, bool), r wlRMW) (old, new int64) {
 	if r.store && ordered {
+		var kept []bool // t's cond after the store (lkRMW)
+		if cond {
+			kept = append([]bool(nil), k.cond[t]...)
+			for l, u := range k.unord[t] {
+				kept[l] = kept[l] || u
+			}
+			kept[loc] = true
+		}
 		k.fence(t) // the leading barrier, which t's pending one joins
+		if cond {
+			copy(k.cond[t], kept)
+		} else {
+			clear(k.cond[t])
+		}
 	} else {
 		k.settle(t)
 	}
@@ -333,7 +347,10 @@ func (w *Wide) StoreAt(t, loc int, v int64, visible bool, choice int) {
 // (Memory.RMW, or Memory.RMWUnordered if !ordered), each as the number of
 // stores newer than the one it reads: one, except under LKMM; or
 // ErrUnordered.
-func (w *Wide) RMWChoices(t, loc int, ordered bool, f func(old int64) (int64, bool)) ([]int, error) {
+//
+// A conditional one (cond: a cmpxchg) orders what its barriers order only
+// when it stores (Memory.RMWCond).
+func (w *Wide) RMWChoices(t, loc int, ordered, cond bool, f func(old int64) (int64, bool)) ([]int, error) {
 	if w.lk == nil {
 		return []int{0}, nil
 	}
@@ -353,7 +370,7 @@ func (w *Wide) RMWChoices(t, loc int, ordered bool, f func(old int64) (int64, bo
 // RMWAt is the read-modify-write by t on loc with result choice (an index
 // into RMWChoices): the value read, the value stored and whether it
 // stored.
-func (w *Wide) RMWAt(t, loc int, ordered bool, f func(old int64) (int64, bool), choice int) (old, new int64, stored bool) {
+func (w *Wide) RMWAt(t, loc int, ordered, cond bool, f func(old int64) (int64, bool), choice int) (old, new int64, stored bool) {
 	if w.lk == nil {
 		if choice != 0 {
 			panic(fmt.Sprintf("memory: read-modify-write result %d of 1", choice))
@@ -361,7 +378,7 @@ func (w *Wide) RMWAt(t, loc int, ordered bool, f func(old int64) (int64, bool), 
 		return w.rmw(t, loc, ordered, f)
 	}
 	r := w.lk.rmwResults(t, loc, ordered, f)[choice]
-	old, new = w.lk.rmwAt(t, loc, ordered, f, r)
+	old, new = w.lk.rmwAt(t, loc, ordered, cond, f, r)
 	w.lk.compactAll()
 	return old, new, r.store
 }

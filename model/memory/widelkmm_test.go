@@ -92,7 +92,7 @@ func lkAgreeRMW(t *rapid.T, m Memory, w *Wide, th, loc int, ordered bool, step s
 			want = append(want, k)
 		}
 	}
-	got, err := w.RMWChoices(th, loc, ordered, inc)
+	got, err := w.RMWChoices(th, loc, ordered, false, inc)
 	require.NoError(t, err, step)
 	require.Equal(t, want, got, "%s: stores an increment by thread %d of %d (ordered %v) may read", step, th, loc, ordered)
 }
@@ -262,17 +262,21 @@ func lkWideOps(t *rapid.T, threads, locs, n int, ops *rapid.Generator[int]) (*Wi
 				f = func(v int64) (int64, bool) { return nv, v == old }
 			}
 			ordered := op == lkOpInc || op == lkOpCmpxchg
+			cond := op == lkOpCmpxchg || op == lkOpCmpxchgRlx
 			var rs []RMWResult
 			var err error
-			if ordered {
+			switch {
+			case ordered && cond:
+				rs, err = m.RMWCond(th, loc, f)
+			case ordered:
 				rs, err = m.RMW(th, loc, f)
-			} else {
-				rs, err = m.RMWUnordered(th, loc, f)
+			default:
+				rs, err = m.RMWOrdered(th, loc, f, RMWOrder{Cond: cond})
 			}
 			if err != nil && !errors.Is(err, ErrUnordered) {
 				continue
 			}
-			k, werr := w.RMWChoices(th, loc, ordered, f)
+			k, werr := w.RMWChoices(th, loc, ordered, cond, f)
 			require.Equal(t, errors.Is(err, ErrUnordered), errors.Is(werr, ErrUnordered), "%s: RMW refused", step)
 			if err != nil {
 				continue
@@ -281,8 +285,8 @@ func lkWideOps(t *rapid.T, threads, locs, n int, ops *rapid.Generator[int]) (*Wi
 			first, newer := altParts(rs[c].Alt)
 			step += fmt.Sprintf(" RMW (op %d) on %d after the barriers of %v, %d stores newer", op, loc, first, newer)
 			completeAll(w, first)
-			k, _ = w.RMWChoices(th, loc, ordered, f)
-			o, nw, stored := w.RMWAt(th, loc, ordered, f, index(t, k, newer, step))
+			k, _ = w.RMWChoices(th, loc, ordered, cond, f)
+			o, nw, stored := w.RMWAt(th, loc, ordered, cond, f, index(t, k, newer, step))
 			require.Equal(t, rs[c].Old, o, "%s: old", step)
 			require.Equal(t, rs[c].Stored, stored, "%s: stored", step)
 			if stored {
@@ -318,11 +322,11 @@ func TestWideLKMMBeyondMemoryBounds(t *testing.T) {
 	maxPending := 0
 	for i := 0; i < incs; i++ {
 		th, loc := i%threads, (i/threads+i)%locs
-		ks, err := w.RMWChoices(th, loc, true, inc)
+		ks, err := w.RMWChoices(th, loc, true, false, inc)
 		require.NoError(t, err)
 		require.Equal(t, 0, ks[len(ks)-1], "the last result reads the newest store")
 		want[loc]++
-		_, got, stored := w.RMWAt(th, loc, true, inc, len(ks)-1)
+		_, got, stored := w.RMWAt(th, loc, true, false, inc, len(ks)-1)
 		require.True(t, stored)
 		require.Equal(t, want[loc], got, "inc %d: T%d loc %d", i, th, loc)
 		maxPending = max(maxPending, len(w.Pending()))

@@ -50,6 +50,7 @@ func (w *Wide) Forget(t int) {
 	if w.lk != nil {
 		w.lk.post[t] = false
 		clear(w.lk.unord[t])
+		clear(w.lk.cond[t])
 	}
 }
 
@@ -154,6 +155,7 @@ func (w *Wide) Fence(t int) {
 		} else {
 			w.lk.fence(t)
 		}
+		clear(w.lk.cond[t]) // a barrier whatever was read
 		w.lk.compactAll()
 		return
 	}

@@ -88,7 +88,7 @@ func (w *World) memChoices(t int, r *request) (int, error) {
 	if r.kind == ActStore {
 		ks, err = w.mem.StoreChoices(t, r.loc)
 	} else {
-		ks, err = w.mem.RMWChoices(t, r.loc, true, r.rmw())
+		ks, err = w.mem.RMWChoices(t, r.loc, true, r.kind == ActCAS, r.rmw())
 	}
 	return len(ks), err
 }
@@ -158,8 +158,8 @@ func (w *World) perform(a Action) {
 	case ActFence:
 		w.mem.Fence(t.id)
 	case ActIncReturn, ActCAS:
-		ks, _ := w.mem.RMWChoices(t.id, r.loc, true, r.rmw())
-		old, new, stored := w.mem.RMWAt(t.id, r.loc, true, r.rmw(), a.Arg)
+		ks, _ := w.mem.RMWChoices(t.id, r.loc, true, r.kind == ActCAS, r.rmw())
+		old, new, stored := w.mem.RMWAt(t.id, r.loc, true, r.kind == ActCAS, r.rmw(), a.Arg)
 		ev.Stale = ks[a.Arg] > 0 // under LKMM, a store older than the newest
 		if a.Kind == ActIncReturn {
 			resp.val, ev.Val = new, new
