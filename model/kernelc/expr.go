@@ -578,8 +578,14 @@ func (t *thread) postfix(x *cc.PostfixExpression) (val, error) {
 			return val{}, err
 		}
 		return t.load(p, x)
+	case cc.PostfixExpressionComplit:
+		p, err := t.complit(x)
+		if err != nil {
+			return val{}, err
+		}
+		return t.load(p, x)
 	}
-	return val{}, t.l.unsupported(x, "a compound literal")
+	return val{}, t.l.unsupported(x, "this expression")
 }
 
 func (t *thread) primary(x *cc.PrimaryExpression) (val, error) {

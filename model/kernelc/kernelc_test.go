@@ -42,6 +42,7 @@ const writeFlush = `/*
 #include <flushproof/kernel.h>
 
 static struct block_device bdev;
+static int sel;
 
 static int write_block(struct block_device *bdev, long block, long val, blk_opf_t flags)
 {
@@ -109,6 +110,57 @@ out:
 
 	switch (b) {
 	case 0:
+		err = err ? err : blkdev_issue_flush(&bdev);
+		break;
+	default:
+		break;
+	}
+	if (!err)
+		assert_durable(b, 1);`, verdict.Unsafe},
+		{"a case range, and a label inside a case", `int err = write_block(&bdev, b, 1, 0);
+	int tries = 0;
+
+	switch (b) {
+	case 0 ... 1:
+again:
+		tries++;
+		if (tries < 2)
+			goto again;
+		err = err ? err : blkdev_issue_flush(&bdev);
+		break;
+	default:
+		break;
+	}
+	if (!err)
+		assert_durable(b, 1);`, verdict.Safe},
+		{"a case range that leaves one task out", `int err = write_block(&bdev, b, 1, 0);
+
+	switch (b) {
+	case 0 ... 0:
+		err = err ? err : blkdev_issue_flush(&bdev);
+		break;
+	default:
+		break;
+	}
+	if (!err)
+		assert_durable(b, 1);`, verdict.Unsafe},
+		{"a case range on a value read at run time", `int err = write_block(&bdev, b, 1, 0);
+
+	WRITE_ONCE(sel, b);
+	switch (READ_ONCE(sel)) {
+	case 0 ... 1:
+		err = err ? err : blkdev_issue_flush(&bdev);
+		break;
+	default:
+		break;
+	}
+	if (!err)
+		assert_durable(b, 1);`, verdict.Safe},
+		{"a run-time value outside the case range", `int err = write_block(&bdev, b, 1, 0);
+
+	WRITE_ONCE(sel, b);
+	switch (READ_ONCE(sel)) {
+	case -5 ... 0:
 		err = err ? err : blkdev_issue_flush(&bdev);
 		break;
 	default:
@@ -740,4 +792,61 @@ void harness(void) { spawn(task); }
 	_, err := kernelc.Parse("h.c", []byte(bad))
 	assert.ErrorContains(t, err, "h.c:16:")
 	assert.ErrorContains(t, err, "does not reinterpret an object as another type")
+}
+
+// TestCompoundLiterals: &(struct T){ ... } is an unnamed local made where
+// it stands, its fields set as listed and the others zero.
+func TestCompoundLiterals(t *testing.T) {
+	src := `/*
+ * Device: cache+fua
+ * Models: SC
+ */
+#include <flushproof/kernel.h>
+
+struct wreq {
+	long block;
+	long val;
+	blk_opf_t flags;
+};
+
+static struct block_device bdev;
+
+static int submit(struct wreq *r)
+{
+	struct bio bio;
+
+	bio_init(&bio, &bdev, NULL, 0, REQ_OP_WRITE | r->flags);
+	bio.bi_iter.bi_sector = r->block;
+	bio.bi_iter.bi_size = 4096;
+	bio.bi_flushproof_value = r->val;
+	return submit_bio_wait(&bio);
+}
+
+static void writer(int b)
+{
+	if (submit(&(struct wreq){ %s }) == 0)
+		assert_durable(b, 1);
+}
+
+void harness(void)
+{
+	spawn(writer, 0);
+	spawn(writer, 1);
+}
+`
+	for _, tc := range []struct {
+		init string
+		want verdict.Outcome
+	}{
+		{".block = b, .val = 1, .flags = REQ_FUA", verdict.Safe},
+		{".block = b, .val = 1", verdict.Unsafe}, // flags zero: no FUA
+		{"b, 1, REQ_FUA", verdict.Safe},
+	} {
+		for cfg, got := range verdicts(t, fmt.Sprintf(src, tc.init)) {
+			assert.Equal(t, tc.want, got, "%s on %s", tc.init, cfg)
+		}
+	}
+
+	_, err := kernelc.Parse("h.c", []byte(fmt.Sprintf(src, ".block = b, .val = 1, .nope = 2")))
+	assert.ErrorContains(t, err, "h.c:28:51: type struct wreq {block long; val long; flags blk_opf_t} has no member nope")
 }

@@ -59,6 +59,8 @@ func (t *thread) lvalue(n cc.ExpressionNode) (place, error) {
 				return t.dynElement(x, base.p, iv)
 			}
 			return t.element(x, base.p, i)
+		case cc.PostfixExpressionComplit:
+			return t.complit(x)
 		}
 	case *cc.PrimaryExpression:
 		if x.Case == cc.PrimaryExpressionIdent {
@@ -305,4 +307,23 @@ func (t *thread) store(p place, v val, at cc.Node) error {
 	}
 	t.emit(litmus.Stmt{Access: &litmus.Access{Op: litmus.OpWriteOnce, Loc: t.l.location(p), Val: fold(v.e), Call: "(plain write)"}})
 	return nil
+}
+
+// complit is a compound literal, (struct opts){ .a = 1 }: an unnamed local
+// of the enclosing function, made and initialised where it stands, as C
+// does (C11 6.5.2.5). No name resolves to it, so loops forget what it
+// holds (forgetLoop).
+func (t *thread) complit(x *cc.PostfixExpression) (place, error) {
+	ty := x.Type()
+	at := t.l.pos(x)
+	o := &object{name: "complit", typ: ty, at: at, regs: map[string]string{}, consts: map[string]int64{}, binds: map[string]val{}}
+	t.objs = append(t.objs, o)
+	in := &cc.Initializer{Case: cc.InitializerInitList, InitializerList: x.InitializerList, Token: x.Token3}
+	if !isAggregate(ty) {
+		return place{}, t.l.unsupported(x, "a compound literal of %s, which is not a struct or an array (write the value)", ty)
+	}
+	if err := t.initLocal(o, "", ty, in); err != nil {
+		return place{}, err
+	}
+	return place{obj: o, typ: ty}, nil
 }

@@ -533,33 +533,55 @@ func (t *thread) switchStmt(s *cc.SelectionStatement) error {
 	end := t.label("switch.end")
 	dflt := ""
 	cases := map[*cc.LabeledStatement]string{}
+	known := "" // the case a constant switches to
 	for _, ls := range s.LabeledStatements() {
 		if ls.Switch() != s {
 			continue
 		}
+		var cond litmus.Expr
 		switch ls.Case {
+		case cc.LabeledStatementLabel:
+			continue // a goto's label inside the switch (labeled)
 		case cc.LabeledStatementCaseLabel:
 			k, ok := constValue(ls.ConstantExpression)
 			if !ok {
 				return t.l.errf(ls, "a case label that is not a constant")
 			}
-			lb := t.label("case")
-			cases[ls] = lb
-			then, _ := t.sub(func() error {
-				t.emit(litmus.Stmt{Goto: lb, Line: at.Line, Col: at.Col})
-				return nil
-			})
-			t.emit(litmus.Stmt{If: &litmus.If{Cond: fold(litmus.Bin("==", e, litmus.C(k))), Then: then}, Line: at.Line, Col: at.Col})
+			cond = fold(litmus.Bin("==", e, litmus.C(k)))
+		case cc.LabeledStatementRange: // GNU C: case LO ... HI
+			lo, ok := constValue(ls.ConstantExpression)
+			hi, ok2 := constValue(ls.ConstantExpression2)
+			if !ok || !ok2 {
+				return t.l.errf(ls, "a case range whose ends are not constants")
+			}
+			cond = fold(litmus.Bin("&&", litmus.Bin(">=", e, litmus.C(lo)), litmus.Bin("<=", e, litmus.C(hi))))
 		case cc.LabeledStatementDefault:
 			dflt = t.label("default")
 			cases[ls] = dflt
-		default:
-			return t.l.unsupported(ls, "a case range")
+			continue
 		}
+		lb := t.label("case")
+		cases[ls] = lb
+		if e.IsConst {
+			// A constant switches to one case: no tests for the others,
+			// whose code is lowered but not reached.
+			if cond.IsConst && cond.Const != 0 && known == "" {
+				known = lb
+			}
+			continue
+		}
+		then, _ := t.sub(func() error {
+			t.emit(litmus.Stmt{Goto: lb, Line: at.Line, Col: at.Col})
+			return nil
+		})
+		t.emit(litmus.Stmt{If: &litmus.If{Cond: cond, Then: then}, Line: at.Line, Col: at.Col})
 	}
-	if dflt != "" {
+	switch {
+	case known != "":
+		t.emit(litmus.Stmt{Goto: known, Line: at.Line, Col: at.Col})
+	case dflt != "":
 		t.emit(litmus.Stmt{Goto: dflt})
-	} else {
+	default:
 		t.emit(litmus.Stmt{Goto: end})
 	}
 	t.frame().caseLabels(cases)
@@ -585,14 +607,14 @@ func (t *thread) labeled(s *cc.LabeledStatement) error {
 	switch s.Case {
 	case cc.LabeledStatementLabel:
 		t.emit(litmus.Stmt{Label: f.cLabel(s.Token.SrcStr())})
-	case cc.LabeledStatementCaseLabel, cc.LabeledStatementDefault:
+	case cc.LabeledStatementCaseLabel, cc.LabeledStatementRange, cc.LabeledStatementDefault:
 		lb, ok := f.labels[fmt.Sprintf("case %p", s)]
 		if !ok {
 			return t.l.errf(s, "a case label outside a switch")
 		}
 		t.emit(litmus.Stmt{Label: lb})
 	default:
-		return t.l.unsupported(s, "a case range")
+		return t.l.unsupported(s, "this kind of label")
 	}
 	return t.stmt(s.Statement)
 }
