@@ -428,7 +428,7 @@ static int write_block(struct block_device *bdev, sector_t block, long val, blk_
 
 	bio_init(&bio, bdev, NULL, 0, REQ_OP_WRITE | flags);
 	bio.bi_iter.bi_sector = block;
-	bio.bi_iter.bi_size = 1;
+	bio.bi_iter.bi_size = 4096;
 	bio.bi_flushproof_value = val;
 	return submit_bio_wait(&bio);
 }

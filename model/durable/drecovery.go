@@ -161,7 +161,12 @@ func (s *durSystem) runRecovery(st *State, img []int8) error {
 			if v < -128 || v > 127 {
 				return &FaultError{Line: in.line, Col: in.col, Msg: fmt.Sprintf("line %d: recovery(): a value a block cannot hold (it holds -128..127)", in.line)}
 			}
-			image[b] = int8(v)
+			for i := 0; i < max(in.dev.Blocks, 1); i++ {
+				if b+i >= spec.MaxBlocks {
+					return &FaultError{Line: in.line, Col: in.col, Msg: fmt.Sprintf("line %d: recovery(): a write of %d blocks from block %d, past the device's %d", in.line, in.dev.Blocks, b, spec.MaxBlocks)}
+				}
+				image[b+i] = int8(v)
+			}
 		case iDevWait:
 			set(in.dev.Reg, 0)
 		case iCheck:

@@ -60,7 +60,7 @@ func codeText(code []instr, regs map[string]int) string {
 			fmt.Fprintf(&b, " ?%s", litmus.CExpr(in.cond))
 		}
 		if d := in.dev; d != nil {
-			fmt.Fprintf(&b, " dev%d %s %s %s %s %s", d.Kind, litmus.CExpr(d.Block), litmus.CExpr(d.Val), litmus.CExpr(d.Flags), d.Reg, litmus.CExpr(valOrZero(d.Load)))
+			fmt.Fprintf(&b, " dev%d %s %s %s %s %s %d", d.Kind, litmus.CExpr(d.Block), litmus.CExpr(d.Val), litmus.CExpr(d.Flags), d.Reg, litmus.CExpr(valOrZero(d.Load)), d.Blocks)
 		}
 		if c := in.check; c != nil {
 			fmt.Fprintf(&b, " %s", checkText(c))
@@ -156,6 +156,11 @@ func findSymmetry(t *litmus.Test, op *opSystem, daemons uint64) []symClass {
 				opaque = true
 			}
 		})
+		for _, in := range code {
+			if in.dev != nil && in.dev.Blocks > 1 {
+				opaque = true // a write of several blocks: a handle would own more than its own
+			}
+		}
 		if opaque {
 			return nil
 		}

@@ -463,8 +463,9 @@ func (s *durSystem) step(st State, t int, in instr, yield func(explore.Label, St
 			return
 		}
 		b, v, fl := eval(d.Block), eval(d.Val), eval(d.Flags)
+		nb := int64(max(d.Blocks, 1))
 		switch {
-		case b < 0 || b >= spec.MaxBlocks:
+		case b < 0 || b+nb > spec.MaxBlocks:
 			fail(faultBlock)
 			return
 		case fl&^(litmus.ReqFUA|litmus.ReqPreflush|litmus.ReqSync) != 0:
@@ -494,7 +495,7 @@ func (s *durSystem) step(st State, t int, in instr, yield func(explore.Label, St
 				setReg(&n, d.Reg, int64(slot))
 			}
 		}
-		if err := n.dev.Apply(spec.Event{Kind: spec.WriteSubmit, ID: id, Blocks: 1 << b, FUA: fl&litmus.ReqFUA != 0, Preflush: fl&litmus.ReqPreflush != 0}); err != nil {
+		if err := n.dev.Apply(spec.Event{Kind: spec.WriteSubmit, ID: id, Blocks: uint8((1<<nb - 1) << b), FUA: fl&litmus.ReqFUA != 0, Preflush: fl&litmus.ReqPreflush != 0}); err != nil {
 			fail(faultDevice)
 			return
 		}

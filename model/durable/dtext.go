@@ -436,7 +436,11 @@ func (s *durSystem) stmtText(in instr, v *vals) string {
 	case in.check != nil:
 		return checkValues(in.check, v)
 	case in.dev != nil && (in.dev.Kind == litmus.DevWrite || in.dev.Kind == litmus.DevSubmit):
-		text := fmt.Sprintf("%s(%s, %s, %s)", in.dev.Kind, v.arg(in.dev.Block), v.arg(in.dev.Val), v.flagsArg(in.dev.Flags))
+		blk := v.arg(in.dev.Block)
+		if in.dev.Blocks > 1 {
+			blk += fmt.Sprintf(" (%d blocks)", in.dev.Blocks)
+		}
+		text := fmt.Sprintf("%s(%s, %s, %s)", in.dev.Kind, blk, v.arg(in.dev.Val), v.flagsArg(in.dev.Flags))
 		if in.dev.Kind == litmus.DevSubmit && in.dev.Reg != "" {
 			text = in.dev.Reg + " = " + text
 		}

@@ -7,6 +7,7 @@ import (
 	"modernc.org/cc/v4"
 
 	"github.com/flushproof/flushproof/model/litmus"
+	"github.com/flushproof/flushproof/spec"
 )
 
 // call lowers a function call: a function of the file is inlined, a
@@ -484,7 +485,11 @@ func submitBioWait(t *thread, x *cc.PostfixExpression, name string, args []cc.Ex
 		if err != nil {
 			return val{}, err
 		}
-		if s, ok := size.isConst(); ok && s == 0 {
+		sz, ok := size.isConst()
+		if !ok {
+			return val{}, t.l.unsupported(x, "%s of a bio whose bi_iter.bi_size (%s) is not known here: set it to a constant", name, size)
+		}
+		if sz == 0 {
 			if c>>reqShift&litmus.ReqPreflush == 0 {
 				return val{}, t.l.errf(x, "%s of an empty write bio without REQ_PREFLUSH: set bi_iter.bi_size", name)
 			}
@@ -492,6 +497,9 @@ func submitBioWait(t *thread, x *cc.PostfixExpression, name string, args []cc.Ex
 			// (block/blk-flush.c).
 			t.emit(litmus.Stmt{Dev: &litmus.DevOp{Kind: litmus.DevFlush, Reg: r}})
 			break
+		}
+		if sz < 0 || sz%blockBytes != 0 || sz/blockBytes > spec.MaxBlocks {
+			return val{}, t.l.errf(x, "%s of a bio of %d bytes: the checker's device has %d blocks of %d bytes (PAGE_SIZE), and a bio writes whole blocks", name, sz, spec.MaxBlocks, blockBytes)
 		}
 		block, err := t.bioField(x, bio, "bi_iter.bi_sector")
 		if err != nil {
@@ -501,13 +509,18 @@ func submitBioWait(t *thread, x *cc.PostfixExpression, name string, args []cc.Ex
 		if err != nil {
 			return val{}, err
 		}
-		t.emit(litmus.Stmt{Dev: &litmus.DevOp{Kind: litmus.DevWrite, Block: block.e, Val: data.e, Flags: flags, Reg: r}})
+		t.emit(litmus.Stmt{Dev: &litmus.DevOp{Kind: litmus.DevWrite, Block: block.e, Val: data.e, Flags: flags, Reg: r, Blocks: int(sz / blockBytes)}})
 	default:
 		return val{}, t.l.unsupported(x, "%s of a bio whose operation is %d: the checker submits writes and flushes (REQ_OP_WRITE, REQ_OP_FLUSH)", name, c&reqOpMask)
 	}
 	delete(t.known, r)
 	return intVal(litmus.R(r)), nil
 }
+
+// blockBytes is the size of a block of the checker's device: a bio of
+// bi_size bytes writes bi_size / blockBytes consecutive blocks from
+// bi_sector, each with bi_flushproof_value.
+const blockBytes = 4096
 
 func submitBio(t *thread, x *cc.PostfixExpression, name string, args []cc.ExpressionNode) (val, error) {
 	return val{}, t.l.unsupported(x, "submit_bio: a bio completed by its bi_end_io is not in this version of the kernel model; submit_bio_wait() waits for it")

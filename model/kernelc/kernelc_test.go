@@ -850,3 +850,72 @@ void harness(void)
 	_, err := kernelc.Parse("h.c", []byte(fmt.Sprintf(src, ".block = b, .val = 1, .nope = 2")))
 	assert.ErrorContains(t, err, "h.c:28:51: type struct wreq {block long; val long; flags blk_opf_t} has no member nope")
 }
+
+// multiBlock is a harness whose task writes blocks 0 and 1 with one bio of
+// bi_size %s and flags %s, then (if it succeeded) asserts both durable
+// when %s; recovery() asserts the two blocks agree (%s).
+const multiBlock = `/*
+ * Device: cache+fua, no-cache
+ * Models: SC
+ */
+#include <flushproof/kernel.h>
+
+static struct block_device bdev;
+
+static void writer(void)
+{
+	struct bio bio;
+
+	bio_init(&bio, &bdev, NULL, 0, REQ_OP_WRITE | %s);
+	bio.bi_iter.bi_sector = 0;
+	bio.bi_iter.bi_size = %s;
+	bio.bi_flushproof_value = 5;
+	if (submit_bio_wait(&bio) == 0 && %s) {
+		assert_durable(0, 5);
+		assert_durable(1, 5);
+	}
+}
+
+void harness(void)
+{
+	spawn(writer);
+}
+
+void recovery(void)
+{
+	long b0 = read_block(&bdev, 0);
+	long b1 = read_block(&bdev, 1);
+
+	assert(%s);
+}
+`
+
+// TestMultiBlockBios: a bio of bi_size 2 * 4096 writes two blocks as one
+// write: a FUA write makes both durable, a plain one neither (cache+fua),
+// and a crash may keep one block and not the other (a torn write), which
+// no device configuration rules out while the write is in flight.
+func TestMultiBlockBios(t *testing.T) {
+	for _, tc := range []struct {
+		name, flags, size, durable, agree string
+		want                              map[string]verdict.Outcome
+	}{
+		{"FUA: both durable", "REQ_FUA", "2 * 4096", "1", "1",
+			map[string]verdict.Outcome{"SC cache+fua": verdict.Safe, "SC no-cache": verdict.Safe}},
+		{"no FUA: neither", "0", "8192", "1", "1",
+			map[string]verdict.Outcome{"SC cache+fua": verdict.Unsafe, "SC no-cache": verdict.Safe}},
+		{"the second block is written too", "REQ_FUA", "8192", "1", "b0 == 0 || b1 == 5",
+			map[string]verdict.Outcome{"SC cache+fua": verdict.Unsafe, "SC no-cache": verdict.Unsafe}},
+		{"a crash tears it", "REQ_FUA", "8192", "0", "b0 == b1",
+			map[string]verdict.Outcome{"SC cache+fua": verdict.Unsafe, "SC no-cache": verdict.Unsafe}},
+		{"one block: the other stays 0", "REQ_FUA", "4096", "0", "b1 == 0",
+			map[string]verdict.Outcome{"SC cache+fua": verdict.Safe, "SC no-cache": verdict.Safe}},
+	} {
+		got := verdicts(t, fmt.Sprintf(multiBlock, tc.flags, tc.size, tc.durable, tc.agree))
+		assert.Equal(t, tc.want, got, tc.name)
+	}
+	for _, size := range []string{"4095", "9 * 4096", "-4096"} {
+		_, err := kernelc.Parse("h.c", []byte(fmt.Sprintf(multiBlock, "0", size, "1", "1")))
+		assert.ErrorContains(t, err, "h.c:17:6:", size)
+		assert.ErrorContains(t, err, "a bio writes whole blocks", size)
+	}
+}

@@ -193,6 +193,11 @@ type DevOp struct {
 	Val   Expr
 	Flags Expr
 	Reg   string
+	// Blocks is how many consecutive blocks from Block a write (DevWrite,
+	// DevSubmit) writes, each with Val, as one write that a crash may
+	// tear (0 is 1). The C front end sets it from a bio's size; the
+	// litmus dialect writes one block.
+	Blocks int
 	// Load is DevWait's read of the condition, into Reg, and a
 	// completion call's access to its completion (Loc): an RMW whose Op
 	// gives its ordering, for the dependency analysis and the memory's
