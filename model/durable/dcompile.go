@@ -102,7 +102,7 @@ func (c *compiler) durableStmt(s *litmus.Stmt) error {
 		// The handle is set at the submission; nothing waits here.
 		emit(iDevSubmit)
 		return reg()
-	case litmus.DevBioWait:
+	case litmus.DevBioWait, litmus.DevReap:
 		if err := reg(); err != nil {
 			return err
 		}

@@ -219,6 +219,8 @@ func (s *durSystem) faultText(f fault) string {
 		return fmt.Sprintf("line %d: P%d: %d steps in a row that touch neither memory nor the device: a loop that never ends", in.line, f.thread, maxChain)
 	case faultBios:
 		return fmt.Sprintf("line %d: P%d: a %dth bio of one thread in flight, and a thread has at most %d: wait for one (bio_wait) before submitting another", in.line, f.thread, ioSlots, ioSlots-1)
+	case faultBusy:
+		return fmt.Sprintf("line %d: P%d: a bio submitted while the one this submit_bio sent before has not ended and run its bi_end_io: the checker gives each submit_bio call one bio in flight at a time", in.line, f.thread)
 	case faultHandle:
 		return fmt.Sprintf("line %d: P%d: %s: the handle names no bio of this thread in flight (a register that submit_bio set, waited for once)", in.line, f.thread, s.stmtText(in, &vals{}))
 	}

@@ -157,8 +157,11 @@ func findSymmetry(t *litmus.Test, op *opSystem, daemons uint64) []symClass {
 			}
 		})
 		for _, in := range code {
-			if in.dev != nil && in.dev.Blocks > 1 {
-				opaque = true // a write of several blocks: a handle would own more than its own
+			if in.dev != nil && (in.dev.Blocks > 1 || in.dev.Kind == litmus.DevReap || in.dev.Slot > 0) {
+				// A write of several blocks (a handle would own more
+				// than its block), or a bio another thread reaps (its
+				// bi_end_io actor names its submitter).
+				opaque = true
 			}
 		}
 		if opaque {

@@ -129,6 +129,9 @@ type durSystem struct {
 	sym     []symClass
 	noSym   bool
 	daemons uint64 // threads that need not finish (Test.Daemons)
+	// fixed, per thread: the handles (bit k) its submit_bio calls with a
+	// fixed Slot take, which a handle taken at run time skips.
+	fixed [memory.MaxThreads]uint8
 	// obNames are the obligations (explore.Obligations): each check
 	// (assert, assert_durable) in thread and line order, then the final
 	// condition; obBit, per thread and instruction, a check's bit (0 for
@@ -448,7 +451,15 @@ func (s *durSystem) step(st State, t int, in instr, yield func(explore.Label, St
 		yield(explore.Label{Kind: kindFailed}, n)
 	case iDevSubmit:
 		d := in.dev
-		if d.Kind == litmus.DevFlush {
+		if d.Kind == litmus.DevFlush || d.Flush {
+			slot := 0
+			if d.Slot > 0 { // a flush bio another thread reaps
+				slot = d.Slot
+				if n.io[t][slot] != 0 {
+					fail(faultBusy)
+					return
+				}
+			}
 			id := n.dev.Flushes() + 1
 			if id > spec.MaxFlushes || id >= ioFlush {
 				fail(faultDevice)
@@ -458,7 +469,7 @@ func (s *durSystem) step(st State, t int, in instr, yield func(explore.Label, St
 				fail(faultDevice)
 				return
 			}
-			n.io[t][0] = uint8(id) | ioFlush
+			n.io[t][slot] = uint8(id) | ioFlush
 			settled(n, explore.Label{Kind: kindSubmit, Arg: uint16(id)})
 			return
 		}
@@ -481,12 +492,21 @@ func (s *durSystem) step(st State, t int, in instr, yield func(explore.Label, St
 			return
 		}
 		slot := 0 // a call that waits at once
-		if d.Kind == litmus.DevSubmit {
+		switch {
+		case d.Kind == litmus.DevSubmit && d.Slot > 0:
+			// A bio another thread reaps (its bi_end_io): its fixed
+			// handle must be free.
+			slot = d.Slot
+			if n.io[t][slot] != 0 {
+				fail(faultBusy)
+				return
+			}
+		case d.Kind == litmus.DevSubmit:
 			// The lowest free slot is the bio's handle; a bio no
 			// register holds is never waited for and takes none.
 			slot = -1
 			if d.Reg != "" {
-				for slot = 1; slot < ioSlots && n.io[t][slot] != 0; slot++ {
+				for slot = 1; slot < ioSlots && (n.io[t][slot] != 0 || s.fixed[t]&(1<<slot) != 0); slot++ {
 				}
 				if slot == ioSlots {
 					fail(faultBios)
@@ -505,8 +525,14 @@ func (s *durSystem) step(st State, t int, in instr, yield func(explore.Label, St
 		}
 		settled(n, explore.Label{Kind: kindSubmit, Arg: uint16(id)})
 	case iDevWait:
-		slot := 0
-		if in.dev.Kind == litmus.DevBioWait {
+		slot, owner := 0, t
+		switch in.dev.Kind {
+		case litmus.DevReap:
+			owner, slot = in.dev.Owner, in.dev.Slot
+			if st.io[owner][slot] == 0 {
+				return // not submitted (again) yet: the actor waits
+			}
+		case litmus.DevBioWait:
 			h := eval(in.dev.Val)
 			if h < 1 || h >= ioSlots || st.io[t][h] == 0 {
 				fail(faultHandle)
@@ -514,7 +540,7 @@ func (s *durSystem) step(st State, t int, in instr, yield func(explore.Label, St
 			}
 			slot = int(h)
 		}
-		id := int(st.io[t][slot])
+		id := int(st.io[owner][slot])
 		var ended, failed bool
 		switch {
 		case id == ioDoneOK:
@@ -529,7 +555,7 @@ func (s *durSystem) step(st State, t int, in instr, yield func(explore.Label, St
 		if !ended {
 			return // the thread waits
 		}
-		n.io[t][slot] = 0
+		n.io[owner][slot] = 0
 		errv := int64(0)
 		if failed {
 			errv = -litmus.EIO

@@ -151,7 +151,7 @@ func (s *durSystem) render(st *State, lb explore.Label) (string, *StepFacts) {
 		text = s.submitText(in, lb, st, v, f)
 	case iDevWait:
 		call := in.dev.Kind.String() + "()"
-		if in.dev.Kind == litmus.DevBioWait {
+		if in.dev.Kind == litmus.DevBioWait || in.dev.Kind == litmus.DevReap {
 			call = s.stmtText(in, v)
 		}
 		text = fmt.Sprintf("%s returns %d", call, -int(lb.Arg))
@@ -225,8 +225,11 @@ func (s *durSystem) submitText(in instr, lb explore.Label, st *State, v *vals, f
 			after = &n
 		}
 	}
-	if in.dev.Kind == litmus.DevFlush {
+	if in.dev.Kind == litmus.DevFlush || in.dev.Flush {
 		text := fmt.Sprintf("blkdev_issue_flush(): F%d submitted", id)
+		if in.dev.Flush {
+			text = fmt.Sprintf("submit_bio(flush) as bio %d: F%d submitted", in.dev.Slot, id)
+		}
 		if f != nil {
 			f.Flush = fmt.Sprintf("F%d", id)
 		}
@@ -263,12 +266,15 @@ func (s *durSystem) waitsFor(st *State, t int, in instr, v *vals) string {
 		return ""
 	}
 	slot := 0
-	if in.dev.Kind == litmus.DevBioWait {
+	switch in.dev.Kind {
+	case litmus.DevBioWait:
 		h, ok := v.eval(in.dev.Val)
 		if !ok || h < 1 || h >= ioSlots {
 			return ""
 		}
 		slot = int(h)
+	case litmus.DevReap:
+		t, slot = in.dev.Owner, in.dev.Slot
 	}
 	switch id := st.io[t][slot]; {
 	case id == 0 || id == ioDoneOK || id == ioDoneEIO:
@@ -435,18 +441,25 @@ func (s *durSystem) stmtText(in instr, v *vals) string {
 	switch {
 	case in.check != nil:
 		return checkValues(in.check, v)
+	case in.dev != nil && in.dev.Kind == litmus.DevSubmit && in.dev.Flush:
+		return "submit_bio(flush)"
 	case in.dev != nil && (in.dev.Kind == litmus.DevWrite || in.dev.Kind == litmus.DevSubmit):
 		blk := v.arg(in.dev.Block)
 		if in.dev.Blocks > 1 {
 			blk += fmt.Sprintf(" (%d blocks)", in.dev.Blocks)
 		}
 		text := fmt.Sprintf("%s(%s, %s, %s)", in.dev.Kind, blk, v.arg(in.dev.Val), v.flagsArg(in.dev.Flags))
-		if in.dev.Kind == litmus.DevSubmit && in.dev.Reg != "" {
+		switch {
+		case in.dev.Kind == litmus.DevSubmit && in.dev.Reg != "":
 			text = in.dev.Reg + " = " + text
+		case in.dev.Kind == litmus.DevSubmit && in.dev.Slot > 0:
+			text = fmt.Sprintf("submit_bio(%s, %s, %s) as bio %d", blk, v.arg(in.dev.Val), v.flagsArg(in.dev.Flags), in.dev.Slot)
 		}
 		return text
 	case in.dev != nil && in.dev.Kind == litmus.DevBioWait:
 		return fmt.Sprintf("bio_wait(%s)", v.arg(in.dev.Val))
+	case in.dev != nil && in.dev.Kind == litmus.DevReap:
+		return fmt.Sprintf("bi_end_io of P%d's bio %d", in.dev.Owner, in.dev.Slot)
 	case in.dev != nil && in.dev.Kind.IsCompletion():
 		return fmt.Sprintf("%s(%s)", in.dev.Load.Call, in.dev.Load.Loc)
 	case in.dev != nil && in.dev.Kind == litmus.DevRead:

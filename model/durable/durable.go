@@ -330,6 +330,13 @@ func (d *Test) system(cfg Config) (*durSystem, error) {
 		return nil, err
 	}
 	sys := &durSystem{op: op, cfg: cfg, blocks: condBlocks(d.Test), daemons: d.Daemons}
+	for t, code := range op.code {
+		for _, in := range code {
+			if in.dev != nil && in.dev.Kind == litmus.DevSubmit && in.dev.Slot > 0 {
+				sys.fixed[t] |= 1 << in.dev.Slot
+			}
+		}
+	}
 	if d.Test.Recovery != nil {
 		if sys.rec, err = compileRecovery(op, d.Test, d.File); err != nil {
 			return nil, err

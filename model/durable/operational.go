@@ -235,6 +235,7 @@ const (
 	faultLocalLoop // maxChain local steps in a row
 	faultBios      // a submit_bio with ioSlots-1 bios of its thread in flight
 	faultHandle    // a bio_wait on a handle that names no bio in flight
+	faultBusy      // a submit_bio into a fixed handle whose bio has not been reaped
 	faultArith     // a division by zero or a shift out of range (arith)
 )
 

@@ -97,6 +97,39 @@ func (t *thread) inline(x *cc.PostfixExpression, fn *cc.FunctionDefinition, args
 		}
 		vals[i] = v
 	}
+	return t.inlineArgs(x, fn, vals, args)
+}
+
+// inlineVals lowers a call of fn, of the file, with the arguments' values
+// given (the actor of a bi_end_io calls it on the bio).
+func (t *thread) inlineVals(x cc.Node, fn *cc.FunctionDefinition, vals []val) (val, error) {
+	ft := fn.Declarator.Type().(*cc.FunctionType)
+	params := ft.Parameters()
+	if len(params) == 1 && params[0].Type().Kind() == cc.Void {
+		params = nil
+	}
+	if len(vals) != len(params) {
+		return val{}, t.l.errf(fn, "%s takes %d arguments, called with %d", fn.Declarator.Name(), len(params), len(vals))
+	}
+	args := make([]cc.ExpressionNode, len(vals))
+	return t.inlineArgs(x, fn, vals, args)
+}
+
+// inlineArgs is inline once the arguments are values; args are where
+// they stand (nil where none does: errors are then at x).
+func (t *thread) inlineArgs(x cc.Node, fn *cc.FunctionDefinition, vals []val, args []cc.ExpressionNode) (val, error) {
+	name := fn.Declarator.Name()
+	ft := fn.Declarator.Type().(*cc.FunctionType)
+	params := ft.Parameters()
+	if len(params) == 1 && params[0].Type().Kind() == cc.Void {
+		params = nil
+	}
+	argAt := func(i int) cc.Node {
+		if args[i] == nil {
+			return x
+		}
+		return args[i]
+	}
 	f := t.newFrame(fn, false)
 	for i, prm := range params {
 		if prm.Declarator == nil {
@@ -110,13 +143,13 @@ func (t *thread) inline(x *cc.PostfixExpression, fn *cc.FunctionDefinition, args
 				if c, ok := vals[i].isConst(); ok && c == 0 {
 					vals[i] = val{kind: vNull}
 				} else {
-					return val{}, t.l.unsupported(args[i], "an integer passed for the pointer %s of %s", prm.Name(), name)
+					return val{}, t.l.unsupported(argAt(i), "an integer passed for the pointer %s of %s", prm.Name(), name)
 				}
 			}
 			o.binds[""] = vals[i]
 		case isScalar(pt):
 			if vals[i].kind != vInt {
-				return val{}, t.l.errf(args[i], "%s passed for the integer %s of %s", vals[i], prm.Name(), name)
+				return val{}, t.l.errf(argAt(i), "%s passed for the integer %s of %s", vals[i], prm.Name(), name)
 			}
 			if isBool(pt) {
 				vals[i] = toBool(vals[i])
@@ -134,7 +167,7 @@ func (t *thread) inline(x *cc.PostfixExpression, fn *cc.FunctionDefinition, args
 			r := t.leafReg(o, "", prm.Name())
 			t.assign(r, vals[i].e)
 		default:
-			return val{}, t.l.unsupported(args[i], "a %s passed by value to %s", typeName(pt), name)
+			return val{}, t.l.unsupported(argAt(i), "a %s passed by value to %s", typeName(pt), name)
 		}
 	}
 	if err := t.body(f, fn.CompoundStatement); err != nil {
@@ -467,64 +500,70 @@ func submitBioWait(t *thread, x *cc.PostfixExpression, name string, args []cc.Ex
 	if err != nil {
 		return val{}, err
 	}
-	opf, err := t.bioField(x, bio, "bi_opf")
+	d, err := t.bioCommand(x, name, bio)
 	if err != nil {
 		return val{}, err
 	}
+	r := t.reg(name + ".ret")
+	d.Reg = r
+	t.emit(litmus.Stmt{Dev: d})
+	delete(t.known, r)
+	return intVal(litmus.R(r)), nil
+}
+
+// bioCommand is the device command a bio asks for: a write of its blocks
+// or a cache flush (REQ_OP_FLUSH, an empty REQ_PREFLUSH bio), without its
+// result register.
+func (t *thread) bioCommand(x *cc.PostfixExpression, name string, bio place) (*litmus.DevOp, error) {
+	opf, err := t.bioField(x, bio, "bi_opf")
+	if err != nil {
+		return nil, err
+	}
 	c, ok := opf.isConst()
 	if !ok {
-		return val{}, t.l.unsupported(x, "%s of a bio whose bi_opf (%s) is not known here: set it to constant flags before submitting", name, opf)
+		return nil, t.l.unsupported(x, "%s of a bio whose bi_opf (%s) is not known here: set it to constant flags before submitting", name, opf)
 	}
 	flags := litmus.C(c >> reqShift & (litmus.ReqFUA | litmus.ReqPreflush | litmus.ReqSync))
-	r := t.reg(name + ".ret")
 	switch c & reqOpMask {
 	case reqOpFlush:
-		t.emit(litmus.Stmt{Dev: &litmus.DevOp{Kind: litmus.DevFlush, Reg: r}})
+		return &litmus.DevOp{Kind: litmus.DevFlush}, nil
 	case reqOpWrite:
 		size, err := t.bioField(x, bio, "bi_iter.bi_size")
 		if err != nil {
-			return val{}, err
+			return nil, err
 		}
 		sz, ok := size.isConst()
 		if !ok {
-			return val{}, t.l.unsupported(x, "%s of a bio whose bi_iter.bi_size (%s) is not known here: set it to a constant", name, size)
+			return nil, t.l.unsupported(x, "%s of a bio whose bi_iter.bi_size (%s) is not known here: set it to a constant", name, size)
 		}
 		if sz == 0 {
 			if c>>reqShift&litmus.ReqPreflush == 0 {
-				return val{}, t.l.errf(x, "%s of an empty write bio without REQ_PREFLUSH: set bi_iter.bi_size", name)
+				return nil, t.l.errf(x, "%s of an empty write bio without REQ_PREFLUSH: set bi_iter.bi_size", name)
 			}
 			// An empty REQ_PREFLUSH bio: a cache flush
 			// (block/blk-flush.c).
-			t.emit(litmus.Stmt{Dev: &litmus.DevOp{Kind: litmus.DevFlush, Reg: r}})
-			break
+			return &litmus.DevOp{Kind: litmus.DevFlush}, nil
 		}
 		if sz < 0 || sz%blockBytes != 0 || sz/blockBytes > spec.MaxBlocks {
-			return val{}, t.l.errf(x, "%s of a bio of %d bytes: the checker's device has %d blocks of %d bytes (PAGE_SIZE), and a bio writes whole blocks", name, sz, spec.MaxBlocks, blockBytes)
+			return nil, t.l.errf(x, "%s of a bio of %d bytes: the checker's device has %d blocks of %d bytes (PAGE_SIZE), and a bio writes whole blocks", name, sz, spec.MaxBlocks, blockBytes)
 		}
 		block, err := t.bioField(x, bio, "bi_iter.bi_sector")
 		if err != nil {
-			return val{}, err
+			return nil, err
 		}
 		data, err := t.bioField(x, bio, "bi_flushproof_value")
 		if err != nil {
-			return val{}, err
+			return nil, err
 		}
-		t.emit(litmus.Stmt{Dev: &litmus.DevOp{Kind: litmus.DevWrite, Block: block.e, Val: data.e, Flags: flags, Reg: r, Blocks: int(sz / blockBytes)}})
-	default:
-		return val{}, t.l.unsupported(x, "%s of a bio whose operation is %d: the checker submits writes and flushes (REQ_OP_WRITE, REQ_OP_FLUSH)", name, c&reqOpMask)
+		return &litmus.DevOp{Kind: litmus.DevWrite, Block: block.e, Val: data.e, Flags: flags, Blocks: int(sz / blockBytes)}, nil
 	}
-	delete(t.known, r)
-	return intVal(litmus.R(r)), nil
+	return nil, t.l.unsupported(x, "%s of a bio whose operation is %d: the checker submits writes and flushes (REQ_OP_WRITE, REQ_OP_FLUSH)", name, c&reqOpMask)
 }
 
 // blockBytes is the size of a block of the checker's device: a bio of
 // bi_size bytes writes bi_size / blockBytes consecutive blocks from
 // bi_sector, each with bi_flushproof_value.
 const blockBytes = 4096
-
-func submitBio(t *thread, x *cc.PostfixExpression, name string, args []cc.ExpressionNode) (val, error) {
-	return val{}, t.l.unsupported(x, "submit_bio: a bio completed by its bi_end_io is not in this version of the kernel model; submit_bio_wait() waits for it")
-}
 
 // bioInit is bio_init() (block/bio.c): the bio zeroed, then its device
 // and flags set.

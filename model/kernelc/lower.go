@@ -59,6 +59,7 @@ type lowerer struct {
 	locIndex map[string]int
 	test     *litmus.Test
 	th       *thread // the thread being lowered
+	endIOs   []endIO // the actors of the submit_bio calls (endio.go)
 }
 
 // object is a C object: a file-scope variable (global: its scalar leaves
@@ -74,6 +75,9 @@ type object struct {
 	consts map[string]int64  // local: a leaf that is a constant (a parameter never written)
 	binds  map[string]val    // a pointer leaf's path -> what it points to
 	init   map[string]int64  // global: a leaf's initial value
+	// unknown: a local leaf whose value is not known to this task, and
+	// why (the bio a bi_end_io sees: endio.go); reading it is an error.
+	unknown map[string]string
 }
 
 // place is an lvalue: a leaf (or aggregate) of an object, by path
@@ -285,7 +289,7 @@ func (l *lowerer) recovery(fn *cc.FunctionDefinition) error {
 		return l.errf(fn, "recovery() takes no parameters")
 	}
 	var body []litmus.Stmt
-	t := &thread{l: l, index: len(l.test.Threads), out: &body, regs: map[string]bool{}, known: map[string]int64{}}
+	t := &thread{l: l, index: len(l.test.Threads), out: &body, regs: map[string]bool{}, known: map[string]int64{}, recovery: true}
 	l.th = t
 	defer func() { l.th = nil }()
 	if err := t.body(t.newFrame(fn, true), fn.CompoundStatement); err != nil {
@@ -498,6 +502,11 @@ func (l *lowerer) harness(fd *cc.FunctionDefinition) error {
 	if len(l.test.Threads) == 0 {
 		return l.errf(fd, "harness() spawns no task")
 	}
+	actors, err := l.endIOThreads()
+	if err != nil {
+		return err
+	}
+	daemons = append(daemons, actors...)
 	if len(daemons) > 0 {
 		if l.test.Header == nil {
 			l.test.Header = map[string]litmus.HeaderField{}

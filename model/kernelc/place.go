@@ -234,6 +234,9 @@ func (t *thread) load(p place, at cc.Node) (val, error) {
 		delete(t.known, r)
 		return intVal(litmus.R(r)), err
 	}
+	if why, ok := p.obj.unknown[p.path]; ok {
+		return val{}, t.l.unsupported(at, "%s in a bi_end_io: %s", p, why)
+	}
 	switch {
 	case p.typ != nil && p.typ.Kind() == cc.Array:
 		return val{kind: vPtr, p: place{obj: p.obj, path: p.path + "[0]", typ: p.typ.(*cc.ArrayType).Elem()}}, nil
@@ -293,6 +296,7 @@ func (t *thread) store(p place, v val, at cc.Node) error {
 		if p.obj.global {
 			return t.l.unsupported(at, "a pointer stored to shared memory (%s = %s): give it in the initializer", p, v)
 		}
+		delete(p.obj.unknown, p.path)
 		p.obj.binds[p.path] = v
 		return nil
 	case isAggregate(p.typ) || isOpaque(p.typ):
@@ -302,6 +306,8 @@ func (t *thread) store(p place, v val, at cc.Node) error {
 		return t.l.errf(at, "%s stored to the integer %s", v, p)
 	}
 	if !p.obj.global {
+		delete(p.obj.unknown, p.path)
+		delete(p.obj.consts, p.path)
 		t.assign(t.leafReg(p.obj, p.path, ""), v.e)
 		return nil
 	}

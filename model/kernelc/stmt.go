@@ -46,6 +46,10 @@ type thread struct {
 	// the assignment is not emitted, and reading one where its value is
 	// not known is an error.
 	big map[string]bool
+	// recovery: the code of recovery(), not a task.
+	recovery bool
+	// endIOs counts the task's submit_bio calls with a bi_end_io.
+	endIOs int
 }
 
 // frame is one inlined call.

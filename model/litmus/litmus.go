@@ -198,6 +198,15 @@ type DevOp struct {
 	// tear (0 is 1). The C front end sets it from a bio's size; the
 	// litmus dialect writes one block.
 	Blocks int
+	// Slot is a DevSubmit's fixed handle (1..3) when the bio is reaped
+	// by another thread (DevReap, which names it too); 0 for a handle
+	// taken at run time.
+	Slot int
+	// Flush makes a DevSubmit a cache flush (an empty REQ_PREFLUSH bio)
+	// instead of a write.
+	Flush bool
+	// Owner is DevReap's submitting thread.
+	Owner int
 	// Load is DevWait's read of the condition, into Reg, and a
 	// completion call's access to its completion (Loc): an RMW whose Op
 	// gives its ordering, for the dependency analysis and the memory's
@@ -224,6 +233,11 @@ const (
 	DevCompleteAll // complete_all(c)
 	DevWaitDone    // wait_for_completion(c)
 	DevReinit      // reinit_completion(c)
+	// DevReap is the start of a bio's bi_end_io: r = 0 or -EIO once the
+	// bio that thread Owner submitted into its handle Slot (a DevSubmit
+	// with that Slot) has ended, which frees the handle. The C front end
+	// builds it, for the actor that runs a submit_bio's bi_end_io.
+	DevReap
 )
 
 // IsCompletion reports whether k is a call on a completion.

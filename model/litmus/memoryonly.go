@@ -106,6 +106,8 @@ func (k DevKind) String() string {
 		return "wait_for_completion"
 	case DevReinit:
 		return "reinit_completion"
+	case DevReap:
+		return "bio_endio"
 	}
 	return fmt.Sprintf("DevKind(%d)", uint8(k))
 }
