@@ -919,3 +919,83 @@ func TestMultiBlockBios(t *testing.T) {
 		assert.ErrorContains(t, err, "a bio writes whole blocks", size)
 	}
 }
+
+// TestCalleeWritesCallersLocal: a function that writes its caller's local
+// through a pointer writes the caller's register, which stays the
+// caller's when the function returns: a later call with a local of the
+// same name must not take it (it did: the assert below failed), and what
+// the function set stays known (a bio set up by a helper can be
+// submitted).
+func TestCalleeWritesCallersLocal(t *testing.T) {
+	clobber := `/*
+ * Device: cache+fua
+ * Models: SC
+ */
+#include <flushproof/kernel.h>
+
+struct req { int x; int y; };
+static int out;
+
+static void fill(struct req *r, int v)
+{
+	r->x = v;
+}
+
+static int g(void)
+{
+	struct req r;
+
+	r.x = READ_ONCE(out) + 9;
+	return r.x;
+}
+
+static void task(int v)
+{
+	struct req r;
+
+	fill(&r, v);
+	WRITE_ONCE(out, g());
+	assert(r.x == v);
+}
+
+void harness(void)
+{
+	spawn(task, 3);
+}
+`
+	assert.Equal(t, map[string]verdict.Outcome{"SC cache+fua": verdict.Safe}, verdicts(t, clobber))
+
+	prep := `/*
+ * Device: cache+fua
+ * Models: SC
+ */
+#include <flushproof/kernel.h>
+
+static struct block_device bdev;
+
+static void prep(struct bio *bio, int b)
+{
+	bio_init(bio, &bdev, NULL, 0, REQ_OP_WRITE | %s);
+	bio->bi_iter.bi_sector = b;
+	bio->bi_iter.bi_size = 4096;
+	bio->bi_flushproof_value = 1;
+}
+
+static void task(int b)
+{
+	struct bio bio;
+
+	prep(&bio, b);
+	if (submit_bio_wait(&bio) == 0)
+		assert_durable(b, 1);
+}
+
+void harness(void)
+{
+	spawn(task, 0);
+	spawn(task, 1);
+}
+`
+	assert.Equal(t, map[string]verdict.Outcome{"SC cache+fua": verdict.Safe}, verdicts(t, fmt.Sprintf(prep, "REQ_FUA")))
+	assert.Equal(t, map[string]verdict.Outcome{"SC cache+fua": verdict.Unsafe}, verdicts(t, fmt.Sprintf(prep, "0")))
+}

@@ -78,6 +78,9 @@ type object struct {
 	// unknown: a local leaf whose value is not known to this task, and
 	// why (the bio a bi_end_io sees: endio.go); reading it is an error.
 	unknown map[string]string
+	// frame is the call a local belongs to, which frees its registers
+	// when it returns; nil for one that lives as long as its task.
+	frame *frame
 }
 
 // place is an lvalue: a leaf (or aggregate) of an object, by path

@@ -323,6 +323,9 @@ func (t *thread) complit(x *cc.PostfixExpression) (place, error) {
 	ty := x.Type()
 	at := t.l.pos(x)
 	o := &object{name: "complit", typ: ty, at: at, regs: map[string]string{}, consts: map[string]int64{}, binds: map[string]val{}}
+	if len(t.frames) > 0 {
+		o.frame = t.frame()
+	}
 	t.objs = append(t.objs, o)
 	in := &cc.Initializer{Case: cc.InitializerInitList, InitializerList: x.InitializerList, Token: x.Token3}
 	if !isAggregate(ty) {

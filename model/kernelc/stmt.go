@@ -84,7 +84,7 @@ func (t *thread) newFrame(fn *cc.FunctionDefinition, top bool) *frame {
 
 // local makes the object of a local declarator.
 func (f *frame) local(d *cc.Declarator, at litmus.Pos) *object {
-	o := &object{name: d.Name(), decl: d, typ: d.Type(), at: at, regs: map[string]string{}, consts: map[string]int64{}, binds: map[string]val{}}
+	o := &object{name: d.Name(), decl: d, typ: d.Type(), at: at, regs: map[string]string{}, consts: map[string]int64{}, binds: map[string]val{}, frame: f}
 	f.locals[d] = o
 	f.t.objs = append(f.t.objs, o)
 	return o
@@ -97,14 +97,23 @@ func (f *frame) local(d *cc.Declarator, at litmus.Pos) *object {
 // inlined at many calls names its registers once (a thread names at most
 // 64).
 func (t *thread) reg(want string) string {
+	var f *frame
+	if n := len(t.frames); n > 0 {
+		f = t.frames[n-1]
+	}
+	return t.regIn(f, want)
+}
+
+// regIn is reg for a register that frame f names (nil: no call's, never
+// freed).
+func (t *thread) regIn(f *frame, want string) string {
 	name := want
 	for k := 2; t.regs[name] && !t.free[name]; k++ {
 		name = fmt.Sprintf("%s#%d", want, k)
 	}
 	delete(t.free, name)
 	t.regs[name] = true
-	if n := len(t.frames); n > 0 {
-		f := t.frames[n-1]
+	if f != nil {
 		f.named = append(f.named, name)
 	}
 	return name
@@ -135,7 +144,10 @@ func (t *thread) leafReg(o *object, path, want string) string {
 	if want == "" {
 		want = o.name + path
 	}
-	r := t.reg(want)
+	// The register is the object's, named by the call it is a local of
+	// (a callee that writes its caller's local through a pointer must
+	// not free it when it returns).
+	r := t.regIn(o.frame, want)
 	o.regs[path] = r
 	return r
 }
