@@ -29,8 +29,7 @@ import (
 //   - LKMM: the rw-semaphore's retry (up_read()'s release RMW, whose
 //     read is unordered, then down_write() and inode_dio_begin()'s store)
 //     or an RMW's load before a later store: the load-buffering shape
-//     memory.LKMM does not model, as the litmus files'
-//     (examples/litmus/iowq/) headers say.
+//     memory.LKMM does not model.
 //
 // The LKMM rows of the mutant with io-wq's asynchronous writes, and of
 // the mutant unhashed with synchronous kiocbs, are neither: searches of

@@ -4,8 +4,7 @@ import "testing"
 
 // TestHarnessODSync: blkdev_write_iter() of block/fops.c as the patch
 // "block: skip redundant flush for O_DSYNC direct writes" finds it, the
-// patch itself applied to it, and each mutant of
-// examples/litmus/blkdev-odsync/mutant-*.patch as a patch after it,
+// patch itself applied to it, and each mutant as a patch after it,
 // against the state machine's rows at its first bound (2 tasks x 1 write
 // x 2 blocks, EIO; the -nocache-noeio control without EIO), under SC, TSO
 // and LKMM, on every device configuration the built-in row has. The

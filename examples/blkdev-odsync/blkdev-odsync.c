@@ -8,9 +8,8 @@
  * sections; the harness sections hold the rest, as stubs.
  *
  * The built-in model is model/odsync (docs/odsync.md); this harness is
- * its first bound, "2 tasks x 1 write x 2 blocks, EIO", as are the litmus
- * files examples/litmus/blkdev-odsync/. Two tasks each make one
- * write() of two 4 KiB blocks to the block device opened
+ * its first bound, "2 tasks x 1 write x 2 blocks, EIO". Two tasks each
+ * make one write() of two 4 KiB blocks to the block device opened
  * O_WRONLY|O_DIRECT|O_DSYNC, each on a range of its own (blocks 0-1 and
  * 2-3), every block with the value 1. A third task decides how far each
  * direct part gets (dio_choice), as the built-in model chooses it:
@@ -62,10 +61,9 @@
  *     front end forgets every constant it knew at a loop, and the flags
  *     dio_bio_write_op() reads must stay known.
  *
- * Check it, then check it with the patch applied, and each mutant of
- * examples/litmus/blkdev-odsync/mutant-*.patch as a patch after it
- * (mutant-*.patch here; the -nocache ones are its false-positive
- * controls):
+ * Check it, then check it with the patch applied, and each mutant as a
+ * patch after it (mutant-*.patch here; the -nocache ones are its
+ * false-positive controls):
  *   flushproof check examples/blkdev-odsync/blkdev-odsync.c
  *   flushproof check -patch examples/blkdev-odsync/0001-block-skip-redundant-flush.patch examples/blkdev-odsync/blkdev-odsync.c
  *   flushproof check -patch examples/blkdev-odsync/0001-block-skip-redundant-flush.patch -patch examples/blkdev-odsync/mutant-drop-fua.patch examples/blkdev-odsync/blkdev-odsync.c

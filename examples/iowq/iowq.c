@@ -24,8 +24,8 @@
  *
  * The bound of model/iowq's rows "iowq <hashed|unhashed> <fs>, async DIO
  * 2 workers, 2 writes (A: s0; B: s1), layout U, i_size 2"
- * (iowq.Race2011Config, docs/iowq.md) and of the litmus files
- * examples/litmus/iowq/: a file of one block b0 of two sectors, s0 and s1
+ * (iowq.Race2011Config, docs/iowq.md): a file of one block b0 of two
+ * sectors, s0 and s1
  * (disk blocks 0 and 1), preallocated and unwritten (its extent reads as
  * zeros, its sectors still hold another file's data), i_size at its end.
  * Two io_uring write requests, each one unaligned O_DIRECT write of one
@@ -98,8 +98,8 @@
  *    (ki_complete = io_complete_rw, IOCB_DIRECT from O_DIRECT), then the
  *    file's ->write_iter(); -EIOCBQUEUED ends the work item while the
  *    write is in flight, as io_write() ends the issue.
- *  - The file system (fs/ext4/file.c, fs/xfs/xfs_file.c, as
- *    examples/litmus/iowq/ has them): ext4_file_open() and
+ *  - The file system (fs/ext4/file.c, fs/xfs/xfs_file.c):
+ *    ext4_file_open() and
  *    xfs_file_open() set FMODE_DIO_PARALLEL_WRITE (and FMODE_NOWAIT);
  *    the direct write path takes i_rwsem shared or exclusive by the
  *    write's alignment and the extent's state, waits for the direct I/O

@@ -5,9 +5,7 @@
  * block, one metadata copy and a commit block; the machine crashes
  * anywhere, and recovery() replays the log and asserts what must
  * hold. It is the bound of model/jbd2's rows (docs/jbd2.md: "jbd2
- * <variant> <device> 2 transactions x 2 journal blocks, EIO") and of
- * examples/litmus/jbd2/jbd2-barrier.litmus, whose final condition
- * recovery() replaces.
+ * <variant> <device> 2 transactions x 2 journal blocks, EIO").
  *
  * The default mount: JBD2_BARRIER, no async_commit, no journal
  * checksum: the commit block is written with REQ_PREFLUSH | REQ_FUA

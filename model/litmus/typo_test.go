@@ -191,7 +191,7 @@ func TestTypoRefusedAtItsPlace(t *testing.T) {
 	t.Logf("%d files; %d misspelt names refused at their line:col, %d declarations refused at a use, %d header words refused at their line; accepted, the program unchanged: %d labels, %d declarations or parameters nothing uses",
 		n.files, n.exact, n.viaDecl, n.header, n.freeLabel, n.unused)
 	assert.Greater(t, n.files, 150)
-	assert.Greater(t, n.exact, 9000)
+	assert.Greater(t, n.exact, 5000) // the example files give most of them
 }
 
 // sameProgram reports whether a and b parse to the same program: the
