@@ -496,11 +496,7 @@ func (t *thread) bioArg(x cc.Node, name string, args []cc.ExpressionNode) (place
 }
 
 func submitBioWait(t *thread, x *cc.PostfixExpression, name string, args []cc.ExpressionNode) (val, error) {
-	bio, err := t.bioArg(x, name, args)
-	if err != nil {
-		return val{}, err
-	}
-	d, err := t.bioCommand(x, name, bio)
+	_, d, err := t.bioSubmitted(x, name, args)
 	if err != nil {
 		return val{}, err
 	}
@@ -509,6 +505,17 @@ func submitBioWait(t *thread, x *cc.PostfixExpression, name string, args []cc.Ex
 	t.emit(litmus.Stmt{Dev: d})
 	delete(t.known, r)
 	return intVal(litmus.R(r)), nil
+}
+
+// bioSubmitted is the bio a submit call names and the command it asks
+// for (bioCommand).
+func (t *thread) bioSubmitted(x *cc.PostfixExpression, name string, args []cc.ExpressionNode) (place, *litmus.DevOp, error) {
+	bio, err := t.bioArg(x, name, args)
+	if err != nil {
+		return place{}, nil, err
+	}
+	d, err := t.bioCommand(x, name, bio)
+	return bio, d, err
 }
 
 // bioCommand is the device command a bio asks for: a write of its blocks

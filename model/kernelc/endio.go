@@ -49,11 +49,7 @@ func submitBio(t *thread, x *cc.PostfixExpression, name string, args []cc.Expres
 	if t.recovery {
 		return val{}, t.l.unsupported(x, "submit_bio in recovery(): recovery reads and writes the crash image alone (read_block, submit_bio_wait)")
 	}
-	bio, err := t.bioArg(x, name, args)
-	if err != nil {
-		return val{}, err
-	}
-	d, err := t.bioCommand(x, name, bio)
+	bio, d, err := t.bioSubmitted(x, name, args)
 	if err != nil {
 		return val{}, err
 	}

@@ -67,6 +67,23 @@ void harness(void)
 }
 `
 
+// rangeSwitch is a writer's body that flushes when the switch on sel
+// takes the case range rng.
+func rangeSwitch(sel, rng string) string {
+	return fmt.Sprintf(`int err = write_block(&bdev, b, 1, 0);
+
+	WRITE_ONCE(sel, b);
+	switch (%s) {
+	case %s:
+		err = err ? err : blkdev_issue_flush(&bdev);
+		break;
+	default:
+		break;
+	}
+	if (!err)
+		assert_durable(b, 1);`, sel, rng)
+}
+
 func TestVerdicts(t *testing.T) {
 	cases := []struct {
 		name string
@@ -133,41 +150,9 @@ again:
 	}
 	if (!err)
 		assert_durable(b, 1);`, verdict.Safe},
-		{"a case range that leaves one task out", `int err = write_block(&bdev, b, 1, 0);
-
-	switch (b) {
-	case 0 ... 0:
-		err = err ? err : blkdev_issue_flush(&bdev);
-		break;
-	default:
-		break;
-	}
-	if (!err)
-		assert_durable(b, 1);`, verdict.Unsafe},
-		{"a case range on a value read at run time", `int err = write_block(&bdev, b, 1, 0);
-
-	WRITE_ONCE(sel, b);
-	switch (READ_ONCE(sel)) {
-	case 0 ... 1:
-		err = err ? err : blkdev_issue_flush(&bdev);
-		break;
-	default:
-		break;
-	}
-	if (!err)
-		assert_durable(b, 1);`, verdict.Safe},
-		{"a run-time value outside the case range", `int err = write_block(&bdev, b, 1, 0);
-
-	WRITE_ONCE(sel, b);
-	switch (READ_ONCE(sel)) {
-	case -5 ... 0:
-		err = err ? err : blkdev_issue_flush(&bdev);
-		break;
-	default:
-		break;
-	}
-	if (!err)
-		assert_durable(b, 1);`, verdict.Unsafe},
+		{"a case range that leaves one task out", rangeSwitch("b", "0 ... 0"), verdict.Unsafe},
+		{"a case range on a value read at run time", rangeSwitch("READ_ONCE(sel)", "0 ... 1"), verdict.Safe},
+		{"a run-time value outside the case range", rangeSwitch("READ_ONCE(sel)", "-5 ... 0"), verdict.Unsafe},
 		{"a loop of two rounds", `int round;
 
 	for (round = 1; round <= 2; round++) {
