@@ -29,11 +29,15 @@ import (
 //
 // markRetries finds them. A failure is known from the branch conditions
 // that compare the cmpxchg's register with its expected value (a
-// constant): "r != e", "r == e", "r" with e = 0, and their negations;
-// and from constant ones. A branch on anything else may go either way,
-// and both ways must come back. Any other instruction on a way back, or one that reaches the end
-// of the thread, leaves the cmpxchg conditional. keep are the registers
-// read at the end (the final condition's).
+// constant, or a register not written since): "r != e", "r == e", "r"
+// with e = 0, and their negations; and from constant ones. A branch on
+// anything else may go either way, and both ways must come back. Any
+// other instruction on a way back, or one that reaches the end of the
+// thread, leaves the cmpxchg conditional. The failed pass is cut at some
+// instruction h of the loop (its head, where the loop reads the value to
+// expect again, or the cmpxchg): every register the loop writes must be
+// dead at h, so that the run without the pass goes on from h as it did.
+// keep are the registers read at the end (the final condition's).
 func markRetries(code []instr, regs map[string]int, keep uint64) {
 	var use, def []uint64
 	var live []uint64
@@ -45,16 +49,17 @@ func markRetries(code []instr, regs map[string]int, keep uint64) {
 			use, def = regUseDef(code, regs)
 			live = liveAtEnd(code, use, def, keep)
 		}
-		code[p].retry = failRetries(code, p, def, live[p])
+		code[p].retry = failRetries(code, p, def, live)
 	}
 }
 
 // failRetries reports whether, after the cmpxchg at p fails, every way
 // comes back to p as markRetries requires; live are the registers live
-// before p.
-func failRetries(code []instr, p int, def []uint64, live uint64) bool {
+// before each instruction.
+func failRetries(code []instr, p int, def []uint64, live []uint64) bool {
 	a := code[p].access
-	if a.Reg == "" || !a.Expect.IsConst || a.Expect.Op != "" {
+	e := a.Expect
+	if a.Reg == "" || e.Op != "" || !e.IsConst && e.Reg == "" {
 		return false
 	}
 	type point struct {
@@ -62,7 +67,8 @@ func failRetries(code []instr, p int, def []uint64, live uint64) bool {
 		known bool // the register still holds the failed value (not e)
 	}
 	seen := map[point]bool{}
-	var wrote uint64
+	loop := map[int]bool{p: true} // the instructions failed passes run
+	wrote := def[p]
 	var back func(pt point) bool
 	back = func(pt point) bool {
 		if pt.pc == p {
@@ -75,45 +81,38 @@ func failRetries(code []instr, p int, def []uint64, live uint64) bool {
 			return true // a loop that does not come back makes no store either
 		}
 		seen[pt] = true
+		loop[pt.pc] = true
 		in := code[pt.pc]
 		wrote |= def[pt.pc]
-		next := point{pt.pc + 1, pt.known}
+		// A write of the register or of the expected value's forgets
+		// the failure.
+		known := pt.known && !writes(in, a.Reg) && (e.Reg == "" || !writes(in, e.Reg))
+		next := point{pt.pc + 1, known}
 		switch in.kind {
-		case iAssign:
-			if in.assign.Reg == a.Reg {
-				next.known = false
-			}
+		case iAssign, iAwait, iNop:
 			return back(next)
 		case iJump:
-			return back(point{in.target, pt.known})
+			return back(point{in.target, known})
 		case iBranch:
 			if in.cond.IsConst && in.cond.Op == "" { // a loop's "while (1)"
 				if in.cond.Const != 0 {
 					return back(next)
 				}
-				return back(point{in.target, pt.known})
+				return back(point{in.target, known})
 			}
 			if pt.known {
-				if v, ok := failedCond(in.cond, a.Reg, a.Expect.Const); ok {
+				if v, ok := failedCond(in.cond, a.Reg, e); ok {
 					if v {
 						return back(next) // the condition holds: no jump
 					}
 					return back(point{in.target, true})
 				}
 			}
-			return back(next) && back(point{in.target, pt.known})
-		case iAwait, iNop:
-			if in.kind == iAwait && in.access.Reg == a.Reg {
-				next.known = false
-			}
-			return back(next)
+			return back(next) && back(point{in.target, known})
 		case iAccess:
 			info := in.access.Op.Info()
 			if info.Writes || in.access.Op.IsRMW() || in.access.Op == litmus.OpSpinLock || in.access.Op == litmus.OpSpinUnlock {
 				return false
-			}
-			if in.access.Reg == a.Reg {
-				next.known = false
 			}
 			return back(next)
 		}
@@ -122,21 +121,49 @@ func failRetries(code []instr, p int, def []uint64, live uint64) bool {
 	if !back(point{p + 1, true}) {
 		return false
 	}
-	// The registers a failed pass writes, the cmpxchg's own aside (p
-	// writes it again), must be dead at p.
-	return wrote&live == 0
+	// The cut: p, or an instruction of the straight run of the loop just
+	// before it that no jump enters past its start (so every pass goes
+	// through it).
+	entered := map[int]bool{}
+	for _, in := range code {
+		if in.kind == iJump || in.kind == iBranch {
+			entered[in.target] = true
+		}
+	}
+	for h := p; h >= 0 && loop[h]; h-- {
+		if wrote&live[h] == 0 {
+			return true
+		}
+		if entered[h] || h > 0 && (code[h-1].kind == iJump || code[h-1].kind == iBranch) {
+			break // another way into the run: h-1 is not on every pass
+		}
+	}
+	return false
+}
+
+// writes reports whether in writes register r.
+func writes(in instr, r string) bool {
+	switch {
+	case in.assign != nil:
+		return in.assign.Reg == r
+	case in.access != nil:
+		return in.access.Reg == r
+	case in.dev != nil:
+		return in.dev.Reg == r
+	}
+	return false
 }
 
 // failedCond evaluates cond, which reads reg, knowing only that reg is
 // not e: ok is false unless the condition is one of markRetries' forms.
-func failedCond(cond litmus.Expr, reg string, e int64) (v, ok bool) {
+func failedCond(cond litmus.Expr, reg string, e litmus.Expr) (v, ok bool) {
 	isReg := func(x litmus.Expr) bool { return x.Reg == reg && x.Op == "" && !x.IsConst }
-	isE := func(x litmus.Expr) bool { return reflect.DeepEqual(x, litmus.C(e)) }
+	isE := func(x litmus.Expr) bool { return reflect.DeepEqual(x, e) }
 	switch {
 	case cond.Op == "!" && len(cond.Args) == 1:
 		v, ok := failedCond(cond.Args[0], reg, e)
 		return !v, ok
-	case isReg(cond) && e == 0:
+	case isReg(cond) && e.IsConst && e.Const == 0:
 		return true, true
 	case (cond.Op == "!=" || cond.Op == "==") && len(cond.Args) == 2 &&
 		(isReg(cond.Args[0]) && isE(cond.Args[1]) || isE(cond.Args[0]) && isReg(cond.Args[1])):

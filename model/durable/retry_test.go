@@ -64,6 +64,8 @@ func TestMarkRetries(t *testing.T) {
 	}{
 		{"spin", "\tr0 = 1;\n\twhile (r0 != 0) {\n\t\tr0 = cmpxchg_acquire(x, 0, 1);\n\t}\n\tWRITE_ONCE(*y, 1);\n", true},
 		{"spin and wait", "\tr0 = 1;\n\twhile (r0 != 0) {\n\t\tr0 = cmpxchg_acquire(x, 0, 1);\n\t\tif (r0 != 0) {\n\t\t\tr1 = READ_ONCE(*x);\n\t\t}\n\t}\n\tWRITE_ONCE(*y, 1);\n", true},
+		{"read again, expect what was read", "\twhile (1) {\n\t\tr0 = READ_ONCE(*x);\n\t\tr1 = r0 + 1;\n\t\tr1 = cmpxchg_acquire(x, r0, r1);\n\t\tif (r1 == r0)\n\t\t\tbreak;\n\t}\n\tWRITE_ONCE(*y, 1);\n", true},
+		{"read again, the value kept", "\twhile (1) {\n\t\tr0 = READ_ONCE(*x);\n\t\tr1 = r0 + 1;\n\t\tr1 = cmpxchg_acquire(x, r0, r1);\n\t\tif (r1 == r0)\n\t\t\tbreak;\n\t}\n\tWRITE_ONCE(*y, r1);\n", true},
 		{"no loop", "\tr0 = cmpxchg_acquire(x, 0, 1);\n\tWRITE_ONCE(*y, 1);\n", false},
 		{"store on failure", "\tr0 = 1;\n\twhile (r0 != 0) {\n\t\tr0 = cmpxchg_acquire(x, 0, 1);\n\t\tWRITE_ONCE(*y, 2);\n\t}\n", false},
 		{"failed value used", "\tr0 = 1;\n\twhile (r0 != 0) {\n\t\tr0 = cmpxchg_acquire(x, 0, 1);\n\t\tif (r0 != 0) {\n\t\t\tr1 = READ_ONCE(*x);\n\t\t}\n\t}\n\tWRITE_ONCE(*y, r1);\n", false},
