@@ -284,6 +284,10 @@ func init() {
 		"submit_bio":              submitBio,
 
 		"__flushproof_container_of": containerOf,
+		"llist_add":                 llistAdd,
+		"llist_del_all":             llistDelAll,
+		"llist_empty":               llistEmpty,
+		"llist_reverse_order":       llistReverse,
 
 		"test_bit":              bitOp(bitTest),
 		"set_bit":               bitOp(bitSet),

@@ -100,6 +100,8 @@ func toBool(v val) val {
 		return intVal(litmus.C(0))
 	case vPtr, vFunc:
 		return intVal(litmus.C(1))
+	case vList:
+		return intVal(litmus.Bin("!=", v.e, litmus.C(0)))
 	}
 	return v
 }

@@ -113,6 +113,7 @@ const (
 	vNull                   // the null pointer
 	vVoid                   // no value
 	vAmbig                  // a pointer to one object or another, by the path taken: fn says which
+	vList                   // an llist taken off its head (llist_del_all): e holds its nodes (llist.go)
 )
 
 // val is the value of a C expression while lowering: an integer
@@ -144,7 +145,7 @@ func (v val) same(o val) bool {
 		return v.p.obj == o.p.obj && v.p.path == o.p.path
 	case vFunc:
 		return v.fn == o.fn
-	case vInt:
+	case vInt, vList:
 		return v.e.String() == o.e.String()
 	}
 	return true
@@ -162,6 +163,8 @@ func (v val) String() string {
 		return "void"
 	case vAmbig:
 		return v.fn
+	case vList:
+		return "the llist in " + v.e.String()
 	}
 	return v.e.String()
 }

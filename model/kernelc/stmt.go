@@ -728,6 +728,11 @@ func (t *thread) ret(s *cc.JumpStatement) error {
 func (t *thread) iteration(s *cc.IterationStatement) error {
 	t.l.at = t.l.pos(s)
 	at := t.l.at
+	if s.Case == cc.IterationStatementFor && s.ExpressionList != nil {
+		if call, ok := callOf(s.ExpressionList); ok && calleeName(call) == "__flushproof_llist_each" {
+			return t.llistEach(s, call)
+		}
+	}
 	switch s.Case {
 	case cc.IterationStatementForDecl:
 		if err := t.localDecl(s.Declaration); err != nil {

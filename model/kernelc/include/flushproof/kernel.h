@@ -158,6 +158,24 @@ void mutex_init(struct mutex *lock);
 void mutex_lock(struct mutex *lock);
 void mutex_unlock(struct mutex *lock);
 
+/*
+ * include/linux/llist.h: a lock-less list of the file-scope objects of
+ * one struct type (at most 3) that hold its node, kept as a stack of
+ * their numbers (docs/kernel-c.md).
+ */
+struct llist_node { struct llist_node *next; };
+struct llist_head { long __flushproof_llist; };
+#define LLIST_HEAD(name) struct llist_head name
+bool llist_add(struct llist_node *new, struct llist_head *head);
+struct llist_node *llist_del_all(struct llist_head *head);
+bool llist_empty(const struct llist_head *head);
+struct llist_node *llist_reverse_order(struct llist_node *head);
+void __flushproof_llist_each(void *pos, struct llist_node *node, const char *member);
+#define llist_for_each_entry(pos, node, member) \
+	for (__flushproof_llist_each(&(pos), (node), #member); ; )
+#define llist_for_each_entry_safe(pos, n, node, member) \
+	for (__flushproof_llist_each(&(pos), (node), #member); ; )
+
 /* include/linux/completion.h */
 struct completion { unsigned int done; };
 #define DECLARE_COMPLETION(work) struct completion work
