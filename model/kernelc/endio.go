@@ -38,7 +38,6 @@ type endIO struct {
 	fn          *cc.FunctionDefinition
 	bio         *object // what the bi_end_io's bio holds (see above)
 	at          cc.Node
-	call        string // where the submit_bio stands, for the docs of the timeline
 }
 
 // maxEndIOSlots is the number of submit_bio calls with a bi_end_io a task
@@ -66,48 +65,40 @@ func submitBio(t *thread, x *cc.PostfixExpression, name string, args []cc.Expres
 	}
 	t.endIOs++
 	slot := t.endIOs
-	snap, err := t.bioSnapshot(x, bio)
-	if err != nil {
-		return val{}, err
-	}
+	snap := t.bioSnapshot(x, bio)
 	d.Flush = d.Kind == litmus.DevFlush
 	d.Kind, d.Slot, d.Reg = litmus.DevSubmit, slot, ""
 	t.emit(litmus.Stmt{Dev: d})
-	at := t.l.pos(x)
-	t.l.endIOs = append(t.l.endIOs, endIO{owner: t.index, slot: slot, fn: fn, bio: snap, at: x, call: fmt.Sprintf("line %d", at.Line)})
+	t.l.endIOs = append(t.l.endIOs, endIO{owner: t.index, slot: slot, fn: fn, bio: snap, at: x})
 	return val{kind: vVoid}, nil
 }
 
 // bioSnapshot is the bio a bi_end_io sees of the submitted bio: its known
 // scalar fields and its pointers to file-scope objects; the others are
 // marked unknown (object.unknown).
-func (t *thread) bioSnapshot(x cc.Node, bio place) (*object, error) {
+func (t *thread) bioSnapshot(x cc.Node, bio place) *object {
 	o := &object{name: "bio", typ: bio.typ, at: t.l.pos(x), regs: map[string]string{}, consts: map[string]int64{},
 		binds: map[string]val{}, unknown: map[string]string{}}
-	var walk func(path string, ty cc.Type) error
-	walk = func(path string, ty cc.Type) error {
+	var walk func(path string, ty cc.Type)
+	walk = func(path string, ty cc.Type) {
 		switch tt := ty.(type) {
 		case *cc.StructType:
 			if isOpaque(ty) {
-				return nil
+				return
 			}
 			for i := 0; i < tt.NumFields(); i++ {
 				f := tt.FieldByIndex(i)
 				if f.Name() == "" {
 					continue
 				}
-				if err := walk(path+"."+f.Name(), f.Type()); err != nil {
-					return err
-				}
+				walk(path+"."+f.Name(), f.Type())
 			}
-			return nil
+			return
 		case *cc.ArrayType:
 			for i := int64(0); i < tt.Len(); i++ {
-				if err := walk(fmt.Sprintf("%s[%d]", path, i), tt.Elem()); err != nil {
-					return err
-				}
+				walk(fmt.Sprintf("%s[%d]", path, i), tt.Elem())
 			}
-			return nil
+			return
 		}
 		src := bio.path + path
 		if isPointer(ty) || ty.Kind() == cc.Function {
@@ -122,28 +113,25 @@ func (t *thread) bioSnapshot(x cc.Node, bio place) (*object, error) {
 			default:
 				o.binds[path] = v
 			}
-			return nil
+			return
 		}
 		if !isScalar(ty) {
-			return nil
+			return
 		}
 		if c, ok := bio.obj.consts[src]; ok {
 			o.consts[path] = c
-			return nil
+			return
 		}
 		if r, ok := bio.obj.regs[src]; ok {
 			if c, ok := t.known[r]; ok {
 				o.consts[path] = c
-				return nil
+				return
 			}
 		}
 		o.unknown[path] = "its value at the submit_bio is known only at run time (a register of the submitting task)"
-		return nil
 	}
-	if err := walk("", bio.typ); err != nil {
-		return nil, err
-	}
-	return o, nil
+	walk("", bio.typ)
+	return o
 }
 
 // endIOThreads lowers the actors of the submit_bio calls: each a daemon
@@ -175,16 +163,7 @@ func (l *lowerer) endIOThread(e endIO) error {
 	t.emit(litmus.Stmt{Label: top})
 	st := t.reg("bi_status")
 	t.emit(litmus.Stmt{Dev: &litmus.DevOp{Kind: litmus.DevReap, Owner: e.owner, Slot: e.slot, Reg: st}, Line: p.Line, Col: p.Col})
-	bio := &object{name: "bio", typ: e.bio.typ, at: p, regs: map[string]string{}, consts: map[string]int64{}, binds: map[string]val{}, unknown: map[string]string{}}
-	for k, v := range e.bio.consts {
-		bio.consts[k] = v
-	}
-	for k, v := range e.bio.binds {
-		bio.binds[k] = v
-	}
-	for k, v := range e.bio.unknown {
-		bio.unknown[k] = v
-	}
+	bio := e.bio // this actor's alone
 	t.objs = append(t.objs, bio)
 	// bi_status: BLK_STS_IOERR if the bio failed (-EIO), else BLK_STS_OK.
 	delete(bio.consts, ".bi_status")

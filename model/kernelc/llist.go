@@ -253,6 +253,7 @@ func (t *thread) llistEach(s *cc.IterationStatement, call *cc.PostfixExpression)
 	delete(t.known, it)
 	id := t.reg("llist.id")
 	t.forgetLoop(s)
+	before, had := pp.obj.binds[pp.path]
 	entry := t.facts()
 	t.breaks = append(t.breaks, breakTarget{loop: true})
 	body, err := t.sub(func() error {
@@ -264,6 +265,15 @@ func (t *thread) llistEach(s *cc.IterationStatement, call *cc.PostfixExpression)
 			arm, err := t.sub(func() error { return t.stmt(s.Statement) })
 			if err != nil {
 				return err
+			}
+			// The cursor aside, a pointer the body changes would differ
+			// from one pass to the next.
+			delete(pp.obj.binds, pp.path)
+			if had {
+				pp.obj.binds[pp.path] = before
+			}
+			if what := t.bindsChanged(entry); what != "" {
+				return t.l.unsupported(s, "in this loop %s: a pointer must point to one object for the whole loop (the checker resolves pointers while lowering, once for every iteration)", what)
 			}
 			t.emit(litmus.Stmt{If: &litmus.If{Cond: litmus.Bin("==", litmus.R(id), litmus.C(int64(i+1))), Then: arm}, Line: at.Line, Col: at.Col})
 		}

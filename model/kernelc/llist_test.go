@@ -105,4 +105,8 @@ func TestLlistLimits(t *testing.T) {
 	assert.ErrorContains(t, err, "4 file-scope objects of struct item, which an llist may hold: the checker keeps an llist as a stack of at most 3")
 	_, err = kernelc.Parse("h.c", []byte(strings.Replace(src, "\tllist_add(&items[0].node, &head);\n", "\tstruct item mine;\n\tllist_add(&mine.node, &head);\n", 1)))
 	assert.ErrorContains(t, err, "the node must be the struct llist_node field of a file-scope object")
+	// A pointer the body sets would point to another object each pass.
+	_, err = kernelc.Parse("h.c", []byte(strings.Replace(strings.Replace(src, "\tint n = 0;\n", "\tint n = 0;\n\tstruct item *last = &items[0];\n", 1),
+		"\t\tn++;\n", "\t\tn++;\n\t\tlast = it;\n", 1)))
+	assert.ErrorContains(t, err, "in this loop last points to &items[0], then to &items[1]")
 }
