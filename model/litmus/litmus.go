@@ -47,6 +47,13 @@ type Test struct {
 	// Quant and Cond are the final condition: "exists (0:r0=1 /\ x=2)".
 	Quant Quantifier
 	Cond  Expr
+	// Filter, if set, is herd7's filter clause: only the executions whose
+	// final state satisfies it count; the others are no outcome at all
+	// (Judge and Decide apply it, the models do not).
+	Filter *Expr
+	// Show lists the locations of herd7's locations clause: they are
+	// printed with the outcomes and change nothing else.
+	Show []string
 	// Result is the LKMM result the test's header states ("Never",
 	// "Sometimes", "Always"), "" if none.
 	Result string
@@ -680,13 +687,26 @@ type Answer struct {
 	// no outcome satisfies the condition (herd7's Observation line); this
 	// is what a test's header states.
 	Result string
+	// Decided says the answer came from a Decider: Outcomes are witnesses,
+	// not every outcome, and Matches counts among them.
+	Decided bool
 }
 
 // Judge runs t under m and answers its condition.
 func Judge(m Model, t *Test) (Answer, error) {
-	outs, err := m.Outcomes(t)
+	all, err := m.Outcomes(t)
 	if err != nil {
 		return Answer{}, err
+	}
+	outs := all[:0:0]
+	for _, o := range all {
+		keep, err := o.Filtered(t)
+		if err != nil {
+			return Answer{}, err
+		}
+		if keep {
+			outs = append(outs, o)
+		}
 	}
 	sort.Slice(outs, func(i, j int) bool { return outs[i].Key() < outs[j].Key() })
 	a := Answer{Outcomes: outs}
@@ -716,6 +736,79 @@ func Judge(m Model, t *Test) (Answer, error) {
 		a.Positive = a.Matches == 0
 	case Forall:
 		a.Positive = a.Matches == len(outs)
+	default:
+		return Answer{}, fmt.Errorf("%s: no quantifier", t.Name)
+	}
+	return a, nil
+}
+
+// Filtered reports whether o passes t's filter clause (true without one).
+func (o Outcome) Filtered(t *Test) (bool, error) {
+	if t.Filter == nil {
+		return true, nil
+	}
+	ok, err := o.Satisfies(*t.Filter)
+	if err != nil {
+		return false, fmt.Errorf("%s: filter: %w", t.Name, err)
+	}
+	return ok, nil
+}
+
+// Decider is a model that answers a test's condition without listing
+// every outcome: it looks for one outcome (of an execution the filter
+// keeps) that satisfies the condition and one that does not, and stops
+// looking for each once it has it. A test with millions of outcomes is
+// answered as fast as its two witnesses are found.
+type Decider interface {
+	Model
+	Decide(t *Test) (Decision, error)
+}
+
+// Decision is a Decider's answer: an outcome that satisfies the test's
+// condition and one that does not, each nil when no allowed execution
+// has one.
+type Decision struct {
+	Sat, Unsat *Outcome
+}
+
+// Decide answers t's condition under m: by m's Decide when m is a
+// Decider, then Answer.Decided is set, Outcomes holds the witnesses only
+// (one that satisfies the condition, one that does not, where they
+// exist) and Matches counts those; otherwise by Judge.
+func Decide(m Model, t *Test) (Answer, error) {
+	d, ok := m.(Decider)
+	if !ok {
+		return Judge(m, t)
+	}
+	dec, err := d.Decide(t)
+	if err != nil {
+		return Answer{}, err
+	}
+	a := Answer{Decided: true}
+	if dec.Sat != nil {
+		a.Outcomes = append(a.Outcomes, *dec.Sat)
+		a.Matches = 1
+	}
+	if dec.Unsat != nil {
+		a.Outcomes = append(a.Outcomes, *dec.Unsat)
+	}
+	switch {
+	case dec.Sat == nil && dec.Unsat == nil:
+		return Answer{}, fmt.Errorf("%s: %s gives no outcome", t.Name, m.Name())
+	case dec.Unsat == nil:
+		a.Result = "Always"
+	case dec.Sat != nil:
+		a.Result = "Sometimes"
+	default:
+		a.Result = "Never"
+	}
+	switch t.Quant {
+	case Exists:
+		a.Positive = dec.Sat != nil
+	case NotExists:
+		a.Positive = dec.Sat == nil
+	case Forall:
+		a.Positive = dec.Unsat == nil
 	default:
 		return Answer{}, fmt.Errorf("%s: no quantifier", t.Name)
 	}
