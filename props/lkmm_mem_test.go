@@ -33,12 +33,13 @@ var opMemInOrder = durable.Operational{Model: memory.LKMM, InOrder: true}
 // po | rf: what memory.LKMM, which has no promises, must give exactly.
 var inOrder = lkmm.Reference{InOrder: true}
 
-// memOps are the primitives memory.LKMM has: every one but the locks.
+// memOps are the primitives memory.LKMM has: every one but the locks and
+// those only the LKMM reference has (litmus.Feature).
 func memOps() []litmus.Op {
 	var ops []litmus.Op
 	for _, op := range litmus.Ops() {
-		switch op {
-		case litmus.OpSpinLock, litmus.OpSpinUnlock, litmus.OpMbAfterSpinlock:
+		switch {
+		case op == litmus.OpSpinLock, op == litmus.OpSpinUnlock, op == litmus.OpMbAfterSpinlock, op.Feature() != 0:
 		default:
 			ops = append(ops, op)
 		}

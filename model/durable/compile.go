@@ -300,6 +300,11 @@ func initFits(t *litmus.Test, i int, v int64) error {
 // memoryLimits refuses a test with more threads or locations than the
 // explorer's memory holds, at the first thread or location beyond them.
 func memoryLimits(t *litmus.Test) error {
+	// Pointers, plain accesses, RCU and the rest of the LKMM language
+	// that only the LKMM reference runs (litmus.Feature).
+	if err := t.Refuse("the explorer's memory models (SC, TSO, Relaxed, LKMM)", 0); err != nil {
+		return err
+	}
 	if n := len(t.Threads); n > memory.MaxThreads {
 		th := t.Threads[memory.MaxThreads]
 		return t.LimitErr(litmus.Pos{Line: th.Line, Col: th.Col}, "P%d is thread %d of %d, and the checker's memory holds at most %d threads: merge threads that run one after another, or check fewer tasks", memory.MaxThreads, memory.MaxThreads+1, n, memory.MaxThreads)

@@ -55,6 +55,9 @@ func (p *parser) unary() (Expr, error) {
 			return C(-a.Const), nil
 		}
 		return Expr{Op: t.text, Args: []Expr{a}}, nil
+	case p.castAhead():
+		p.skipCast()
+		return p.unary()
 	case p.is("("):
 		p.next()
 		e, err := p.expr()
@@ -63,13 +66,17 @@ func (p *parser) unary() (Expr, error) {
 		}
 		_, err = p.expect(")", "closing (")
 		return e, err
+	case p.is("*") && p.hoist != nil:
+		return p.hoistLoad(t, true)
 	case p.is("*"):
-		if n := p.peekAt(1); p.params[n.text] {
-			return Expr{}, p.errf(t.at(), "unsupported construct: plain access *%s (use READ_ONCE)", n.text)
-		}
-		return Expr{}, p.errf(t.at(), "unsupported construct: dereference of a register")
+		return Expr{}, p.errf(t.at(), "unsupported construct: a plain load inside a loop's condition (assign it to a register in the loop)")
 	case p.is("&"):
-		return Expr{}, p.errf(t.at(), "unsupported construct: address-of &")
+		p.next()
+		loc, err := p.ident("a location after &")
+		if err != nil {
+			return Expr{}, err
+		}
+		return p.addrOf(loc)
 	case t.kind == tokPunct && unsupportedOps[t.text]:
 		return Expr{}, p.errf(t.at(), "unsupported construct: operator %s", t.text)
 	case t.kind == tokNum:
@@ -92,13 +99,19 @@ func (p *parser) unary() (Expr, error) {
 				*p.waitLoad = ss[0].Access
 				return R(WaitReg), nil
 			}
+			if pr, ok := prims[t.text]; ok && p.hoist != nil && pr.op.Info().Returns {
+				return p.hoistLoad(t, false)
+			}
+			if pr, ok := prims[t.text]; ok && !pr.op.Info().Returns {
+				return Expr{}, p.errf(t.at(), "%s() returns no value to use in an expression", t.text)
+			}
 			if _, ok := prims[t.text]; ok {
-				return Expr{}, p.errf(t.at(), "unsupported construct: %s() inside an expression (assign it to a register first)", t.text)
+				return Expr{}, p.errf(t.at(), "unsupported construct: %s() inside a loop's condition (assign it to a register in the loop)", t.text)
 			}
 			return Expr{}, p.errf(t.at(), "unsupported construct: %s()", t.text)
 		}
 		if p.params[t.text] {
-			return Expr{}, p.errf(t.at(), "unsupported construct: the pointer %s used as a value", t.text)
+			return p.addrOf(t) // the parameter is the location's address
 		}
 		if v, ok := constants[t.text]; ok {
 			if _, reg := p.regs[t.text]; !reg {
@@ -169,26 +182,19 @@ func (p *parser) condNot() (Expr, error) {
 		_, err = p.expect(")", "closing ( in the final condition")
 		return e, err
 	case t.kind == tokNum && p.peekAt(1).text == ":":
-		p.next()
-		p.next()
-		th, _ := strconv.Atoi(t.text)
-		if th >= len(p.test.Threads) {
-			return Expr{}, p.errf(t.at(), "final condition names thread %d of %d", th, len(p.test.Threads))
-		}
-		reg, err := p.ident("a register")
+		left, err := p.condReg()
 		if err != nil {
 			return Expr{}, err
 		}
-		if _, ok := p.threadRegs[th][reg.text]; !ok {
-			return Expr{}, p.errf(reg.at(), "final condition names %d:%s, but P%d has no register %s%s", th, reg.text, th, reg.text, DidYouMean(reg.text, keys(p.threadRegs[th])))
-		}
-		p.threadUsed[th][reg.text] = true
-		return p.condValue(TR(th, reg.text))
+		return p.condValue(left)
 	case t.kind == tokIdent:
 		p.next()
 		known := false
 		for _, l := range p.test.Locs {
 			known = known || l == t.text
+		}
+		for _, ip := range p.initPtrs {
+			known = known || ip.to.text == t.text // made a location by the initial state's pointer
 		}
 		if !known && !blockName.MatchString(t.text) {
 			return Expr{}, p.errf(t.at(), "final condition names %s, which is no location (nor a block: blk0 to blk%d)%s", t.text, maxBlockName, DidYouMean(t.text, p.test.Locs))
@@ -199,14 +205,48 @@ func (p *parser) condNot() (Expr, error) {
 	return Expr{}, p.errf(t.at(), "want a final condition atom (0:r0=1, x=1), got %q", t.text)
 }
 
+// condReg reads "0:r1", a register of a thread, in a final condition.
+func (p *parser) condReg() (Expr, error) {
+	t := p.next()
+	p.next() // :
+	th, _ := strconv.Atoi(t.text)
+	if th >= len(p.test.Threads) {
+		return Expr{}, p.errf(t.at(), "final condition names thread %d of %d", th, len(p.test.Threads))
+	}
+	reg, err := p.ident("a register")
+	if err != nil {
+		return Expr{}, err
+	}
+	if _, ok := p.threadRegs[th][reg.text]; !ok {
+		return Expr{}, p.errf(reg.at(), "final condition names %d:%s, but P%d has no register %s%s", th, reg.text, th, reg.text, DidYouMean(reg.text, keys(p.threadRegs[th])))
+	}
+	p.threadUsed[th][reg.text] = true
+	return TR(th, reg.text), nil
+}
+
 // condValue reads "=value" after the left side of an atom.
 func (p *parser) condValue(left Expr) (Expr, error) {
 	t := p.next()
 	if t.text != "=" {
 		return Expr{}, p.errf(t.at(), "unsupported construct: %q in a final condition atom (want =)", t.text)
 	}
-	if v := p.peek(); v.kind == tokIdent {
-		return Expr{}, p.errf(v.at(), "unsupported construct: pointer value %s in the final condition", v.text)
+	if v := p.peek(); v.kind == tokNum && p.peekAt(1).text == ":" {
+		// 0:r1=1:r2: two registers, equal
+		right, err := p.condReg()
+		if err != nil {
+			return Expr{}, err
+		}
+		return Bin("==", left, right), nil
+	}
+	if v := p.peek(); v.kind == tokIdent || p.is("&") && p.peekAt(1).kind == tokIdent {
+		if p.is("&") {
+			p.next()
+		}
+		a, err := p.addrOf(p.next()) // 0:r1=x: r1 points at x
+		if err != nil {
+			return Expr{}, err
+		}
+		return Bin("==", left, a), nil
 	}
 	v, err := p.number()
 	if err != nil {

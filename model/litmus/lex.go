@@ -41,6 +41,11 @@ type parser struct {
 	// sets (pos{}) and those it declares (where); used, those it names.
 	regs map[string]pos
 	used map[string]bool
+	// implicit are the registers the current thread declares by
+	// assigning them, herd7's way; declares, whether it declares any
+	// (int r;): a thread may not do both.
+	implicit []token
+	declares bool
 	// threadRegs are each parsed thread's registers, for the final
 	// condition; threadUsed what it named of them.
 	threadRegs []map[string]pos
@@ -53,6 +58,12 @@ type parser struct {
 	// condLocs are the locations the final condition or locations [...]
 	// names; paramLocs those some thread takes as a parameter.
 	condLocs, paramLocs map[string]bool
+	// addrLocs are the locations whose address the test takes (a
+	// pointer to them): used, as a parameter is.
+	addrLocs map[string]bool
+	// initPtrs are the pointers of the initial state, resolved when
+	// every location is known.
+	initPtrs []initPtr
 	// labels are the names given to wait_event, wake_up and
 	// blkdev_issue_flush, checked against each other at the end.
 	labels []label
@@ -60,6 +71,14 @@ type parser struct {
 	// waitLoad, while the condition of a wait_event is read, takes the
 	// one read primitive it may call (into WaitReg).
 	waitLoad **Access
+	// hoist, while an expression that runs once is read (an
+	// assignment's, an if's condition, a primitive's arguments), takes
+	// the loads called inside it, each into a register of its own
+	// (HiddenReg), to run before the statement; nil where loads may not
+	// be called (a loop's condition, which runs again).
+	hoist *[]Stmt
+	// hidden counts the current thread's hidden registers.
+	hidden int
 }
 
 func (p *parser) errf(at pos, format string, args ...any) error {

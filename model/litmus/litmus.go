@@ -51,8 +51,9 @@ type Test struct {
 	// final state satisfies it count; the others are no outcome at all
 	// (Judge and Decide apply it, the models do not).
 	Filter *Expr
-	// Show lists the locations of herd7's locations clause: they are
-	// printed with the outcomes and change nothing else.
+	// Show lists the locations and registers ("0:r1") of herd7's
+	// locations clause: they are printed with the outcomes and change
+	// nothing else.
 	Show []string
 	// Result is the LKMM result the test's header states ("Never",
 	// "Sometimes", "Always"), "" if none.
@@ -293,8 +294,12 @@ type If struct {
 // cmpxchg compares with; Reg the register that gets the value a load or a
 // value-returning read-modify-write returns ("" for none).
 type Access struct {
-	Op     Op
-	Loc    string
+	Op  Op
+	Loc string
+	// Addr, when set, is where the access goes, computed at run time (a
+	// pointer in a register: WRITE_ONCE(*(int *)r1, 1)); Loc is "" then.
+	// Only the LKMM reference runs such tests (Test.Features).
+	Addr   *Expr
 	Val    Expr
 	Expect Expr
 	Reg    string
@@ -345,6 +350,22 @@ const (
 	OpSpinLock   // spin_lock(x)
 	OpSpinUnlock // spin_unlock(x)
 
+	// The rest of tools/memory-model/linux-kernel.def: only the LKMM
+	// reference runs them (Test.Features).
+	OpPlainRead         // r = *x: a plain (unmarked) load
+	OpPlainWrite        // *x = v: a plain store
+	OpRcuLock           // rcu_read_lock()
+	OpRcuUnlock         // rcu_read_unlock()
+	OpSyncRcu           // synchronize_rcu(), synchronize_rcu_expedited()
+	OpSrcuLock          // r = srcu_read_lock(s), srcu_down_read(s): a load of s (Srcu-lock)
+	OpSrcuUnlock        // srcu_read_unlock(s, v), srcu_up_read(s, v): a store of v to s (Srcu-unlock)
+	OpSyncSrcu          // synchronize_srcu(s), synchronize_srcu_expedited(s)
+	OpMbAfterSrcuUnlock // smp_mb__after_srcu_read_unlock()
+	OpMbAfterUnlockLock // smp_mb__after_unlock_lock()
+	OpSpinTrylock       // r = spin_trylock(l): 1 and the lock taken, or 0
+	OpSpinIsLocked      // r = spin_is_locked(l)
+	OpAddUnless         // r = atomic_add_unless(x, v, u): adds v unless x is u; 1 if it added (fully ordered then)
+
 	numOps
 )
 
@@ -357,6 +378,7 @@ const (
 	Acquire                     // smp_load_acquire, _acquire
 	Release                     // smp_store_release, _release
 	Mb                          // fully ordered
+	Plain                       // a plain C access: no ordering, may race
 )
 
 // Info says what a primitive is: its kernel name, whether it reads and
@@ -402,6 +424,20 @@ var infos = [numOps]Info{
 	OpCmpxchgRel:      {"cmpxchg_release", true, true, true, false, Release},
 	OpSpinLock:        {"spin_lock", true, true, false, false, Acquire},
 	OpSpinUnlock:      {"spin_unlock", false, true, false, false, Release},
+
+	OpPlainRead:         {"plain load", true, false, true, false, Plain},
+	OpPlainWrite:        {"plain store", false, true, false, false, Plain},
+	OpRcuLock:           {"rcu_read_lock", false, false, false, true, Once},
+	OpRcuUnlock:         {"rcu_read_unlock", false, false, false, true, Once},
+	OpSyncRcu:           {"synchronize_rcu", false, false, false, true, Mb},
+	OpSrcuLock:          {"srcu_read_lock", true, false, true, false, Once},
+	OpSrcuUnlock:        {"srcu_read_unlock", false, true, false, false, Once},
+	OpSyncSrcu:          {"synchronize_srcu", false, false, false, false, Mb},
+	OpMbAfterSrcuUnlock: {"smp_mb__after_srcu_read_unlock", false, false, false, true, Once},
+	OpMbAfterUnlockLock: {"smp_mb__after_unlock_lock", false, false, false, true, Once},
+	OpSpinTrylock:       {"spin_trylock", true, true, true, false, Acquire},
+	OpSpinIsLocked:      {"spin_is_locked", true, false, true, false, Once},
+	OpAddUnless:         {"atomic_add_unless", true, true, true, false, Mb},
 }
 
 // Info returns what op is.
@@ -449,6 +485,10 @@ type Expr struct {
 	Thread int
 	// Loc is a shared location's final value (final conditions only).
 	Loc string
+	// Addr is the address of a shared location, a pointer value: Parse
+	// sets IsConst and Const (AddrValue) with it, so an Expr evaluates it
+	// as any constant.
+	Addr string
 	// Op is a unary ("!", "-", "~") or binary operator ("+", "-", "*",
 	// "/", "%", "<<", ">>", "&", "|", "^", "==", "!=", "<", "<=", ">",
 	// ">=", "&&", "||") over Args. The parser writes none of "~", "/",
@@ -582,6 +622,8 @@ func (e Expr) Eval(reg func(t int, name string) int64, loc func(string) int64) (
 // String renders e in herd7's condition syntax where it has one.
 func (e Expr) String() string {
 	switch {
+	case e.Addr != "":
+		return e.Addr
 	case e.IsConst:
 		return fmt.Sprint(e.Const)
 	case e.Reg != "":

@@ -129,12 +129,14 @@ func (p *parser) locationsList(kw token) error {
 				return p.errf(reg.at(), "locations names %d:%s, but P%d has no register %s%s", th, reg.text, th, reg.text, DidYouMean(reg.text, keys(p.threadRegs[th])))
 			}
 			p.threadUsed[th][reg.text] = true
+			p.test.Show = append(p.test.Show, t.text+":"+reg.text)
 		case t.kind == tokIdent:
 			p.next()
 			if !slices.Contains(p.test.Locs, t.text) {
 				return p.errf(t.at(), "locations names %s, which is no location%s", t.text, DidYouMean(t.text, p.test.Locs))
 			}
 			p.condLocs[t.text] = true
+			p.test.Show = append(p.test.Show, t.text)
 		default:
 			return p.errf(t.at(), "want a location or a register (0:r0) in locations [...], got %q", t.text)
 		}
@@ -176,7 +178,7 @@ func (p *parser) checkNames() error {
 		}
 	}
 	for _, l := range keys(p.initLocs) {
-		if p.paramLocs[l] || p.condLocs[l] {
+		if p.paramLocs[l] || p.condLocs[l] || p.addrLocs[l] {
 			continue
 		}
 		return p.errf(p.initLocs[l], "the initial state sets %s, which no thread takes as a parameter and no condition reads%s", l, DidYouMean(l, keys(p.paramLocs)))

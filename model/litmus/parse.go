@@ -54,11 +54,14 @@ func ParseFile(path string) (*Test, error) {
 // Parse parses a herd7 C litmus test; name is the file name errors give.
 func Parse(name string, src []byte) (*Test, error) {
 	p := &parser{file: name, test: &Test{File: name, Init: map[string]int64{}},
-		initLocs: map[string]pos{}, condLocs: map[string]bool{}, paramLocs: map[string]bool{}}
+		initLocs: map[string]pos{}, condLocs: map[string]bool{}, paramLocs: map[string]bool{}, addrLocs: map[string]bool{}}
 	if err := p.lex(string(src)); err != nil {
 		return nil, err
 	}
 	if err := p.parse(); err != nil {
+		return nil, err
+	}
+	if err := p.resolveInitPtrs(); err != nil {
 		return nil, err
 	}
 	if err := p.checkNames(); err != nil {
@@ -126,7 +129,18 @@ func (p *parser) parse() error {
 				return err
 			}
 		case t.kind == tokIdent && t.text == "filter":
-			return p.errf(t.at(), "unsupported construct: filter")
+			if p.test.Filter != nil {
+				return p.errf(t.at(), "a second filter")
+			}
+			p.next()
+			f, err := p.condOr()
+			if err != nil {
+				return err
+			}
+			p.test.Filter = &f
+			if p.is(";") {
+				p.next()
+			}
 		case t.kind == tokIdent && (t.text == "exists" || t.text == "forall"),
 			t.kind == tokPunct && t.text == "~" && p.peekAt(1).text == "exists":
 			if p.test.Quant != 0 {
@@ -163,7 +177,7 @@ func (p *parser) parse() error {
 
 // locTypes are the types a shared location may have (a struct
 // completion's value is its count of completions not yet waited for).
-var locTypes = map[string]bool{"int": true, "atomic_t": true, "atomic64_t": true, "atomic_long_t": true, "spinlock_t": true, "struct completion": true}
+var locTypes = map[string]bool{"int": true, "intptr_t": true, "uintptr_t": true, "long": true, "atomic_t": true, "atomic64_t": true, "atomic_long_t": true, "spinlock_t": true, "struct completion": true, "struct srcu_struct": true}
 
 // structType reads "struct completion" when t is "struct" (read, the
 // tag next), as one type token; other tokens are returned as they are.
@@ -175,10 +189,10 @@ func (p *parser) structType(t token) (token, error) {
 	if err != nil {
 		return t, err
 	}
-	if tag.text != "completion" {
-		return t, p.errf(tag.at(), "unsupported construct: struct %s (struct completion is the only struct)", tag.text)
+	if tag.text != "completion" && tag.text != "srcu_struct" {
+		return t, p.errf(tag.at(), "unsupported construct: struct %s (struct completion and struct srcu_struct are the only structs)", tag.text)
 	}
-	t.text = "struct completion"
+	t.text = "struct " + tag.text
 	return t, nil
 }
 
@@ -254,8 +268,8 @@ func (p *parser) parseInit() error {
 			continue // "int 0:r1;": a register's type, read as a register initialiser above
 		}
 		if locTypes[name.text] {
-			if p.is("*") {
-				return p.errf(name.at(), "unsupported construct: pointer location in the initial state")
+			for p.is("*") {
+				p.next() // a location holding a pointer: "int *p = &x;"
 			}
 			name, err = p.ident("a location name")
 			if err != nil {
@@ -273,16 +287,59 @@ func (p *parser) parseInit() error {
 		}
 		if p.is("=") {
 			p.next()
-			v, err := p.initValue()
-			if err != nil {
-				return err
+			if to, ok := p.initPointer(); ok {
+				p.initPtrs = append(p.initPtrs, initPtr{loc: name.text, to: to})
+			} else {
+				v, err := p.initValue()
+				if err != nil {
+					return err
+				}
+				p.test.Init[name.text] = v
 			}
-			p.test.Init[name.text] = v
 		}
 		if !p.is(";") && !p.is("}") {
 			return p.errf(p.peek().at(), "want ; after location %s, got %q", name.text, p.peek().text)
 		}
 	}
+}
+
+// initPointer reads a pointer as an initial value, "y" or "&y" (a
+// location, which may be named later, as a thread's parameter): ok is
+// false, and nothing read, if the value is a number.
+func (p *parser) initPointer() (token, bool) {
+	t := p.peek()
+	if t.kind == tokIdent && t.text != "ATOMIC_INIT" {
+		return p.next(), true
+	}
+	if p.is("&") && p.peekAt(1).kind == tokIdent {
+		p.next()
+		return p.next(), true
+	}
+	return token{}, false
+}
+
+// initPtr is a location the initial state points at another.
+type initPtr struct {
+	loc string
+	to  token
+}
+
+// resolveInitPtrs gives the locations the initial state points at others
+// their values, once every location is known.
+func (p *parser) resolveInitPtrs() error {
+	for _, ip := range p.initPtrs {
+		v, ok := p.test.AddrValue(ip.to.text)
+		if !ok {
+			// herd7 makes a location of a name the initial state points
+			// at and nothing else declares (a distinct address, holding
+			// 0): "x1=y1;" where no thread has y1.
+			p.addLoc(ip.to)
+			v, _ = p.test.AddrValue(ip.to.text)
+		}
+		p.test.Init[ip.loc] = v
+		p.addrLocs[ip.to.text] = true
+	}
+	return nil
 }
 
 // initValue reads an initial value: N, -N or ATOMIC_INIT(N).
@@ -360,13 +417,13 @@ func (p *parser) parseThread() error {
 			return err
 		}
 		if !locTypes[ty.text] {
-			return p.errf(ty.at(), "unsupported construct: parameter type %s (int *, atomic_t *, spinlock_t *, struct completion * only)", ty.text)
+			return p.errf(ty.at(), "unsupported construct: parameter type %s (int *, intptr_t *, atomic_t *, spinlock_t *, struct completion *, struct srcu_struct * only)", ty.text)
 		}
 		if _, err := p.expect("*", "(a parameter is a pointer to a location)"); err != nil {
 			return err
 		}
-		if p.is("*") {
-			return p.errf(ty.at(), "unsupported construct: pointer to pointer parameter")
+		for p.is("*") {
+			p.next() // int **p: the location p holds a pointer
 		}
 		loc, err := p.ident("a parameter name")
 		if err != nil {
@@ -389,9 +446,14 @@ func (p *parser) parseThread() error {
 	if err != nil {
 		return err
 	}
+	p.implicit, p.declares = nil, false
 	body, err := p.block(open.at())
 	if err != nil {
 		return err
+	}
+	if p.declares && len(p.implicit) > 0 {
+		r := p.implicit[0]
+		return p.errf(r.at(), "undeclared name %s%s: %s declares its other registers, so this one must be declared too (int %s;)", r.text, DidYouMean(r.text, keys(p.regs)), name.text, r.text)
 	}
 	p.test.Threads = append(p.test.Threads, Thread{Body: body, Line: name.line, Col: name.col})
 	p.threadRegs = append(p.threadRegs, p.regs)
@@ -417,7 +479,7 @@ func (p *parser) block(open pos) ([]Stmt, error) {
 }
 
 // regTypes are the types a register may be declared with.
-var regTypes = map[string]bool{"int": true}
+var regTypes = map[string]bool{"int": true, "intptr_t": true, "uintptr_t": true, "long": true}
 
 // stmt reads one statement; a declaration may give none or several.
 func (p *parser) stmt() ([]Stmt, error) {
@@ -430,10 +492,7 @@ func (p *parser) stmt() ([]Stmt, error) {
 		p.next()
 		return p.block(t.at())
 	case p.is("*"):
-		if n := p.peekAt(1); n.kind == tokIdent && p.params[n.text] {
-			return nil, p.errf(t.at(), "unsupported construct: plain access *%s (use READ_ONCE/WRITE_ONCE)", n.text)
-		}
-		return nil, p.errf(t.at(), "unsupported construct: dereference of a register")
+		return p.plainStore()
 	case p.is("(") && p.peekAt(1).text == "void" && p.peekAt(2).text == ")":
 		// (void)f(...): a value-returning primitive whose value is dropped.
 		p.next()
@@ -462,12 +521,23 @@ func (p *parser) stmt() ([]Stmt, error) {
 	if regTypes[t.text] {
 		return p.decl()
 	}
-	if locTypes[t.text] || t.text == "long" || t.text == "unsigned" || t.text == "char" || t.text == "struct" || t.text == "bool" {
+	if locTypes[t.text] || t.text == "unsigned" || t.text == "char" || t.text == "struct" || t.text == "bool" {
 		return nil, p.errf(t.at(), "unsupported construct: local of type %s (int registers only)", t.text)
 	}
 	p.next()
 	if p.is("(") {
 		return p.callStmt(t, "")
+	}
+	if _, known := p.regs[t.text]; !known && !p.params[t.text] && p.is("=") {
+		// herd7 declares a register by its first assignment ("r0 =
+		// READ_ONCE(*x);" with no "int r0;"), in a thread that declares
+		// none (parseThread refuses a thread that does both, where the
+		// undeclared name is a typo). A name read before any assignment
+		// is still an error (useReg): only a write declares.
+		if err := p.declare(t); err != nil {
+			return nil, err
+		}
+		p.implicit = append(p.implicit, t)
 	}
 	if err := p.assignable(t); err != nil {
 		return nil, err
@@ -517,11 +587,12 @@ func (p *parser) declare(name token) error {
 
 // decl reads "int r0;", "int r0 = 0;", "int a = READ_ONCE(*x);", "int r0, r1;".
 func (p *parser) decl() ([]Stmt, error) {
+	p.declares = true
 	p.next()
 	var out []Stmt
 	for {
-		if p.is("*") {
-			return nil, p.errf(p.peek().at(), "unsupported construct: pointer register")
+		for p.is("*") {
+			p.next() // int *r: a register holding a pointer
 		}
 		name, err := p.ident("a register name")
 		if err != nil {
@@ -569,19 +640,25 @@ func (p *parser) rhs(reg token) ([]Stmt, error) {
 // rhsUntil reads a primitive call or an expression assigned to reg, not the
 // token that ends it.
 func (p *parser) rhsUntil(reg token) ([]Stmt, error) {
-	if t := p.peek(); t.kind == tokIdent && p.peekAt(1).text == "(" {
-		p.next()
-		ss, err := p.call(t, reg.text)
-		if err == nil && !p.is(";") && !p.is(",") {
-			return nil, p.errf(t.at(), "unsupported construct: %s() inside an expression (assign it to a register first)", t.text)
-		}
-		return ss, err
+	if p.castAhead() && (p.peekAt(p.castLen()).kind == tokIdent && p.peekAt(p.castLen()+1).text == "(" || p.peekAt(p.castLen()).text == "*") {
+		p.skipCast() // (intptr_t)rcu_dereference(...), (int)*p
 	}
-	e, err := p.expr()
+	if p.is("*") {
+		return p.plainLoad(reg)
+	}
+	if t := p.peek(); t.kind == tokIdent && p.peekAt(1).text == "(" && p.callEnds(1) {
+		p.next()
+		return p.call(t, reg.text)
+	}
+	var e Expr
+	pre, err := p.hoisting(func() (err error) {
+		e, err = p.expr()
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	return []Stmt{{Assign: &Assign{Reg: reg.text, Val: e}, Line: reg.line, Col: reg.col}}, nil
+	return append(pre, Stmt{Assign: &Assign{Reg: reg.text, Val: e}, Line: reg.line, Col: reg.col}), nil
 }
 
 // callStmt reads a call used as a statement, then ";".
@@ -602,7 +679,11 @@ func (p *parser) ifStmt() ([]Stmt, error) {
 	if _, err := p.expect("(", "after if"); err != nil {
 		return nil, err
 	}
-	c, err := p.expr()
+	var c Expr
+	pre, err := p.hoisting(func() (err error) {
+		c, err = p.expr()
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -620,7 +701,7 @@ func (p *parser) ifStmt() ([]Stmt, error) {
 			return nil, err
 		}
 	}
-	return []Stmt{{If: &If{Cond: c, Then: then, Else: els}, Line: t.line, Col: t.col}}, nil
+	return append(pre, Stmt{If: &If{Cond: c, Then: then, Else: els}, Line: t.line, Col: t.col}), nil
 }
 
 // update reads "r++", "r--", "r += e" or "r -= e" after the register r

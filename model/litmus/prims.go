@@ -21,6 +21,11 @@ type primitive struct {
 	val   int64 // inc: 1, dec: -1, 0: from the argument
 	neg   bool  // sub: the argument negated
 	order []string
+	// thenMb: an smp_mb() follows the access (smp_store_mb).
+	thenMb bool
+	// test compares the returned value with 0 into the register
+	// ("==" for atomic_dec_and_test, "<" for atomic_add_negative).
+	test string
 }
 
 // prims maps every accepted spelling to its primitive, built by init below.
@@ -49,6 +54,30 @@ func init() {
 		"atomic_sub":             {op: OpAdd, args: []argKind{argVal, argPtr}, neg: true},
 		"spin_lock":              {op: OpSpinLock, args: []argKind{argPtr}},
 		"spin_unlock":            {op: OpSpinUnlock, args: []argKind{argPtr}},
+
+		// The rest of tools/memory-model/linux-kernel.def.
+		"rcu_dereference":                {op: OpReadOnce, args: []argKind{argDeref}},
+		"rcu_assign_pointer":             {op: OpStoreRelease, args: []argKind{argDeref, argVal}},
+		"smp_store_mb":                   {op: OpWriteOnce, args: []argKind{argDeref, argVal}, thenMb: true},
+		"rcu_read_lock":                  {op: OpRcuLock},
+		"rcu_read_unlock":                {op: OpRcuUnlock},
+		"synchronize_rcu":                {op: OpSyncRcu},
+		"synchronize_rcu_expedited":      {op: OpSyncRcu},
+		"srcu_read_lock":                 {op: OpSrcuLock, args: []argKind{argPtr}},
+		"srcu_read_unlock":               {op: OpSrcuUnlock, args: []argKind{argPtr, argVal}},
+		"srcu_down_read":                 {op: OpSrcuLock, args: []argKind{argPtr}},
+		"srcu_up_read":                   {op: OpSrcuUnlock, args: []argKind{argPtr, argVal}},
+		"synchronize_srcu":               {op: OpSyncSrcu, args: []argKind{argPtr}},
+		"synchronize_srcu_expedited":     {op: OpSyncSrcu, args: []argKind{argPtr}},
+		"smp_mb__after_srcu_read_unlock": {op: OpMbAfterSrcuUnlock},
+		"smp_mb__after_unlock_lock":      {op: OpMbAfterUnlockLock},
+		"spin_trylock":                   {op: OpSpinTrylock, args: []argKind{argPtr}},
+		"spin_is_locked":                 {op: OpSpinIsLocked, args: []argKind{argPtr}},
+		"atomic_add_unless":              {op: OpAddUnless, args: []argKind{argPtr, argVal, argVal}},
+		"atomic_sub_and_test":            {op: OpAddReturn, args: []argKind{argVal, argPtr}, neg: true, test: "=="},
+		"atomic_dec_and_test":            {op: OpAddReturn, args: []argKind{argPtr}, val: -1, test: "=="},
+		"atomic_inc_and_test":            {op: OpAddReturn, args: []argKind{argPtr}, val: 1, test: "=="},
+		"atomic_add_negative":            {op: OpAddReturn, args: []argKind{argVal, argPtr}, test: "<"},
 	}
 	for k, v := range plain {
 		prims[k] = v
@@ -108,12 +137,13 @@ func (p *parser) call(name token, reg string) ([]Stmt, error) {
 		return nil, p.errf(name.at(), "unsupported construct: %s()", name.text)
 	}
 	info := pr.op.Info()
-	if reg != "" && !info.Returns {
+	if reg != "" && !info.Returns && pr.test == "" {
 		return nil, p.errf(name.at(), "%s() returns no value to assign to %s", name.text, reg)
 	}
 	p.next() // (
 	a := &Access{Op: pr.op, Reg: reg, Call: name.text}
 	var vals []Expr
+	var pre []Stmt // loads called in the arguments, which run first
 	for i, k := range pr.args {
 		if i > 0 {
 			if _, err := p.expect(",", "between the arguments of "+name.text); err != nil {
@@ -122,27 +152,21 @@ func (p *parser) call(name token, reg string) ([]Stmt, error) {
 		}
 		switch k {
 		case argDeref, argPtr:
-			t := p.peek()
-			if k == argDeref {
-				if _, err := p.expect("*", "in "+name.text+"(*x...)"); err != nil {
-					return nil, err
-				}
-			} else if p.is("*") || p.is("&") {
-				return nil, p.errf(t.at(), "unsupported construct: %s%s in %s() (it takes the pointer parameter itself)", t.text, p.peekAt(1).text, name.text)
-			}
-			loc, err := p.ident("a location")
+			loc, addr, err := p.locOperand(name.text, k == argDeref)
 			if err != nil {
 				return nil, err
 			}
-			if !p.params[loc.text] {
-				return nil, p.errf(loc.at(), "unsupported construct: %s() on %s, which is not a location parameter of this thread%s", name.text, loc.text, DidYouMean(loc.text, keys(p.params)))
-			}
-			a.Loc = loc.text
+			a.Loc, a.Addr = loc, addr
 		case argVal:
-			e, err := p.expr()
+			var e Expr
+			h, err := p.hoisting(func() (err error) {
+				e, err = p.expr()
+				return err
+			})
 			if err != nil {
 				return nil, err
 			}
+			pre = append(pre, h...)
 			vals = append(vals, e)
 		}
 	}
@@ -156,10 +180,19 @@ func (p *parser) call(name token, reg string) ([]Stmt, error) {
 		a.Val = Expr{Op: "-", Args: []Expr{vals[0]}}
 	case len(vals) == 1:
 		a.Val = vals[0]
+	case len(vals) == 2 && pr.op == OpAddUnless: // atomic_add_unless(x, v, u)
+		a.Val, a.Expect = vals[0], vals[1]
 	case len(vals) == 2: // cmpxchg(x, old, new)
 		a.Expect, a.Val = vals[0], vals[1]
 	}
-	return []Stmt{{Access: a, Line: name.line, Col: name.col}}, nil
+	out := append(pre, Stmt{Access: a, Line: name.line, Col: name.col})
+	if pr.thenMb {
+		out = append(out, Stmt{Access: &Access{Op: OpMb, Call: name.text}, Line: name.line, Col: name.col})
+	}
+	if pr.test != "" && reg != "" {
+		out = append(out, Stmt{Assign: &Assign{Reg: reg, Val: Bin(pr.test, R(reg), C(0))}, Line: name.line, Col: name.col})
+	}
+	return out, nil
 }
 
 // devPrim is a durability call (durable.go): what it is, how many value

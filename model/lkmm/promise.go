@@ -84,6 +84,9 @@ func (m Promise) Outcomes(t *litmus.Test) (_ []litmus.Outcome, err error) {
 	if err := litmus.MemoryOnly(t); err != nil {
 		return nil, err
 	}
+	if err := t.Refuse(m.Name(), 0); err != nil {
+		return nil, err
+	}
 	defer func() {
 		// A bound bounds() should have refused: an error, not a crash
 		// and never a partial answer.

@@ -58,6 +58,9 @@ func (r Reference) Outcomes(t *litmus.Test) ([]litmus.Outcome, error) {
 	if err := litmus.MemoryOnly(t); err != nil {
 		return nil, err
 	}
+	if err := t.Refuse(r.Name(), 0); err != nil {
+		return nil, err
+	}
 	if len(t.Threads) > MaxThreads {
 		return nil, fmt.Errorf("%s: %w: %d threads (at most %d)", t.Name, ErrTooLarge, len(t.Threads), MaxThreads)
 	}

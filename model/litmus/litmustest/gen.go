@@ -33,11 +33,12 @@ type Options struct {
 }
 
 // Default is 2 to 4 threads, up to 3 locations, up to 4 statements each,
-// every primitive but locks, branches and data dependencies.
+// every primitive but locks and those only the LKMM reference has
+// (litmus.Feature), branches and data dependencies.
 func Default() Options {
 	var ops []litmus.Op
 	for _, op := range litmus.Ops() {
-		if op != litmus.OpSpinLock && op != litmus.OpSpinUnlock {
+		if op != litmus.OpSpinLock && op != litmus.OpSpinUnlock && op.Feature() == 0 {
 			ops = append(ops, op)
 		}
 	}
