@@ -95,9 +95,9 @@ func TestLitmusErrors(t *testing.T) {
 	// A construct the parser refuses: that file's error record
 	// (file:line:column: construct), the other files run, exit 3 as for
 	// an error row.
-	out, errs, code := runLitmusArgs(t, litmusDir+"plain.litmus", litmusDir+"SB.litmus")
+	out, errs, code := runLitmusArgs(t, litmusDir+"unsupported.litmus", litmusDir+"SB.litmus")
 	assert.Equal(t, exitFailed, code)
-	assert.Contains(t, out, "== "+litmusDir+"plain.litmus\nerror: "+litmusDir+"plain.litmus:9:2: unsupported construct: plain access *x")
+	assert.Contains(t, out, "== "+litmusDir+"unsupported.litmus\nerror: "+litmusDir+"unsupported.litmus:9:2: unsupported construct: do")
 	assert.Contains(t, out, "Observation SB Sometimes")
 	assert.Empty(t, errs)
 
