@@ -1,8 +1,8 @@
 package lkmm
 
 import (
-	"fmt"
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/flushproof/flushproof/model/litmus"
 )
@@ -27,83 +27,97 @@ type lkIns struct {
 	assign *litmus.Assign
 	cond   litmus.Expr
 	target int
+	// local: the step reads and writes only its thread's own state
+	// (registers, control dependencies, the knowledge smp_rmb, smp_wmb
+	// and smp_mb__before_atomic set aside; barrier() changes nothing
+	// here), which other threads' steps
+	// change only by shifting views, and makes no node.
+	local bool
 }
 
 type lkProg struct {
-	universe []int64 // every value an expression may take (universe)
-	code     [][]lkIns
-	regs     []map[string]int
-	written  [][]string
-	locs     map[string]int
+	// vals and expects: for each access, a superset of the values its
+	// Val and Expect expressions may take in any run (valueSets).
+	vals, expects map[*litmus.Access][]int64
+	code          [][]lkIns
+	regs          []map[string]int
+	written       [][]string
+	locs          map[string]int
+	depth         []int // per thread: the deepest nesting of ifs
 }
 
-func (p *lkProg) flatten(t int, body []litmus.Stmt) error {
+func (p *lkProg) flatten(t int, body []litmus.Stmt, depth int) error {
+	p.depth[t] = max(p.depth[t], depth)
 	for _, s := range body {
 		switch {
 		case s.Assign != nil:
-			if err := p.reg(t, s.Assign.Reg, s.Line, true); err != nil {
-				return err
-			}
-			p.code[t] = append(p.code[t], lkIns{kind: lkAssign, line: s.Line, assign: s.Assign})
+			p.reg(t, s.Assign.Reg, true)
+			p.code[t] = append(p.code[t], lkIns{kind: lkAssign, line: s.Line, assign: s.Assign, local: true})
 		case s.If != nil:
 			br := len(p.code[t])
-			p.code[t] = append(p.code[t], lkIns{kind: lkBranch, line: s.Line, cond: s.If.Cond})
-			if err := p.flatten(t, s.If.Then); err != nil {
+			p.code[t] = append(p.code[t], lkIns{kind: lkBranch, line: s.Line, cond: s.If.Cond, local: true})
+			if err := p.flatten(t, s.If.Then, depth+1); err != nil {
 				return err
 			}
 			jmp := len(p.code[t])
-			p.code[t] = append(p.code[t], lkIns{kind: lkJump, line: s.Line})
+			p.code[t] = append(p.code[t], lkIns{kind: lkJump, line: s.Line, local: true})
 			p.code[t][br].target = len(p.code[t])
-			if err := p.flatten(t, s.If.Else); err != nil {
+			if err := p.flatten(t, s.If.Else, depth+1); err != nil {
 				return err
 			}
 			p.code[t][jmp].target = len(p.code[t])
-			p.code[t] = append(p.code[t], lkIns{kind: lkEndIf, line: s.Line})
+			p.code[t] = append(p.code[t], lkIns{kind: lkEndIf, line: s.Line, local: true})
 		case s.Access != nil:
 			a := s.Access
 			loc := -1
 			if a.Loc != "" {
 				l, ok := p.locs[a.Loc]
 				if !ok {
-					if len(p.locs) == lkL {
-						return fmt.Errorf("%w: more than %d locations", litmus.ErrUnsupported, lkL)
-					}
 					l = len(p.locs)
 					p.locs[a.Loc] = l
 				}
 				loc = l
 			}
 			if a.Reg != "" && a.Op.Info().Returns {
-				if err := p.reg(t, a.Reg, s.Line, true); err != nil {
-					return err
-				}
+				p.reg(t, a.Reg, true)
 			}
-			p.code[t] = append(p.code[t], lkIns{kind: lkAccess, line: s.Line, acc: a, loc: loc})
+			switch a.Op {
+			case litmus.OpRmb, litmus.OpWmb, litmus.OpMbBeforeAtomic, litmus.OpBarrier:
+				p.code[t] = append(p.code[t], lkIns{kind: lkAccess, line: s.Line, acc: a, loc: loc, local: true})
+			default:
+				p.code[t] = append(p.code[t], lkIns{kind: lkAccess, line: s.Line, acc: a, loc: loc})
+			}
 		}
 	}
 	return nil
 }
 
-func (p *lkProg) reg(t int, name string, line int, write bool) error {
+// reg gives thread t's register name a slot, if it has none yet.
+func (p *lkProg) reg(t int, name string, write bool) {
 	if _, ok := p.regs[t][name]; ok {
-		return nil
-	}
-	if len(p.regs[t]) == lkR {
-		return fmt.Errorf("line %d: %w: P%d uses more than %d registers", line, litmus.ErrUnsupported, t, lkR)
+		return
 	}
 	p.regs[t][name] = len(p.regs[t])
 	if write {
 		p.written[t] = append(p.written[t], name)
 	}
-	return nil
 }
 
-// bounds checks that every run of the test fits the state: nodes for its
-// events and strong fences, room for its stores in each location's co.
-func (p *lkProg) bounds() error {
-	stores := make([]int, lkL)
-	for t, code := range p.code {
-		nodes, before := 0, false
+// layout sizes the state for the test: nodes for every event and strong
+// fence each thread's run can make, room in each location's co for every
+// store the test can make to it, a slot per register, per nested if and
+// per store a thread may promise, and the knowledge each thread's code
+// can set (lkUses).
+func (p *lkProg) layout() *lkLayout {
+	stores := make([]int, len(p.locs))
+	for x := range stores {
+		stores[x] = 1 // the initial store
+	}
+	var nodes, regs, proms []int
+	var uses []lkUses
+	for _, code := range p.code {
+		n, np, before := 0, 0, false
+		u := lkUses{locs: make([]bool, len(p.locs))}
 		for _, in := range code {
 			if in.kind != lkAccess {
 				continue
@@ -112,37 +126,45 @@ func (p *lkProg) bounds() error {
 			info := op.Info()
 			switch {
 			case op.IsRMW():
-				nodes += 2 // its read and its write
+				n += 2 // its read and its write
 				if info.Order == litmus.Mb {
-					nodes += 2 // the strong fences into its read and out of its write
+					n += 2 // the strong fences into its read and out of its write
 				}
 				if before {
-					nodes++ // a pending smp_mb__before_atomic
+					n++ // a pending smp_mb__before_atomic
 				}
 			case op == litmus.OpSpinLock:
-				nodes += 2
+				n += 2
 			case op == litmus.OpMbBeforeAtomic:
 				before = true
 			case op == litmus.OpMb || op == litmus.OpMbAfterAtomic || op == litmus.OpMbAfterSpinlock:
-				nodes++
+				n++
 			case info.Fence:
 			default:
-				nodes++
+				n++
 			}
 			if info.Writes {
 				stores[in.loc]++
 			}
+			if in.loc >= 0 {
+				u.locs[in.loc] = true
+			}
+			u.ul = u.ul || op == litmus.OpSpinUnlock
+			u.ba = u.ba || op == litmus.OpMbBeforeAtomic
+			u.rmw = u.rmw || op.IsRMW()
+			u.lkw = u.lkw || op == litmus.OpSpinLock
+			if op == litmus.OpWriteOnce || op == litmus.OpStoreRelease || op.IsRMW() {
+				np++
+			}
 		}
-		if nodes > lkNT {
-			return fmt.Errorf("%w: P%d makes up to %d events and strong fences, more than the %d LKMM holds per thread", litmus.ErrUnsupported, t, nodes, lkNT)
-		}
+		nodes = append(nodes, n)
+		proms = append(proms, np)
+		uses = append(uses, u)
 	}
-	for l, n := range stores {
-		if n+1 > lkS {
-			return fmt.Errorf("%w: %d stores to location %d, more than the %d LKMM holds", litmus.ErrUnsupported, n, l, lkS-1)
-		}
+	for t := range p.code {
+		regs = append(regs, len(p.regs[t]))
 	}
-	return nil
+	return newLayout(nodes, stores, regs, p.depth, proms, uses, len(p.locs))
 }
 
 func walkRegs(body []litmus.Stmt, f func(string)) {
@@ -209,109 +231,205 @@ func containsVal(vs []int64, v int64) bool {
 	return false
 }
 
-// maxUniverse bounds the values a test's expressions may take.
-const maxUniverse = 64
-
-// universe returns every value the test's expressions may take, a
-// superset: starting from the initial values and the constants, each
-// round evaluates every expression (stored values, RMW operands,
-// assignments) with its registers set to values found so far, and adds
-// each RMW operand to every value found so far. A value an execution
-// computes comes from a chain of at most one evaluation per statement
-// (there are no loops), so that many rounds reach all.
-func universe(t *litmus.Test) ([]int64, error) {
-	set := map[int64]bool{0: true}
-	for _, v := range t.Init {
-		set[v] = true
-	}
-	var exprs, adds []litmus.Expr
-	stmts := 0
-	var walk func([]litmus.Stmt)
-	walk = func(body []litmus.Stmt) {
-		for _, st := range body {
-			stmts++
-			switch {
-			case st.Assign != nil:
-				exprs = append(exprs, st.Assign.Val)
-			case st.If != nil:
-				walk(st.If.Then)
-				walk(st.If.Else)
-			case st.Access != nil:
-				a := st.Access
-				exprs = append(exprs, a.Val, a.Expect)
-				if a.Op.IsRMW() && !a.Op.IsXchg() && !a.Op.IsCmpxchg() {
-					adds = append(adds, a.Val)
-				}
+// valueSets computes, for each access of the test, a superset of the
+// values its Val and Expect expressions may take in any run: what a
+// promise of its store may have to promise. It follows each thread's code
+// in order with a set of values per register (both sides of an if,
+// joined after it): a load gives any value stored to its location, the
+// initial one included; an assignment, any value of its expression over
+// its registers' sets; an RMW stores its operand (xchg, cmpxchg) or the
+// old value plus it, and returns the old or new value. One round follows
+// every thread; a value a run computes comes from a chain of at most one
+// evaluation per statement (there are no loops), each link found in a
+// round at the latest, so rounds stop after as many as there are
+// statements, or once one adds nothing. Each evaluation is charged to
+// spend, which returns an error once the run's budget is spent.
+func (p *lkProg) valueSets(t *litmus.Test, spend func(int) error) error {
+	type set = map[int64]struct{}
+	add := func(dst set, src set) bool {
+		grew := false
+		for v := range src {
+			if _, ok := dst[v]; !ok {
+				dst[v] = struct{}{}
+				grew = true
 			}
 		}
+		return grew
 	}
-	for _, th := range t.Threads {
-		walk(th.Body)
+	stored := map[string]set{}
+	for _, l := range t.Locs {
+		stored[l] = set{t.Init[l]: {}}
 	}
-	list := func() []int64 {
-		out := make([]int64, 0, len(set))
-		for v := range set {
-			out = append(out, v)
+	at := func(loc string) set {
+		if stored[loc] == nil {
+			stored[loc] = set{t.Init[loc]: {}}
 		}
-		sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-		return out
+		return stored[loc]
 	}
-	evalAll := func(e litmus.Expr, cur []int64, f func(int64)) error {
+	p.vals, p.expects = map[*litmus.Access][]int64{}, map[*litmus.Access][]int64{}
+	vals, expects := map[*litmus.Access]set{}, map[*litmus.Access]set{}
+	record := func(m map[*litmus.Access]set, a *litmus.Access, vs set) bool {
+		if m[a] == nil {
+			m[a] = set{}
+		}
+		return add(m[a], vs)
+	}
+	// eval is every value e takes with its registers in env's sets (a
+	// register not set yet is 0).
+	eval := func(e litmus.Expr, env map[string]set) (set, error) {
+		out := set{}
+		if e.IsConst {
+			out[e.Const] = struct{}{}
+			return out, nil
+		}
 		var names []string
 		e.Regs(func(n string) {
-			for _, m := range names {
-				if m == n {
-					return
-				}
+			if !slices.Contains(names, n) {
+				names = append(names, n)
 			}
-			names = append(names, n)
 		})
-		if len(names) > 3 {
-			return fmt.Errorf("%w: an expression of more than 3 registers", litmus.ErrUnsupported)
-		}
-		vals := map[string]int64{}
+		cur := map[string]int64{}
 		var rec func(k int) error
 		rec = func(k int) error {
 			if k == len(names) {
-				v, err := e.Eval(func(_ int, n string) int64 { return vals[n] }, nil)
-				if err != nil {
-					return nil // a value no execution computes (division by zero)
+				if err := spend(1); err != nil {
+					return err
 				}
-				f(v)
+				if v, err := e.Eval(func(_ int, n string) int64 { return cur[n] }, nil); err == nil {
+					out[v] = struct{}{} // an error is a value no run computes (division by zero)
+				}
 				return nil
 			}
-			for _, v := range cur {
-				vals[names[k]] = v
+			vs, ok := env[names[k]]
+			if !ok {
+				vs = set{0: {}}
+			}
+			for v := range vs {
+				cur[names[k]] = v
 				if err := rec(k + 1); err != nil {
 					return err
 				}
 			}
 			return nil
 		}
-		return rec(0)
+		return out, rec(0)
 	}
-	for round := 0; round <= stmts; round++ {
-		cur := list()
-		for _, e := range exprs {
-			if err := evalAll(e, cur, func(v int64) { set[v] = true }); err != nil {
-				return nil, err
-			}
-		}
-		for _, e := range adds {
-			if err := evalAll(e, cur, func(d int64) {
-				for _, old := range cur {
-					set[old+d] = true
+	stmts := 0
+	var grew bool
+	var walk func(body []litmus.Stmt, env map[string]set) (map[string]set, error)
+	walk = func(body []litmus.Stmt, env map[string]set) (map[string]set, error) {
+		for _, st := range body {
+			stmts++
+			switch {
+			case st.Assign != nil:
+				vs, err := eval(st.Assign.Val, env)
+				if err != nil {
+					return nil, err
 				}
-			}); err != nil {
-				return nil, err
+				env[st.Assign.Reg] = vs
+			case st.If != nil:
+				a, err := walk(st.If.Then, maps.Clone(env))
+				if err != nil {
+					return nil, err
+				}
+				b, err := walk(st.If.Else, maps.Clone(env))
+				if err != nil {
+					return nil, err
+				}
+				// After the if, a register has a value of either
+				// side; one a side does not set (nor the code before
+				// the if) is 0 there.
+				env = map[string]set{}
+				for _, side := range []map[string]set{a, b} {
+					for r := range side {
+						if env[r] != nil {
+							continue
+						}
+						both := set{}
+						for _, from := range []map[string]set{a, b} {
+							if vs, ok := from[r]; ok {
+								add(both, vs)
+							} else {
+								both[0] = struct{}{}
+							}
+						}
+						env[r] = both
+					}
+				}
+			case st.Access != nil:
+				a := st.Access
+				op := a.Op
+				info := op.Info()
+				vs, err := eval(a.Val, env)
+				if err != nil {
+					return nil, err
+				}
+				grew = record(vals, a, vs) || grew
+				var exp set
+				if op.IsCmpxchg() {
+					if exp, err = eval(a.Expect, env); err != nil {
+						return nil, err
+					}
+					grew = record(expects, a, exp) || grew
+				}
+				var ret set
+				switch {
+				case op == litmus.OpReadOnce || op == litmus.OpLoadAcquire:
+					ret = maps.Clone(at(a.Loc))
+				case op == litmus.OpWriteOnce || op == litmus.OpStoreRelease:
+					grew = add(at(a.Loc), vs) || grew
+				case op == litmus.OpSpinLock:
+					grew = add(at(a.Loc), set{1: {}}) || grew
+				case op == litmus.OpSpinUnlock:
+					grew = add(at(a.Loc), set{0: {}}) || grew
+				case op.IsRMW():
+					olds := maps.Clone(at(a.Loc))
+					news := vs
+					if !op.IsXchg() && !op.IsCmpxchg() {
+						news = set{}
+						for o := range olds {
+							for d := range vs {
+								news[o+d] = struct{}{}
+							}
+						}
+						if err := spend(len(olds) * len(vs)); err != nil {
+							return nil, err
+						}
+					}
+					grew = add(at(a.Loc), news) || grew
+					ret = olds
+					if op.ReturnsNew() {
+						ret = news
+					}
+				}
+				if a.Reg != "" && info.Returns {
+					env[a.Reg] = ret
+				}
 			}
 		}
-		if len(set) > maxUniverse {
-			return nil, fmt.Errorf("%w: its values may take more than %d values", litmus.ErrUnsupported, maxUniverse)
+		return env, nil
+	}
+	for round := 0; ; round++ {
+		grew, stmts = false, 0
+		for _, th := range t.Threads {
+			if _, err := walk(th.Body, map[string]set{}); err != nil {
+				return err
+			}
 		}
-		if len(set) == len(cur) {
+		if !grew || round >= stmts {
 			break
 		}
 	}
-	return list(), nil
+	sorted := func(vs set) []int64 {
+		out := slices.Collect(maps.Keys(vs))
+		slices.Sort(out)
+		return out
+	}
+	for a, vs := range vals {
+		p.vals[a] = sorted(vs)
+	}
+	for a, vs := range expects {
+		p.expects[a] = sorted(vs)
+	}
+	return nil
 }

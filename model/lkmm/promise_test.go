@@ -2,8 +2,10 @@ package lkmm
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -88,17 +90,100 @@ func TestLKMMShapes(t *testing.T) {
 	}
 }
 
-// TestLKMMBounds: a test beyond the model's state is refused, naming the
-// bound, never answered from a partial search.
-func TestLKMMBounds(t *testing.T) {
+// ring returns a litmus test of n threads passing a message around n
+// locations: P0 writes x0 then x1, each next thread reads the location its
+// predecessor wrote and writes the next one, and the last reads x(n-1)
+// then x0. With fence between the accesses of each thread (smp_mb() or
+// nothing), it asks whether the last thread can see every flag and miss
+// P0's first store.
+func ring(n int, fence string) string {
 	var b strings.Builder
-	for i := 1; i <= 8; i++ {
-		fmt.Fprintf(&b, "WRITE_ONCE(*x, %d); ", i)
+	fmt.Fprintf(&b, "C ring%d\n{}\n", n)
+	fmt.Fprintf(&b, "P0(int *x0, int *x1)\n{\nWRITE_ONCE(*x0, 1); %s WRITE_ONCE(*x1, 1);\n}\n", fence)
+	for i := 1; i < n-1; i++ {
+		fmt.Fprintf(&b, "P%d(int *x%d, int *x%d)\n{\nint r0; r0 = READ_ONCE(*x%d); %s WRITE_ONCE(*x%d, 1);\n}\n", i, i, i+1, i, fence, i+1)
 	}
-	_, err := Promise{}.Outcomes(litmustest.MustParse(t, litmustest.Two("exists (x=1)", b.String(), "")))
-	require.ErrorIs(t, err, litmus.ErrUnsupported)
-	assert.Contains(t, err.Error(), "8 stores to location")
+	fmt.Fprintf(&b, "P%d(int *x%d, int *x0)\n{\nint r0; int r1; r0 = READ_ONCE(*x%d); %s r1 = READ_ONCE(*x0);\n}\n", n-1, n-1, n-1, fence)
+	b.WriteString("exists (")
+	for i := 1; i < n; i++ {
+		fmt.Fprintf(&b, "%d:r0=1 /\\ ", i)
+	}
+	fmt.Fprintf(&b, "%d:r1=0)\n", n-1)
+	return b.String()
+}
 
-	_, err = Promise{MaxStates: 3}.Outcomes(litmustest.MustParse(t, litmustest.Two("exists (x=1)", "WRITE_ONCE(*x, 1);", "int r0; r0 = READ_ONCE(*x);")))
+// TestPromiseBeyondOldBounds: tests beyond the fixed bounds the model once
+// had (4 threads, 4 locations, 7 stores to a location, 8 registers) run.
+func TestPromiseBeyondOldBounds(t *testing.T) {
+	for _, tc := range []struct {
+		name, src, want string
+	}{
+		// 6 threads, 6 locations: a message passed around a ring.
+		{"ring6+mbs", ring(6, "smp_mb();"), "Never"},
+		{"ring6", ring(6, ""), "Sometimes"},
+		// 9 stores to one location, read by another thread.
+		{"9 stores", litmustest.Two("exists (1:r0=5)",
+			"WRITE_ONCE(*x, 1); WRITE_ONCE(*x, 2); WRITE_ONCE(*x, 3); WRITE_ONCE(*x, 4); WRITE_ONCE(*x, 5); WRITE_ONCE(*x, 6); WRITE_ONCE(*x, 7); WRITE_ONCE(*x, 8); WRITE_ONCE(*x, 9);",
+			"int r0; r0 = READ_ONCE(*x);"), "Sometimes"},
+		// 10 registers in one thread, and a sum of four of them.
+		{"10 registers", litmustest.Two("exists (1:r9=4)",
+			"WRITE_ONCE(*x, 1); WRITE_ONCE(*y, 1);",
+			"int r0; int r1; int r2; int r3; int r4; int r5; int r6; int r7; int r8; int r9; r0 = READ_ONCE(*x); r1 = READ_ONCE(*y); r2 = READ_ONCE(*x); r3 = READ_ONCE(*y); r4 = r0; r5 = r1; r6 = r2; r7 = r3; r8 = r4 + r5; r9 = r8 + r6 + r7;"), "Sometimes"},
+	} {
+		assert.Equal(t, tc.want, judgeLKMM(t, tc.src), tc.name)
+	}
+}
+
+// TestPromiseBudget: a search that reaches MaxStates or Timeout is cut
+// short, with its counts, never answered from a partial search.
+func TestPromiseBudget(t *testing.T) {
+	_, err := Promise{MaxStates: 3}.Outcomes(litmustest.MustParse(t, litmustest.Two("exists (x=1)", "WRITE_ONCE(*x, 1);", "int r0; r0 = READ_ONCE(*x);")))
 	require.ErrorIs(t, err, litmus.ErrCutShort)
+	assert.Contains(t, err.Error(), "state budget of 3")
+
+	// Eight threads of the ring without fences: far more states than
+	// 50 ms explore.
+	test := litmustest.MustParse(t, ring(8, ""))
+	start := time.Now()
+	_, err = Promise{Timeout: 50 * time.Millisecond}.Outcomes(test)
+	took := time.Since(start)
+	require.ErrorIs(t, err, litmus.ErrCutShort)
+	for _, part := range []string{"timeout of 50ms", " states in ", "8 threads", "16 events"} {
+		assert.Contains(t, err.Error(), part)
+	}
+	assert.Less(t, took, 5*time.Second, "the search stops soon after its timeout")
+}
+
+// TestPromiseCachedHashes: each state's key is made from hashes of its
+// parts, recomputed only for the parts a step marks changed. With every
+// part rehashed at every state and compared with the cached hashes, the
+// shapes and the rings find none stale.
+func TestPromiseCachedHashes(t *testing.T) {
+	promiseCheckHashes = true
+	defer func() { promiseCheckHashes = false }()
+	TestLKMMShapes(t)
+	TestPromiseBeyondOldBounds(t)
+}
+
+// TestPromiseKeepsNothing: a run's memory is free once Outcomes returns;
+// many runs leave the heap where one left it.
+func TestPromiseKeepsNothing(t *testing.T) {
+	test := litmustest.MustParse(t, ring(4, ""))
+	heap := func() uint64 {
+		var ms runtime.MemStats
+		runtime.GC()
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	_, err := Promise{}.Outcomes(test)
+	require.NoError(t, err)
+	before := heap()
+	for range 100 {
+		_, err := Promise{}.Outcomes(test)
+		require.NoError(t, err)
+	}
+	after := heap()
+	t.Logf("heap after one run: %d KiB, after 100 more: %d KiB", before>>10, after>>10)
+	assert.Less(t, after, before+256<<10, "the heap grew by more than 256 KiB over 100 runs")
 }
