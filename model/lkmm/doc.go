@@ -52,15 +52,33 @@
 // [ErrUnsupported]. smp_mb__after_unlock_lock is not a litmus primitive,
 // so its case of mb is empty.
 //
-// What is not: RCU is absent from the programs, so gp, rcu-fence and
-// the rcu axiom are empty; every access is marked, so the plain-access
-// data-race and plain-coherence checks have nothing to do; there are no
-// pointers, so addr is empty. A cmpxchg's expected value gives no
-// dependency, only its new value does. The rmw-sequence of v6.3's cat
-// is there: cumul-fence ends with (rf ; rmw)*, the rmw pairs including a
-// lock's (lk-rmw).
+// What is not (yet): RCU, SRCU, pointers, plain accesses, spin_trylock,
+// spin_is_locked, atomic_add_unless and smp_mb__after_unlock_lock are
+// read by the parser, but the reference refuses a test that uses one, at
+// its line (litmus.Test.Refuse), so gp, rcu-fence, the rcu axiom, addr
+// and the plain-access checks are empty here. A cmpxchg's expected value
+// gives no dependency, only its new value does. The rmw-sequence of
+// v6.3's cat is there: cumul-fence ends with (rf ; rmw)*, the rmw pairs
+// including a lock's (lk-rmw).
 //
-// Bounds: [MaxThreads] threads, [MaxLocs] locations, a few events per
-// thread and [MaxCandidates] candidate executions; beyond them Outcomes
-// fails with [ErrTooLarge] naming the size, rather than running on.
+// The search (search.go) does not enumerate the cross product of the
+// threads' runs and then every rf and co: it places the threads one after
+// another, each event by event, choosing each read's value and write (or
+// deferring it to a write of a thread placed later) and each write's
+// place in its location's co, and checks the axioms on each partial
+// execution. A cut is sound because every relation of the cat that the
+// axioms use is built from po, rf, co and fixed event sets by union,
+// sequence, closure and intersection with fixed sets (prop \ id removes
+// only the identity): adding events or rf and co edges only adds pairs,
+// so a cycle (coherence, happens-before, propagation) or a pair the
+// atomic axiom forbids, once present in a partial execution, is present
+// in every execution that extends it. Decide evaluates the condition
+// and the filter three-valued on what is placed so far (cond.go) and
+// stops each side at its first witness.
+//
+// Bounds: none by construct (threads, locations, events). The budget is
+// Reference.Candidates (partial executions checked) and
+// Reference.Timeout; a search that reaches either fails with
+// [ErrTooLarge], which wraps litmus.ErrCutShort, with its counts: an
+// unknown answer, never a partial one.
 package lkmm

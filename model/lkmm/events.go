@@ -2,6 +2,7 @@ package lkmm
 
 import (
 	"fmt"
+	"math/bits"
 	"sort"
 
 	"github.com/flushproof/flushproof/model/litmus"
@@ -34,6 +35,12 @@ type event struct {
 	mb       bool // Mb = MB \ FailedRMW: both events of a fully ordered RMW that wrote
 	noreturn bool // Noreturn = NORETURN \ W: the read of atomic_add and friends
 	inRMW    bool // herd7's RMW set: every event of an atomic RMW, failed cmpxchg too
+	// reg and regVal are, for a read whose value goes into a register no
+	// later statement of the thread can assign, that register and the
+	// value it ends with: the search knows it as soon as the read is
+	// placed ("" otherwise).
+	reg    string
+	regVal int64
 	// lock is the lock.cat class of an event of spin_lock or spin_unlock
 	// (LKR, LKW, UL); 0 for every other event.
 	lock lockClass
@@ -43,8 +50,47 @@ type event struct {
 	rmwRead int
 	// data and ctrl are the reads (trace indices) this event depends on:
 	// data through the registers its stored value is computed from, ctrl
-	// through the conditions of the if statements it lies in.
-	data, ctrl uint16
+	// through the conditions of the if statements it lies in. Never
+	// changed once made: runs that share a prefix share these.
+	data, ctrl mask
+}
+
+// mask is a set of a thread's events by trace index, of any width; nil
+// is empty. A mask is never changed once made (or returns a new one).
+type mask []uint64
+
+func maskOf(i int) mask {
+	m := make(mask, i/64+1)
+	m[i/64] = 1 << uint(i%64)
+	return m
+}
+
+// or returns m | o.
+func (m mask) or(o mask) mask {
+	switch {
+	case len(o) == 0:
+		return m
+	case len(m) == 0:
+		return o
+	}
+	if len(m) < len(o) {
+		m, o = o, m
+	}
+	out := append(mask(nil), m...)
+	for k, w := range o {
+		out[k] |= w
+	}
+	return out
+}
+
+// each calls f with every index in m.
+func (m mask) each(f func(int)) {
+	for k, w := range m {
+		for w != 0 {
+			f(k*64 + bits.TrailingZeros64(w))
+			w &= w - 1
+		}
+	}
 }
 
 // lockClass is the class lock.cat gives the events of the lock primitives
@@ -70,27 +116,106 @@ const (
 	lockHeld = 1
 )
 
-// trace is one thread's run for one choice of the values its reads return:
-// its events in program order and its registers at the end.
-type trace struct {
+// runNode is a point in a thread's runs: the events the thread has made
+// when it reaches its next read (or its end), for the values its reads
+// before returned. A thread's runs form a tree of these, a run being a
+// path from the root to an end: a node's kids are the values that read
+// may return, each leading to the node at the read after it. Runs that
+// agree on their first values share those nodes, so the search places
+// the events they share once.
+type runNode struct {
+	// events are the run's events so far, in program order; the node's
+	// own are events[from:] (the first of them, but at the root, the
+	// read whose value its parent chose).
 	events []event
-	regs   map[string]int64
+	from   int
+	// end says the run ends here, with the thread's registers regs.
+	end  bool
+	regs map[string]int64
+	// Otherwise the next read is of loc, and returns one of the kids'
+	// values.
+	loc  string
+	kids []runKid
+	// below holds the values the runs through the kids write, for the
+	// search to know whether the rest of a run may still write a value.
+	below map[valueAt]bool
+	// most counts, per location, the most writes a run through the
+	// kids makes there.
+	most map[string]int
 }
 
-// maxThreadEvents bounds the events one thread's run may produce (the
-// dependency masks are 16 bits wide).
-const maxThreadEvents = 12
+// valueAt is a value at a location, named.
+type valueAt struct {
+	loc string
+	val int64
+}
+
+// writesFrom counts, per location, the most writes a run makes from
+// node's i-th event on.
+func (n *runNode) writesFrom(i int) map[string]int {
+	out := map[string]int{}
+	for l, c := range n.most {
+		out[l] = c
+	}
+	for _, ev := range n.events[i:] {
+		if ev.kind == write {
+			out[ev.loc]++
+		}
+	}
+	return out
+}
+
+// mostFrom returns the most writes a run makes to loc from node's i-th
+// event on.
+func (n *runNode) mostFrom(i int, loc string) int {
+	c := n.most[loc]
+	for _, ev := range n.events[i:] {
+		if ev.kind == write && ev.loc == loc {
+			c++
+		}
+	}
+	return c
+}
+
+// mayWrite reports whether the run, from node's i-th event on, may write
+// val to loc.
+func (n *runNode) mayWrite(i int, loc string, val int64) bool {
+	for _, ev := range n.events[i:] {
+		if ev.kind == write && ev.loc == loc && ev.val == val {
+			return true
+		}
+	}
+	return n.below[valueAt{loc, val}]
+}
+
+type runKid struct {
+	val  int64
+	node *runNode
+}
+
+// kid returns the node after the read when it returns v, or nil.
+func (n *runNode) kid(v int64) *runNode {
+	for _, k := range n.kids {
+		if k.val == v {
+			return k.node
+		}
+	}
+	return nil
+}
 
 // runner runs one thread's code with the read values given by choices; it
 // stops at the first read beyond them and says which location it reads.
 type runner struct {
-	thread  int
+	thread int
+	// last holds the accesses whose register no later statement
+	// assigns (lastAssigns).
+	last    map[*litmus.Access]bool
 	choices []int64
 	next    int // next choice to use
 
 	regs   map[string]int64
-	taint  map[string]uint16 // register -> reads its value comes from
-	ctrl   uint16            // reads the enclosing if conditions come from
+	taint  map[string]mask // register -> reads its value comes from
+	ctrl   mask            // reads the enclosing if conditions come from
 	events []event
 
 	needLoc string // set when a read needs a value beyond choices
@@ -101,9 +226,9 @@ type errNeed struct{ loc string }
 
 func (e errNeed) Error() string { return "needs a value for " + e.loc }
 
-func (r *runner) regTaint(e litmus.Expr) uint16 {
-	var t uint16
-	e.Regs(func(name string) { t |= r.taint[name] })
+func (r *runner) regTaint(e litmus.Expr) mask {
+	var t mask
+	e.Regs(func(name string) { t = t.or(r.taint[name]) })
 	return t
 }
 
@@ -122,11 +247,8 @@ func (r *runner) readValue(loc string) (int64, error) {
 }
 
 func (r *runner) emit(ev event) (int, error) {
-	if len(r.events) >= maxThreadEvents {
-		return 0, fmt.Errorf("%w: thread %d produces more than %d events", ErrTooLarge, r.thread, maxThreadEvents)
-	}
 	ev.thread = r.thread
-	ev.ctrl |= r.ctrl
+	ev.ctrl = ev.ctrl.or(r.ctrl)
 	// Only the write of an atomic RMW or of spin_lock has a read it is
 	// atomic with; the zero value would pair every other write with the
 	// thread's first event.
@@ -137,7 +259,7 @@ func (r *runner) emit(ev event) (int, error) {
 	return len(r.events) - 1, nil
 }
 
-func (r *runner) setReg(name string, v int64, t uint16) {
+func (r *runner) setReg(name string, v int64, t mask) {
 	if name == "" {
 		return
 	}
@@ -164,7 +286,7 @@ func (r *runner) run(body []litmus.Stmt) error {
 			// "a control dependency if Y syntactically lies within an arm
 			// of an if statement", commit fc13b47692ef).
 			saved := r.ctrl
-			r.ctrl |= r.regTaint(s.If.Cond)
+			r.ctrl = r.ctrl.or(r.regTaint(s.If.Cond))
 			arm := s.If.Else
 			if c != 0 {
 				arm = s.If.Then
@@ -189,6 +311,12 @@ func (r *runner) run(body []litmus.Stmt) error {
 
 func (r *runner) access(a *litmus.Access) error {
 	info := a.Op.Info()
+	if !modelled(a.Op) || a.Loc == "" && !info.Fence {
+		// Prepare refuses the constructs of the LKMM language the
+		// reference does not model (litmus.Feature) first; this keeps
+		// any other from being taken for one it does.
+		return fmt.Errorf("%w: %s", ErrUnsupported, info.Name)
+	}
 	switch {
 	case a.Op == litmus.OpSpinLock:
 		// LKR then LKW, adjacent in po: lock.cat pairs them as lk-rmw.
@@ -228,12 +356,59 @@ func (r *runner) access(a *litmus.Access) error {
 		if err != nil {
 			return err
 		}
-		r.setReg(a.Reg, v, 1<<uint(i))
+		r.setReg(a.Reg, v, maskOf(i))
+		r.final(a, i, v)
 		return nil
 	case a.Op.IsRMW():
 		return r.rmw(a, info)
 	}
 	return fmt.Errorf("%w: %s", ErrUnsupported, info.Name)
+}
+
+// final notes on event i the register a sets to v, if no later statement
+// can assign it.
+func (r *runner) final(a *litmus.Access, i int, v int64) {
+	if a.Reg != "" && r.last[a] {
+		r.events[i].reg, r.events[i].regVal = a.Reg, v
+	}
+}
+
+// lastAssigns marks in out the accesses of body that set a register no
+// statement after them (in program order, any arm of an if) assigns;
+// later holds the registers the statements after body assign.
+func lastAssigns(body []litmus.Stmt, later map[string]bool, out map[*litmus.Access]bool) {
+	after := map[string]bool{}
+	for r := range later {
+		after[r] = true
+	}
+	for i := len(body) - 1; i >= 0; i-- {
+		s := body[i]
+		switch {
+		case s.Access != nil && s.Access.Reg != "" && s.Access.Op.Info().Returns:
+			if !after[s.Access.Reg] {
+				out[s.Access] = true
+			}
+			after[s.Access.Reg] = true
+		case s.Assign != nil:
+			after[s.Assign.Reg] = true
+		case s.If != nil:
+			lastAssigns(s.If.Then, after, out)
+			lastAssigns(s.If.Else, after, out)
+			threadRegs(s.If.Then, after)
+			threadRegs(s.If.Else, after)
+		}
+	}
+}
+
+// modelled reports whether the reference models op.
+func modelled(op litmus.Op) bool {
+	switch op {
+	case litmus.OpReadOnce, litmus.OpLoadAcquire, litmus.OpWriteOnce, litmus.OpStoreRelease,
+		litmus.OpMb, litmus.OpRmb, litmus.OpWmb, litmus.OpMbBeforeAtomic, litmus.OpMbAfterAtomic,
+		litmus.OpMbAfterSpinlock, litmus.OpBarrier, litmus.OpSpinLock, litmus.OpSpinUnlock:
+		return true
+	}
+	return op.IsRMW()
 }
 
 // rmw runs an atomic read-modify-write: a read and, unless it is a
@@ -283,11 +458,12 @@ func (r *runner) rmw(a *litmus.Access, info litmus.Info) error {
 		}
 	}
 	if info.Returns {
-		t := uint16(1) << uint(ri)
+		t := maskOf(ri)
 		if a.Op.ReturnsNew() {
-			t |= vt
+			t = t.or(vt)
 		}
 		r.setReg(a.Reg, ret, t)
+		r.final(a, ri, ret)
 	}
 	return nil
 }
@@ -308,48 +484,93 @@ func threadRegs(body []litmus.Stmt, out map[string]bool) {
 	}
 }
 
-// traces returns every run of thread th when each read of a location
-// returns any value of vals[loc].
-func traces(th int, body []litmus.Stmt, vals map[string][]int64) ([]trace, error) {
+// runTree returns the runs of thread th, as a tree, when each read of a
+// location returns any value of vals[loc]; nil if every run deadlocks.
+// Each node made is a step of the budget.
+func runTree(th int, body []litmus.Stmt, vals map[string][]int64, b *budget) (*runNode, error) {
 	names := map[string]bool{}
 	threadRegs(body, names)
-	var out []trace
-	var explore func(choices []int64) error
-	explore = func(choices []int64) error {
-		r := &runner{thread: th, choices: choices, regs: map[string]int64{}, taint: map[string]uint16{}}
+	last := map[*litmus.Access]bool{}
+	lastAssigns(body, nil, last)
+	// One runner runs the code again for each node, from the start
+	// (the statements nest, so a point of the run is no simple index).
+	r := &runner{thread: th, regs: map[string]int64{}, taint: map[string]mask{}, last: last}
+	var explore func(choices []int64, from int) (*runNode, error)
+	explore = func(choices []int64, from int) (*runNode, error) {
+		if err := b.step(); err != nil {
+			return nil, err
+		}
+		r.choices, r.next, r.ctrl, r.events = choices, 0, nil, nil
+		clear(r.taint)
 		for n := range names {
 			r.regs[n] = 0
 		}
 		err := r.run(body)
 		if need, ok := err.(errNeed); ok {
+			node := &runNode{events: r.events, from: from, loc: need.loc}
 			for _, v := range vals[need.loc] {
-				if err := explore(append(choices[:len(choices):len(choices)], v)); err != nil {
-					return err
+				kid, err := explore(append(choices[:len(choices):len(choices)], v), len(node.events))
+				if err != nil {
+					return nil, err
+				}
+				if kid != nil {
+					node.kids = append(node.kids, runKid{v, kid})
 				}
 			}
-			return nil
+			if len(node.kids) == 0 {
+				return nil, nil // every run through here deadlocks
+			}
+			node.below = map[valueAt]bool{}
+			node.most = map[string]int{}
+			for _, k := range node.kids {
+				for l, c := range k.node.writesFrom(k.node.from) {
+					if c > node.most[l] {
+						node.most[l] = c
+					}
+				}
+				for v := range k.node.below {
+					node.below[v] = true
+				}
+				for _, ev := range k.node.events[k.node.from:] {
+					if ev.kind == write {
+						node.below[valueAt{ev.loc, ev.val}] = true
+					}
+				}
+			}
+			return node, nil
 		}
 		if err != nil {
-			return fmt.Errorf("thread %d: %w", th, err)
+			return nil, fmt.Errorf("thread %d: %w", th, err)
 		}
 		nested, err := lockNest(r.events)
 		if err != nil {
-			return fmt.Errorf("thread %d: %w", th, err)
+			return nil, fmt.Errorf("thread %d: %w", th, err)
 		}
 		if nested {
-			return nil // it deadlocks: no execution has this run
+			return nil, nil // it deadlocks: no execution has this run
 		}
-		out = append(out, trace{events: r.events, regs: r.regs})
-		return nil
+		regs := make(map[string]int64, len(r.regs))
+		for n, v := range r.regs {
+			regs[n] = v
+		}
+		return &runNode{events: r.events, from: from, end: true, regs: regs}, nil
 	}
-	if err := explore(nil); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return explore(nil, 0)
 }
 
-// maxValues bounds the distinct values one location may hold.
-const maxValues = 32
+// eachEnd calls f with every end of the runs below n.
+func (n *runNode) eachEnd(f func(*runNode)) {
+	if n == nil {
+		return
+	}
+	if n.end {
+		f(n)
+		return
+	}
+	for _, k := range n.kids {
+		k.node.eachEnd(f)
+	}
+}
 
 // staticWrites counts the statements of body that may write memory.
 func staticWrites(body []litmus.Stmt) int {
@@ -366,7 +587,7 @@ func staticWrites(body []litmus.Stmt) int {
 	return n
 }
 
-// threadTraces computes, for every thread, its runs over the values the
+// threadRuns computes, for every thread, its runs over the values the
 // locations can hold: starting from the initial values, each round adds
 // every value some run writes when its reads return values of the rounds
 // before. A value an execution reads comes from a chain of writes, each
@@ -374,10 +595,11 @@ func staticWrites(body []litmus.Stmt) int {
 // its own RMW); herd7 finds values the same way, by solving these
 // equations from the constants, so a chain has at most one write per
 // write statement (there are no loops) and that many rounds, plus one,
-// reach every value of every execution. A candidate execution then pairs
-// each read with a write of its value (rf) and the axioms decide; a value
-// that no write of the combination gives yields no candidate.
-func threadTraces(t *litmus.Test, locs []string) ([][]trace, error) {
+// reach every value of every execution. The search then pairs each read
+// with a write of its value (rf) and the axioms decide; a value that no
+// write gives yields no execution. There is no bound on the values: a
+// test whose values multiply (counters) spends the budget instead.
+func threadRuns(t *litmus.Test, locs []string, b *budget) ([]*runNode, error) {
 	vals := map[string][]int64{}
 	for _, l := range locs {
 		vals[l] = []int64{t.Init[l]}
@@ -386,39 +608,74 @@ func threadTraces(t *litmus.Test, locs []string) ([][]trace, error) {
 	for _, th := range t.Threads {
 		rounds += staticWrites(th.Body)
 	}
+	// A thread none of whose read locations got a value in the round
+	// before keeps its runs.
+	reads := make([]map[string]bool, len(t.Threads))
+	for th, thread := range t.Threads {
+		reads[th] = map[string]bool{}
+		readLocs(thread.Body, reads[th])
+	}
+	var all []*runNode
+	var grown map[string]bool // nil in the first round: every thread runs
 	for round := 0; ; round++ {
-		all := make([][]trace, len(t.Threads))
+		prev := all
+		all = make([]*runNode, len(t.Threads))
 		next := map[string][]int64{} // this round's values, read from the next round on
 		for l, vs := range vals {
 			next[l] = append([]int64(nil), vs...)
 		}
 		grew := false
 		for th, thread := range t.Threads {
-			ts, err := traces(th, thread.Body, vals)
-			if err != nil {
-				return nil, err
+			root := (*runNode)(nil)
+			same := grown != nil
+			for l := range reads[th] {
+				same = same && !grown[l]
 			}
-			all[th] = ts
-			for _, tr := range ts {
-				for _, ev := range tr.events {
+			if same {
+				root = prev[th]
+			} else {
+				var err error
+				root, err = runTree(th, thread.Body, vals, b)
+				if err != nil {
+					return nil, err
+				}
+			}
+			all[th] = root
+			root.eachEnd(func(end *runNode) {
+				for _, ev := range end.events {
 					if ev.kind != write || ev.lock != 0 || contains(next[ev.loc], ev.val) {
 						continue
 					}
 					next[ev.loc] = append(next[ev.loc], ev.val)
 					grew = true
-					if len(next[ev.loc]) > maxValues {
-						return nil, fmt.Errorf("%w: location %s may hold more than %d values", ErrTooLarge, ev.loc, maxValues)
-					}
 				}
-			}
+			})
 		}
 		if !grew || round >= rounds {
 			return all, nil
 		}
+		grown = map[string]bool{}
 		for l := range next {
 			sort.Slice(next[l], func(i, j int) bool { return next[l][i] < next[l][j] })
+			if len(next[l]) > len(vals[l]) {
+				grown[l] = true
+			}
 		}
 		vals = next
+	}
+}
+
+// readLocs adds to out the locations body reads with a value of its
+// choice (spin_lock's read aside).
+func readLocs(body []litmus.Stmt, out map[string]bool) {
+	for _, s := range body {
+		switch {
+		case s.Access != nil && s.Access.Op.Info().Reads && s.Access.Op != litmus.OpSpinLock:
+			out[s.Access.Loc] = true
+		case s.If != nil:
+			readLocs(s.If.Then, out)
+			readLocs(s.If.Else, out)
+		}
 	}
 }
 

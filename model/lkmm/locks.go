@@ -29,8 +29,13 @@ import (
 //   - a thread that takes a lock it already holds deadlocks (lock-nest):
 //     that run gives no execution either.
 //
-// The orders keep each thread's critical sections in program order
-// (coherence would reject any other). What lock.cat only flags, herd7
+// The search (search.go) builds these orders section by section: an LKW
+// goes into the lock's co only where a section ends (after the initial
+// write or an UL), its UL right after it, a section never released must
+// be last when its thread's run ends (and nothing goes after it since it
+// is no section end), and the LKR reads are set from co when the last
+// thread using the lock is placed. Each thread's sections keep program
+// order (coherence would reject any other). What lock.cat only flags, herd7
 // reporting the test as suspect, is refused here with an error: an
 // unlock of a lock not held (unmatched-unlock), an ordinary access to a
 // lock location (mixed-lock-accesses), a final condition on a lock
@@ -118,93 +123,4 @@ func lockNest(events []event) (bool, error) {
 		}
 	}
 	return false, nil
-}
-
-// lockSections are the critical sections of one lock location in one
-// combination of runs: its LKW events, and for each the LKR paired with
-// it and the UL that ends it (-1 for a lock never released).
-type lockSections struct {
-	lkw    []int
-	lkr    map[int]int
-	unlock map[int]int
-}
-
-// sections finds the critical sections of loc among x's events (its
-// threads' po and rmw already built).
-func (x *execution) sections(loc string) lockSections {
-	s := lockSections{lkr: map[int]int{}, unlock: map[int]int{}}
-	for i, ev := range x.events {
-		if ev.lock != lockLKW || ev.loc != loc {
-			continue
-		}
-		s.lkw = append(s.lkw, i)
-		for r := range x.events {
-			if x.rmw.has(r, i) {
-				s.lkr[i] = r
-			}
-		}
-		// critical: the first UL or LKW of loc po-after the LKW, if it
-		// is an UL. (A run that nests locks, the first LKW unmatched
-		// with another after it, is dropped before; coherence would
-		// reject it anyway, an unmatched LKW being co-last.)
-		next := -1
-		for j, u := range x.events {
-			if u.loc == loc && (u.lock == lockUL || u.lock == lockLKW) && x.po.has(i, j) &&
-				(next < 0 || x.po.has(j, next)) {
-				next = j
-			}
-		}
-		s.unlock[i] = -1
-		if next >= 0 && x.events[next].lock == lockUL {
-			s.unlock[i] = next
-		}
-	}
-	return s
-}
-
-// orders returns the orders in which the critical sections may take the
-// lock: program order kept within a thread, the section never released
-// last. More than one section never released has no order
-// (unmatched-locks).
-func (s lockSections) orders(po rel) [][]int {
-	held := -1
-	for _, w := range s.lkw {
-		if s.unlock[w] < 0 {
-			if held >= 0 {
-				return nil
-			}
-			held = w
-		}
-	}
-	all := orders(s.lkw, po)
-	if held < 0 {
-		return all
-	}
-	var out [][]int
-	for _, o := range all {
-		if o[len(o)-1] == held {
-			out = append(out, o)
-		}
-	}
-	return out
-}
-
-// place sets co and the LKR reads of the lock location whose initial
-// write is iw, for the sections taking the lock in the order given, and
-// returns the lock's final value.
-func (s lockSections) place(x *execution, iw int, order []int) int64 {
-	co := []int{iw}
-	for _, w := range order {
-		x.rfLock.add(co[len(co)-1], s.lkr[w])
-		co = append(co, w)
-		if u := s.unlock[w]; u >= 0 {
-			co = append(co, u)
-		}
-	}
-	for a := range co {
-		for b := a + 1; b < len(co); b++ {
-			x.co.add(co[a], co[b])
-		}
-	}
-	return x.events[co[len(co)-1]].val
 }

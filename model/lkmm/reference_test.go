@@ -2,6 +2,7 @@ package lkmm
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -315,35 +316,57 @@ func TestOutcomesShape(t *testing.T) {
 	assert.Equal(t, "0:r0=5; 0:r1=0; x=5; y=0;", outs[0].Key())
 }
 
-func TestRejects(t *testing.T) {
+// The former bounds of the reference (4 threads, 4 locations, 12 events
+// a thread, 32 values a location) are gone: each of these tests, once
+// refused, is answered.
+func TestFormerBoundsAnswered(t *testing.T) {
 	var five []litmus.Thread
 	for i := 0; i < 5; i++ {
 		five = append(five, th(wr("x", int64(i))))
 	}
-	_, err := Reference{}.Outcomes(exists("5 threads", mem("x", 0), five...))
-	require.ErrorIs(t, err, ErrTooLarge)
-	assert.Contains(t, err.Error(), "5 threads")
+	judge := func(test *litmus.Test) string {
+		a, err := litmus.Judge(Reference{}, test)
+		require.NoError(t, err, test.Name)
+		return a.Result
+	}
+	// Any of the five stores may be co-last, the initial value never.
+	assert.Equal(t, "Sometimes", judge(exists("5 threads", mem("x", 4), five...)))
+	assert.Equal(t, "Never", judge(exists("5 threads, initial value", mem("x", -1), five...)))
 
-	_, err = Reference{}.Outcomes(exists("5 locations", mem("x", 0),
-		th(wr("a", 1), wr("b", 1), wr("c", 1), wr("d", 1), wr("e", 1))))
-	require.ErrorIs(t, err, ErrTooLarge)
-	assert.Contains(t, err.Error(), "5 locations")
+	assert.Equal(t, "Always", judge(exists("5 locations", and(mem("a", 1), mem("e", 1)),
+		th(wr("a", 1), wr("b", 1), wr("c", 1), wr("d", 1), wr("e", 1)))))
 
-	// A thread past the per-thread event bound.
 	var long []litmus.Stmt
-	for i := 0; i <= maxThreadEvents; i++ {
+	for i := 0; i <= 12; i++ {
 		long = append(long, barrier(litmus.OpMb))
 	}
-	_, err = Reference{}.Outcomes(exists("long", mem("x", 0), th(long...)))
-	require.ErrorIs(t, err, ErrTooLarge)
+	assert.Equal(t, "Always", judge(exists("long", mem("x", 0), th(long...))))
 
-	// Counters that may reach more values than the bound.
-	// Adds of 1, 2, 4, ... 32: their subsets sum to 64 values.
+	// Counters whose reads may return 64 values (the sums of subsets of
+	// 1, 2, 4, ... 32): no bound refuses them, but choosing each read's
+	// value before its write multiplies the runs, and the budget ends
+	// the search.
 	var adds [3][]litmus.Stmt
 	for i := 0; i < 6; i++ {
 		adds[i%3] = append(adds[i%3], rmwOp(litmus.OpAdd, "", "x", int64(1)<<i))
 	}
-	_, err = Reference{}.Outcomes(exists("counters", mem("x", 0), th(adds[0]...), th(adds[1]...), th(adds[2]...)))
-	require.ErrorIs(t, err, ErrTooLarge)
-	assert.Contains(t, err.Error(), "values")
+	_, err := Reference{Candidates: 200_000}.Outcomes(exists("counters", mem("x", 63), th(adds[0]...), th(adds[1]...), th(adds[2]...)))
+	require.ErrorIs(t, err, litmus.ErrCutShort)
+	assert.Contains(t, err.Error(), "200000 steps")
+}
+
+// A search that spends its budget fails with the counts, wrapping
+// litmus.ErrCutShort (and ErrTooLarge), never with an answer.
+func TestBudget(t *testing.T) {
+	sb := exists("SB+poonceonces", and(reg(0, "r0", 0), reg(1, "r0", 0)),
+		th(wr("x", 1), rd("r0", "y")),
+		th(wr("y", 1), rd("r0", "x")))
+	for _, r := range []Reference{{Candidates: 3}, {Timeout: time.Nanosecond}} {
+		_, err := r.Outcomes(sb)
+		require.ErrorIs(t, err, litmus.ErrCutShort)
+		require.ErrorIs(t, err, ErrTooLarge)
+		assert.Regexp(t, `SB\+poonceonces: .*search cut short.* after \d+ candidate executions checked .* in .*: 2 threads`, err.Error())
+		_, err = r.Decide(sb)
+		require.ErrorIs(t, err, litmus.ErrCutShort)
+	}
 }

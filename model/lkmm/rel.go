@@ -2,152 +2,324 @@ package lkmm
 
 import "math/bits"
 
-// maxEvents bounds the events of one candidate execution (threads' events
-// plus one initial write per location): a relation is one 64-bit row per
-// event.
-const maxEvents = 64
+// Sets of events and relations over them, of any width: a set is a bit
+// per event index in 64-bit words, a relation n rows of such sets stored
+// end to end. The search fixes the width once per test (the most events
+// an execution of it can have) and takes every relation of a check from
+// an arena that keeps its buffers from one candidate to the next, so that
+// checking a candidate allocates nothing; a test of up to 64 events has
+// one word a row, and the loops below take that case apart where it pays.
 
-// set is a set of events, by index.
-type set uint64
+// bitset is a set of events, by index.
+type bitset []uint64
 
-func (s set) has(i int) bool { return s&(1<<uint(i)) != 0 }
+func (s bitset) has(i int) bool { return s[i>>6]&(1<<uint(i&63)) != 0 }
 
-// rel is a binary relation over the events of one execution: row i is the
-// set of events j with (i, j) in the relation.
-type rel []set
+func (s bitset) add(i int) { s[i>>6] |= 1 << uint(i&63) }
 
-func newRel(n int) rel { return make(rel, n) }
+func (s bitset) del(i int) { s[i>>6] &^= 1 << uint(i&63) }
 
-func (r rel) add(i, j int) { r[i] |= 1 << uint(j) }
+func (s bitset) clear() {
+	for k := range s {
+		s[k] = 0
+	}
+}
 
-func (r rel) has(i, j int) bool { return r[i].has(j) }
+func (s bitset) or(o bitset) {
+	for k := range s {
+		s[k] |= o[k]
+	}
+}
 
-func (r rel) clone() rel { return append(rel(nil), r...) }
+func (s bitset) and(o bitset) {
+	for k := range s {
+		s[k] &= o[k]
+	}
+}
 
-// union returns r | others.
-func (r rel) union(others ...rel) rel {
-	out := r.clone()
-	for _, o := range others {
-		for i := range out {
-			out[i] |= o[i]
+func (s bitset) andNot(o bitset) {
+	for k := range s {
+		s[k] &^= o[k]
+	}
+}
+
+func (s bitset) empty() bool {
+	for _, w := range s {
+		if w != 0 {
+			return false
 		}
 	}
-	return out
+	return true
 }
 
-// inter returns r & o.
-func (r rel) inter(o rel) rel {
-	out := r.clone()
-	for i := range out {
-		out[i] &= o[i]
+// words returns the words a set of n events takes.
+func words(n int) int { return (n + 63) / 64 }
+
+// rel is a binary relation over the first n events: row i is the set of
+// events j with (i, j) in it. Its buffer may be longer than n rows (the
+// arena sizes it for the largest execution of the test).
+type rel struct {
+	n, w int
+	b    []uint64
+}
+
+func (r rel) row(i int) bitset { return bitset(r.b[i*r.w : (i+1)*r.w : (i+1)*r.w]) }
+
+func (r rel) add(i, j int) { r.b[i*r.w+j>>6] |= 1 << uint(j&63) }
+
+func (r rel) has(i, j int) bool { return r.b[i*r.w+j>>6]&(1<<uint(j&63)) != 0 }
+
+// words returns the relation's n rows as one slice.
+func (r rel) words() []uint64 { return r.b[:r.n*r.w] }
+
+func (r rel) clear() {
+	b := r.words()
+	for k := range b {
+		b[k] = 0
 	}
-	return out
 }
 
-// minus returns r \ o.
-func (r rel) minus(o rel) rel {
-	out := r.clone()
-	for i := range out {
-		out[i] &^= o[i]
+// set makes r a copy of o.
+func (r rel) set(o rel) { copy(r.words(), o.words()) }
+
+// or adds o to r: r = r | o.
+func (r rel) or(o rel) {
+	b, c := r.words(), o.words()
+	for k := range b {
+		b[k] |= c[k]
 	}
-	return out
 }
 
-// seq returns r ; o.
-func (r rel) seq(o rel) rel {
-	out := newRel(len(r))
-	for i, row := range r {
-		var acc set
-		for row != 0 {
-			j := bits.TrailingZeros64(uint64(row))
-			row &^= 1 << uint(j)
-			acc |= o[j]
-		}
-		out[i] = acc
+// and keeps in r what o has too: r = r & o.
+func (r rel) and(o rel) {
+	b, c := r.words(), o.words()
+	for k := range b {
+		b[k] &= c[k]
 	}
-	return out
 }
 
-// inv returns r^-1.
-func (r rel) inv() rel {
-	out := newRel(len(r))
-	for i, row := range r {
-		for row != 0 {
-			j := bits.TrailingZeros64(uint64(row))
-			row &^= 1 << uint(j)
-			out.add(j, i)
-		}
+// andNot removes o from r: r = r \ o.
+func (r rel) andNot(o rel) {
+	b, c := r.words(), o.words()
+	for k := range b {
+		b[k] &^= c[k]
 	}
-	return out
 }
 
-// restrict returns [dom] ; r ; [rng].
-func (r rel) restrict(dom, rng set) rel {
-	out := newRel(len(r))
-	for i, row := range r {
+// restrict keeps the pairs of r from dom to rng: r = [dom] ; r ; [rng].
+func (r rel) restrict(dom, rng bitset) {
+	for i := 0; i < r.n; i++ {
+		row := r.row(i)
 		if dom.has(i) {
-			out[i] = row & rng
+			row.and(rng)
+		} else {
+			row.clear()
 		}
 	}
-	return out
 }
 
-// opt returns r? (r with the identity).
-func (r rel) opt() rel {
-	out := r.clone()
-	for i := range out {
-		out.add(i, i)
+// restrictTo keeps the pairs of r whose target is in rng: r = r ; [rng].
+func (r rel) restrictTo(rng bitset) {
+	for i := 0; i < r.n; i++ {
+		r.row(i).and(rng)
 	}
-	return out
 }
 
-// plus returns r+ (transitive closure), by Warshall's algorithm on rows.
-func (r rel) plus() rel {
-	out := r.clone()
-	for k := range out {
-		bit := set(1) << uint(k)
-		for i := range out {
-			if out[i]&bit != 0 {
-				out[i] |= out[k]
+// addID adds the identity on the first n events: r = r?.
+func (r rel) addID() {
+	for i := 0; i < r.n; i++ {
+		r.add(i, i)
+	}
+}
+
+// delID removes the identity: r = r \ id.
+func (r rel) delID() {
+	for i := 0; i < r.n; i++ {
+		r.b[i*r.w+i>>6] &^= 1 << uint(i&63)
+	}
+}
+
+// seq sets r to a ; b (r distinct from both).
+func (r rel) seq(a, b rel) {
+	if r.w == 1 {
+		for i := 0; i < r.n; i++ {
+			row := a.b[i]
+			var acc uint64
+			for row != 0 {
+				j := bits.TrailingZeros64(row)
+				row &= row - 1
+				acc |= b.b[j]
+			}
+			r.b[i] = acc
+		}
+		return
+	}
+	w := r.w
+	for i := 0; i < r.n; i++ {
+		out := r.b[i*w : (i+1)*w]
+		for k := range out {
+			out[k] = 0
+		}
+		in := a.b[i*w : (i+1)*w]
+		for k, word := range in {
+			for word != 0 {
+				j := k<<6 | bits.TrailingZeros64(word)
+				word &= word - 1
+				src := b.b[j*w : (j+1)*w]
+				for m := range out {
+					out[m] |= src[m]
+				}
 			}
 		}
 	}
-	return out
 }
 
-// star returns r* (reflexive transitive closure).
-func (r rel) star() rel { return r.plus().opt() }
-
-// acyclic reports whether r has no cycle.
-func (r rel) acyclic() bool { return r.plus().irreflexive() }
-
-// irreflexive reports whether no event is related to itself.
-func (r rel) irreflexive() bool {
-	for i, row := range r {
-		if row.has(i) {
-			return false
+// inv sets r to a^-1 (r distinct from a).
+func (r rel) inv(a rel) {
+	r.clear()
+	w := r.w
+	for i := 0; i < r.n; i++ {
+		for k, word := range a.b[i*w : (i+1)*w] {
+			for word != 0 {
+				j := k<<6 | bits.TrailingZeros64(word)
+				word &= word - 1
+				r.add(j, i)
+			}
 		}
 	}
-	return true
+}
+
+// plus makes r its transitive closure r+, by Warshall's algorithm on
+// rows: after step k, a row reaching k reaches all that k reaches.
+func (r rel) plus() {
+	if r.w == 1 {
+		for k := 0; k < r.n; k++ {
+			bit, rk := uint64(1)<<uint(k), r.b[k]
+			if rk == 0 {
+				continue
+			}
+			for i := 0; i < r.n; i++ {
+				if r.b[i]&bit != 0 {
+					r.b[i] |= rk
+				}
+			}
+		}
+		return
+	}
+	w := r.w
+	for k := 0; k < r.n; k++ {
+		rk := r.b[k*w : (k+1)*w]
+		if bitset(rk).empty() {
+			continue
+		}
+		kw, bit := k>>6, uint64(1)<<uint(k&63)
+		for i := 0; i < r.n; i++ {
+			if r.b[i*w+kw]&bit != 0 {
+				ri := r.b[i*w : (i+1)*w]
+				for m := range ri {
+					ri[m] |= rk[m]
+				}
+			}
+		}
+	}
+}
+
+// star makes r its reflexive transitive closure r*.
+func (r rel) star() {
+	r.plus()
+	r.addID()
 }
 
 // empty reports whether r relates nothing.
-func (r rel) empty() bool {
-	for _, row := range r {
-		if row != 0 {
+func (r rel) empty() bool { return bitset(r.words()).empty() }
+
+// irreflexive reports whether no event is related to itself.
+func (r rel) irreflexive() bool {
+	for i := 0; i < r.n; i++ {
+		if r.has(i, i) {
 			return false
 		}
 	}
 	return true
 }
 
-// id returns [s], the identity on s, over n events.
-func id(n int, s set) rel {
-	out := newRel(n)
-	for i := 0; i < n; i++ {
-		if s.has(i) {
-			out.add(i, i)
+// arena hands out relations of one width and keeps their buffers for the
+// next check: get returns a cleared relation, reset takes them all back.
+type arena struct {
+	n, w, max int // rows in use, words a row, rows a buffer holds
+	bufs      [][]uint64
+	used      int
+}
+
+func newArena(maxEvents int) *arena {
+	if maxEvents < 1 {
+		maxEvents = 1
+	}
+	return &arena{w: words(maxEvents), max: maxEvents}
+}
+
+// reset takes back every relation handed out and sets the events of the
+// next ones to n.
+func (a *arena) reset(n int) {
+	a.used, a.n = 0, n
+}
+
+// get returns a cleared relation over the arena's n events.
+func (a *arena) get() rel {
+	if a.used == len(a.bufs) {
+		a.bufs = append(a.bufs, make([]uint64, a.max*a.w))
+	}
+	r := rel{n: a.n, w: a.w, b: a.bufs[a.used]}
+	a.used++
+	r.clear()
+	return r
+}
+
+// copyOf returns a new relation equal to o.
+func (a *arena) copyOf(o rel) rel {
+	r := a.get()
+	r.set(o)
+	return r
+}
+
+// acyclic reports whether r has no cycle, by taking away events with no
+// predecessor until none is left (a cycle is what stays): no closure
+// needed. indeg and queue are scratch of at least n entries.
+func (r rel) acyclic(indeg, queue []int) bool {
+	indeg = indeg[:r.n]
+	for i := range indeg {
+		indeg[i] = 0
+	}
+	w := r.w
+	for i := 0; i < r.n; i++ {
+		for k, word := range r.b[i*w : (i+1)*w] {
+			for word != 0 {
+				indeg[k<<6|bits.TrailingZeros64(word)]++
+				word &= word - 1
+			}
 		}
 	}
-	return out
+	q := queue[:0]
+	for i, d := range indeg {
+		if d == 0 {
+			q = append(q, i)
+		}
+	}
+	seen := 0
+	for len(q) > 0 {
+		i := q[len(q)-1]
+		q = q[:len(q)-1]
+		seen++
+		for k, word := range r.b[i*w : (i+1)*w] {
+			for word != 0 {
+				j := k<<6 | bits.TrailingZeros64(word)
+				word &= word - 1
+				indeg[j]--
+				if indeg[j] == 0 {
+					q = append(q, j)
+				}
+			}
+		}
+	}
+	return seen == r.n
 }
