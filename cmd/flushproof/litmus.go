@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
+	"time"
 
 	"github.com/flushproof/flushproof/model/durable"
 	"github.com/flushproof/flushproof/model/explore"
@@ -61,6 +64,12 @@ type litmusRecord struct {
 	NotApplicable string `json:"not_applicable,omitempty"`
 }
 
+// expectSchema is the schema of litmus.expect objects: 2 since each file
+// of -expect has one, its verdict, time and refused construct, a file
+// that cannot be parsed or has no Result: line included (under 1 such a
+// file had only a litmus.result object with its error).
+const expectSchema = 2
+
 // expectRecord is the -expect comparison of one file.
 type expectRecord struct {
 	Kind   string `json:"kind"` // "litmus.expect"
@@ -71,6 +80,12 @@ type expectRecord struct {
 	Got    string `json:"got"`  // the LKMM-ref model's answer
 	Match  bool   `json:"match"`
 	Error  string `json:"error,omitempty"`
+	// Verdict is MATCH, MISMATCH, REFUSED, UNKNOWN, ERROR or NORESULT.
+	Verdict string `json:"verdict"`
+	// Seconds is the file's time: parsing and every model run on it.
+	Seconds float64 `json:"seconds"`
+	// Construct is what a REFUSED file uses that is not supported.
+	Construct string `json:"construct,omitempty"`
 }
 
 func runLitmus(args []string, stdout, stderr io.Writer) int {
@@ -85,10 +100,13 @@ func runLitmus(args []string, stdout, stderr io.Writer) int {
 		all = append(all, strings.ToLower(m.Name()))
 	}
 	modelsFlag := fs.String("model", strings.Join(names, ","), "comma-separated memory models to run: "+strings.Join(all, ", ")+" (lkmm only when named)")
-	expect := fs.Bool("expect", false, "compare the "+expectModel+" model's answer with each file's Result: line; exit 1 on a mismatch")
-	jsonOut := fs.Bool("json", false, "print JSON Lines: a litmus.result object per file and model, a litmus.expect object per file with -expect (docs/cli.md)")
+	expect := fs.Bool("expect", false, "compare the "+expectModel+" model's answer with each file's Result: line, one line per file and a summary (without -model, only "+expectModel+" runs); exit 1 on a mismatch")
+	jsonOut := fs.Bool("json", false, "print JSON Lines: a litmus.result object per file and model, a litmus.expect object per file and a litmus.summary with -expect (docs/cli.md)")
+	jobs := fs.Int("j", runtime.GOMAXPROCS(0), "files run at once")
+	timeout := fs.Duration("timeout", 2*time.Minute, "the time budget of "+expectModel+" per file, 0 for none: a file past it is UNKNOWN")
+	quiet := fs.Bool("q", false, "no progress line on stderr")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: flushproof litmus [-model %s] [-expect] [-json] FILE...\n", strings.Join(names, ","))
+		fmt.Fprintf(stderr, "usage: flushproof litmus [-model %s] [-expect] [-json] [-j N] [-timeout D] [-q] FILE...\n", strings.Join(names, ","))
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -102,123 +120,256 @@ func runLitmus(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	models, err := selectModels(*modelsFlag)
-	if code := usageError(stderr, "litmus", err); code >= 0 {
+	var jobsErr, timeoutErr error
+	if *jobs < 1 {
+		jobsErr = fmt.Errorf("-j: want at least 1, got %d", *jobs)
+	}
+	if *timeout < 0 {
+		timeoutErr = fmt.Errorf("-timeout: want 0 (none) or more, got %v", *timeout)
+	}
+	if code := usageError(stderr, "litmus", err, jobsErr, timeoutErr); code >= 0 {
 		return code
 	}
+	o := &litmusOptions{models: models, expect: *expect, jsonOut: *jsonOut, timeout: *timeout}
 	// A model of the default list that lacks a primitive the file uses
 	// (Relaxed has no acquire or release) is not applicable to it; one
 	// named with -model is asked for, and its refusal is an error.
-	named := false
-	fs.Visit(func(f *flag.Flag) { named = named || f.Name == "model" })
-	var lkmm litmus.Model
+	fs.Visit(func(f *flag.Flag) { o.named = o.named || f.Name == "model" })
 	for _, m := range litmusModels {
-		if strings.EqualFold(m.Name(), expectModel) {
-			lkmm = m
+		if isExpectModel(m) {
+			o.ref = m
 		}
 	}
+	// -expect alone runs only the expect model, one line per file.
+	fast := o.expect && !o.named
 
-	enc := jsonLines(stdout)
-	// emit prints one record, as JSON or as text.
-	emit := func(rec litmusRecord) error {
-		if *jsonOut {
-			return enc.Encode(rec)
+	files := fs.Args()
+	work := func(i int) fileResult {
+		if fast {
+			return o.expectOnly(files[i])
 		}
-		writeLitmusText(stdout, rec)
-		return nil
+		return o.allModels(files[i])
 	}
-	unsupported, failed, cutShort, mismatch, noLKMM := false, false, false, false, false
-	for _, path := range fs.Args() {
-		// A file that cannot be read, or has no Result: line under
-		// -expect, is that file's error record; the others still run.
-		t, err := litmus.ParseFile(path)
-		if err == nil && *expect && t.Result == "" {
-			err = fmt.Errorf("%s: -expect, but the file has no Result: line", path)
+	in := catchInterrupts(stderr, true)
+	defer in.release()
+	status := newStatusLine(stderr, stdout)
+	tl := newLitmusTally()
+	var flags exitFlags
+	start := time.Now()
+	// The progress line counts verdicts: it is -expect's.
+	*quiet = *quiet || !o.expect
+	show := func() {
+		if !*quiet {
+			status.show(tl.progress(len(files), time.Since(start)))
 		}
-		if err != nil {
-			failed = true
-			rec := litmusRecord{Kind: "litmus.result", Schema: 1, File: path, Error: err.Error()}
-			if err := emit(rec); err != nil {
+	}
+	emit := func(i int, r fileResult) error {
+		flags.add(r)
+		if r.exp != nil {
+			tl.add(r.exp)
+		} else {
+			tl.done++
+		}
+		status.clear()
+		_, err := stdout.Write(r.out)
+		return err
+	}
+	done, err := runInOrder(len(files), *jobs, work, emit, show, in.done)
+	if err != nil {
+		status.newline()
+		fmt.Fprintf(stderr, "flushproof litmus: %v\n", err)
+		return exitFailed
+	}
+	if !*quiet {
+		status.end(tl.progress(len(files), time.Since(start)))
+	}
+	if flags.noLKMM {
+		fmt.Fprintf(stderr, "flushproof litmus: -expect: no %s model in this build, Result: lines not compared\n", expectModel)
+	}
+	if o.expect {
+		s := tl.summary(len(files), *jobs, time.Since(start))
+		s.Interrupted, s.Signal = in.signal() != nil, in.signalName()
+		if *jsonOut {
+			if err := jsonLines(stdout).Encode(s); err != nil {
 				fmt.Fprintf(stderr, "flushproof litmus: %v\n", err)
 				return exitFailed
 			}
-			continue
+		} else {
+			writeSummaryText(stdout, s)
 		}
-		var lkmmAnswer *litmus.Answer
-		for _, m := range models {
+	} else if in.signal() != nil {
+		fmt.Fprintf(stdout, "\nINTERRUPTED by %s: %d of %d files printed\n", in.signalName(), done, len(files))
+	}
+	if in.signal() != nil {
+		return in.exitCode()
+	}
+	return flags.code()
+}
+
+// litmusOptions are runLitmus's flags, as the workers use them.
+type litmusOptions struct {
+	models  []litmus.Model
+	ref     litmus.Model // the expect model, nil if the build has none
+	named   bool         // -model was given
+	expect  bool
+	jsonOut bool
+	timeout time.Duration
+}
+
+// allModels runs one file under every model of -model, then, with
+// -expect, compares the expect model's answer with the Result: line: the
+// records of the file as they are printed, text or JSON.
+func (o *litmusOptions) allModels(path string) (res fileResult) {
+	start := time.Now()
+	var out bytes.Buffer
+	enc := jsonLines(&out)
+	// emit prints one record, as JSON or as text.
+	emit := func(rec any) {
+		if o.jsonOut {
+			if err := enc.Encode(rec); err != nil {
+				// The records hold strings, numbers and booleans only.
+				panic(err)
+			}
+			return
+		}
+		switch r := rec.(type) {
+		case litmusRecord:
+			writeLitmusText(&out, r)
+		case expectRecord:
+			writeExpectText(&out, r)
+		}
+	}
+	// A file that cannot be read, or has no Result: line under -expect,
+	// is that file's error record; the others still run.
+	t, err := parsed(path)
+	fromParser := err != nil
+	if err == nil && o.expect && t.Result == "" {
+		err = fmt.Errorf("%s: -expect, but the file has no Result: line", path)
+	}
+	if err != nil {
+		res.failed = true
+		emit(litmusRecord{Kind: "litmus.result", Schema: 1, File: path, Error: err.Error()})
+		if o.expect {
+			exp := &expectRecord{Kind: "litmus.expect", Schema: expectSchema, File: path, Error: err.Error(), Seconds: time.Since(start).Seconds()}
+			if fromParser {
+				exp.Verdict, exp.Construct = classify(err, true)
+			} else {
+				exp.Test, exp.Verdict = t.Name, verdictNoResult
+			}
+			res.exp = exp
+		}
+		res.out = out.Bytes()
+		return res
+	}
+	// run is litmusOne within the time budget for the expect model, a
+	// panic recovered as the model's error.
+	run := func(m litmus.Model) (litmusRecord, answered) {
+		d := time.Duration(0)
+		if isExpectModel(m) {
+			var selfTimed bool
+			if m, selfTimed = budgeted(m, o.timeout); !selfTimed {
+				d = o.timeout
+			}
+		}
+		type both struct {
+			rec litmusRecord
+			a   answered
+		}
+		b, err := guarded(d, func() (both, error) {
 			rec, a := litmusOne(path, t, m)
-			if rec.Error != "" && !named && errors.Is(a.err, litmus.ErrNotInModel) {
-				rec.NotApplicable, rec.Error = rec.Error, ""
+			return both{rec, a}, nil
+		})
+		if err != nil {
+			rec := litmusRecord{Kind: "litmus.result", Schema: 1, File: path, Test: t.Name, Model: m.Name(),
+				Cond: t.Quant.String() + " " + t.Cond.String(), Error: err.Error()}
+			return rec, answered{err: err}
+		}
+		return b.rec, b.a
+	}
+	var lkmmAnswer *litmus.Answer
+	var lkmmErr error
+	for _, m := range o.models {
+		rec, a := run(m)
+		if rec.Error != "" && !o.named && errors.Is(a.err, litmus.ErrNotInModel) {
+			rec.NotApplicable, rec.Error = rec.Error, ""
+		}
+		if rec.Error != "" {
+			switch {
+			case errors.Is(a.err, errPanic):
+				res.failed = true
+			case errors.Is(a.err, litmus.ErrUnsupported):
+				res.unsupported = true
+			case errors.Is(a.err, litmus.ErrCutShort):
+				res.cutShort = true
+			default:
+				res.failed = true
 			}
+		}
+		if isExpectModel(m) {
 			if rec.Error != "" {
-				switch {
-				case errors.Is(a.err, litmus.ErrUnsupported):
-					unsupported = true
-				case errors.Is(a.err, litmus.ErrCutShort):
-					cutShort = true
-				default:
-					failed = true
+				lkmmErr = a.err
+				if lkmmErr == nil {
+					lkmmErr = errors.New(rec.Error)
 				}
-			} else if m == lkmm {
-				lkmmAnswer = &a.Answer
-			}
-			if err := emit(rec); err != nil {
-				fmt.Fprintf(stderr, "flushproof litmus: %v\n", err)
-				return exitFailed
-			}
-		}
-		if !*expect {
-			continue
-		}
-		exp := expectRecord{Kind: "litmus.expect", Schema: 1, File: path, Test: t.Name, Want: t.Result}
-		switch {
-		case lkmm == nil:
-			noLKMM = true
-			exp.Error = "no " + expectModel + " model in this build: nothing to compare with"
-		case lkmmAnswer == nil:
-			// -model left it out, or it failed: run it (again) for the comparison.
-			rec, a := litmusOne(path, t, lkmm)
-			if rec.Error != "" {
-				exp.Error = rec.Error
-				failed = true
 			} else {
 				lkmmAnswer = &a.Answer
 			}
 		}
-		if lkmmAnswer != nil {
-			exp.Got = lkmmAnswer.Result
-			exp.Match = exp.Got == exp.Want
-			mismatch = mismatch || !exp.Match
-		}
-		if *jsonOut {
-			if err := enc.Encode(exp); err != nil {
-				fmt.Fprintf(stderr, "flushproof litmus: %v\n", err)
-				return exitFailed
-			}
-			continue
-		}
-		switch {
-		case exp.Error != "":
-			fmt.Fprintf(stdout, "Expect %s: %s\n\n", t.Name, exp.Error)
-		case exp.Match:
-			fmt.Fprintf(stdout, "Expect %s: Result: %s, %s says %s: match\n\n", t.Name, exp.Want, expectModel, exp.Got)
-		default:
-			fmt.Fprintf(stdout, "Expect %s: Result: %s, %s says %s: MISMATCH\n\n", t.Name, exp.Want, expectModel, exp.Got)
-		}
+		emit(rec)
 	}
-	if noLKMM {
-		fmt.Fprintf(stderr, "flushproof litmus: -expect: no %s model in this build, Result: lines not compared\n", expectModel)
+	if !o.expect {
+		res.out = out.Bytes()
+		return res
 	}
+	exp := &expectRecord{Kind: "litmus.expect", Schema: expectSchema, File: path, Test: t.Name, Want: t.Result}
 	switch {
-	case mismatch:
-		return exitUnexpected
-	case unsupported:
-		return exitUsage
-	case failed:
-		return exitFailed
-	case cutShort, noLKMM:
-		return exitIncomplete
+	case o.ref == nil:
+		res.noLKMM = true
+		exp.Error = "no " + expectModel + " model in this build: nothing to compare with"
+		exp.Verdict = verdictUnknown
+	case lkmmAnswer == nil && lkmmErr == nil:
+		// -model left it out: run it for the comparison.
+		a, err := o.decideRef(t)
+		if err != nil {
+			lkmmErr = err
+		} else {
+			lkmmAnswer = &a
+		}
 	}
-	return exitOK
+	if lkmmErr != nil {
+		exp.Error = lkmmErr.Error()
+		exp.Verdict, exp.Construct = classify(lkmmErr, false)
+		res.flagsOf(exp.Verdict, false)
+	}
+	if lkmmAnswer != nil {
+		exp.Got = lkmmAnswer.Result
+		exp.Match = exp.Got == exp.Want
+		exp.Verdict = verdictMismatch
+		if exp.Match {
+			exp.Verdict = verdictMatch
+		}
+	}
+	exp.Seconds = time.Since(start).Seconds()
+	res.exp = exp
+	emit(*exp)
+	res.out = out.Bytes()
+	return res
+}
+
+// isExpectModel says whether m is the model -expect compares (by name:
+// models need not be comparable values).
+func isExpectModel(m litmus.Model) bool { return strings.EqualFold(m.Name(), expectModel) }
+
+// writeExpectText prints the -expect comparison after a file's records.
+func writeExpectText(w io.Writer, exp expectRecord) {
+	switch {
+	case exp.Error != "":
+		fmt.Fprintf(w, "Expect %s: %s\n\n", exp.Test, exp.Error)
+	case exp.Match:
+		fmt.Fprintf(w, "Expect %s: Result: %s, %s says %s: match\n\n", exp.Test, exp.Want, expectModel, exp.Got)
+	default:
+		fmt.Fprintf(w, "Expect %s: Result: %s, %s says %s: MISMATCH\n\n", exp.Test, exp.Want, expectModel, exp.Got)
+	}
 }
 
 // selectModels returns the models -model names, in the order given.
