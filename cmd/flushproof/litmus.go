@@ -67,8 +67,11 @@ type litmusRecord struct {
 // expectSchema is the schema of litmus.expect objects: 2 since each file
 // of -expect has one, its verdict, time and refused construct, a file
 // that cannot be parsed or has no Result: line included (under 1 such a
-// file had only a litmus.result object with its error).
-const expectSchema = 2
+// file had only a litmus.result object with its error); 3 since want is
+// the whole Result: line ("Never DATARACE", "Flag srcu-bad-nesting",
+// judged by the corpus's conventions), got may be DEADLOCK, and flags
+// holds the answer's herd7 flags.
+const expectSchema = 3
 
 // expectRecord is the -expect comparison of one file.
 type expectRecord struct {
@@ -76,10 +79,14 @@ type expectRecord struct {
 	Schema int    `json:"schema"`
 	File   string `json:"file"`
 	Test   string `json:"test"`
-	Want   string `json:"want"` // the file's Result: line
-	Got    string `json:"got"`  // the LKMM-ref model's answer
-	Match  bool   `json:"match"`
-	Error  string `json:"error,omitempty"`
+	Want   string `json:"want"` // the file's Result: line, all of it
+	// Got is the LKMM-ref model's answer: Always, Sometimes, Never, or
+	// DEADLOCK (no outcome at all) where Want accepts that.
+	Got string `json:"got"`
+	// Flags are the herd7 flags its answer raises ("data-race"), sorted.
+	Flags []string `json:"flags,omitempty"`
+	Match bool     `json:"match"`
+	Error string   `json:"error,omitempty"`
 	// Verdict is MATCH, MISMATCH, REFUSED, UNKNOWN, ERROR or NORESULT.
 	Verdict string `json:"verdict"`
 	// Seconds is the file's time: parsing and every model run on it.
@@ -239,22 +246,31 @@ func (o *litmusOptions) allModels(path string) (res fileResult) {
 			writeExpectText(&out, r)
 		}
 	}
-	// A file that cannot be read, or has no Result: line under -expect,
-	// is that file's error record; the others still run.
+	// A file that cannot be read, or under -expect has no Result: line
+	// or one that is not understood, is that file's error record; the
+	// others still run.
 	t, err := parsed(path)
 	fromParser := err != nil
-	if err == nil && o.expect && t.Result == "" {
-		err = fmt.Errorf("%s: -expect, but the file has no Result: line", path)
+	var want resultWant
+	if err == nil && o.expect {
+		if t.Result == "" {
+			err = fmt.Errorf("%s: -expect, but the file has no Result: line", path)
+		} else if want, err = parseResultLine(t.ResultLine); err != nil {
+			err = fmt.Errorf("%s: -expect, but %w", path, err)
+		}
 	}
 	if err != nil {
 		res.failed = true
 		emit(litmusRecord{Kind: "litmus.result", Schema: 1, File: path, Error: err.Error()})
 		if o.expect {
 			exp := &expectRecord{Kind: "litmus.expect", Schema: expectSchema, File: path, Error: err.Error(), Seconds: time.Since(start).Seconds()}
-			if fromParser {
+			switch {
+			case fromParser:
 				exp.Verdict, exp.Construct = classify(err, true)
-			} else {
+			case t.Result == "":
 				exp.Test, exp.Verdict = t.Name, verdictNoResult
+			default:
+				exp.Test, exp.Want, exp.Verdict = t.Name, wantText(t), verdictError
 			}
 			res.exp = exp
 		}
@@ -293,8 +309,12 @@ func (o *litmusOptions) allModels(path string) (res fileResult) {
 		if rec.Error != "" && !o.named && errors.Is(a.err, litmus.ErrNotInModel) {
 			rec.NotApplicable, rec.Error = rec.Error, ""
 		}
+		// No outcome at all from the expect model is its answer where
+		// the Result: line accepts it (DEADLOCK, Maybe): no failure.
+		accepted := o.expect && isExpectModel(m) && errors.Is(a.err, litmus.ErrNoOutcome) && (want.deadlock || want.any)
 		if rec.Error != "" {
 			switch {
+			case accepted:
 			case errors.Is(a.err, errPanic):
 				res.failed = true
 			case errors.Is(a.err, litmus.ErrUnsupported):
@@ -321,7 +341,7 @@ func (o *litmusOptions) allModels(path string) (res fileResult) {
 		res.out = out.Bytes()
 		return res
 	}
-	exp := &expectRecord{Kind: "litmus.expect", Schema: expectSchema, File: path, Test: t.Name, Want: t.Result}
+	exp := &expectRecord{Kind: "litmus.expect", Schema: expectSchema, File: path, Test: t.Name, Want: wantText(t)}
 	switch {
 	case o.ref == nil:
 		res.noLKMM = true
@@ -336,17 +356,11 @@ func (o *litmusOptions) allModels(path string) (res fileResult) {
 			lkmmAnswer = &a
 		}
 	}
-	if lkmmErr != nil {
-		exp.Error = lkmmErr.Error()
-		exp.Verdict, exp.Construct = classify(lkmmErr, false)
-		res.flagsOf(exp.Verdict, false)
-	}
-	if lkmmAnswer != nil {
-		exp.Got = lkmmAnswer.Result
-		exp.Match = exp.Got == exp.Want
-		exp.Verdict = verdictMismatch
-		if exp.Match {
-			exp.Verdict = verdictMatch
+	if lkmmErr != nil || lkmmAnswer != nil {
+		if err := want.judge(exp, lkmmAnswer, lkmmErr); err != nil {
+			exp.Error = err.Error()
+			exp.Verdict, exp.Construct = classify(err, false)
+			res.flagsOf(exp.Verdict, false)
 		}
 	}
 	exp.Seconds = time.Since(start).Seconds()
@@ -366,9 +380,9 @@ func writeExpectText(w io.Writer, exp expectRecord) {
 	case exp.Error != "":
 		fmt.Fprintf(w, "Expect %s: %s\n\n", exp.Test, exp.Error)
 	case exp.Match:
-		fmt.Fprintf(w, "Expect %s: Result: %s, %s says %s: match\n\n", exp.Test, exp.Want, expectModel, exp.Got)
+		fmt.Fprintf(w, "Expect %s: Result: %s, %s says %s: match\n\n", exp.Test, exp.Want, expectModel, gotText(exp.Want, exp.Got, exp.Flags))
 	default:
-		fmt.Fprintf(w, "Expect %s: Result: %s, %s says %s: MISMATCH\n\n", exp.Test, exp.Want, expectModel, exp.Got)
+		fmt.Fprintf(w, "Expect %s: Result: %s, %s says %s: MISMATCH\n\n", exp.Test, exp.Want, expectModel, gotText(exp.Want, exp.Got, exp.Flags))
 	}
 }
 

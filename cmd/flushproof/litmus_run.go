@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -18,11 +19,11 @@ import (
 
 // The verdicts of a file under -expect.
 const (
-	verdictMatch    = "MATCH"    // the expect model agrees with the Result: line
+	verdictMatch    = "MATCH"    // the expect model's answer is one the Result: line accepts
 	verdictMismatch = "MISMATCH" // it does not
 	verdictRefused  = "REFUSED"  // the parser or the model does not support a construct of the file
 	verdictUnknown  = "UNKNOWN"  // the model reached its budget (states or time)
-	verdictError    = "ERROR"    // anything else, a panic included
+	verdictError    = "ERROR"    // anything else, a panic and a Result: line not understood included
 	verdictNoResult = "NORESULT" // the file has no Result: line
 )
 
@@ -280,19 +281,19 @@ func (o *litmusOptions) expectOnly(path string) fileResult {
 			fromParser = true
 			return err
 		}
-		exp.Test, exp.Want = t.Name, t.Result
+		exp.Test, exp.Want = t.Name, wantText(t)
 		if t.Result == "" {
 			return errNoResult
+		}
+		w, err := parseResultLine(t.ResultLine)
+		if err != nil {
+			return fmt.Errorf("%s: -expect, but %w", path, err)
 		}
 		if o.ref == nil {
 			return errNoRef
 		}
 		a, err := o.decideRef(t)
-		if err != nil {
-			return err
-		}
-		exp.Got = a.Result
-		return nil
+		return w.judge(exp, &a, err)
 	}()
 	exp.Seconds = time.Since(start).Seconds()
 	switch {
@@ -306,12 +307,6 @@ func (o *litmusOptions) expectOnly(path string) fileResult {
 	case err != nil:
 		exp.Verdict, exp.Construct = classify(err, fromParser)
 		exp.Error = err.Error()
-	default:
-		exp.Match = exp.Got == exp.Want
-		exp.Verdict = verdictMismatch
-		if exp.Match {
-			exp.Verdict = verdictMatch
-		}
 	}
 	if !res.noLKMM {
 		res.flagsOf(exp.Verdict, fromParser)
@@ -334,12 +329,137 @@ func (o *litmusOptions) expectOnly(path string) fileResult {
 // errNoResult says a file under -expect has no Result: line.
 var errNoResult = errors.New("no Result: line")
 
+// resultWant is what a Result: line accepts of the expect model's answer,
+// in the LKMM corpus's (github.com/paulmckrcu/litmus) conventions
+// (parseResultLine).
+type resultWant struct {
+	// any: "Maybe", any answer (no outcome at all included).
+	any bool
+	// deadlock: "DEADLOCK", no outcome at all (litmus.ErrNoOutcome).
+	deadlock bool
+	// result is "Always", "Sometimes" or "Never", with race set when
+	// "DATARACE" follows it: the answer's result, and a data-race flag
+	// raised (race) or not (!race). "" for the other forms.
+	result string
+	race   bool
+	// flag is "Flag NAME"'s NAME: the answer raises that flag, whatever
+	// its result.
+	flag string
+}
+
+// raceFlag is the flag herd7 raises for a data race (DATARACE).
+const raceFlag = "data-race"
+
+// gotDeadlock is the expect model's answer, as -expect prints it, when
+// it gives no outcome (litmus.ErrNoOutcome) and the Result: line accepts
+// that (DEADLOCK, Maybe).
+const gotDeadlock = "DEADLOCK"
+
+// errResultLine is wrapped by the error of a Result: line that is none
+// of the forms parseResultLine knows.
+var errResultLine = errors.New("the Result: line is not understood")
+
+// parseResultLine reads a Result: line (litmus.Test.ResultLine): one of
+// "Always", "Sometimes", "Never", each alone or followed by "DATARACE";
+// "Maybe"; "DEADLOCK"; "Flag NAME". Anything else is an error wrapping
+// errResultLine.
+func parseResultLine(line string) (resultWant, error) {
+	f := strings.Fields(line)
+	switch {
+	case len(f) == 1 && f[0] == "Maybe":
+		return resultWant{any: true}, nil
+	case len(f) == 1 && f[0] == "DEADLOCK":
+		return resultWant{deadlock: true}, nil
+	case len(f) == 2 && f[0] == "Flag" && flagName.MatchString(f[1]):
+		return resultWant{flag: f[1]}, nil
+	case (len(f) == 1 || len(f) == 2 && f[1] == "DATARACE") && slices.Contains([]string{"Always", "Sometimes", "Never"}, f[0]):
+		return resultWant{result: f[0], race: len(f) == 2}, nil
+	}
+	return resultWant{}, fmt.Errorf("%w: %q (the forms: Always, Sometimes or Never, each alone or followed by DATARACE; Maybe; DEADLOCK; Flag NAME)",
+		errResultLine, line)
+}
+
+// flagName is a herd7 flag's name: srcu-bad-nesting, data-race.
+var flagName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]*$`)
+
+// wantText is t's Result: line as -expect prints it: its words, one
+// space between them.
+func wantText(t *litmus.Test) string {
+	return strings.Join(strings.Fields(t.ResultLine), " ")
+}
+
+// accepts says whether w accepts an answer with result and flags.
+func (w resultWant) accepts(result string, flags []string) bool {
+	switch {
+	case w.any:
+		return true
+	case w.deadlock:
+		return false
+	case w.flag != "":
+		return slices.Contains(flags, w.flag)
+	}
+	return result == w.result && slices.Contains(flags, raceFlag) == w.race
+}
+
+// judge sets exp's answer (Got, Flags), Match and Verdict from the
+// expect model's answer a, or its error err, as w judges them: no
+// outcome at all (litmus.ErrNoOutcome) is the answer DEADLOCK where w
+// accepts it (DEADLOCK, Maybe). Any other error is returned, for the
+// caller to classify as without a Result: line's conventions.
+func (w resultWant) judge(exp *expectRecord, a *litmus.Answer, err error) error {
+	switch {
+	case err != nil && errors.Is(err, litmus.ErrNoOutcome) && (w.deadlock || w.any):
+		exp.Got, exp.Flags, exp.Match = gotDeadlock, nil, true
+	case err != nil:
+		return err
+	default:
+		exp.Got, exp.Flags = a.Result, a.Flags
+		exp.Match = w.accepts(a.Result, a.Flags)
+	}
+	exp.Verdict = verdictMismatch
+	if exp.Match {
+		exp.Verdict = verdictMatch
+	}
+	return nil
+}
+
+// gotText is an answer as the text output prints it: the result, then
+// in parentheses what it says of the flags: "data race" when it raises
+// one, "no data race" when the Result: line want (a DATARACE) has one
+// and it does not, "flag NAME" for each other flag, "no flag NAME" for
+// a Flag NAME it does not raise. "Never (no data race)".
+func gotText(want, got string, flags []string) string {
+	if got == "" {
+		return ""
+	}
+	w, _ := parseResultLine(want) // nothing asked of the flags if not understood
+	var notes []string
+	switch {
+	case slices.Contains(flags, raceFlag):
+		notes = append(notes, "data race")
+	case w.race:
+		notes = append(notes, "no data race")
+	}
+	for _, f := range flags {
+		if f != raceFlag {
+			notes = append(notes, "flag "+f)
+		}
+	}
+	if w.flag != "" && !slices.Contains(flags, w.flag) {
+		notes = append(notes, "no flag "+w.flag)
+	}
+	if len(notes) == 0 {
+		return got
+	}
+	return got + " (" + strings.Join(notes, ", ") + ")"
+}
+
 // errNoRef says the build has no expect model (tests take it out).
 var errNoRef = errors.New("no " + expectModel + " model in this build: nothing to compare with")
 
 // writeExpectLine prints a file's verdict on one line: verdict, file,
-// want, got, time, and for REFUSED the construct, for UNKNOWN and ERROR
-// the message.
+// want, got (with its flags, gotText), time, and for REFUSED the
+// construct, for UNKNOWN and ERROR the message.
 func writeExpectLine(w io.Writer, e *expectRecord) {
 	dash := func(s string) string {
 		if s == "" {
@@ -347,7 +467,7 @@ func writeExpectLine(w io.Writer, e *expectRecord) {
 		}
 		return s
 	}
-	fmt.Fprintf(w, "%-9s %s  %s  %s  %.3fs", e.Verdict, e.File, dash(e.Want), dash(e.Got), e.Seconds)
+	fmt.Fprintf(w, "%-9s %s  %s  %s  %.3fs", e.Verdict, e.File, dash(e.Want), dash(gotText(e.Want, e.Got, e.Flags)), e.Seconds)
 	switch e.Verdict {
 	case verdictRefused:
 		fmt.Fprintf(w, "  %s", e.Construct)
@@ -398,11 +518,17 @@ type slowFile struct {
 
 // mismatchRow is a MISMATCH, listed again in the summary.
 type mismatchRow struct {
-	File string `json:"file"`
-	Test string `json:"test"`
-	Want string `json:"want"`
-	Got  string `json:"got"`
+	File  string   `json:"file"`
+	Test  string   `json:"test"`
+	Want  string   `json:"want"`
+	Got   string   `json:"got"`
+	Flags []string `json:"flags,omitempty"` // the flags of the answer
 }
+
+// summarySchema is the schema of litmus.summary objects: 2 since the
+// mismatches' want is the whole Result: line ("Never DATARACE", where
+// it was "Never") and they have the answer's flags.
+const summarySchema = 2
 
 // slowestKept is how many of the slowest files the summary lists.
 const slowestKept = 10
@@ -434,7 +560,7 @@ func (t *litmusTally) add(e *expectRecord) {
 	case verdictError:
 		t.errorKinds[errorKind(e)]++
 	case verdictMismatch:
-		t.mismatches = append(t.mismatches, mismatchRow{File: e.File, Test: e.Test, Want: e.Want, Got: e.Got})
+		t.mismatches = append(t.mismatches, mismatchRow{File: e.File, Test: e.Test, Want: e.Want, Got: e.Got, Flags: e.Flags})
 	}
 	if len(t.slowest) < slowestKept || e.Seconds > t.slowest[len(t.slowest)-1].Seconds {
 		i := sort.Search(len(t.slowest), func(i int) bool { return t.slowest[i].Seconds < e.Seconds })
@@ -491,7 +617,7 @@ func sortedCounts(m map[string]int) []textCount {
 
 func (t *litmusTally) summary(files, jobs int, wall time.Duration) litmusSummary {
 	return litmusSummary{
-		Kind: "litmus.summary", Schema: 1, Files: files, Done: t.done,
+		Kind: "litmus.summary", Schema: summarySchema, Files: files, Done: t.done,
 		Match: t.counts[verdictMatch], Mismatch: t.counts[verdictMismatch], Refused: t.counts[verdictRefused],
 		Unknown: t.counts[verdictUnknown], Error: t.counts[verdictError], NoResult: t.counts[verdictNoResult],
 		Refusals: sortedCounts(t.refusals), Errors: sortedCounts(t.errorKinds),
@@ -571,7 +697,7 @@ func writeSummaryText(w io.Writer, s litmusSummary) {
 	if len(s.Mismatches) > 0 {
 		fmt.Fprintf(w, "mismatches (%d):\n", len(s.Mismatches))
 		for _, m := range s.Mismatches {
-			fmt.Fprintf(w, "  MISMATCH  %s  want %s, %s says %s\n", m.File, m.Want, expectModel, m.Got)
+			fmt.Fprintf(w, "  MISMATCH  %s  want %s, %s says %s\n", m.File, m.Want, expectModel, gotText(m.Want, m.Got, m.Flags))
 		}
 	}
 }

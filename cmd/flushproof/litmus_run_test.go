@@ -387,3 +387,287 @@ func TestBudgeted(t *testing.T) {
 	assert.False(t, self)
 	assert.Same(t, hook, m)
 }
+
+// flagRef stands in for the expect model (it is named LKMM-ref) to test
+// the Result: line's conventions: it answers as TSO does, the first
+// outcome (by key) raising the flags flags gives for the test's name,
+// and gives no outcome at all for the names of none. It records the
+// names it ran.
+type flagRef struct {
+	flags map[string][]string
+	none  map[string]bool
+	ran   sync.Map
+}
+
+func (*flagRef) Name() string { return expectModel }
+
+func (r *flagRef) Outcomes(t *litmus.Test) ([]litmus.Outcome, error) {
+	r.ran.Store(t.Name, true)
+	if r.none[t.Name] {
+		return nil, nil
+	}
+	a, err := litmus.Judge(durable.Operational{Model: memory.TSO}, t)
+	if err != nil {
+		return nil, err
+	}
+	outs := a.Outcomes
+	outs[0].Flags = r.flags[t.Name]
+	return outs, nil
+}
+
+// flagDecider is flagRef as a litmus.Decider: its witnesses raise no
+// flag, the Decision's Flags are the test's flags.
+type flagDecider struct{ *flagRef }
+
+func (d flagDecider) Decide(t *litmus.Test) (litmus.Decision, error) {
+	outs, err := d.Outcomes(t)
+	if err != nil {
+		return litmus.Decision{}, err
+	}
+	dec := litmus.Decision{Flags: d.flags[t.Name]}
+	for i := range outs {
+		o := outs[i]
+		o.Flags = nil
+		ok, err := o.Satisfies(t.Cond)
+		if err != nil {
+			return litmus.Decision{}, err
+		}
+		switch {
+		case ok && dec.Sat == nil:
+			dec.Sat = &o
+		case !ok && dec.Unsat == nil:
+			dec.Unsat = &o
+		}
+	}
+	return dec, nil
+}
+
+// writeSBHeader writes store buffering named name into dir with header
+// as its header comment, verbatim, and returns its path.
+func writeSBHeader(t *testing.T, dir, name, header string) string {
+	t.Helper()
+	path := filepath.Join(dir, name+".litmus")
+	require.NoError(t, os.WriteFile(path, []byte("C "+name+"\n\n"+header+"\n\n"+sbBody), 0o644))
+	return path
+}
+
+// resultCase is one file of the Result: line tests: its name, its
+// Result: line, the flags and outcomes the stand-in gives, and the
+// verdict line -expect prints (after the file, up to the time) and what
+// follows the time.
+type resultCase struct {
+	name, result string
+	flags        []string
+	none         bool
+	verdict      string
+	want, got    string
+	tail         string
+}
+
+var resultCases = []resultCase{
+	{name: "plain", result: "Sometimes", verdict: verdictMatch, want: "Sometimes", got: "Sometimes"},
+	{name: "maybe", result: "Maybe", verdict: verdictMatch, want: "Maybe", got: "Sometimes"},
+	{name: "maybe-race", result: "Maybe", flags: []string{"data-race"}, verdict: verdictMatch, want: "Maybe", got: "Sometimes (data race)"},
+	{name: "maybe-none", result: "Maybe", none: true, verdict: verdictMatch, want: "Maybe", got: "DEADLOCK"},
+	{name: "deadlock", result: "DEADLOCK", none: true, verdict: verdictMatch, want: "DEADLOCK", got: "DEADLOCK"},
+	{name: "deadlock-not", result: "DEADLOCK", verdict: verdictMismatch, want: "DEADLOCK", got: "Sometimes"},
+	{name: "race", result: "Sometimes DATARACE", flags: []string{"data-race"}, verdict: verdictMatch, want: "Sometimes DATARACE", got: "Sometimes (data race)"},
+	{name: "race-missing", result: "Sometimes DATARACE", verdict: verdictMismatch, want: "Sometimes DATARACE", got: "Sometimes (no data race)"},
+	{name: "race-result", result: "Never DATARACE", flags: []string{"data-race"}, verdict: verdictMismatch, want: "Never DATARACE", got: "Sometimes (data race)"},
+	{name: "race-unwanted", result: "Sometimes", flags: []string{"data-race"}, verdict: verdictMismatch, want: "Sometimes", got: "Sometimes (data race)"},
+	{name: "other-flag", result: "Sometimes", flags: []string{"unmatched-rcu-lock"}, verdict: verdictMatch, want: "Sometimes", got: "Sometimes (flag unmatched-rcu-lock)"},
+	{name: "flag", result: "Flag srcu-bad-nesting", flags: []string{"data-race", "srcu-bad-nesting"}, verdict: verdictMatch, want: "Flag srcu-bad-nesting", got: "Sometimes (data race, flag srcu-bad-nesting)"},
+	{name: "flag-missing", result: "Flag srcu-bad-nesting", flags: []string{"unmatched-rcu-lock"}, verdict: verdictMismatch, want: "Flag srcu-bad-nesting", got: "Sometimes (flag unmatched-rcu-lock, no flag srcu-bad-nesting)"},
+	{name: "never-none", result: "Never", none: true, verdict: verdictError, want: "Never", got: "-", tail: "s  never-none: LKMM-ref gives no outcome"},
+	{name: "garbled", result: "Sometimes maybe", verdict: verdictError, want: "Sometimes maybe", got: "-", tail: `-expect, but the Result: line is not understood: "Sometimes maybe" (the forms: `},
+	{name: "lowercase", result: "never", verdict: verdictError, want: "never", got: "-", tail: `-expect, but the Result: line is not understood: "never"`},
+	{name: "flag-bare", result: "Flag", verdict: verdictError, want: "Flag", got: "-", tail: `the Result: line is not understood: "Flag"`},
+}
+
+// writeResultCases writes resultCases into a temporary directory and
+// returns their paths and the stand-in that answers them.
+func writeResultCases(t *testing.T) ([]string, *flagRef) {
+	dir := t.TempDir()
+	ref := &flagRef{flags: map[string][]string{}, none: map[string]bool{}}
+	var files []string
+	for _, c := range resultCases {
+		files = append(files, writeSB(t, dir, c.name, c.result))
+		ref.flags[c.name], ref.none[c.name] = c.flags, c.none
+	}
+	return files, ref
+}
+
+// TestLitmusRunResultConventions: under -expect, the Result: line is
+// judged by the corpus's conventions (Maybe, DEADLOCK, DATARACE, Flag
+// NAME), a line of no known form is an ERROR that says so and the model
+// does not run, with the stand-in as a plain model (Decide falls back on
+// Judge: the flags are the outcomes') and as a Decider (the Decision's).
+func TestLitmusRunResultConventions(t *testing.T) {
+	files, ref := writeResultCases(t)
+	for _, m := range []litmus.Model{ref, flagDecider{ref}} {
+		withRef(t, m)
+		out, errs, code := runLitmusArgs(t, append([]string{"-expect", "-q", "-j", "3"}, files...)...)
+		assert.Equal(t, exitUnexpected, code, errs)
+		lines := fileLines(out)
+		require.Len(t, lines, len(resultCases), out)
+		for i, c := range resultCases {
+			head := fmt.Sprintf("%-9s %s  %s  %s  ", c.verdict, files[i], c.want, c.got)
+			assert.True(t, strings.HasPrefix(lines[i], head), "%T %s:\n got %q\nwant %q...", m, c.name, lines[i], head)
+			if c.tail != "" {
+				assert.Contains(t, lines[i], c.tail, "%T %s", m, c.name)
+			} else {
+				assert.Regexp(t, `  \d+\.\d{3}s$`, lines[i], "%T %s: nothing after the time", m, c.name)
+			}
+		}
+		assert.Contains(t, out, ": 8 MATCH, 5 MISMATCH, 0 REFUSED, 0 UNKNOWN, 4 ERROR, 0 NORESULT\n")
+		assert.Contains(t, out, "  MISMATCH  "+files[7]+"  want Sometimes DATARACE, LKMM-ref says Sometimes (no data race)\n")
+		assert.Contains(t, out, "  MISMATCH  "+files[5]+"  want DEADLOCK, LKMM-ref says Sometimes\n")
+		assert.Contains(t, out, "errors, by message (4):\n")
+	}
+	for _, name := range []string{"garbled", "lowercase", "flag-bare"} {
+		_, ran := ref.ran.Load(name)
+		assert.False(t, ran, "%s: a Result: line not understood, the model is not run", name)
+	}
+	_, ran := ref.ran.Load("plain")
+	assert.True(t, ran)
+}
+
+// TestLitmusRunResultJSON: the litmus.expect objects have the whole
+// Result: line as want, DEADLOCK as got for no outcome, and the answer's
+// flags; the summary's mismatches have their flags.
+func TestLitmusRunResultJSON(t *testing.T) {
+	files, ref := writeResultCases(t)
+	withRef(t, flagDecider{ref})
+	out, errs, code := runLitmusArgs(t, append([]string{"-expect", "-json", "-q"}, files...)...)
+	assert.Equal(t, exitUnexpected, code, errs)
+	var exps []expectRecord
+	var raw []map[string]any
+	var sum litmusSummary
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		var kind struct{ Kind string }
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &kind), sc.Text())
+		switch kind.Kind {
+		case "litmus.expect":
+			var e expectRecord
+			require.NoError(t, json.Unmarshal(sc.Bytes(), &e))
+			exps = append(exps, e)
+			var m map[string]any
+			require.NoError(t, json.Unmarshal(sc.Bytes(), &m))
+			raw = append(raw, m)
+		case "litmus.summary":
+			require.NoError(t, json.Unmarshal(sc.Bytes(), &sum))
+		}
+	}
+	require.Len(t, exps, len(resultCases))
+	for i, c := range resultCases {
+		e := exps[i]
+		assert.Equal(t, 3, e.Schema)
+		assert.Equal(t, c.verdict, e.Verdict, c.name)
+		assert.Equal(t, c.result, e.Want, c.name)
+		assert.Equal(t, c.verdict == verdictMatch, e.Match, c.name)
+		switch {
+		case c.verdict == verdictError:
+			assert.Empty(t, e.Got, c.name)
+			assert.Contains(t, e.Error, strings.TrimPrefix(c.tail, "s  "), c.name)
+		case c.none:
+			assert.Equal(t, "DEADLOCK", e.Got, c.name)
+		default:
+			assert.Equal(t, "Sometimes", e.Got, c.name)
+		}
+		if c.verdict != verdictError && !c.none {
+			assert.Equal(t, c.flags, e.Flags, c.name)
+		}
+		_, has := raw[i]["flags"]
+		assert.Equal(t, len(e.Flags) > 0, has, "%s: flags only when there are some", c.name)
+	}
+	assert.Equal(t, []any{"data-race", "srcu-bad-nesting"}, raw[11]["flags"])
+	assert.Equal(t, summarySchema, sum.Schema)
+	assert.Equal(t, 2, sum.Schema)
+	require.Len(t, sum.Mismatches, 5)
+	assert.Equal(t, mismatchRow{File: files[8], Test: "race-result", Want: "Never DATARACE", Got: "Sometimes", Flags: []string{"data-race"}}, sum.Mismatches[2])
+	assert.Equal(t, mismatchRow{File: files[7], Test: "race-missing", Want: "Sometimes DATARACE", Got: "Sometimes"}, sum.Mismatches[1])
+}
+
+// TestLitmusRunResultComments: the Result: line in the comment forms of
+// the corpus, a comment closed on a later line included.
+func TestLitmusRunResultComments(t *testing.T) {
+	dir := t.TempDir()
+	files := []string{
+		writeSBHeader(t, dir, "open", "(* Result: Sometimes\n *)"),
+		writeSBHeader(t, dir, "starred", "(*\n * Result: Sometimes DATARACE\n *)"),
+		writeSBHeader(t, dir, "closed", "(* Result: Never DATARACE *)"),
+		writeSBHeader(t, dir, "flagged", "(*\n * Result: Flag srcu-bad-nesting\n *\n * Why: a test.\n *)"),
+	}
+	withRef(t, &flagRef{flags: map[string][]string{"starred": {"data-race"}, "closed": {"data-race"}, "flagged": {"srcu-bad-nesting"}}})
+	out, errs, code := runLitmusArgs(t, append([]string{"-expect", "-q"}, files...)...)
+	assert.Equal(t, exitUnexpected, code, errs)
+	lines := fileLines(out)
+	require.Len(t, lines, 4, out)
+	assert.Regexp(t, `^MATCH     \S+/open\.litmus  Sometimes  Sometimes  \d`, lines[0])
+	assert.Regexp(t, `^MATCH     \S+/starred\.litmus  Sometimes DATARACE  Sometimes \(data race\)  \d`, lines[1])
+	assert.Regexp(t, `^MISMATCH  \S+/closed\.litmus  Never DATARACE  Sometimes \(data race\)  \d`, lines[2])
+	assert.Regexp(t, `^MATCH     \S+/flagged\.litmus  Flag srcu-bad-nesting  Sometimes \(flag srcu-bad-nesting\)  \d`, lines[3])
+}
+
+// TestLitmusRunResultModels: with -model, the same conventions: the
+// expect model's no outcome under DEADLOCK is a match and fails
+// nothing, though its own record says it; a flag's mismatch says so; a
+// Result: line not understood is the file's error, and no model runs.
+func TestLitmusRunResultModels(t *testing.T) {
+	dir := t.TempDir()
+	deadlock := writeSB(t, dir, "deadlock", "DEADLOCK")
+	race := writeSB(t, dir, "race", "Sometimes DATARACE")
+	garbled := writeSB(t, dir, "garbled", "Sometimes, mostly")
+	withRef(t, &flagRef{none: map[string]bool{"deadlock": true}})
+
+	for _, models := range []string{"sc", "sc,lkmm-ref"} {
+		out, errs, code := runLitmusArgs(t, "-expect", "-q", "-model", models, deadlock)
+		assert.Equal(t, exitOK, code, "%s: %s\n%s", models, out, errs)
+		assert.Contains(t, out, "Expect deadlock: Result: DEADLOCK, LKMM-ref says DEADLOCK: match\n", models)
+		assert.Contains(t, out, ": 1 MATCH, 0 MISMATCH, 0 REFUSED, 0 UNKNOWN, 0 ERROR, 0 NORESULT\n", models)
+	}
+	out, _, _ := runLitmusArgs(t, "-expect", "-q", "-model", "sc,lkmm-ref", deadlock)
+	assert.Contains(t, out, "under LKMM-ref\nerror: deadlock: LKMM-ref gives no outcome\n")
+
+	out, _, code := runLitmusArgs(t, "-expect", "-q", "-model", "lkmm-ref", race)
+	assert.Equal(t, exitUnexpected, code)
+	assert.Contains(t, out, "Expect race: Result: Sometimes DATARACE, LKMM-ref says Sometimes (no data race): MISMATCH\n")
+
+	out, _, code = runLitmusArgs(t, "-expect", "-q", "-model", "sc,lkmm-ref", garbled)
+	assert.Equal(t, exitFailed, code)
+	assert.Contains(t, out, "== "+garbled+"\nerror: "+garbled+`: -expect, but the Result: line is not understood: "Sometimes, mostly" (the forms: `)
+	assert.NotContains(t, out, "under SC")
+	assert.Contains(t, out, ": 0 MATCH, 0 MISMATCH, 0 REFUSED, 0 UNKNOWN, 1 ERROR, 0 NORESULT\n")
+	// As for a file with no Result: line, the litmus.result error object
+	// only, and the summary counts it.
+	out, _, _ = runLitmusArgs(t, "-expect", "-q", "-json", "-model", "sc", garbled)
+	assert.Contains(t, out, `"kind":"litmus.result"`)
+	assert.Contains(t, out, `the Result: line is not understood: \"Sometimes, mostly\"`)
+	assert.Contains(t, out, `"error":1,`)
+}
+
+// TestParseResultLine: each form the corpus writes, and what is not one.
+func TestParseResultLine(t *testing.T) {
+	for line, want := range map[string]resultWant{
+		"Never":                 {result: "Never"},
+		"Sometimes":             {result: "Sometimes"},
+		"Always":                {result: "Always"},
+		"Never DATARACE":        {result: "Never", race: true},
+		"Sometimes  DATARACE":   {result: "Sometimes", race: true},
+		"Maybe":                 {any: true},
+		"DEADLOCK":              {deadlock: true},
+		"Flag srcu-bad-nesting": {flag: "srcu-bad-nesting"},
+	} {
+		got, err := parseResultLine(line)
+		require.NoError(t, err, line)
+		assert.Equal(t, want, got, line)
+	}
+	for _, line := range []string{"", "never", "Never DATARACE x", "DATARACE", "Maybe DATARACE", "DEADLOCK DATARACE", "Flag", "Flag a b", "Flag (x)", "Sometimes.", "Ok"} {
+		_, err := parseResultLine(line)
+		assert.ErrorIs(t, err, errResultLine, "%q", line)
+	}
+	assert.Equal(t, "Never (no data race)", gotText("Never DATARACE", "Never", nil))
+	assert.Equal(t, "Never", gotText("Never", "Never", nil))
+	assert.Equal(t, "", gotText("Never", "", nil))
+}

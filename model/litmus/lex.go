@@ -164,8 +164,9 @@ func (p *parser) lex(src string) error {
 				return p.errf(here(), "comment (* not closed")
 			}
 			body := src[i+2 : i+2+j]
-			if m := resultLine.FindStringSubmatch(body); m != nil && p.test.Result == "" && len(p.toks) == 0 {
-				p.test.Result = m[1]
+			if m := resultLine.FindStringSubmatchIndex(body); m != nil && p.test.Result == "" && len(p.toks) == 0 {
+				p.test.Result = body[m[2]:m[3]]
+				p.test.ResultLine = resultRest(body[m[2]:])
 			}
 			if len(p.toks) == 0 {
 				if err := p.headerKeys(body, line, i+2-lineStart+1); err != nil {
@@ -263,6 +264,17 @@ func (p *parser) ident(what string) (token, error) {
 		return t, p.errf(t.at(), "want %s, got %q", what, t.text)
 	}
 	return t, nil
+}
+
+// resultRest is the Result: line from its first word (Test.ResultLine):
+// up to the end of the line, trimmed, without a trailing "*)".
+func resultRest(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	s = strings.TrimSpace(s)
+	if t, ok := strings.CutSuffix(s, "*)"); ok {
+		s = strings.TrimSpace(t)
+	}
+	return s
 }
 
 // HeaderKeys are the header lines flushproof check reads, in lower case

@@ -56,8 +56,13 @@ type Test struct {
 	// nothing else.
 	Show []string
 	// Result is the LKMM result the test's header states ("Never",
-	// "Sometimes", "Always"), "" if none.
+	// "Sometimes", "Always"), "" if none: the first word of ResultLine.
 	Result string
+	// ResultLine is the whole of the header's Result: line after
+	// "Result:", trimmed, without a "*)" that closes the comment on that
+	// line: "Never", "Sometimes DATARACE", "Maybe", "DEADLOCK", "Flag
+	// srcu-bad-nesting"; "" if none. It starts with Result.
+	ResultLine string
 	// RegInit gives registers their initial values, per thread ("{
 	// 0:b=1; }"); a register not named starts at 0.
 	RegInit []map[string]int64
@@ -652,6 +657,11 @@ func (e Expr) String() string {
 type Outcome struct {
 	Regs []map[string]int64 // per thread
 	Mem  map[string]int64
+	// Flags are the names of the herd7 flags ("data-race",
+	// "unmatched-rcu-lock") that some allowed execution ending in this
+	// state raises, sorted, each once; nil when none does (or the model
+	// raises no flags). They are not part of the state: Key ignores them.
+	Flags []string
 }
 
 // Satisfies evaluates the test's condition on o.
@@ -667,7 +677,7 @@ func (o Outcome) Satisfies(cond Expr) (bool, error) {
 
 // Key renders o canonically: "0:r0=1; 1:r0=0; x=1; y=1;", threads then
 // registers then locations in name order. Two outcomes are the same when
-// their keys are.
+// their keys are; Flags are not in the key.
 func (o Outcome) Key() string {
 	var b strings.Builder
 	for t, regs := range o.Regs {
@@ -706,6 +716,13 @@ var ErrNotInModel = fmt.Errorf("%w in this memory model", ErrUnsupported)
 // outcomes are unknown.
 var ErrCutShort = errors.New("search cut short")
 
+// ErrNoOutcome is wrapped by the error of Judge and Decide when the model
+// gives no outcome at all (or none that the filter keeps): no execution
+// of the test is allowed, what herd7 reports as "Observation Never 0 0"
+// and the LKMM corpus's Result: lines as DEADLOCK. The message is
+// "TEST: MODEL gives no outcome".
+var ErrNoOutcome = errors.New("no outcome")
+
 // DefaultMaxStates is the state budget of a model's search (0 in a MaxStates field).
 const DefaultMaxStates = 1 << 22
 
@@ -732,6 +749,11 @@ type Answer struct {
 	// Decided says the answer came from a Decider: Outcomes are witnesses,
 	// not every outcome, and Matches counts among them.
 	Decided bool
+	// Flags are the herd7 flags ("data-race"...) raised by some allowed
+	// execution whose outcome the filter keeps, sorted, each once; nil
+	// when none is. Judge takes the union of the kept outcomes' Flags,
+	// Decide the Decision's Flags (with its witnesses').
+	Flags []string
 }
 
 // Judge runs t under m and answers its condition.
@@ -753,6 +775,9 @@ func Judge(m Model, t *Test) (Answer, error) {
 	sort.Slice(outs, func(i, j int) bool { return outs[i].Key() < outs[j].Key() })
 	a := Answer{Outcomes: outs}
 	for _, o := range outs {
+		a.Flags = UnionFlags(a.Flags, o.Flags)
+	}
+	for _, o := range outs {
 		ok, err := o.Satisfies(t.Cond)
 		if err != nil {
 			return Answer{}, fmt.Errorf("%s: final condition: %w", t.Name, err)
@@ -763,7 +788,7 @@ func Judge(m Model, t *Test) (Answer, error) {
 	}
 	switch {
 	case len(outs) == 0:
-		return Answer{}, fmt.Errorf("%s: %s gives no outcome", t.Name, m.Name())
+		return Answer{}, fmt.Errorf("%s: %s gives %w", t.Name, m.Name(), ErrNoOutcome)
 	case a.Matches == len(outs):
 		a.Result = "Always"
 	case a.Matches > 0:
@@ -811,12 +836,18 @@ type Decider interface {
 // has one.
 type Decision struct {
 	Sat, Unsat *Outcome
+	// Flags are the herd7 flags ("data-race"...) raised by some allowed
+	// execution whose outcome the filter keeps, as Answer.Flags: a
+	// Decider that raises flags must look at every such execution for
+	// them, not only at the two witnesses. nil when none is.
+	Flags []string
 }
 
 // Decide answers t's condition under m: by m's Decide when m is a
 // Decider, then Answer.Decided is set, Outcomes holds the witnesses only
 // (one that satisfies the condition, one that does not, where they
-// exist) and Matches counts those; otherwise by Judge.
+// exist) and Matches counts those, Flags are the Decision's (with its
+// witnesses'); otherwise by Judge.
 func Decide(m Model, t *Test) (Answer, error) {
 	d, ok := m.(Decider)
 	if !ok {
@@ -826,17 +857,19 @@ func Decide(m Model, t *Test) (Answer, error) {
 	if err != nil {
 		return Answer{}, err
 	}
-	a := Answer{Decided: true}
+	a := Answer{Decided: true, Flags: UnionFlags(nil, dec.Flags)}
 	if dec.Sat != nil {
 		a.Outcomes = append(a.Outcomes, *dec.Sat)
 		a.Matches = 1
+		a.Flags = UnionFlags(a.Flags, dec.Sat.Flags)
 	}
 	if dec.Unsat != nil {
 		a.Outcomes = append(a.Outcomes, *dec.Unsat)
+		a.Flags = UnionFlags(a.Flags, dec.Unsat.Flags)
 	}
 	switch {
 	case dec.Sat == nil && dec.Unsat == nil:
-		return Answer{}, fmt.Errorf("%s: %s gives no outcome", t.Name, m.Name())
+		return Answer{}, fmt.Errorf("%s: %s gives %w", t.Name, m.Name(), ErrNoOutcome)
 	case dec.Unsat == nil:
 		a.Result = "Always"
 	case dec.Sat != nil:
@@ -855,4 +888,23 @@ func Decide(m Model, t *Test) (Answer, error) {
 		return Answer{}, fmt.Errorf("%s: no quantifier", t.Name)
 	}
 	return a, nil
+}
+
+// UnionFlags returns the flags of a and b, sorted, each once, in a new
+// slice (neither is changed); nil when both are empty.
+func UnionFlags(a, b []string) []string {
+	if len(a)+len(b) == 0 {
+		return nil
+	}
+	out := make([]string, 0, len(a)+len(b))
+	out = append(append(out, a...), b...)
+	sort.Strings(out)
+	k := 0
+	for i, f := range out {
+		if i == 0 || f != out[k-1] {
+			out[k] = f
+			k++
+		}
+	}
+	return out[:k]
 }

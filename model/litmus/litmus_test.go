@@ -40,6 +40,96 @@ func TestJudge(t *testing.T) {
 	assert.Error(t, err, "a model with no outcome")
 }
 
+// TestJudgeFlags: Answer.Flags is the sorted union, each flag once, of
+// the flags of the outcomes the filter keeps; nil when none has one.
+// Flags are not part of an outcome's key.
+func TestJudgeFlags(t *testing.T) {
+	out := func(r0 int64, flags ...string) Outcome {
+		return Outcome{Regs: []map[string]int64{{"r0": r0}}, Mem: map[string]int64{"x": 1}, Flags: flags}
+	}
+	cond := Bin("==", TR(0, "r0"), C(1))
+	tt := &Test{Name: "flags", Quant: Exists, Cond: cond}
+	a, err := Judge(fixed{out(0, "unmatched-rcu-lock"), out(1, "data-race"), out(2, "data-race", "unmatched-rcu-lock")}, tt)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"data-race", "unmatched-rcu-lock"}, a.Flags)
+
+	a, err = Judge(fixed{out(0), out(1)}, tt)
+	require.NoError(t, err)
+	assert.Nil(t, a.Flags, "no flag raised")
+
+	// The filter drops the outcome with r0=2, and its flag with it.
+	filter := Bin("!=", TR(0, "r0"), C(2))
+	filtered := &Test{Name: "filtered", Quant: Exists, Cond: cond, Filter: &filter}
+	a, err = Judge(fixed{out(0), out(1, "data-race"), out(2, "srcu-bad-nesting")}, filtered)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"data-race"}, a.Flags)
+	a, err = Judge(fixed{out(1), out(2, "data-race")}, filtered)
+	require.NoError(t, err)
+	assert.Nil(t, a.Flags, "the only flagged outcome is filtered out")
+
+	assert.Equal(t, out(1).Key(), out(1, "data-race").Key(), "Key ignores the flags")
+	assert.Equal(t, "0:r0=1; x=1;", out(1, "data-race").Key())
+}
+
+// decider is a Decider with a fixed decision, to test Decide.
+type decider struct {
+	fixed
+	d Decision
+}
+
+func (d decider) Decide(*Test) (Decision, error) { return d.d, nil }
+
+// TestDecideFlags: Decide answers with the Decision's flags, and those
+// of its witnesses, sorted, each once.
+func TestDecideFlags(t *testing.T) {
+	sat := Outcome{Regs: []map[string]int64{{"r0": 1}}}
+	unsat := Outcome{Regs: []map[string]int64{{"r0": 0}}}
+	tt := &Test{Name: "decide", Quant: Exists, Cond: Bin("==", TR(0, "r0"), C(1))}
+	a, err := Decide(decider{d: Decision{Sat: &sat, Unsat: &unsat, Flags: []string{"unmatched-rcu-lock", "data-race", "data-race"}}}, tt)
+	require.NoError(t, err)
+	assert.True(t, a.Decided)
+	assert.Equal(t, "Sometimes", a.Result)
+	assert.Equal(t, []string{"data-race", "unmatched-rcu-lock"}, a.Flags)
+
+	a, err = Decide(decider{d: Decision{Unsat: &unsat}}, tt)
+	require.NoError(t, err)
+	assert.Equal(t, "Never", a.Result)
+	assert.Nil(t, a.Flags)
+
+	flagged := sat
+	flagged.Flags = []string{"srcu-bad-nesting"}
+	a, err = Decide(decider{d: Decision{Sat: &flagged, Flags: []string{"data-race"}}}, tt)
+	require.NoError(t, err)
+	assert.Equal(t, "Always", a.Result)
+	assert.Equal(t, []string{"data-race", "srcu-bad-nesting"}, a.Flags)
+	assert.Equal(t, []string{"srcu-bad-nesting"}, flagged.Flags, "the witness's flags are not changed")
+}
+
+// TestErrNoOutcome: Judge and Decide wrap ErrNoOutcome when the model
+// gives no outcome (or the filter keeps none), with the message they
+// always had; other errors do not wrap it.
+func TestErrNoOutcome(t *testing.T) {
+	cond := Bin("==", TR(0, "r0"), C(1))
+	tt := &Test{Name: "T", Quant: Exists, Cond: cond}
+	_, err := Judge(fixed{}, tt)
+	require.ErrorIs(t, err, ErrNoOutcome)
+	assert.EqualError(t, err, "T: fixed gives no outcome")
+
+	never := C(0)
+	filtered := &Test{Name: "T", Quant: Exists, Cond: cond, Filter: &never}
+	_, err = Judge(fixed{{Regs: []map[string]int64{{"r0": 1}}}}, filtered)
+	assert.ErrorIs(t, err, ErrNoOutcome, "the filter keeps no outcome")
+
+	_, err = Decide(decider{}, tt)
+	require.ErrorIs(t, err, ErrNoOutcome)
+	assert.EqualError(t, err, "T: fixed gives no outcome")
+
+	_, err = Judge(fixed{{Regs: []map[string]int64{{"r0": 1}}}}, &Test{Name: "T", Cond: cond})
+	require.Error(t, err)
+	assert.NotErrorIs(t, err, ErrNoOutcome, "no quantifier")
+	assert.NotErrorIs(t, ErrCutShort, ErrNoOutcome)
+}
+
 func TestExprEval(t *testing.T) {
 	regs := func(t int, n string) int64 { return map[string]int64{"r0": 3, "r1": 4}[n] + int64(10*t) }
 	for _, tc := range []struct {

@@ -336,3 +336,40 @@ func noCols(ss []Stmt) []Stmt {
 	}
 	return out
 }
+
+// TestParseResultLine: Test.ResultLine is the whole Result: line of the
+// header, in each form the LKMM corpus writes it, and Test.Result its
+// first word.
+func TestParseResultLine(t *testing.T) {
+	body := "\n\n{}\n\nP0(int *x)\n{\n\tWRITE_ONCE(*x, 1);\n}\n\nexists (x=1)\n"
+	for _, tc := range []struct {
+		header       string
+		result, line string
+	}{
+		{"(* Result: Sometimes *)", "Sometimes", "Sometimes"},
+		{"(* Result: Never *)", "Never", "Never"},
+		{"(* Result: Never DATARACE *)", "Never", "Never DATARACE"},
+		{"(*Result:Always*)", "Always", "Always"},
+		// A comment that goes on after the Result: line.
+		{"(* Result: Never\n *)", "Never", "Never"},
+		{"(* Result: Sometimes\n * Why: see above.\n *)", "Sometimes", "Sometimes"},
+		{"(*\n * Result: Never DATARACE\n *)", "Never", "Never DATARACE"},
+		{"(*\n * Result: Sometimes DATARACE  \r\n *)", "Sometimes", "Sometimes DATARACE"},
+		{"(*\n * Result: Maybe\n *)", "Maybe", "Maybe"},
+		{"(*\n * Result: DEADLOCK\n *)", "DEADLOCK", "DEADLOCK"},
+		{"(*\n * Result: Flag srcu-bad-nesting\n *)", "Flag", "Flag srcu-bad-nesting"},
+		{"(*\n * Result: Never\n *\n * Result: Sometimes\n *)", "Never", "Never"},
+		{"(* no result here *)", "", ""},
+	} {
+		tt, err := Parse("r.litmus", []byte("C R\n\n"+tc.header+body))
+		require.NoError(t, err, tc.header)
+		assert.Equal(t, tc.result, tt.Result, tc.header)
+		assert.Equal(t, tc.line, tt.ResultLine, tc.header)
+	}
+	// Only the header counts: a Result: line in a comment after the
+	// threads is not the test's.
+	tt, err := Parse("r.litmus", []byte("C R\n\n{}\n\nP0(int *x)\n{\n\tWRITE_ONCE(*x, 1);\n}\n\n(* Result: Never *)\nexists (x=1)\n"))
+	require.NoError(t, err)
+	assert.Empty(t, tt.Result)
+	assert.Empty(t, tt.ResultLine)
+}
