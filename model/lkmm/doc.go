@@ -21,45 +21,69 @@
 //     writes of each location in some order after the initial write) is a
 //     candidate execution.
 //  3. A candidate is allowed when it satisfies the cat's axioms: coherence,
-//     atomic, happens-before and propagation (cat.go). The outcome of an
-//     allowed candidate is every thread's registers and every location's
-//     co-last value.
+//     atomic, happens-before, propagation, rcu and plain-coherence
+//     (cat.go). The outcome of an allowed candidate is every thread's
+//     registers and every location's co-last value, with the flags
+//     (data-race, mixed-accesses, unmatched-rcu-lock, ...) some allowed
+//     execution reaching it raises (litmus.Outcome.Flags).
 //
-// What is modelled: READ_ONCE, WRITE_ONCE, smp_load_acquire,
-// smp_store_release, smp_mb, smp_rmb, smp_wmb, smp_mb__before_atomic,
-// smp_mb__after_atomic, smp_mb__after_spinlock (which orders nothing
-// without a lock), spin_lock, spin_unlock, barrier (which orders nothing among marked accesses),
-// and every atomic RMW of [litmus.Op]: non-returning atomics (their read is
+// What is modelled: every primitive of linux-kernel.def but spin_trylock
+// and spin_is_locked. READ_ONCE, WRITE_ONCE, smp_load_acquire,
+// smp_store_release, rcu_dereference (a READ_ONCE), rcu_assign_pointer
+// (an smp_store_release), smp_store_mb, the fences (smp_mb, smp_rmb,
+// smp_wmb, smp_mb__before_atomic, smp_mb__after_atomic,
+// smp_mb__after_spinlock, smp_mb__after_unlock_lock,
+// smp_mb__after_srcu_read_unlock, barrier), spin_lock, spin_unlock, and
+// every atomic RMW of [litmus.Op]: non-returning atomics (their read is
 // Noreturn, so smp_rmb ignores it), value-returning ones fully ordered
 // (their events carry Mb, as if enclosed by smp_mb), _relaxed, _acquire
-// and _release, xchg, and cmpxchg whose failure is a bare read with no
-// ordering. Control dependencies reach the events inside the arms of an
-// if whose condition uses a loaded value, not the events after it.
+// and _release, xchg, cmpxchg and atomic_add_unless, whose failure is a
+// bare read with no ordering. Control dependencies reach the events
+// inside the arms of an if whose condition uses a loaded value, not the
+// events after it.
+//
+// Pointers: a location's address is a value (litmus.AddrBase + its
+// index); an access through a register goes to the location whose
+// address the register holds, found when the thread runs, with an addr
+// dependency on the reads the address came from (to-r, to-w, the
+// pre-bounds of plain accesses). An execution LKMM allows that accesses
+// memory through a value that is no address fails with [ErrFault].
+//
+// Plain accesses (r = *x, *x = v) are the bell's Plain events: hb, prop,
+// pb and rb relate Marked events only, an addr dependency to a plain
+// write extends to-w through a following smp_wmb, plain-coherence is an axiom, and data-race and mixed-accesses
+// are flags, computed on each complete allowed execution.
+//
+// RCU and SRCU: rcu_read_lock, rcu_read_unlock and synchronize_rcu are
+// fences (Rcu-lock, Rcu-unlock, Sync-rcu), matched in nested pairs per
+// thread (rcu-rscs); srcu_read_lock is a read of its srcu_struct
+// (Srcu-lock), srcu_read_unlock a write (Srcu-unlock) matched to the
+// lock whose value it passes on (srcu-rscs, through data and rf),
+// synchronize_srcu an event at the srcu_struct (Sync-srcu). gp is in
+// strong-fence; rcu-order is computed as the least fixpoint of its nine
+// cases (SRCU's restricted to the same srcu_struct); rcu-fence joins
+// fence and strong-fence for the plain-access part, and rb must be
+// irreflexive. The bell's nesting checks are flags.
 //
 // Locks follow tools/memory-model/lock.cat: spin_lock is an LKR (an
 // Acquire) and an LKW paired by rmw, spin_unlock an UL (a Release); the
 // critical sections of a lock take it in every order that keeps each
 // thread's program order, which fixes the lock's co and the LKR reads
-// (locks.go); po-unlock-lock-po is in ppo (within a thread) and in
-// cumul-fence, and smp_mb__after_spinlock makes the spin_lock before it a
-// full barrier. A thread that would wait forever for a lock (one never
-// released, or one it already holds) gives no execution, as with herd7:
-// the outcomes are those of the executions in which every thread runs to
-// its end, and a test none of whose executions does has no outcome.
-// spin_trylock and spin_is_locked are not litmus primitives; an
-// ordinary access to a lock location, a final condition on one and an
-// unlock of a lock not held, which lock.cat flags, are refused with
-// [ErrUnsupported]. smp_mb__after_unlock_lock is not a litmus primitive,
-// so its case of mb is empty.
+// (locks.go); po-unlock-lock-po (po or rf from an UL to an LKR) is in
+// ppo (within a thread) and in cumul-fence, smp_mb__after_spinlock makes
+// the spin_lock before it a full barrier, and smp_mb__after_unlock_lock
+// one after a po-unlock-lock-po. A thread that would wait forever for a
+// lock (one never released, or one it already holds) gives no execution,
+// as with herd7: the outcomes are those of the executions in which every
+// thread runs to its end, and a test none of whose executions does has
+// no outcome. An ordinary access to a lock location, a final condition on
+// one and an unlock of a lock not held, which lock.cat flags, are refused
+// with [ErrUnsupported], as are spin_trylock and spin_is_locked (lock.cat's
+// LF, RL and RU events, not modelled) and a lock through a pointer.
 //
-// What is not (yet): RCU, SRCU, pointers, plain accesses, spin_trylock,
-// spin_is_locked, atomic_add_unless and smp_mb__after_unlock_lock are
-// read by the parser, but the reference refuses a test that uses one, at
-// its line (litmus.Test.Refuse), so gp, rcu-fence, the rcu axiom, addr
-// and the plain-access checks are empty here. A cmpxchg's expected value
-// gives no dependency, only its new value does. The rmw-sequence of
-// v6.3's cat is there: cumul-fence ends with (rf ; rmw)*, the rmw pairs
-// including a lock's (lk-rmw).
+// A cmpxchg's expected value gives no dependency, only its new value
+// does. The rmw-sequence of v6.3's cat is there: cumul-fence ends with
+// (rf ; rmw)*, the rmw pairs including a lock's (lk-rmw).
 //
 // The search (search.go) does not enumerate the cross product of the
 // threads' runs and then every rf and co: it places the threads one after
@@ -68,11 +92,15 @@
 // place in its location's co, and checks the axioms on each partial
 // execution. A cut is sound because every relation of the cat that the
 // axioms use is built from po, rf, co and fixed event sets by union,
-// sequence, closure and intersection with fixed sets (prop \ id removes
-// only the identity): adding events or rf and co edges only adds pairs,
-// so a cycle (coherence, happens-before, propagation) or a pair the
-// atomic axiom forbids, once present in a partial execution, is present
-// in every execution that extends it. Decide evaluates the condition
+// sequence, closure, least fixpoint and intersection with fixed sets
+// (prop \ id removes only the identity): adding
+// events or rf and co edges only adds pairs, so a cycle (coherence,
+// happens-before, propagation), a reflexive rb, or a pair the atomic or
+// plain-coherence axiom forbids, once present in a partial execution, is
+// present in every execution that extends it. The flags are not
+// monotonic (data-race is a difference over rf and co): they are
+// computed on complete executions, and a test that may raise one has
+// every allowed execution visited, Decide included. Decide evaluates the condition
 // and the filter three-valued on what is placed so far (cond.go) and
 // stops each side at its first witness.
 //

@@ -44,16 +44,35 @@ type event struct {
 	// lock is the lock.cat class of an event of spin_lock or spin_unlock
 	// (LKR, LKW, UL); 0 for every other event.
 	lock lockClass
+	// plain marks a plain (unmarked) access: Plain = M \ Marked
+	// (linux-kernel.bell). Every other event is Marked.
+	plain bool
+	// srcu is the SRCU class of an event of srcu_read_lock (a read of
+	// the srcu_struct, Srcu-lock), srcu_read_unlock (a write, Srcu-unlock)
+	// or synchronize_srcu (Sync-srcu: a fence with the srcu_struct as
+	// its location, for the cat's "& loc"); 0 for every other event.
+	srcu srcuClass
 
 	// rmwRead is, for the write of an RMW, the index in its thread's
 	// trace of the read it is atomic with; -1 otherwise.
 	rmwRead int
-	// data and ctrl are the reads (trace indices) this event depends on:
-	// data through the registers its stored value is computed from, ctrl
-	// through the conditions of the if statements it lies in. Never
-	// changed once made: runs that share a prefix share these.
-	data, ctrl mask
+	// data, ctrl and addr are the reads (trace indices) this event
+	// depends on: data through the registers its stored value is
+	// computed from, ctrl through the conditions of the if statements it
+	// lies in, addr through the registers its address is computed from
+	// (an access through a pointer). Never changed once made: runs that
+	// share a prefix share these.
+	data, ctrl, addr mask
 }
+
+// srcuClass is the SRCU tag of an event (linux-kernel.bell's SRCU enum).
+type srcuClass uint8
+
+const (
+	srcuLock srcuClass = iota + 1
+	srcuUnlock
+	srcuSync
+)
 
 // mask is a set of a thread's events by trace index, of any width; nil
 // is empty. A mask is never changed once made (or returns a new one).
@@ -132,6 +151,10 @@ type runNode struct {
 	// end says the run ends here, with the thread's registers regs.
 	end  bool
 	regs map[string]int64
+	// fault, at an end, says the run stops at an access through a value
+	// that is no location's address: an execution with this run is an
+	// error, not an outcome (herd7 fails the test on it too).
+	fault string
 	// Otherwise the next read is of loc, and returns one of the kids'
 	// values.
 	loc  string
@@ -206,6 +229,7 @@ func (n *runNode) kid(v int64) *runNode {
 // runner runs one thread's code with the read values given by choices; it
 // stops at the first read beyond them and says which location it reads.
 type runner struct {
+	test   *litmus.Test
 	thread int
 	// last holds the accesses whose register no later statement
 	// assigns (lastAssigns).
@@ -225,6 +249,30 @@ type runner struct {
 type errNeed struct{ loc string }
 
 func (e errNeed) Error() string { return "needs a value for " + e.loc }
+
+// errFault stops a run at an access through a value that is no
+// location's address.
+type errFault struct{ msg string }
+
+func (e errFault) Error() string { return e.msg }
+
+// location returns where access a goes: its location, or for an access
+// through a pointer the location whose address the pointer holds, with
+// the reads that address comes from (addr).
+func (r *runner) location(a *litmus.Access, line int) (string, mask, error) {
+	if a.Addr == nil {
+		return a.Loc, nil, nil
+	}
+	v, err := r.eval(*a.Addr)
+	if err != nil {
+		return "", nil, err
+	}
+	loc, ok := r.test.LocOfAddr(v)
+	if !ok {
+		return "", nil, errFault{fmt.Sprintf("line %d: %s through %s, which holds %d: no location's address", line, a.Op, a.Addr, v)}
+	}
+	return loc, r.regTaint(*a.Addr), nil
+}
 
 func (r *runner) regTaint(e litmus.Expr) mask {
 	var t mask
@@ -296,8 +344,9 @@ func (r *runner) run(body []litmus.Stmt) error {
 			}
 			r.ctrl = saved
 		case s.Access != nil:
-			if err := r.access(s.Access); err != nil {
-				if _, ok := err.(errNeed); ok {
+			if err := r.access(s.Access, s.Line); err != nil {
+				switch err.(type) {
+				case errNeed, errFault:
 					return err
 				}
 				return fmt.Errorf("line %d: %s: %w", s.Line, s.Access.Op, err)
@@ -309,58 +358,89 @@ func (r *runner) run(body []litmus.Stmt) error {
 	return nil
 }
 
-func (r *runner) access(a *litmus.Access) error {
+func (r *runner) access(a *litmus.Access, line int) error {
 	info := a.Op.Info()
-	if !modelled(a.Op) || a.Loc == "" && !info.Fence {
+	if !modelled(a.Op) {
 		// Prepare refuses the constructs of the LKMM language the
 		// reference does not model (litmus.Feature) first; this keeps
 		// any other from being taken for one it does.
 		return fmt.Errorf("%w: %s", ErrUnsupported, info.Name)
 	}
+	if info.Fence {
+		// smp_mb() and friends, barrier(), and RCU's rcu_read_lock,
+		// rcu_read_unlock and synchronize_rcu, which linux-kernel.def
+		// makes fences (Rcu-lock, Rcu-unlock, Sync-rcu).
+		_, err := r.emit(event{kind: fence, prim: a.Op, fence: a.Op})
+		return err
+	}
+	loc, addr, err := r.location(a, line)
+	if err != nil {
+		return err
+	}
+	if loc == "" {
+		return fmt.Errorf("%w: %s without a location", ErrUnsupported, info.Name)
+	}
 	switch {
 	case a.Op == litmus.OpSpinLock:
+		if a.Addr != nil {
+			return fmt.Errorf("%w: %s through a pointer", ErrUnsupported, info.Name)
+		}
 		// LKR then LKW, adjacent in po: lock.cat pairs them as lk-rmw.
 		// Their rf and co are not chosen by value but by the order in
 		// which the critical sections take the lock (locks.go), so the
 		// LKR takes no read choice.
-		ri, err := r.emit(event{kind: read, loc: a.Loc, val: lockFree, prim: a.Op,
+		ri, err := r.emit(event{kind: read, loc: loc, val: lockFree, prim: a.Op,
 			acquire: true, lock: lockLKR})
 		if err != nil {
 			return err
 		}
-		_, err = r.emit(event{kind: write, loc: a.Loc, val: lockHeld, prim: a.Op,
+		_, err = r.emit(event{kind: write, loc: loc, val: lockHeld, prim: a.Op,
 			lock: lockLKW, rmwRead: ri})
 		return err
 	case a.Op == litmus.OpSpinUnlock:
-		_, err := r.emit(event{kind: write, loc: a.Loc, val: lockFree, prim: a.Op,
+		if a.Addr != nil {
+			return fmt.Errorf("%w: %s through a pointer", ErrUnsupported, info.Name)
+		}
+		_, err := r.emit(event{kind: write, loc: loc, val: lockFree, prim: a.Op,
 			release: true, lock: lockUL})
 		return err
-	case info.Fence:
-		_, err := r.emit(event{kind: fence, prim: a.Op, fence: a.Op})
+	case a.Op == litmus.OpSyncSrcu:
+		// __srcu{sync-srcu}(X): neither a read nor a write, but an event
+		// at the srcu_struct's location.
+		_, err := r.emit(event{kind: fence, loc: loc, prim: a.Op, fence: a.Op, srcu: srcuSync, addr: addr})
 		return err
-	case !info.Reads && info.Writes: // WRITE_ONCE, smp_store_release
+	case !info.Reads && info.Writes: // WRITE_ONCE, smp_store_release, plain and srcu_read_unlock stores
 		v, err := r.eval(a.Val)
 		if err != nil {
 			return err
 		}
-		_, err = r.emit(event{kind: write, loc: a.Loc, val: v, prim: a.Op,
-			release: info.Order == litmus.Release, data: r.regTaint(a.Val)})
+		ev := event{kind: write, loc: loc, val: v, prim: a.Op,
+			release: info.Order == litmus.Release, data: r.regTaint(a.Val), addr: addr,
+			plain: a.Op == litmus.OpPlainWrite}
+		if a.Op == litmus.OpSrcuUnlock {
+			ev.srcu = srcuUnlock
+		}
+		_, err = r.emit(ev)
 		return err
-	case info.Reads && !info.Writes: // READ_ONCE, smp_load_acquire
-		v, err := r.readValue(a.Loc)
+	case info.Reads && !info.Writes: // READ_ONCE, smp_load_acquire, plain loads, srcu_read_lock
+		v, err := r.readValue(loc)
 		if err != nil {
 			return err
 		}
-		i, err := r.emit(event{kind: read, loc: a.Loc, val: v, prim: a.Op,
-			acquire: info.Order == litmus.Acquire})
+		ev := event{kind: read, loc: loc, val: v, prim: a.Op,
+			acquire: info.Order == litmus.Acquire, addr: addr, plain: a.Op == litmus.OpPlainRead}
+		if a.Op == litmus.OpSrcuLock {
+			ev.srcu = srcuLock
+		}
+		i, err := r.emit(ev)
 		if err != nil {
 			return err
 		}
 		r.setReg(a.Reg, v, maskOf(i))
 		r.final(a, i, v)
 		return nil
-	case a.Op.IsRMW():
-		return r.rmw(a, info)
+	case a.Op.IsRMW() || a.Op == litmus.OpAddUnless:
+		return r.rmw(a, info, loc, addr)
 	}
 	return fmt.Errorf("%w: %s", ErrUnsupported, info.Name)
 }
@@ -400,22 +480,22 @@ func lastAssigns(body []litmus.Stmt, later map[string]bool, out map[*litmus.Acce
 	}
 }
 
-// modelled reports whether the reference models op.
+// modelled reports whether the reference models op: every primitive but
+// spin_trylock and spin_is_locked (lock.cat's LF, RL and RU events).
 func modelled(op litmus.Op) bool {
 	switch op {
-	case litmus.OpReadOnce, litmus.OpLoadAcquire, litmus.OpWriteOnce, litmus.OpStoreRelease,
-		litmus.OpMb, litmus.OpRmb, litmus.OpWmb, litmus.OpMbBeforeAtomic, litmus.OpMbAfterAtomic,
-		litmus.OpMbAfterSpinlock, litmus.OpBarrier, litmus.OpSpinLock, litmus.OpSpinUnlock:
-		return true
+	case litmus.OpSpinTrylock, litmus.OpSpinIsLocked:
+		return false
 	}
-	return op.IsRMW()
+	return op > 0
 }
 
 // rmw runs an atomic read-modify-write: a read and, unless it is a
-// cmpxchg that fails, a write, linked by rmw (linux-kernel.def's
-// __atomic_op, __atomic_op_return, __atomic_fetch_op, __xchg, __cmpxchg).
-func (r *runner) rmw(a *litmus.Access, info litmus.Info) error {
-	old, err := r.readValue(a.Loc)
+// cmpxchg or an atomic_add_unless that fails, a write, linked by rmw
+// (linux-kernel.def's __atomic_op, __atomic_op_return,
+// __atomic_fetch_op, __xchg, __cmpxchg, __atomic_add_unless).
+func (r *runner) rmw(a *litmus.Access, info litmus.Info, loc string, addr mask) error {
+	old, err := r.readValue(loc)
 	if err != nil {
 		return err
 	}
@@ -425,12 +505,14 @@ func (r *runner) rmw(a *litmus.Access, info litmus.Info) error {
 	}
 	vt := r.regTaint(a.Val)
 	ok := true
-	if a.Op.IsCmpxchg() {
-		want, err := r.eval(a.Expect)
+	if a.Op.IsCmpxchg() || a.Op == litmus.OpAddUnless {
+		cmp, err := r.eval(a.Expect)
 		if err != nil {
 			return err
 		}
-		ok = old == want
+		// cmpxchg writes when it finds the value expected;
+		// atomic_add_unless(x, v, u) when it does not find u.
+		ok = (old == cmp) == a.Op.IsCmpxchg()
 	}
 	newVal := old + v
 	if a.Op.IsXchg() || a.Op.IsCmpxchg() {
@@ -438,7 +520,7 @@ func (r *runner) rmw(a *litmus.Access, info litmus.Info) error {
 	}
 	// A failed cmpxchg carries no ordering: the bell's FailedRMW strips
 	// its Acquire, Release and Mb tags.
-	rd := event{kind: read, loc: a.Loc, val: old, prim: a.Op, inRMW: true,
+	rd := event{kind: read, loc: loc, val: old, prim: a.Op, inRMW: true, addr: addr,
 		noreturn: !info.Returns,
 		acquire:  ok && info.Order == litmus.Acquire,
 		mb:       ok && info.Order == litmus.Mb}
@@ -446,23 +528,22 @@ func (r *runner) rmw(a *litmus.Access, info litmus.Info) error {
 	if err != nil {
 		return err
 	}
-	ret := old
-	if a.Op.ReturnsNew() {
-		ret = newVal
+	ret, rt := old, maskOf(ri)
+	switch {
+	case a.Op.ReturnsNew():
+		ret, rt = newVal, rt.or(vt)
+	case a.Op == litmus.OpAddUnless:
+		ret = boolVal(ok) // "returns non-zero if the add was done"
 	}
 	if ok {
-		if _, err := r.emit(event{kind: write, loc: a.Loc, val: newVal, prim: a.Op, inRMW: true,
+		if _, err := r.emit(event{kind: write, loc: loc, val: newVal, prim: a.Op, inRMW: true,
 			release: info.Order == litmus.Release, mb: info.Order == litmus.Mb,
-			rmwRead: ri, data: vt}); err != nil {
+			rmwRead: ri, data: vt, addr: addr}); err != nil {
 			return err
 		}
 	}
 	if info.Returns {
-		t := maskOf(ri)
-		if a.Op.ReturnsNew() {
-			t = t.or(vt)
-		}
-		r.setReg(a.Reg, ret, t)
+		r.setReg(a.Reg, ret, rt)
 		r.final(a, ri, ret)
 	}
 	return nil
@@ -487,14 +568,14 @@ func threadRegs(body []litmus.Stmt, out map[string]bool) {
 // runTree returns the runs of thread th, as a tree, when each read of a
 // location returns any value of vals[loc]; nil if every run deadlocks.
 // Each node made is a step of the budget.
-func runTree(th int, body []litmus.Stmt, vals map[string][]int64, b *budget) (*runNode, error) {
+func runTree(t *litmus.Test, th int, body []litmus.Stmt, vals map[string][]int64, b *budget) (*runNode, error) {
 	names := map[string]bool{}
 	threadRegs(body, names)
 	last := map[*litmus.Access]bool{}
 	lastAssigns(body, nil, last)
 	// One runner runs the code again for each node, from the start
 	// (the statements nest, so a point of the run is no simple index).
-	r := &runner{thread: th, regs: map[string]int64{}, taint: map[string]mask{}, last: last}
+	r := &runner{test: t, thread: th, regs: map[string]int64{}, taint: map[string]mask{}, last: last}
 	var explore func(choices []int64, from int) (*runNode, error)
 	explore = func(choices []int64, from int) (*runNode, error) {
 		if err := b.step(); err != nil {
@@ -539,6 +620,10 @@ func runTree(th int, body []litmus.Stmt, vals map[string][]int64, b *budget) (*r
 			}
 			return node, nil
 		}
+		fault := ""
+		if f, ok := err.(errFault); ok {
+			fault, err = fmt.Sprintf("P%d: %s", th, f.msg), nil
+		}
 		if err != nil {
 			return nil, fmt.Errorf("thread %d: %w", th, err)
 		}
@@ -553,7 +638,7 @@ func runTree(th int, body []litmus.Stmt, vals map[string][]int64, b *budget) (*r
 		for n, v := range r.regs {
 			regs[n] = v
 		}
-		return &runNode{events: r.events, from: from, end: true, regs: regs}, nil
+		return &runNode{events: r.events, from: from, end: true, regs: regs, fault: fault}, nil
 	}
 	return explore(nil, 0)
 }
@@ -604,6 +689,26 @@ func threadRuns(t *litmus.Test, locs []string, b *budget) ([]*runNode, error) {
 	for _, l := range locs {
 		vals[l] = []int64{t.Init[l]}
 	}
+	// A value may also justify itself: a thread that stores a constant
+	// when it reads a value that only that store leads to (r1 = 1; if
+	// (READ_ONCE(x) == 0) r1 = 0; WRITE_ONCE(y, r1), with another thread
+	// copying y to x): herd7 solves such a cycle, which no chain from the
+	// initial values reaches. So the constants a thread assigns or stores
+	// are values, from the first round on, of the locations it writes.
+	for _, thread := range t.Threads {
+		consts, written := map[int64]bool{}, map[string]bool{}
+		threadConsts(thread.Body, locs, consts, written)
+		for l := range written {
+			for c := range consts {
+				if !contains(vals[l], c) {
+					vals[l] = append(vals[l], c)
+				}
+			}
+		}
+	}
+	for l := range vals {
+		sort.Slice(vals[l], func(i, j int) bool { return vals[l][i] < vals[l][j] })
+	}
 	rounds := 1
 	for _, th := range t.Threads {
 		rounds += staticWrites(th.Body)
@@ -613,7 +718,7 @@ func threadRuns(t *litmus.Test, locs []string, b *budget) ([]*runNode, error) {
 	reads := make([]map[string]bool, len(t.Threads))
 	for th, thread := range t.Threads {
 		reads[th] = map[string]bool{}
-		readLocs(thread.Body, reads[th])
+		readLocs(thread.Body, locs, reads[th])
 	}
 	var all []*runNode
 	var grown map[string]bool // nil in the first round: every thread runs
@@ -635,7 +740,7 @@ func threadRuns(t *litmus.Test, locs []string, b *budget) ([]*runNode, error) {
 				root = prev[th]
 			} else {
 				var err error
-				root, err = runTree(th, thread.Body, vals, b)
+				root, err = runTree(t, th, thread.Body, vals, b)
 				if err != nil {
 					return nil, err
 				}
@@ -665,16 +770,57 @@ func threadRuns(t *litmus.Test, locs []string, b *budget) ([]*runNode, error) {
 	}
 }
 
+// threadConsts adds to consts the constants body assigns to registers
+// or stores, and to written the locations it stores to with a value of
+// its own (every one of locs through a pointer).
+func threadConsts(body []litmus.Stmt, locs []string, consts map[int64]bool, written map[string]bool) {
+	var walk func(e litmus.Expr)
+	walk = func(e litmus.Expr) {
+		if e.IsConst {
+			consts[e.Const] = true
+		}
+		for _, a := range e.Args {
+			walk(a)
+		}
+	}
+	for _, s := range body {
+		switch {
+		case s.Assign != nil:
+			walk(s.Assign.Val)
+		case s.Access != nil && s.Access.Op.Info().Writes && !isLockOp(s.Access.Op):
+			walk(s.Access.Val)
+			if s.Access.Addr != nil {
+				for _, l := range locs {
+					written[l] = true
+				}
+			} else {
+				written[s.Access.Loc] = true
+			}
+		case s.If != nil:
+			threadConsts(s.If.Then, locs, consts, written)
+			threadConsts(s.If.Else, locs, consts, written)
+		}
+	}
+}
+
 // readLocs adds to out the locations body reads with a value of its
-// choice (spin_lock's read aside).
-func readLocs(body []litmus.Stmt, out map[string]bool) {
+// choice (spin_lock's read aside): every one of locs for a read through
+// a pointer.
+func readLocs(body []litmus.Stmt, locs []string, out map[string]bool) {
 	for _, s := range body {
 		switch {
 		case s.Access != nil && s.Access.Op.Info().Reads && s.Access.Op != litmus.OpSpinLock:
-			out[s.Access.Loc] = true
+			if s.Access.Addr != nil {
+				for _, l := range locs {
+					out[l] = true
+				}
+			}
+			if s.Access.Loc != "" {
+				out[s.Access.Loc] = true
+			}
 		case s.If != nil:
-			readLocs(s.If.Then, out)
-			readLocs(s.If.Else, out)
+			readLocs(s.If.Then, locs, out)
+			readLocs(s.If.Else, locs, out)
 		}
 	}
 }

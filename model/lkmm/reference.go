@@ -20,6 +20,16 @@ var ErrUnsupported = fmt.Errorf("lkmm: %w", litmus.ErrUnsupported)
 // test is too large for the budget given, and its answer unknown.
 var ErrTooLarge = fmt.Errorf("lkmm: %w", litmus.ErrCutShort)
 
+// ErrFault says an execution LKMM allows accesses memory through a value
+// that is no location's address (a null or integer pointer): the test
+// has no answer, as herd7 fails on it too.
+var ErrFault = errors.New("lkmm: an access through a value that is no address")
+
+// Features are the constructs of the LKMM language (litmus.Feature) the
+// reference models: all but spin_trylock and spin_is_locked.
+const Features = litmus.FeatPointer | litmus.FeatPlain | litmus.FeatRCU | litmus.FeatSRCU |
+	litmus.FeatAddUnless | litmus.FeatUnlockLock
+
 // Reference is the axiomatic Linux kernel memory model: the outcomes of a
 // test are those of its candidate executions that satisfy the axioms of
 // tools/memory-model/linux-kernel.cat. It implements [litmus.Model] and
@@ -85,6 +95,17 @@ func (r Reference) Decide(t *litmus.Test) (litmus.Decision, error) {
 	if err != nil {
 		return litmus.Decision{}, err
 	}
+	if s.flagged {
+		// A flag (a data race...) may be raised by any execution: every
+		// one is visited, as Outcomes does, and the decision read from
+		// the outcomes.
+		s.found = map[string]litmus.Outcome{}
+		s.run()
+		if err := r.failed(s); err != nil {
+			return litmus.Decision{}, err
+		}
+		return decideFrom(t, s.found)
+	}
 	s.decide = true
 	s.run()
 	if err := r.failed(s); err != nil {
@@ -93,13 +114,47 @@ func (r Reference) Decide(t *litmus.Test) (litmus.Decision, error) {
 	return litmus.Decision{Sat: s.got[0], Unsat: s.got[1]}, nil
 }
 
+// decideFrom reads a decision from every outcome: the first (by key)
+// that the filter keeps on each side of the condition, and the flags of
+// all the filter keeps.
+func decideFrom(t *litmus.Test, found map[string]litmus.Outcome) (litmus.Decision, error) {
+	outs := make([]litmus.Outcome, 0, len(found))
+	for _, o := range found {
+		outs = append(outs, o)
+	}
+	sortOutcomes(outs)
+	var d litmus.Decision
+	for i := range outs {
+		o := &outs[i]
+		keep, err := o.Filtered(t)
+		if err != nil {
+			return litmus.Decision{}, err
+		}
+		if !keep {
+			continue
+		}
+		d.Flags = litmus.UnionFlags(d.Flags, o.Flags)
+		sat, err := o.Satisfies(t.Cond)
+		if err != nil {
+			return litmus.Decision{}, err
+		}
+		if sat && d.Sat == nil {
+			d.Sat = o
+		}
+		if !sat && d.Unsat == nil {
+			d.Unsat = o
+		}
+	}
+	return d, nil
+}
+
 // prepare refuses what the reference does not model and makes the
 // threads' runs.
 func (r Reference) prepare(t *litmus.Test) (*search, error) {
 	if err := litmus.MemoryOnly(t); err != nil {
 		return nil, err
 	}
-	if err := t.Refuse(r.Name(), 0); err != nil {
+	if err := t.Refuse(r.Name(), Features); err != nil {
 		return nil, err
 	}
 	locks, err := lockLocs(t)

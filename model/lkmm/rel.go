@@ -323,3 +323,92 @@ func (r rel) acyclic(indeg, queue []int) bool {
 	}
 	return seen == r.n
 }
+
+// restrictFrom keeps the pairs of r whose source is in dom: r = [dom] ; r.
+func (r rel) restrictFrom(dom bitset) {
+	for i := 0; i < r.n; i++ {
+		if !dom.has(i) {
+			r.row(i).clear()
+		}
+	}
+}
+
+// equal reports whether r and o relate the same pairs.
+func (r rel) equal(o rel) bool {
+	b, c := r.words(), o.words()
+	for k := range b {
+		if b[k] != c[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// cross returns dom * rng, every pair from dom to rng.
+func (a *arena) cross(dom, rng bitset) rel {
+	r := a.get()
+	for i := 0; i < r.n; i++ {
+		if dom.has(i) {
+			r.row(i).or(rng)
+		}
+	}
+	return r
+}
+
+// seqOf returns a new relation x ; y.
+func (a *arena) seqOf(x, y rel) rel {
+	r := a.get()
+	r.seq(x, y)
+	return r
+}
+
+// invOf returns a new relation x^-1.
+func (a *arena) invOf(x rel) rel {
+	r := a.get()
+	r.inv(x)
+	return r
+}
+
+// starOf returns a new relation x*.
+func (a *arena) starOf(x rel) rel {
+	r := a.copyOf(x)
+	r.star()
+	return r
+}
+
+// optOf returns a new relation x?.
+func (a *arena) optOf(x rel) rel {
+	r := a.copyOf(x)
+	r.addID()
+	return r
+}
+
+// unionOf returns a new relation, the union of xs.
+func (a *arena) unionOf(xs ...rel) rel {
+	r := a.get()
+	for _, x := range xs {
+		r.or(x)
+	}
+	return r
+}
+
+// id returns the identity on s.
+func (a *arena) id(s bitset) rel {
+	r := a.get()
+	for i := 0; i < r.n; i++ {
+		if s.has(i) {
+			r.add(i, i)
+		}
+	}
+	return r
+}
+
+// each calls f with every event in s.
+func (s bitset) each(f func(int)) {
+	for k, w := range s {
+		for w != 0 {
+			f(k<<6 | bits.TrailingZeros64(w))
+			w &= w - 1
+		}
+	}
+}

@@ -2,6 +2,7 @@ package lkmm
 
 import (
 	"errors"
+	"fmt"
 	"sort"
 	"time"
 
@@ -117,8 +118,12 @@ type search struct {
 	named  map[threadReg]bool // the registers the condition or filter names
 	found  map[string]litmus.Outcome
 	got    [2]*litmus.Outcome
-	done   bool
-	err    error
+	// flagged says the test may raise a flag (it has plain accesses, RCU
+	// or SRCU): every allowed execution is then visited, for its flags,
+	// even when its outcome is known.
+	flagged bool
+	done    bool
+	err     error
 }
 
 type threadReg struct {
@@ -149,7 +154,7 @@ func (b *budget) spend() error {
 	if b.max > 0 && b.steps > b.max {
 		b.err = errBudget
 	}
-	if b.timeout > 0 && b.steps%16 == 0 && time.Since(b.start) > b.timeout {
+	if b.timeout > 0 && (b.steps < 16 || b.steps%16 == 0) && time.Since(b.start) > b.timeout {
 		b.err = errBudget
 	}
 	return b.err
@@ -191,6 +196,9 @@ func newSearch(t *litmus.Test, locks map[string]bool, roots []*runNode, b *budge
 		root.eachEnd(func(end *runNode) {
 			if len(end.events) > longest {
 				longest = len(end.events)
+			}
+			if mayFlag(end.events) {
+				s.flagged = true
 			}
 			for _, ev := range end.events {
 				if ev.kind == fence {
@@ -287,6 +295,28 @@ func newSearch(t *litmus.Test, locks map[string]bool, roots []*runNode, b *budge
 		name(*t.Filter)
 	}
 	return s
+}
+
+// mayFlag reports whether a run may raise a flag in an execution: it has
+// plain accesses (data-race, mixed-accesses) or SRCU events (whose
+// matching goes through rf), or its rcu_read_lock and rcu_read_unlock do
+// not nest (the unmatched-rcu flags, which depend on the run alone).
+func mayFlag(events []event) bool {
+	depth := 0
+	for _, ev := range events {
+		switch {
+		case ev.plain || ev.srcu != 0:
+			return true
+		case ev.fence == litmus.OpRcuLock:
+			depth++
+		case ev.fence == litmus.OpRcuUnlock:
+			depth--
+			if depth < 0 {
+				return true
+			}
+		}
+	}
+	return depth != 0
 }
 
 // placementOrder orders the threads for the search: first the one the
@@ -763,22 +793,43 @@ func (s *search) threadEnd(d int, end *runNode) {
 	if last && !s.decide {
 		out = s.outcome()
 		key = out.Key()
-		if _, ok := s.found[key]; ok {
+		if _, ok := s.found[key]; ok && !s.flagged && s.fault() == "" {
 			return // this outcome is already allowed
 		}
 	}
-	if !s.hbpb(d) {
+	ok, flags := s.check(d, last && s.flagged)
+	if !ok {
 		return
 	}
 	if !last {
 		s.place(d + 1)
 		return
 	}
+	if f := s.fault(); f != "" {
+		s.err = fmt.Errorf("%w: %s, in an execution LKMM allows", ErrFault, f)
+		s.done = true
+		return
+	}
 	if s.decide {
 		s.leaf()
 		return
 	}
+	if prev, ok := s.found[key]; ok {
+		out.Flags = litmus.UnionFlags(prev.Flags, flags)
+	} else {
+		out.Flags = flags
+	}
 	s.found[key] = out
+}
+
+// fault returns the fault of a run placed, "" if none has one.
+func (s *search) fault() string {
+	for _, end := range s.ends {
+		if end != nil && end.fault != "" {
+			return end.fault
+		}
+	}
+	return ""
 }
 
 // canonical reports whether thread th, whose run is placed at depth d,
@@ -884,12 +935,18 @@ func (s *search) leaf() {
 	s.done = s.got[0] != nil && s.got[1] != nil
 }
 
-// hbpb checks the happens-before and propagation axioms on the events
+// hbpb checks the axioms but coherence and atomic (cat.go) on the events
 // placed up to depth d.
 func (s *search) hbpb(d int) bool {
+	ok, _ := s.check(d, false)
+	return ok
+}
+
+// check is hbpb, with the flags the execution raises if flags is set.
+func (s *search) check(d int, flags bool) (bool, []string) {
 	if !s.b.check() {
 		s.done = true
-		return false
+		return false, nil
 	}
 	if s.st[d] == nil {
 		s.st[d] = newStatics(s.maxEvents)
@@ -899,7 +956,7 @@ func (s *search) hbpb(d int) bool {
 		s.st[d].compute(s.ev)
 		s.stKey[d] = append(s.stKey[d][:0], key...)
 	}
-	return s.st[d].hbpb(s.dyn, s.rf, s.co, s.inOrder)
+	return s.st[d].check(s.dyn, s.rf, s.co, s.inOrder, flags)
 }
 
 // hbpbMid checks the happens-before and propagation axioms with the
