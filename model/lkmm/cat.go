@@ -238,6 +238,9 @@ func (st *statics) compute(evs []placed) {
 
 	// fencerel(f) = po ; [f] ; po
 	fencerel := func(f bitset) rel {
+		if f.empty() {
+			return a.get() // most tests have few kinds of fence
+		}
 		t := a.copyOf(st.po)
 		t.restrictTo(f)
 		return a.seqOf(t, st.po)
@@ -245,6 +248,9 @@ func (st *statics) compute(evs []placed) {
 	poOpt := a.optOf(st.po)
 	// r ; [mid] ; x, restricted to [dom] on the left and [rng] on the right
 	via := func(dom bitset, r rel, mid bitset, x rel, rng bitset) rel {
+		if mid.empty() {
+			return a.get()
+		}
 		t := a.copyOf(r)
 		t.restrict(dom, mid)
 		out := a.seqOf(t, x)
@@ -358,14 +364,17 @@ func (st *statics) compute(evs []placed) {
 			st.unmatchedRcu[0] = true
 		}
 		// loc, over the events with a location (accesses and Sync-srcu)
+		// (only SRCU's "& loc" uses it)
 		st.sameLoc = a.get()
-		for i := range evs {
-			if evs[i].event.loc == "" {
-				continue
-			}
-			for j := range evs {
-				if evs[j].event.loc == evs[i].event.loc {
-					st.sameLoc.add(i, j)
+		if !s.SrcuLock.empty() || !s.SyncSrcu.empty() {
+			for i := range evs {
+				if evs[i].event.loc == "" {
+					continue
+				}
+				for j := range evs {
+					if evs[j].event.loc == evs[i].event.loc {
+						st.sameLoc.add(i, j)
+					}
 				}
 			}
 		}
@@ -600,7 +609,16 @@ func (st *statics) srcuRscs(a *arena, rf rel) rel {
 func (st *statics) rcu(a *arena, d *dynRels, prop, hbStar, pb rel) (rel, bool) {
 	s := &st.s
 	pbStar := a.starOf(pb)
-	link := a.seqOf(a.seqOf(a.seqOf(a.optOf(st.po), hbStar), pbStar), a.seqOf(prop, st.po))
+	// rcu-link is used from grace periods and critical-section starts
+	// only (rcu-gp ; rcu-link, rcu-rscsi ; rcu-link, and rcu-order's
+	// targets, which are those): its other rows are not computed.
+	from := st.newSet()
+	for _, x := range []bitset{s.SyncRcu, s.SyncSrcu, s.RcuLock, s.SrcuLock} {
+		from.or(x)
+	}
+	poOpt := a.optOf(st.po)
+	poOpt.restrictFrom(from)
+	link := a.seqOf(a.seqOf(a.seqOf(poOpt, hbStar), pbStar), a.seqOf(prop, st.po))
 	rcuGp := a.id(s.SyncRcu)
 	srcuGp := a.id(s.SyncSrcu)
 	rcuRscsi := a.invOf(st.rcuRscs)

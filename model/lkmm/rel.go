@@ -358,6 +358,9 @@ func (a *arena) cross(dom, rng bitset) rel {
 // seqOf returns a new relation x ; y.
 func (a *arena) seqOf(x, y rel) rel {
 	r := a.get()
+	if x.empty() || y.empty() {
+		return r
+	}
 	r.seq(x, y)
 	return r
 }
