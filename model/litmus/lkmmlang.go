@@ -124,6 +124,13 @@ func (t *Test) Uses() []Use {
 			}
 		}
 	}
+	for th, regs := range t.RegInit {
+		for r, v := range regs {
+			if to, ok := t.LocOfAddr(v); ok {
+				add(FeatPointer, t.RegInitPos(th, r), fmt.Sprintf("the pointer %d:%s=%s in the initial state", th, r, to))
+			}
+		}
+	}
 	exprAddr := func(e Expr, at Pos) {
 		e.walk(func(x Expr) {
 			if x.Addr != "" {

@@ -213,3 +213,19 @@ func TestHoistedLoads(t *testing.T) {
 	assert.Equal(t, OpPlainRead, then[0].Access.Op)
 	assert.Equal(t, &Access{Op: OpPlainWrite, Loc: "x", Val: R("__e5"), Call: "plain store"}, then[1].Access)
 }
+
+// A register the initial state points at a location ("0:r2=a", as the
+// corpus's out-of-thin-air tests write it) holds that location's
+// address, even one named only later; it is a use of pointers.
+func TestParseRegisterPointerInit(t *testing.T) {
+	src := "C regptr\n{\n\t0:r2=b;\n}\nP0(int *a, int *b)\n{\n\tint *r2;\n\tWRITE_ONCE(*r2, 1);\n}\nexists (b=1)\n"
+	tc, err := Parse("regptr.litmus", []byte(src))
+	require.NoError(t, err)
+	b, ok := tc.AddrValue("b")
+	require.True(t, ok)
+	assert.Equal(t, b, tc.RegInit[0]["r2"])
+	uses := tc.Uses()
+	require.NotEmpty(t, uses)
+	assert.Equal(t, FeatPointer, uses[0].Feature)
+	assert.Contains(t, uses[0].What, "0:r2=b")
+}

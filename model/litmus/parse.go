@@ -238,9 +238,12 @@ func (p *parser) parseInit() error {
 				continue // "int 0:r1;": a declaration, the register starts at 0
 			}
 			p.next()
-			v, err := p.initValue()
-			if err != nil {
-				return err
+			var v int64
+			to, isPtr := p.initPointer()
+			if !isPtr {
+				if v, err = p.initValue(); err != nil {
+					return err
+				}
 			}
 			for len(p.test.RegInit) <= th {
 				p.test.RegInit = append(p.test.RegInit, nil)
@@ -255,6 +258,11 @@ func (p *parser) parseInit() error {
 			}
 			p.test.RegInit[th][reg.text] = v
 			p.test.RegInitAt[th][reg.text] = Pos{reg.line, reg.col}
+			if isPtr {
+				// "0:r2=a": the register holds a's address, set once every
+				// location is known.
+				p.initPtrs = append(p.initPtrs, initPtr{th: th, reg: reg.text, to: to})
+			}
 			continue
 		}
 		name, err := p.ident("a location")
@@ -318,9 +326,12 @@ func (p *parser) initPointer() (token, bool) {
 	return token{}, false
 }
 
-// initPtr is a location the initial state points at another.
+// initPtr is a location (or, with reg set, thread th's register) the
+// initial state points at a location.
 type initPtr struct {
 	loc string
+	th  int
+	reg string
 	to  token
 }
 
@@ -336,7 +347,11 @@ func (p *parser) resolveInitPtrs() error {
 			p.addLoc(ip.to)
 			v, _ = p.test.AddrValue(ip.to.text)
 		}
-		p.test.Init[ip.loc] = v
+		if ip.reg != "" {
+			p.test.RegInit[ip.th][ip.reg] = v
+		} else {
+			p.test.Init[ip.loc] = v
+		}
 		p.addrLocs[ip.to.text] = true
 	}
 	return nil

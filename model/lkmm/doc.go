@@ -27,8 +27,7 @@
 //     (data-race, mixed-accesses, unmatched-rcu-lock, ...) some allowed
 //     execution reaching it raises (litmus.Outcome.Flags).
 //
-// What is modelled: every primitive of linux-kernel.def but spin_trylock
-// and spin_is_locked. READ_ONCE, WRITE_ONCE, smp_load_acquire,
+// What is modelled: every primitive of linux-kernel.def. READ_ONCE, WRITE_ONCE, smp_load_acquire,
 // smp_store_release, rcu_dereference (a READ_ONCE), rcu_assign_pointer
 // (an smp_store_release), smp_store_mb, the fences (smp_mb, smp_rmb,
 // smp_wmb, smp_mb__before_atomic, smp_mb__after_atomic,
@@ -78,8 +77,12 @@
 // thread runs to its end, and a test none of whose executions does has
 // no outcome. An ordinary access to a lock location, a final condition on
 // one and an unlock of a lock not held, which lock.cat flags, are refused
-// with [ErrUnsupported], as are spin_trylock and spin_is_locked (lock.cat's
-// LF, RL and RU events, not modelled) and a lock through a pointer.
+// with [ErrUnsupported], as is a lock through a pointer. spin_trylock is
+// spin_lock's LKR and LKW when it finds the lock free (returning 1), an LF
+// reading an LKW when it finds it held (0); spin_is_locked an RL (reading
+// an LKW, 1) or an RU (reading an UL or the initial write, 0): lock.cat's
+// rf-lf, rf-rl and rf-ru, with coherence keeping such a read inside the
+// thread's own critical section on that section's LKW.
 //
 // A cmpxchg's expected value gives no dependency, only its new value
 // does. The rmw-sequence of v6.3's cat is there: cumul-fence ends with

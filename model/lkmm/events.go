@@ -126,6 +126,15 @@ const (
 	// lockUL is UL, the write of spin_unlock: a Release (lock.cat adds UL
 	// to Release).
 	lockUL
+	// lockLF is LF, the read of a spin_trylock that fails: it reads the
+	// lock held, from an LKW (rf-lf). A spin_trylock that succeeds is an
+	// LKR and an LKW, as spin_lock.
+	lockLF
+	// lockRL and lockRU are RL and RU, the read of spin_is_locked finding
+	// the lock held (from an LKW, rf-rl) or free (from an UL or the
+	// initial write, rf-ru).
+	lockRL
+	lockRU
 )
 
 // Values of a lock location, as the operational models store them: the
@@ -397,6 +406,11 @@ func (r *runner) access(a *litmus.Access, line int) error {
 		_, err = r.emit(event{kind: write, loc: loc, val: lockHeld, prim: a.Op,
 			lock: lockLKW, rmwRead: ri})
 		return err
+	case a.Op == litmus.OpSpinTrylock || a.Op == litmus.OpSpinIsLocked:
+		if a.Addr != nil {
+			return fmt.Errorf("%w: %s through a pointer", ErrUnsupported, info.Name)
+		}
+		return r.lockTest(a, loc)
 	case a.Op == litmus.OpSpinUnlock:
 		if a.Addr != nil {
 			return fmt.Errorf("%w: %s through a pointer", ErrUnsupported, info.Name)
@@ -480,14 +494,49 @@ func lastAssigns(body []litmus.Stmt, later map[string]bool, out map[*litmus.Acce
 	}
 }
 
-// modelled reports whether the reference models op: every primitive but
-// spin_trylock and spin_is_locked (lock.cat's LF, RL and RU events).
-func modelled(op litmus.Op) bool {
-	switch op {
-	case litmus.OpSpinTrylock, litmus.OpSpinIsLocked:
-		return false
+// modelled reports whether the reference models op: every primitive.
+func modelled(op litmus.Op) bool { return op > 0 }
+
+// lockTest runs spin_trylock or spin_is_locked (herd7's __trylock and
+// __islocked): a read of the lock whose value, chosen as any read's, says
+// what it found. spin_trylock finding it free takes it, an LKR and an LKW
+// as spin_lock, and returns 1; finding it held, it is an LF and returns
+// 0. spin_is_locked is an RL (held, 1) or an RU (free, 0). The search
+// gives each read a write of its value at the lock: an LKW for held, an
+// UL or the initial write for free, which is lock.cat's rf-lf, rf-rl and
+// rf-ru (coherence keeps a read inside the thread's own critical section
+// on its own LKW, as rfi-lf and rfi-rl say).
+func (r *runner) lockTest(a *litmus.Access, loc string) error {
+	v, err := r.readValue(loc)
+	if err != nil {
+		return err
 	}
-	return op > 0
+	held := v == lockHeld
+	ev := event{kind: read, loc: loc, val: v, prim: a.Op}
+	ret := int64(0)
+	switch {
+	case a.Op == litmus.OpSpinIsLocked && held:
+		ev.lock, ret = lockRL, 1
+	case a.Op == litmus.OpSpinIsLocked:
+		ev.lock = lockRU
+	case held:
+		ev.lock = lockLF
+	default:
+		ev.lock, ev.acquire, ret = lockLKR, true, 1
+	}
+	i, err := r.emit(ev)
+	if err != nil {
+		return err
+	}
+	if ev.lock == lockLKR {
+		if _, err := r.emit(event{kind: write, loc: loc, val: lockHeld, prim: a.Op,
+			lock: lockLKW, rmwRead: i}); err != nil {
+			return err
+		}
+	}
+	r.setReg(a.Reg, ret, maskOf(i))
+	r.final(a, i, ret)
+	return nil
 }
 
 // rmw runs an atomic read-modify-write: a read and, unless it is a
@@ -571,6 +620,13 @@ func threadRegs(body []litmus.Stmt, out map[string]bool) {
 func runTree(t *litmus.Test, th int, body []litmus.Stmt, vals map[string][]int64, b *budget) (*runNode, error) {
 	names := map[string]bool{}
 	threadRegs(body, names)
+	var init map[string]int64 // the registers the initial state sets
+	if th < len(t.RegInit) {
+		init = t.RegInit[th]
+	}
+	for n := range init {
+		names[n] = true
+	}
 	last := map[*litmus.Access]bool{}
 	lastAssigns(body, nil, last)
 	// One runner runs the code again for each node, from the start
@@ -584,7 +640,7 @@ func runTree(t *litmus.Test, th int, body []litmus.Stmt, vals map[string][]int64
 		r.choices, r.next, r.ctrl, r.events = choices, 0, nil, nil
 		clear(r.taint)
 		for n := range names {
-			r.regs[n] = 0
+			r.regs[n] = init[n]
 		}
 		err := r.run(body)
 		if need, ok := err.(errNeed); ok {
@@ -684,10 +740,14 @@ func staticWrites(body []litmus.Stmt) int {
 // with a write of its value (rf) and the axioms decide; a value that no
 // write gives yields no execution. There is no bound on the values: a
 // test whose values multiply (counters) spends the budget instead.
-func threadRuns(t *litmus.Test, locs []string, b *budget) ([]*runNode, error) {
+func threadRuns(t *litmus.Test, locs []string, locks map[string]bool, b *budget) ([]*runNode, error) {
 	vals := map[string][]int64{}
 	for _, l := range locs {
 		vals[l] = []int64{t.Init[l]}
+		if locks[l] {
+			// spin_trylock and spin_is_locked find a lock free or held
+			vals[l] = []int64{lockFree, lockHeld}
+		}
 	}
 	// A value may also justify itself: a thread that stores a constant
 	// when it reads a value that only that store leads to (r1 = 1; if
@@ -695,9 +755,14 @@ func threadRuns(t *litmus.Test, locs []string, b *budget) ([]*runNode, error) {
 	// copying y to x): herd7 solves such a cycle, which no chain from the
 	// initial values reaches. So the constants a thread assigns or stores
 	// are values, from the first round on, of the locations it writes.
-	for _, thread := range t.Threads {
+	for th, thread := range t.Threads {
 		consts, written := map[int64]bool{}, map[string]bool{}
 		threadConsts(thread.Body, locs, consts, written)
+		if th < len(t.RegInit) {
+			for _, v := range t.RegInit[th] {
+				consts[v] = true
+			}
+		}
 		for l := range written {
 			for c := range consts {
 				if !contains(vals[l], c) {
@@ -787,7 +852,7 @@ func threadConsts(body []litmus.Stmt, locs []string, consts map[int64]bool, writ
 		switch {
 		case s.Assign != nil:
 			walk(s.Assign.Val)
-		case s.Access != nil && s.Access.Op.Info().Writes && !isLockOp(s.Access.Op):
+		case s.Access != nil && s.Access.Op.Info().Writes && !isLockOp(s.Access.Op) && s.Access.Op != litmus.OpSpinTrylock:
 			walk(s.Access.Val)
 			if s.Access.Addr != nil {
 				for _, l := range locs {

@@ -129,6 +129,38 @@ P0(int *x, int *y, spinlock_t *l) { spin_lock(l); WRITE_ONCE(*x, 1); WRITE_ONCE(
 P1(int *y, int *z, spinlock_t *l) { int r0; spin_lock(l); r0 = READ_ONCE(*y); WRITE_ONCE(*z, 1); spin_unlock(l); }
 P2(int *x, int *z) { int r1; WRITE_ONCE(*z, 2); smp_mb(); r1 = READ_ONCE(*x); }
 exists (1:r0=1 /\ z=2 /\ 2:r1=0)`, "Sometimes", nil},
+	// spin_trylock: of two, exactly one takes the lock (the other's LF
+	// reads the winner's LKW)...
+	{"trylock-one-wins", `
+{}
+P0(spinlock_t *l) { int r0; r0 = spin_trylock(l); }
+P1(spinlock_t *l) { int r1; r1 = spin_trylock(l); }
+exists (0:r0=1 /\ 1:r1=1 \/ 0:r0=0 /\ 1:r1=0)`, "Never", nil},
+	// ...and inside the thread's own critical section it fails, as
+	// spin_is_locked finds the lock held there (rfi-lf, rfi-rl).
+	{"trylock-own-section", `
+{}
+P0(spinlock_t *l) { int r0; int r1; spin_lock(l); r0 = spin_trylock(l); r1 = spin_is_locked(l); spin_unlock(l); }
+exists (0:r0=1 \/ 0:r1=0)`, "Never", nil},
+	// A successful spin_trylock excludes as spin_lock does: two
+	// increments under the lock are never lost...
+	{"trylock-counter", `
+{}
+P0(int *x, spinlock_t *l) { int r; spin_lock(l); r = READ_ONCE(*x); WRITE_ONCE(*x, r + 1); spin_unlock(l); }
+P1(int *x, spinlock_t *l) { int r0; int r1; r0 = spin_trylock(l); if (r0) { r1 = READ_ONCE(*x); WRITE_ONCE(*x, r1 + 1); spin_unlock(l); } }
+exists (1:r0=1 /\ x=1)`, "Never", nil},
+	// ...and are without it.
+	{"counter-unlocked", `
+{}
+P0(int *x, spinlock_t *l) { int r; spin_lock(l); r = READ_ONCE(*x); WRITE_ONCE(*x, r + 1); spin_unlock(l); }
+P1(int *x) { int r1; r1 = READ_ONCE(*x); WRITE_ONCE(*x, r1 + 1); }
+exists (x=1)`, "Sometimes", nil},
+	// Registers the initial state sets, a pointer among them.
+	{"register-init", `
+{ 0:r1=5; 1:r2=x; }
+P0(int *x) { int r1; WRITE_ONCE(*x, r1); }
+P1(int *x) { int *r2; int r3; r3 = READ_ONCE(*r2); }
+exists (1:r3=5 /\ 1:r2=x)`, "Sometimes", nil},
 }
 
 // TestFeatures runs each case through Judge (every outcome) and Decide

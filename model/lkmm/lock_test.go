@@ -1,7 +1,6 @@
 package lkmm
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -191,25 +190,6 @@ func TestLockRefusals(t *testing.T) {
 			require.ErrorIs(t, err, ErrUnsupported)
 			assert.ErrorIs(t, err, litmus.ErrUnsupported, "a refusal like any model's")
 			assert.Contains(t, err.Error(), tc.says)
-		})
-	}
-}
-
-// spin_trylock and spin_is_locked (lock.cat's LF, RL and RU events) are
-// read, but the reference does not model them yet: it refuses the test at the call's line, naming it, so it never
-// runs it as something else.
-func TestLockPrimitivesNotModelled(t *testing.T) {
-	for _, call := range []string{"r0 = spin_trylock(s)", "r0 = spin_is_locked(s)"} {
-		t.Run(call, func(t *testing.T) {
-			src := "C refused\n{}\nP0(int *x, spinlock_t *s)\n{\n\tint r0;\n\tspin_lock(s);\n\tspin_unlock(s);\n\t" +
-				call + ";\n\tWRITE_ONCE(*x, 1);\n}\nexists (x=1)\n"
-			tc, err := litmus.Parse("refused.litmus", []byte(src))
-			require.NoError(t, err)
-			_, err = Reference{}.Outcomes(tc)
-			require.ErrorIs(t, err, litmus.ErrNotInModel)
-			assert.Contains(t, err.Error(), "refused.litmus:8:")
-			name := strings.TrimPrefix(call[:strings.Index(call, "(")], "r0 = ")
-			assert.Contains(t, err.Error(), name)
 		})
 	}
 }

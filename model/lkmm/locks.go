@@ -39,12 +39,18 @@ import (
 // reporting the test as suspect, is refused here with an error: an
 // unlock of a lock not held (unmatched-unlock), an ordinary access to a
 // lock location (mixed-lock-accesses), a final condition on a lock
-// location (lock-final). spin_trylock and spin_is_locked (LF, RL, RU
-// events) are not litmus primitives: the parser refuses them.
+// location (lock-final). spin_trylock and spin_is_locked are reads of the
+// lock whose value the thread's run chooses (events.go, lockTest): held,
+// read from an LKW; free, from an UL or the initial write.
 
-// isLockOp reports whether op is spin_lock or spin_unlock.
+// isLockOp reports whether op is spin_lock, spin_unlock, spin_trylock or
+// spin_is_locked: an operation on a spin lock.
 func isLockOp(op litmus.Op) bool {
-	return op == litmus.OpSpinLock || op == litmus.OpSpinUnlock
+	switch op {
+	case litmus.OpSpinLock, litmus.OpSpinUnlock, litmus.OpSpinTrylock, litmus.OpSpinIsLocked:
+		return true
+	}
+	return false
 }
 
 // lockLocs returns the locations t uses as spin locks, and refuses a test

@@ -26,9 +26,8 @@ var ErrTooLarge = fmt.Errorf("lkmm: %w", litmus.ErrCutShort)
 var ErrFault = errors.New("lkmm: an access through a value that is no address")
 
 // Features are the constructs of the LKMM language (litmus.Feature) the
-// reference models: all but spin_trylock and spin_is_locked.
-const Features = litmus.FeatPointer | litmus.FeatPlain | litmus.FeatRCU | litmus.FeatSRCU |
-	litmus.FeatAddUnless | litmus.FeatUnlockLock
+// reference models: all of them.
+const Features = litmus.AllFeatures
 
 // Reference is the axiomatic Linux kernel memory model: the outcomes of a
 // test are those of its candidate executions that satisfy the axioms of
@@ -151,7 +150,7 @@ func decideFrom(t *litmus.Test, found map[string]litmus.Outcome) (litmus.Decisio
 // prepare refuses what the reference does not model and makes the
 // threads' runs.
 func (r Reference) prepare(t *litmus.Test) (*search, error) {
-	if err := litmus.MemoryOnly(t); err != nil {
+	if err := litmus.MemoryOps(t); err != nil {
 		return nil, err
 	}
 	if err := t.Refuse(r.Name(), Features); err != nil {
@@ -162,7 +161,7 @@ func (r Reference) prepare(t *litmus.Test) (*search, error) {
 		return nil, fmt.Errorf("%s: %w", t.Name, err)
 	}
 	b := &budget{max: r.Candidates, timeout: r.Timeout, start: time.Now()}
-	roots, err := threadRuns(t, testLocs(t), b)
+	roots, err := threadRuns(t, testLocs(t), locks, b)
 	if errors.Is(err, errBudget) {
 		return nil, r.cutShort(t, b, 0)
 	}
