@@ -22,7 +22,7 @@ const oldCandidates = 20_000
 // newCandidates bounds the search on random programs: those whose reads
 // may return many values (data-dependent RMW chains) take long, and the
 // old enumeration refuses them too.
-const newCandidates = 100_000
+const newCandidates = 40_000
 
 // keys returns the keys of outs, sorted.
 func keys(outs []litmus.Outcome) []string {
@@ -134,7 +134,7 @@ func TestSearchMatchesOldEnumeration(t *testing.T) {
 		ref := lkmm.Reference{InOrder: inOrder, Candidates: newCandidates}
 		if !errors.Is(oldErr, errOldTooLarge) {
 			require.NoError(rt, oldErr)
-			ref.Candidates = 20 * newCandidates
+			ref.Candidates = 10 * newCandidates
 		}
 		got, err := ref.Outcomes(test)
 		if errors.Is(err, litmus.ErrCutShort) {
