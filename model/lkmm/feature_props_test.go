@@ -3,7 +3,7 @@ package lkmm_test
 import (
 	"errors"
 	"fmt"
-	"sort"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -46,16 +46,9 @@ func outcomeKeys(rt *rapid.T, t *litmus.Test, drop map[string]bool) ([]string, b
 		}
 		out = append(out, o.Key())
 	}
-	sort.Strings(out)
 	// Dropping registers may make two outcomes one.
-	k := 0
-	for i, key := range out {
-		if i == 0 || key != out[k-1] {
-			out[k] = key
-			k++
-		}
-	}
-	return out[:k], true
+	slices.Sort(out)
+	return slices.Compact(out), true
 }
 
 // mapOps rewrites every access of t's threads by f, which returns the
