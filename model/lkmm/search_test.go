@@ -134,7 +134,7 @@ func TestSearchMatchesOldEnumeration(t *testing.T) {
 		ref := lkmm.Reference{InOrder: inOrder, Candidates: newCandidates}
 		if !errors.Is(oldErr, errOldTooLarge) {
 			require.NoError(rt, oldErr)
-			ref.Candidates = 10 * newCandidates
+			ref.Candidates = 50 * newCandidates
 		}
 		got, err := ref.Outcomes(test)
 		if errors.Is(err, litmus.ErrCutShort) {
