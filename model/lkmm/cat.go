@@ -381,18 +381,18 @@ func (st *statics) compute(evs []placed) {
 	}
 }
 
-// dyn holds the relations of one check that the flags need too.
+// dynRels holds the relations of one check that the rcu and plain-access
+// parts and the flags need too.
 type dynRels struct {
-	rf, co, fr, rfe, ext rel
-	addr                 rel
-	hb, pb, rb           rel
-	strongFence, fence   rel // with rcu-fence (the cat's redefinitions)
-	nonrwFence           rel
-	cumulStar, rmwSeq    rel
-	srcuRscs             rel
-	xbstar               rel
-	wwVis, wrVis, rwXb   rel
-	preRace              rel
+	rf, co, fr, rfe    rel
+	addr               rel
+	hb, pb, rb         rel
+	strongFence, fence rel // with rcu-fence (the cat's redefinitions)
+	nonrwFence         rel
+	cumulStar, rmwSeq  rel
+	srcuRscs           rel
+	wwVis, wrVis, rwXb rel
+	preRace            rel
 }
 
 // hbpb reports whether the execution whose events st describes, with the
@@ -572,8 +572,6 @@ func (st *statics) check(dyn *arena, rfSrc []int, co [][]int, inOrder, flags boo
 		}
 		d.rb = rb
 	}
-	d.ext = a.cross(s.all, s.all)
-	d.ext.andNot(st.intRel)
 	if st.hasPlain && !st.plainCoherent(a, &d) {
 		return false, nil
 	}
@@ -673,7 +671,6 @@ func (st *statics) plainCoherent(a *arena, d *dynRels) bool {
 	s := &st.s
 	xb := a.unionOf(d.hb, d.pb, d.rb)
 	xb.star()
-	d.xbstar = xb
 	// vis = cumul-fence* ; rfe? ; [Marked] ; ((strong-fence ; [Marked] ;
 	// xbstar) | (xbstar & int))
 	rfeOpt := a.optOf(d.rfe)
@@ -715,7 +712,9 @@ func (st *statics) plainCoherent(a *arena, d *dynRels) bool {
 	mNotIW.or(s.M)
 	mNotIW.andNot(s.IW)
 	pr := a.unionOf(a.cross(s.Plain, s.M), a.cross(mNotIW, s.Plain))
-	pr.and(d.ext)
+	ext := a.cross(s.all, s.all)
+	ext.andNot(st.intRel)
+	pr.and(ext)
 	d.preRace = pr
 	// wr-incoh = pre-race & rf & rw-xbstar^-1, and so on
 	incoh := func(x, vis rel) bool {

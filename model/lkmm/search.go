@@ -935,14 +935,9 @@ func (s *search) leaf() {
 	s.done = s.got[0] != nil && s.got[1] != nil
 }
 
-// hbpb checks the axioms but coherence and atomic (cat.go) on the events
-// placed up to depth d.
-func (s *search) hbpb(d int) bool {
-	ok, _ := s.check(d, false)
-	return ok
-}
-
-// check is hbpb, with the flags the execution raises if flags is set.
+// check checks the axioms but coherence and atomic (cat.go) on the events
+// placed up to depth d, and returns the flags the execution raises if
+// flags is set.
 func (s *search) check(d int, flags bool) (bool, []string) {
 	if !s.b.check() {
 		s.done = true
