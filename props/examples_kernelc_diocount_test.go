@@ -32,7 +32,7 @@ func TestHarnessDIOCount(t *testing.T) {
 	}
 	limits := map[string]string{
 		"Relaxed no-cache": "Relaxed does not support spin_lock",
-		"LKMM no-cache":    "does not model load buffering",
+		"LKMM no-cache":    "cannot give LKMM's load buffering here",
 	}
 	const seed = "0001-ext4-add-DIO_SKIP_DIO_COUNT-flag-to-dax_do_io.patch"
 	h := "ext4-diocount/ext4-diocount.c"

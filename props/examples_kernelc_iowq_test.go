@@ -53,7 +53,7 @@ func TestHarnessIOWQ(t *testing.T) {
 	}
 	limits := map[string]string{
 		"Relaxed no-cache": "Relaxed does not support",
-		"LKMM no-cache":    "does not model load buffering",
+		"LKMM no-cache":    "cannot give LKMM's load buffering here",
 	}
 	relaxed := map[string]string{"Relaxed no-cache": "Relaxed does not support"}
 	const (

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -73,8 +74,10 @@ func TestLitmusJSON(t *testing.T) {
 
 // TestLitmusExplorerLKMM: -model lkmm runs the explorer's LKMM model (the
 // one flushproof check -model lkmm runs), which answers SB+mbs as the
-// reference does and refuses a load followed by a store to another
-// location with no barrier between. Its old spelling, lkmm-memory, is
+// reference does, answers LB by leaving the load pending while the store
+// runs ahead (the witness shows it), and refuses a store that follows a
+// load only smp_rmb separates it from (smp_rmb satisfies the load and
+// orders nothing before the store). Its old spelling, lkmm-memory, is
 // refused with the new ones.
 func TestLitmusExplorerLKMM(t *testing.T) {
 	out, errs, code := runLitmusArgs(t, "-model", "lkmm", litmusDir+"SB+mbs.litmus")
@@ -87,6 +90,18 @@ func TestLitmusExplorerLKMM(t *testing.T) {
 	assert.Contains(t, errs, "lkmm-memory is spelled lkmm now, as in flushproof check")
 	assert.Contains(t, errs, "the axiomatic reference is lkmm-ref")
 	out, _, code = runLitmusArgs(t, "-model", "lkmm", litmusDir+"LB.litmus")
+	assert.Equal(t, exitOK, code)
+	assert.Contains(t, out, "Observation LB Sometimes 1 3")
+	assert.Contains(t, out, "r0 = READ_ONCE(x): left pending (what follows may run before it)")
+	assert.Contains(t, out, "r0 = READ_ONCE(x) = 1 (the pending access is satisfied)")
+	rmb := filepath.Join(t.TempDir(), "LB+rmb.litmus")
+	require.NoError(t, os.WriteFile(rmb, []byte(`C LB+rmb
+{}
+P0(int *x, int *y) { int r0; r0 = READ_ONCE(*x); smp_rmb(); WRITE_ONCE(*y, 1); }
+P1(int *x, int *y) { int r0; r0 = READ_ONCE(*y); smp_rmb(); WRITE_ONCE(*x, 1); }
+exists (0:r0=1 /\ 1:r0=1)
+`), 0o644))
+	out, _, code = runLitmusArgs(t, "-model", "lkmm", rmb)
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, out, "a store after a load of another location with no smp_mb between")
 }

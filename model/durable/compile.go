@@ -191,6 +191,7 @@ func (c *compiler) stmts(body []litmus.Stmt) error {
 			if len(s.If.Else) == 0 {
 				c.dep.join(before, first)
 				c.code[branch].target = len(c.code)
+				c.code[branch].end = len(c.code)
 				continue
 			}
 			jump := len(c.code)
@@ -201,6 +202,7 @@ func (c *compiler) stmts(body []litmus.Stmt) error {
 			}
 			c.dep.join(before, first)
 			c.code[jump].target = len(c.code)
+			c.code[branch].end = len(c.code)
 		case c.durable && (s.Loop != nil || s.Jump != 0 || s.Dev != nil || s.Check != nil || s.Goto != "" || s.Label != ""):
 			if err := c.durableStmt(s); err != nil {
 				return err

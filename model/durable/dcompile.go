@@ -355,6 +355,7 @@ func compileDurable(m memory.Model, t *litmus.Test, file string) (*opSystem, err
 		sys.regs = append(sys.regs, c.regs)
 		sys.written = append(sys.written, c.written)
 	}
+	sys.startAhead()
 	return sys, nil
 }
 

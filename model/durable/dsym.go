@@ -499,6 +499,9 @@ func (s *durSystem) permuteClass(st State, c symClass, perm []int) State {
 		locs[l] = l
 	}
 	out.op.mem = st.op.mem.Permuted(&threads, &locs)
+	if s.op.ahead != nil {
+		out.op.ahead = s.op.ahead.permute(st.op.ahead, &threads)
+	}
 	if st.bad.kind != 0 {
 		if nt, ok := newOf[int(st.bad.thread)]; ok {
 			out.bad.thread = uint8(nt)

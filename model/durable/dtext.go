@@ -123,6 +123,9 @@ func (s *durSystem) render(st *State, lb explore.Label) (string, *StepFacts) {
 		f = &StepFacts{}
 	}
 	text := ""
+	if text, ok := s.op.describeAhead(t, lb); ok {
+		return fmt.Sprintf("L%d: %s", in.line, text), v.facts(f)
+	}
 	if lb.Kind == kindFault && in.kind >= iDevSubmit {
 		return fmt.Sprintf("L%d: %s: beyond the checker's bounds", in.line, s.stmtText(in, v)), v.facts(f)
 	}

@@ -28,12 +28,14 @@ package durable
 //     orderings beyond smp_mb on a memory declared with UseOrderings
 //     (Init). smp_mb__{before,after}_atomic and smp_mb__after_spinlock
 //     are smp_mb next to the RMW or lock they order, nothing in a thread
-//     without one, and refused otherwise (atomicFence). A store that
-//     follows a load of another location in its thread with no smp_mb
-//     between is refused (memory.ErrUnordered: the model has no load
-//     buffering) unless it depends on that load, through its value or the
-//     ifs it lies in (deps.go), or something else orders the two, or
-//     Operational.InOrder.
+//     without one, and refused otherwise (atomicFence). Threads run ahead
+//     of their loads (ahead.go): a load left pending while later stores
+//     run gives LKMM's load buffering. A store that follows a load of
+//     another location that could not be left pending, with no smp_mb
+//     between, is refused (memory.ErrUnordered) unless it depends on that
+//     load, through its value or the ifs it lies in (deps.go), or
+//     something else orders the two, or Operational.InOrder (which also
+//     turns running ahead off).
 //   - spin_lock, under SC, TSO and Relaxed, is an atomic test-and-set of
 //     the lock word that has no step while the lock is held (the thread
 //     waits); spin_unlock stores 0. Under LKMM they are memory.SpinLock
@@ -133,6 +135,7 @@ func (o Operational) run(t *litmus.Test) (*opSystem, *explore.Result[opState], e
 		return nil, nil, err
 	}
 	sys.inOrder = o.InOrder
+	sys.startAhead()
 	budget := o.MaxStates
 	if budget == 0 {
 		budget = litmus.DefaultMaxStates
@@ -169,6 +172,7 @@ type instr struct {
 	assign *litmus.Assign
 	cond   litmus.Expr
 	target int
+	end    int       // an if's branch: the instruction after its arms (0: a loop's or unknown)
 	deps   uint8     // a store's: the locations whose loads it depends on (deps.go)
 	fence  litmus.Op // a fence's: what it does (atomicFence)
 	dev    *litmus.DevOp
@@ -249,6 +253,7 @@ type opState struct {
 	pc    [memory.MaxThreads]uint8
 	regs  [memory.MaxThreads][MaxRegs]int16 // registers hold -32768..32767 (faultRange beyond)
 	fault fault
+	ahead uint32 // the threads' pending loads and guesses (ahead.go), 0 if none
 }
 
 type opSystem struct {
@@ -261,6 +266,28 @@ type opSystem struct {
 	init    []int64          // per location
 	inOrder bool             // Operational.InOrder
 	full    bool             // WithoutReductions
+	// Running ahead of loads (ahead.go), under LKMM unless inOrder: the
+	// tables of the ahead states, per thread and if what it controls, per thread
+	// and instruction whether a store may follow.
+	ahead     *aheadTables
+	path      [][]*pcSet // per thread and if: what runs only as it goes (up to its immediate post-dominator)
+	arms      [][]*pcSet // per thread and if: its arms (LKMM's control dependency)
+	aheadKind [][]uint8  // per thread and load: aheadPlace, aheadOrdered or aheadLeave
+	condRegs  []uint64   // per thread: the registers the final condition reads
+}
+
+// startAhead turns running ahead of loads on under LKMM (unless inOrder).
+func (s *opSystem) startAhead() {
+	if s.model != memory.LKMM || s.inOrder {
+		s.ahead = nil
+		return
+	}
+	s.ahead = newAheadTables()
+	s.computeScopes()
+	s.condRegs = make([]uint64, len(s.code))
+	for t := range s.code {
+		s.condRegs[t] = condRegs(s.test.Cond, t, s.regs[t])
+	}
 }
 
 // Reduces implements explore.InnerReducer: LKMM memory leaves out
@@ -302,6 +329,11 @@ func (s *opSystem) Init() []opState {
 	if orderings {
 		st.mem.UseOrderings()
 	}
+	for l := range s.test.Locs {
+		if s.lockOnly(l) {
+			st.mem.LockOnly(l)
+		}
+	}
 	if s.inOrder {
 		st.mem.AllowUnordered()
 	}
@@ -316,6 +348,24 @@ func (s *opSystem) Init() []opState {
 	return []opState{st}
 }
 
+// lockOnly reports whether only spin_lock and spin_unlock access location
+// l (memory.Memory.LockOnly).
+func (s *opSystem) lockOnly(l int) bool {
+	any := false
+	for _, code := range s.code {
+		for _, in := range code {
+			if in.access == nil || in.loc != l {
+				continue
+			}
+			if in.kind != iAccess || in.access.Op != litmus.OpSpinLock && in.access.Op != litmus.OpSpinUnlock {
+				return false
+			}
+			any = true
+		}
+	}
+	return any
+}
+
 func (s *opSystem) Check(opState) error { return nil }
 
 // Unfinished is always 0: a thread waiting forever for a lock is an
@@ -325,7 +375,7 @@ func (s *opSystem) Unfinished(opState) uint64 { return 0 }
 // final reports whether st is an outcome: every thread at its end, every
 // store buffer drained, no fault.
 func (s *opSystem) final(st opState) bool {
-	if st.fault.kind != 0 {
+	if st.fault.kind != 0 || s.anyPending(st) {
 		return false
 	}
 	for t, code := range s.code {
@@ -388,21 +438,81 @@ func (s *opSystem) Next(st opState, yield func(explore.Label, opState)) {
 	})
 	for t, code := range s.code {
 		pc := int(st.pc[t])
-		if pc >= len(code) {
-			continue
-		}
-		s.step(st, t, code[pc], func(lb explore.Label, n opState) {
-			lb.Actor, lb.ID = uint8(t), uint16(pc)
-			if int(n.pc[t]) >= len(code) && n.fault.kind == 0 {
+		y := func(lb explore.Label, n opState) {
+			lb.Actor = uint8(t)
+			if lb.Kind != kindLate {
+				lb.ID = uint16(pc)
+				n = s.afterStep(n, t, pc)
+			}
+			if int(n.pc[t]) >= len(code) && n.fault.kind == 0 && !s.pending(n, t) {
 				n.mem.DropReader(t) // it loads nothing any more: fewer live stores
 			}
 			yield(lb, n)
-		})
+		}
+		s.aheadSteps(st, t, y)
+		if pc >= len(code) {
+			continue
+		}
+		s.step(st, t, code[pc], y)
 	}
 }
 
-// step yields thread t's successors for instruction in.
+// step yields thread t's successors for instruction in: under LKMM, with
+// a load left pending or what runs ahead of one (ahead.go).
 func (s *opSystem) step(st opState, t int, in instr, yield func(explore.Label, opState)) {
+	if s.ahead != nil {
+		if s.pending(st, t) {
+			s.stepAhead(st, t, in, s.ahead.thread(st.ahead, t), yield)
+			return
+		}
+		if deferrableOp(in) && !(in.arith && s.arithFails(st, t, in)) {
+			switch s.aheadKind[t][st.pc[t]] {
+			case aheadLeave:
+				s.deferLoad(st, t, threadAhead{}, yield)
+				s.stepIn(st, t, in, true, yield)
+				return
+			case aheadOrdered:
+				s.stepIn(st, t, in, true, yield)
+				return
+			}
+		}
+	}
+	s.stepIn(st, t, in, false, yield)
+}
+
+// stepAwait is the load of a wait_event (iAwait): one result per store t
+// may read that makes the condition hold; none while no store does (the
+// thread sleeps until one does). covered as in stepIn.
+func (s *opSystem) stepAwait(st opState, t int, in instr, covered bool, yield func(explore.Label, opState)) {
+	load := st.mem.Load
+	switch {
+	case in.access.Op == litmus.OpLoadAcquire:
+		load = st.mem.LoadAcquire
+	case covered:
+		load = st.mem.LoadCovered
+	}
+	for i, r := range load(t, in.loc) {
+		m := st
+		m.pc[t]++
+		m.mem = r.Mem
+		if in.access.Reg != "" {
+			m.regs[t][s.regs[t][in.access.Reg]] = int16(s.real(in.loc, r.Val))
+		}
+		c, err := in.cond.Eval(func(_ int, name string) int64 { return int64(m.regs[t][s.regs[t][name]]) }, nil)
+		if err != nil {
+			panic(err)
+		}
+		if c == 0 {
+			continue // not yet: the thread sleeps until a store makes it true
+		}
+		yield(explore.Label{Kind: kindValue, Arg: uint16(uint8(int8(r.Val))) | uint16(i)<<8}, m)
+	}
+}
+
+// stepIn yields thread t's successors for instruction in, run at its
+// place; covered: a plain load that could have been left pending
+// (memory.Memory.LoadCovered).
+func (s *opSystem) stepIn(st opState, t int, in instr, covered bool, yield func(explore.Label, opState)) {
 	regs := func(_ int, name string) int64 { return int64(st.regs[t][s.regs[t][name]]) }
 	eval := func(e litmus.Expr) int64 {
 		v, err := e.Eval(regs, nil)
@@ -422,6 +532,9 @@ func (s *opSystem) step(st opState, t int, in instr, yield func(explore.Label, o
 		return
 	}
 	switch in.kind {
+	case iAwait:
+		s.stepAwait(st, t, in, covered, yield)
+		return
 	case iAssign:
 		v := eval(in.assign.Val)
 		if !fits16(v) {
@@ -459,6 +572,8 @@ func (s *opSystem) step(st opState, t int, in instr, yield func(explore.Label, o
 		load := st.mem.Load
 		if op == litmus.OpLoadAcquire {
 			load = st.mem.LoadAcquire
+		} else if covered {
+			load = st.mem.LoadCovered
 		}
 		for i, r := range load(t, in.loc) {
 			n.mem = r.Mem
@@ -586,7 +701,8 @@ func (s *opSystem) step(st opState, t int, in instr, yield func(explore.Label, o
 			}
 		default: // only under LKMM and, unordered, TSO and SC (compile)
 			rs, err = st.mem.RMWOrdered(t, in.loc, f, memory.RMWOrder{Acquire: info.Order == litmus.Acquire,
-				Release: info.Order == litmus.Release, NoReturn: !info.Returns, Deps: in.deps, Cond: op.IsCmpxchg() && !in.retry})
+				Release: info.Order == litmus.Release, NoReturn: !info.Returns, Deps: in.deps, Cond: op.IsCmpxchg() && !in.retry,
+				Covered: covered})
 		}
 		if errors.Is(err, memory.ErrUnordered) {
 			fail(faultUnordered)
@@ -626,7 +742,7 @@ func (s *opSystem) faultText(f fault) string {
 	case faultArith:
 		return fmt.Sprintf("line %d: P%d: a division by zero, or a shift by a negative amount or by more than 62", in.line, f.thread)
 	case faultUnordered:
-		return fmt.Sprintf("line %d: P%d: a store after a load of another location with no smp_mb between and no dependency on it (a cmpxchg orders only if it succeeds, and LKMM lets it fail by reading a later store): the checker's LKMM does not model load buffering; order them (smp_load_acquire, smp_store_release, smp_mb) where the kernel code does, or check this file under SC and TSO only (Models: SC, TSO)", in.line, f.thread)
+		return fmt.Sprintf("line %d: P%d: a store after a load of another location with no smp_mb between and no dependency on it, and the load could not be left pending for the store to go first (smp_rmb, a release, a device call or a store waiting for it satisfied it, or it was a release RMW's read; a cmpxchg orders only if it succeeds, and LKMM lets it fail by reading a later store): the checker cannot give LKMM's load buffering here; order them (smp_load_acquire, smp_store_release, smp_mb) where the kernel code does, or check this file under SC and TSO only (Models: SC, TSO)", in.line, f.thread)
 	case faultMemory:
 		if s.model == memory.TSO {
 			return fmt.Sprintf("line %d: P%d: a %dth store waiting in P%d's store buffer, which holds %d: put an smp_mb (or a fully ordered atomic) between the stores, or store less", in.line, f.thread, memory.MaxBuffered+1, f.thread, memory.MaxBuffered)
@@ -645,6 +761,9 @@ func (s *opSystem) Describe(lb explore.Label) string {
 		}
 		l := int(lb.Kind) - 1
 		return fmt.Sprintf("P%d's %s=%d reaches memory", lb.ID, s.test.Locs[l], s.real(l, int64(int8(uint8(lb.Arg)))))
+	}
+	if text, ok := s.describeAhead(int(lb.Actor), lb); ok {
+		return text
 	}
 	in := s.code[lb.Actor][lb.ID]
 	switch in.kind {

@@ -19,6 +19,10 @@
 //     _acquire and _release RMWs), [Memory.LoadAcquire],
 //     [Memory.StoresRelease], [Memory.Rmbs], [Memory.Wmbs],
 //     [Memory.SpinLock] and [Memory.SpinUnlock].
+//     For a caller that runs threads ahead of their loads (model/durable),
+//     [Memory.LoadCovered], [RMWOrder.Covered] and [Memory.Uncover] mark
+//     the loads whose load buffering it covers; [Memory.LockOnly] keeps
+//     only the newest store of a location only locks access.
 //     The seams a protocol's symmetry reduction needs are methods:
 //     [Memory.Permuted], [Memory.View], [Memory.Live], [Memory.BufferLen].
 //     A location's readers ([New]) are a declaration the memory checks (a

@@ -58,9 +58,16 @@ import (
 // it by coherence. Otherwise LKMM lets the store propagate before the load
 // is satisfied (load buffering is one case; a strong fence of a third
 // thread that runs between the two is another), so such a store is refused
-// (ErrUnordered) rather than answered wrongly. The differential tests
-// against the axiomatic reference (model/lkmm) hold this model to LKMM's
-// exact outcome sets on the random programs and corpus tests it accepts.
+// (ErrUnordered) rather than answered wrongly, unless the caller covers
+// the load (LoadCovered, RMWOrder.Covered): it also runs the thread with
+// that load satisfied after the store, as model/durable does for litmus
+// and durability files (its ahead.go), and each order it runs is a program
+// order of its own, on which this model is exact. A covered load counts,
+// for where a later store goes in co, as one the store depends on (a
+// stronger placement; the caller's other run gives the weaker ones);
+// Uncover ends a cover. The differential tests against the axiomatic
+// reference (model/lkmm) hold this model to LKMM's exact outcome sets on
+// the random programs and corpus tests it accepts.
 //
 // The readers of a location (New) must include every thread that stores
 // to it (its view places its stores), except a thread that only updates a
@@ -78,6 +85,8 @@ type lkExtra struct {
 	glued         [MaxLocations]uint8         // bit i: store i is a read-modify-write's, glued to store i-1
 	unord         [MaxThreads]uint8           // per thread: the locations (bit l) it loaded since its last full barrier
 	cond          [MaxThreads]uint8           // per thread: the locations whose loads only a conditional RMW's barriers ordered (see checkOrdered)
+	covered       [MaxThreads]uint8           // per thread: the locations in unord whose loads since the last barrier were all LoadCovered (see checkOrdered)
+	lockOnly      uint8                       // the locations only spin_lock and spin_unlock access (LockOnly)
 	anyOrder      bool                        // AllowUnordered
 	unreduced     bool                        // Unreduced: no subsumption of pending barriers
 	whole         bool                        // UseOrderings: views kept whole, lkOrd kept
@@ -326,7 +335,12 @@ func (m *lk) writeBase(t, loc int, deps uint8, release bool) (base vw, ordered b
 	if release {
 		return m.acq[t].join(m.rel[t]), true // a release store is ordered after every earlier load
 	}
-	if o := m.unord[t] &^ (1 << loc); o != 0 && o&^deps == 0 {
+	// A load its caller covers (LoadCovered) counts as one the store
+	// depends on: the store goes after it, which only takes places away,
+	// and the run that leaves the load pending gives the places before
+	// (without this, a store that depends on one covered load but not on
+	// another went after cur, before what the load it depends on saw).
+	if o := m.unord[t] &^ (1 << loc); o != 0 && o&^deps&^m.covered[t] == 0 {
 		return m.acq[t].join(m.rel[t]), true
 	}
 	return m.cur[t].join(m.rel[t]), false
@@ -349,8 +363,11 @@ func (m *lk) writeBase(t, loc int, deps uint8, release bool) (base vw, ordered b
 // as after an unordered load, unless it depends on them or a barrier that
 // does not depend on a value read (smp_mb, an unconditional fully ordered
 // RMW) came between.
+//
+// A load its caller covers (LoadCovered: the caller also runs the thread
+// with that load satisfied after the store) is no reason to refuse.
 func (m *lk) checkOrdered(t, loc int, deps uint8, release bool) error {
-	if (m.unord[t]|m.cond[t])&^(1<<loc)&^deps != 0 && !m.anyOrder && !release {
+	if (m.unord[t]&^m.covered[t]|m.cond[t])&^(1<<loc)&^deps != 0 && !m.anyOrder && !release {
 		return fmt.Errorf("thread %d: %w", t, ErrUnordered)
 	}
 	return nil
@@ -438,6 +455,10 @@ const (
 	readPlain    = iota // READ_ONCE, the read of a value-returning RMW
 	readNoReturn        // the read of an RMW that returns nothing: smp_rmb does not order it
 	readAcquire         // smp_load_acquire, an _acquire RMW that stores
+
+	// readCoveredBit, with readPlain or readNoReturn: the caller covers
+	// the load's buffering (LoadCovered, RMWOrder.Covered; covered).
+	readCoveredBit = 4
 )
 
 // lkReadAs is the memory after t read store i of loc, not compacted. A
@@ -446,6 +467,8 @@ const (
 // acquire load's into cur at once, and it orders every later event of its
 // thread, so it leaves no mark in unord.
 func (m lk) lkReadAs(t, loc, i int, how int) lk {
+	isCovered := how&readCoveredBit != 0
+	how &^= readCoveredBit
 	mv, gv := m.mview[loc][i], vw(0)
 	if m.whole {
 		m.cow()
@@ -469,6 +492,13 @@ func (m lk) lkReadAs(t, loc, i int, how int) lk {
 		m.cur[t] = m.cur[t].join(mg)
 		m.g[t] = m.g[t].join(gv)
 	} else {
+		// covered keeps loc only while every load of it since the
+		// last barrier was a covered one.
+		if isCovered && (m.unord[t]&(1<<loc) == 0 || m.covered[t]&(1<<loc) != 0) {
+			m.covered[t] |= 1 << loc
+		} else {
+			m.covered[t] &^= 1 << loc
+		}
 		m.unord[t] |= 1 << loc
 		if m.whole {
 			m.since[t] |= 1 << loc
@@ -628,7 +658,40 @@ func (m *Memory) lkForget(t int) {
 	m.post &^= 1 << t
 	x := lkGet(m.scope, m.ext)
 	x.cur[t], x.acq[t], x.rel[t] = 0, 0, 0
-	x.unord[t], x.cond[t] = 0, 0
+	x.unord[t], x.cond[t], x.covered[t] = 0, 0, 0
+	m.ext = lkPut(m.scope, &x)
+}
+
+// LockOnly declares that only spin_lock and spin_unlock will access loc.
+// spin_lock reads the newest store (the last unlock, or the initial
+// value) and its holder's spin_unlock goes right after its own lock's
+// store, so a store older than the newest is read by nothing: the memory
+// keeps only the newest (views that named an older one name the newest,
+// which orders nothing more, since every access of loc is at the newest
+// anyway). Without it, a thread that last took the lock long ago keeps
+// every store since alive. A no-op under the other models.
+func (m *Memory) LockOnly(loc int) {
+	if m.model != LKMM {
+		return
+	}
+	w := m.open()
+	w.lockOnly |= 1 << loc
+	*m = w.close()
+}
+
+// Uncover ends the cover of t's loads of the locations locs (bit l) that
+// LoadCovered and RMWOrder.Covered gave: a store that follows and is not
+// ordered after them is refused again (ErrUnordered). A no-op under the
+// other models.
+func (m *Memory) Uncover(t int, locs uint8) {
+	if m.model != LKMM || locs == 0 {
+		return
+	}
+	x := lkGet(m.scope, m.ext)
+	if x.covered[t]&locs == 0 {
+		return
+	}
+	x.covered[t] &^= locs
 	m.ext = lkPut(m.scope, &x)
 }
 
@@ -645,13 +708,14 @@ func (m *Memory) ThreadKey(t int, locs ...int) uint64 {
 	for _, l := range locs {
 		k = k<<14 | uint64(x.cond[t]>>l&1)<<13 | uint64(x.unord[t]>>l&1)<<12 | uint64(x.cur[t].at(l))<<8 | uint64(x.acq[t].at(l))<<4 | uint64(x.rel[t].at(l))
 	}
-	return k
+	return k ^ uint64(x.covered[t])<<56 // LoadCovered's marks, 0 unless it is used
 }
 
-// lkCompact drops the stores to loc older than every reader's view.
+// lkCompact drops the stores to loc older than every reader's view; of a
+// location only locks access (LockOnly), every store but the newest.
 func (m *lk) lkCompact(loc int) {
 	low := m.n[loc] - 1
-	for t := 0; t < MaxThreads; t++ {
+	for t := 0; t < MaxThreads && m.lockOnly&(1<<loc) == 0; t++ {
 		if m.readers[loc]&(1<<t) != 0 {
 			low = min(low, m.cur[t].at(loc))
 		}
@@ -720,7 +784,7 @@ func (m lk) lkPermuted(out *lk, threads, locs *[MaxThreads]int) {
 	out.glob = pv(m.glob)
 	out.post = 0
 	for i := 0; i < MaxThreads; i++ {
-		out.unord[i], out.cond[i] = pl(m.unord[threads[i]]), pl(m.cond[threads[i]])
+		out.unord[i], out.cond[i], out.covered[i] = pl(m.unord[threads[i]]), pl(m.cond[threads[i]]), pl(m.covered[threads[i]])
 		if m.post&(1<<threads[i]) != 0 {
 			out.post |= 1 << i
 		}

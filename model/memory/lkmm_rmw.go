@@ -77,6 +77,10 @@ func (m lk) lkRMWOnceSettled(t, loc int, f func(old int64) (int64, bool), first 
 	if o.NoReturn {
 		plain, stored = readNoReturn, readNoReturn
 	}
+	if o.Covered {
+		plain |= readCoveredBit
+		stored |= readCoveredBit
+	}
 	if o.Acquire {
 		stored = readAcquire
 	}

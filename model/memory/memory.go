@@ -135,6 +135,19 @@ func (m Memory) Load(t, loc int) []Loaded {
 	return []Loaded{{int64(m.Newest(loc)), m, 0}}
 }
 
+// LoadCovered is Load for a caller that also runs thread t with this load
+// satisfied after the thread's later stores (durable's run-ahead, which
+// gives LKMM's load buffering): under LKMM a later store that nothing
+// orders after it is then no reason for ErrUnordered. The same as Load
+// under the other models.
+func (m Memory) LoadCovered(t, loc int) []Loaded {
+	if m.model != LKMM {
+		return m.Load(t, loc)
+	}
+	m.mustLoad(t, loc)
+	return m.open().lkLoadAs(t, loc, readPlain|readCoveredBit)
+}
+
 // LoadNewest is a load that reads the newest store (a thread that waits for
 // a value until it sees it), raising only that location's view. It has one
 // result, except under LKMM when t's barrier after a read-modify-write is
@@ -379,6 +392,7 @@ type RMWOrder struct {
 	NoReturn bool  // atomic_add, atomic_inc...: it returns nothing, so smp_rmb does not order its read
 	Deps     uint8 // the locations whose loads its store depends on, as in StoresDep
 	Cond     bool  // a conditional one (cmpxchg): its acquire comes only with its store (see RMWCond)
+	Covered  bool  // its read is covered as LoadCovered's is (only an unacquired read)
 	_        struct{}
 }
 

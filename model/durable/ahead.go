@@ -1,0 +1,1148 @@
+package durable
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/flushproof/flushproof/model/explore"
+	"github.com/flushproof/flushproof/model/litmus"
+	"github.com/flushproof/flushproof/model/memory"
+)
+
+// Running ahead of loads: load buffering under memory.LKMM.
+//
+// memory.LKMM runs each thread in program order, which is exact unless a
+// store must propagate before an earlier load of its thread is satisfied
+// (load buffering: LKMM lets a store go before a load it is not ordered
+// after). Here a thread may leave a plain load pending and run ahead of
+// it, and satisfy the load later; the memory sees the thread's events in
+// the order they run, which is a program order of its own: the same events,
+// with the pending load moved after what ran ahead of it. Every ordering of
+// the source order is kept in that order, so the run is one LKMM allows:
+//
+//   - A pending load is satisfied before anything ordered after it runs:
+//     an instruction that reads its register (a data dependency, the value
+//     of a store or an RMW), a store in the arms of an if whose condition
+//     read it (a control dependency), an access to its location
+//     (coherence), smp_mb, smp_rmb, a release, a fully ordered, release or
+//     conditional RMW, and everything the durability checker adds (device
+//     calls, waits, completions, checks). A load may be satisfied before
+//     an acquire it preceded: that orders the two, which only takes
+//     outcomes away.
+//   - Assignments and ifs that read a pending register run ahead on a
+//     guess: an assignment keeps its registers' sources (the entry), an if
+//     takes both ways. When the load is satisfied the entries are
+//     evaluated with its value: a run whose guess was wrong ends there.
+//     An if whose arms are not a plain forward block (a loop, a goto
+//     into or out of them) is not guessed: the load is satisfied first.
+//
+// What it finds: a store that ran ahead of a pending load has propagated
+// before that load reads, so another thread can read it and make the store
+// the load reads (LB and its kin). The model still refuses
+// (memory.ErrUnordered) a store after a load that could not be left
+// pending (one satisfied because something above forced it, or with no
+// room left), unless it is ordered after it: there load buffering is not
+// covered. A load that ran at its place while it could have been left
+// pending is memory.Memory.LoadCovered: the run that leaves it pending
+// covers the store that follows.
+//
+// Each thread holds at most maxPend pending loads and maxLog guessed
+// entries; beyond, the load runs at its place, not covered.
+
+const (
+	maxPend = 3  // pending loads per thread
+	maxLog  = 16 // guessed assignments and ifs per thread
+)
+
+// An entry is an assignment or if that ran ahead on a guess: its
+// instruction, the way an if went, and the registers it read: regs where
+// src is 0, else the item that makes them (aheadItem).
+type aheadEntry struct {
+	pc   uint8
+	dir  uint8  // an if: 1 taken (the condition held), 0 not
+	ctrl uint16 // an assignment in what guessed ifs control: those ifs' entries (bit j)
+	regs [MaxRegs]int16
+	src  [MaxRegs]uint8
+}
+
+// threadAhead is one thread's pending loads and guesses. Items are
+// numbered from 1: pending load k is item k+1, entry j item maxPend+1+j.
+type threadAhead struct {
+	nLoad, nLog uint8
+	loads       [maxPend]uint8          // the pending loads' instructions, oldest first
+	lregs       [maxPend][MaxRegs]int16 // a pending RMW's: the registers when it was left pending (its operands)
+	stored      uint8                   // bit k: a store ran ahead of pending load k
+	log         [maxLog]aheadEntry
+	src         [MaxRegs]uint8 // per register: 0 it holds its value, else the item that makes it
+	// Loads satisfied because the instruction about to run is ordered
+	// after them (a dependency, a control dependency) are covered
+	// (memory.Memory.LoadCovered) until it has run (coverNext, locations),
+	// or while the thread stays in what the if coverBr[i]-1 controls
+	// (coverMask[i]); then memory.Memory.Uncover (afterStep).
+	coverNext uint8
+	coverBr   [maxCover]uint8
+	coverMask [maxCover]uint8
+}
+
+// maxCover bounds the ifs whose control keeps loads covered.
+const maxCover = 4
+
+// How a forced satisfaction covers its load (satisfy).
+const (
+	coverNone  = iota // forced by what orders nothing after it: not covered
+	coverStep         // forced by the next instruction's dependency on it
+	coverScope        // forced by a control dependency of what an if controls
+)
+
+func loadItem(k int) uint8  { return uint8(k + 1) }
+func entryItem(j int) uint8 { return uint8(maxPend + 1 + j) }
+
+// aheadTables intern the threads' states and their tuples: opState.ahead
+// names a tuple, 0 when no thread has a pending load.
+type aheadTables struct {
+	mu      sync.Mutex
+	thIDs   map[threadAhead]uint32
+	th      []threadAhead
+	tupIDs  map[[memory.MaxThreads]uint32]uint32
+	tup     [][memory.MaxThreads]uint32
+	enabled bool
+}
+
+func newAheadTables() *aheadTables {
+	return &aheadTables{
+		thIDs: map[threadAhead]uint32{{}: 0}, th: []threadAhead{{}},
+		tupIDs: map[[memory.MaxThreads]uint32]uint32{{}: 0}, tup: [][memory.MaxThreads]uint32{{}},
+		enabled: true,
+	}
+}
+
+func (a *aheadTables) thread(id uint32, t int) threadAhead {
+	if id == 0 {
+		return threadAhead{}
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.th[a.tup[id][t]]
+}
+
+func (a *aheadTables) put(id uint32, t int, ta threadAhead) uint32 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	tid, ok := a.thIDs[ta]
+	if !ok {
+		tid = uint32(len(a.th))
+		a.th = append(a.th, ta)
+		a.thIDs[ta] = tid
+	}
+	tup := a.tup[id]
+	tup[t] = tid
+	nid, ok := a.tupIDs[tup]
+	if !ok {
+		nid = uint32(len(a.tup))
+		a.tup = append(a.tup, tup)
+		a.tupIDs[tup] = nid
+	}
+	return nid
+}
+
+// permute gives the tuple id after renaming threads: thread i of the
+// result is thread threads[i] of id.
+func (a *aheadTables) permute(id uint32, threads *[memory.MaxThreads]int) uint32 {
+	if id == 0 {
+		return 0
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var tup [memory.MaxThreads]uint32
+	for i := range tup {
+		tup[i] = a.tup[id][threads[i]]
+	}
+	nid, ok := a.tupIDs[tup]
+	if !ok {
+		nid = uint32(len(a.tup))
+		a.tup = append(a.tup, tup)
+		a.tupIDs[tup] = nid
+	}
+	return nid
+}
+
+// masked is regs with only the registers in m (bit i) kept: what an
+// instruction reads, so that a snapshot holds nothing a dead register
+// would make differ.
+func masked(regs [MaxRegs]int16, src [MaxRegs]uint8, m uint64) ([MaxRegs]int16, [MaxRegs]uint8) {
+	for r := range regs {
+		if m&(1<<r) == 0 {
+			regs[r], src[r] = 0, 0
+		}
+	}
+	return regs, src
+}
+
+// readRegs is the registers (bit i) instruction in of thread t reads.
+func (s *opSystem) readRegs(t int, in instr) uint64 {
+	var m uint64
+	exprsOf([]instr{in}, func(e litmus.Expr) {
+		e.Regs(func(r string) { m |= 1 << s.regs[t][r] })
+	})
+	return m
+}
+
+// aheadOn reports whether threads run ahead of loads in this system.
+func (s *opSystem) aheadOn() bool { return s.ahead != nil }
+
+// pending reports whether thread t has a pending load in st.
+func (s *opSystem) pending(st opState, t int) bool {
+	return st.ahead != 0 && s.ahead.thread(st.ahead, t).nLoad > 0
+}
+
+// anyPending reports whether some thread has a pending load in st.
+func (s *opSystem) anyPending(st opState) bool {
+	if st.ahead == 0 {
+		return false
+	}
+	for t := range s.code {
+		if s.ahead.thread(st.ahead, t).nLoad > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// condPending reports whether the final condition reads a register that
+// a pending load of its thread has yet to set: a crash is not judged
+// there (the state where the load is satisfied is).
+func (s *opSystem) condPending(st opState) bool {
+	if st.ahead == 0 {
+		return false
+	}
+	for t := range s.code {
+		ta := s.ahead.thread(st.ahead, t)
+		for r, it := range ta.src {
+			if it != 0 && s.condRegs[t]&(1<<r) != 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// afterStep ends the covers of thread t's loads that its step (the
+// instruction at pc) to n ended (coverNext; coverBr once n is outside
+// what the if controls). After a full barrier there is nothing left to
+// uncover: the barrier ordered those loads before everything after it,
+// and a cover mark of their location is a later load's.
+func (s *opSystem) afterStep(n opState, t, pc int) opState {
+	if n.ahead == 0 {
+		return n
+	}
+	ta := s.ahead.thread(n.ahead, t)
+	if ta.coverNext == 0 && ta.coverBr[0] == 0 {
+		return n
+	}
+	x := ta
+	if pc < len(s.code[t]) && fullBarrier(s.code[t][pc]) {
+		x.coverNext, x.coverBr, x.coverMask = 0, [maxCover]uint8{}, [maxCover]uint8{}
+		s.putAhead(&n, t, x)
+		return n
+	}
+	n.mem.Uncover(t, x.coverNext)
+	x.coverNext = 0
+	k := 0
+	for i := 0; i < maxCover && ta.coverBr[i] != 0; i++ {
+		if br := int(ta.coverBr[i]) - 1; s.arms[t][br].has(int(n.pc[t])) {
+			x.coverBr[k], x.coverMask[k] = ta.coverBr[i], ta.coverMask[i]
+			k++
+		} else {
+			n.mem.Uncover(t, ta.coverMask[i])
+		}
+	}
+	for ; k < maxCover; k++ {
+		x.coverBr[k], x.coverMask[k] = 0, 0
+	}
+	s.putAhead(&n, t, x)
+	return n
+}
+
+// guessing reports whether some thread ran ahead on a guess that its
+// pending loads have yet to bear out.
+func (s *opSystem) guessing(st opState) bool {
+	if st.ahead == 0 {
+		return false
+	}
+	for t := range s.code {
+		if s.ahead.thread(st.ahead, t).nLog > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// tainted reports whether e reads a register of t that a pending load
+// makes.
+func (s *opSystem) tainted(ta *threadAhead, t int, e litmus.Expr) bool {
+	if ta.nLoad == 0 {
+		return false
+	}
+	bad := false
+	e.Regs(func(r string) {
+		if ta.src[s.regs[t][r]] != 0 {
+			bad = true
+		}
+	})
+	return bad
+}
+
+// itemLoads is the pending loads (bit k) item it depends on.
+func (ta *threadAhead) itemLoads(it uint8) uint8 {
+	if it == 0 {
+		return 0
+	}
+	if it <= maxPend {
+		return 1 << (it - 1)
+	}
+	e := &ta.log[it-maxPend-1]
+	var m uint8
+	for _, src := range e.src {
+		if src != 0 && src < it {
+			m |= ta.itemLoads(src)
+		}
+	}
+	for j := 0; j < maxLog; j++ {
+		if e.ctrl&(1<<j) != 0 {
+			m |= ta.itemLoads(entryItem(j))
+		}
+	}
+	return m
+}
+
+// taintMask is the pending loads (bit k) that the registers in reads
+// depend on: those it is ordered after by a dependency.
+func (s *opSystem) taintMask(ta *threadAhead, t int, in instr) uint8 {
+	if ta.nLoad == 0 {
+		return 0
+	}
+	var m uint8
+	exprsOf([]instr{in}, func(e litmus.Expr) {
+		e.Regs(func(r string) { m |= ta.itemLoads(ta.src[s.regs[t][r]]) })
+	})
+	return m
+}
+
+// pathEntries is the entries (bit j) of the ifs that ran on a guess and
+// decide whether pc runs (path).
+func (s *opSystem) pathEntries(ta *threadAhead, t, pc int) uint16 {
+	var m uint16
+	for j := 0; j < int(ta.nLog); j++ {
+		e := ta.log[j]
+		if s.code[t][e.pc].kind == iBranch && s.path[t][e.pc].has(pc) {
+			m |= 1 << j
+		}
+	}
+	return m
+}
+
+// armsMask is the pending loads (bit k) that the conditions of the ifs
+// that ran on a guess and hold pc in their arms depend on: those a store
+// at pc is ordered after by a control dependency.
+func (s *opSystem) armsMask(ta *threadAhead, t, pc int) uint8 {
+	var m uint8
+	for j := 0; j < int(ta.nLog); j++ {
+		e := ta.log[j]
+		if s.code[t][e.pc].kind == iBranch && s.arms[t][e.pc].has(pc) {
+			m |= ta.itemLoads(entryItem(j))
+		}
+	}
+	return m
+}
+
+// pathMask is the pending loads (bit k) that the conditions of the ifs
+// that ran on a guess and decide whether pc runs depend on.
+func (s *opSystem) pathMask(ta *threadAhead, t, pc int) uint8 {
+	var m uint8
+	for j := 0; j < int(ta.nLog); j++ {
+		e := ta.log[j]
+		if s.code[t][e.pc].kind == iBranch && s.path[t][e.pc].has(pc) {
+			m |= ta.itemLoads(entryItem(j))
+		}
+	}
+	return m
+}
+
+// locMask is t's pending accesses (bit k) of loc.
+func (s *opSystem) locMask(ta *threadAhead, t, loc int) uint8 {
+	var m uint8
+	for k := 0; k < int(ta.nLoad); k++ {
+		if s.code[t][ta.loads[k]].loc == loc {
+			m |= 1 << k
+		}
+	}
+	return m
+}
+
+// rmwMask is t's pending RMWs (bit k), whose stores smp_wmb orders.
+func (s *opSystem) rmwMask(ta *threadAhead, t int) uint8 {
+	var m uint8
+	for k := 0; k < int(ta.nLoad); k++ {
+		if s.code[t][ta.loads[k]].access.Op.IsRMW() {
+			m |= 1 << k
+		}
+	}
+	return m
+}
+
+// eligible reports whether pending access k may be satisfied: no older
+// pending access has its location (coherence keeps them in order).
+func (s *opSystem) eligible(ta *threadAhead, t, k int) bool {
+	in := s.code[t][ta.loads[k]]
+	for i := 0; i < k; i++ {
+		if s.code[t][ta.loads[i]].loc == in.loc {
+			return false
+		}
+	}
+	return true
+}
+
+// pcSet is a set of a thread's instructions (at most 256).
+type pcSet [4]uint64
+
+func (b *pcSet) has(pc int) bool {
+	return b != nil && pc >= 0 && pc < 256 && b[pc>>6]&(1<<(pc&63)) != 0
+}
+func (b *pcSet) add(pc int) { b[pc>>6] |= 1 << (pc & 63) }
+
+// computeScopes finds, per if (branch) of each thread, the instructions
+// it controls: those some path from it reaches before its immediate
+// post-dominator, the first instruction every path from it meets (the
+// thread's end included). In an if with two arms that fall through, those
+// are the arms; after an arm that returns or leaves by a goto or break,
+// the code up to where the paths meet again, which runs only when the
+// condition went the other way. And per instruction whether a store may
+// follow it.
+func (s *opSystem) computeScopes() {
+	s.path = make([][]*pcSet, len(s.code))
+	s.arms = make([][]*pcSet, len(s.code))
+	s.aheadKind = make([][]uint8, len(s.code))
+	for t, code := range s.code {
+		n := len(code)
+		succ := func(p int) []int {
+			in := code[p]
+			clip := func(x int) int {
+				if x < 0 || x > n {
+					return n
+				}
+				return x
+			}
+			switch in.kind {
+			case iJump:
+				return []int{clip(in.target)}
+			case iBranch:
+				return []int{p + 1, clip(in.target)}
+			}
+			return []int{p + 1}
+		}
+		// Post-dominators, as sets over 0..n (n: the end).
+		pdom := make([]pcSet, n+1)
+		var all pcSet
+		for i := 0; i <= n; i++ {
+			all.add(i)
+		}
+		for i := 0; i < n; i++ {
+			pdom[i] = all
+		}
+		pdom[n].add(n)
+		for changed := true; changed; {
+			changed = false
+			for p := n - 1; p >= 0; p-- {
+				x := all
+				for _, q := range succ(p) {
+					for w := range x {
+						x[w] &= pdom[q][w]
+					}
+				}
+				x.add(p)
+				if x != pdom[p] {
+					pdom[p], changed = x, true
+				}
+			}
+		}
+		s.path[t] = make([]*pcSet, n)
+		for p, in := range code {
+			if in.kind != iBranch {
+				continue
+			}
+			sc := &pcSet{}
+			stack := succ(p)
+			for len(stack) > 0 {
+				q := stack[len(stack)-1]
+				stack = stack[:len(stack)-1]
+				if q == n || q != p && pdom[p].has(q) || sc.has(q) {
+					continue
+				}
+				sc.add(q)
+				stack = append(stack, succ(q)...)
+			}
+			s.path[t][p] = sc
+		}
+		// The arms of each if statement: LKMM's control dependency
+		// reaches their instructions only (linux-kernel.cat's ctrl, as
+		// the reference's events have it), not what follows an arm that
+		// returns; a loop's test has none here.
+		s.arms[t] = make([]*pcSet, n)
+		for p, in := range code {
+			if in.kind != iBranch || in.end <= p || in.end > n {
+				continue
+			}
+			a := &pcSet{}
+			for q := p + 1; q < in.end; q++ {
+				a.add(q)
+			}
+			s.arms[t][p] = a
+		}
+		// How a load runs (aheadKind): left pending where a store that
+		// does not depend on it can follow it before an instruction that
+		// would satisfy it anyway (a stop), or where a store that depends
+		// on it can, and a stop after which stores do not (left pending,
+		// the store that depends on it satisfies it covered for as long
+		// as it depends on it); elsewhere at its place, covered when
+		// every path from it meets only stores that depend on it before
+		// smp_mb, a fully ordered RMW or its thread's end.
+		stop := func(in instr, loc int) bool {
+			switch in.kind {
+			case iAccess:
+				op := in.access.Op
+				info := op.Info()
+				switch {
+				case info.Fence:
+					return in.fence == litmus.OpRmb
+				case op == litmus.OpStoreRelease || op == litmus.OpSpinUnlock:
+					return true
+				case op.IsRMW() && (info.Order == litmus.Mb || info.Order == litmus.Release):
+					return true
+				case info.Writes && in.loc == loc:
+					return true // coherence orders it after the load
+				}
+				return false
+			case iAssign, iBranch, iJump, iAwait, iNop:
+				return false
+			}
+			return true // a device call, completion or check
+		}
+		regsOf := func(in instr) uint64 { return s.readRegs(t, in) }
+		s.aheadKind[t] = make([]uint8, n)
+		type node struct {
+			pc     int
+			taint  uint64 // registers that hold a value computed from the load
+			active pcSet  // the ifs on such registers that control pc
+		}
+		for p, in := range code {
+			if !deferrableOp(in) {
+				continue
+			}
+			var start uint64
+			if in.access.Reg != "" {
+				start = 1 << s.regs[t][in.access.Reg]
+			}
+			seen := map[node]bool{}
+			useful, unsafe, depStore := false, false, false
+			var stack []node
+			for _, q := range succ(p) {
+				stack = append(stack, node{pc: q, taint: start})
+			}
+			for len(stack) > 0 && !useful {
+				x := stack[len(stack)-1]
+				stack = stack[:len(stack)-1]
+				if x.pc >= n {
+					continue
+				}
+				var act pcSet // the ifs that still control x.pc
+				for b := 0; b < n; b++ {
+					if x.active.has(b) && s.arms[t][b].has(x.pc) {
+						act.add(b)
+					}
+				}
+				x.active = act
+				if seen[x] {
+					continue
+				}
+				seen[x] = true
+				j := code[x.pc]
+				if fullBarrier(j) {
+					continue
+				}
+				if stop(j, in.loc) {
+					unsafe = true
+					continue
+				}
+				taint := x.taint
+				switch {
+				case j.kind == iAssign:
+					r := uint64(1) << s.regs[t][j.assign.Reg]
+					if regsOf(j)&x.taint != 0 || act != (pcSet{}) {
+						taint |= r
+					} else {
+						taint &^= r
+					}
+				case j.kind == iBranch && regsOf(j)&x.taint != 0:
+					act.add(x.pc)
+				case j.kind == iAccess && j.access.Op.Info().Writes:
+					if regsOf(j)&x.taint == 0 && act == (pcSet{}) {
+						useful = true // a store that does not depend on the load
+					} else {
+						depStore = true
+					}
+					if r := j.access.Reg; r != "" {
+						taint &^= 1 << s.regs[t][r]
+					}
+				case (j.kind == iAccess || j.kind == iAwait) && j.access.Reg != "":
+					taint &^= 1 << s.regs[t][j.access.Reg]
+				}
+				for _, q := range succ(x.pc) {
+					stack = append(stack, node{pc: q, taint: taint, active: act})
+				}
+			}
+			switch {
+			case useful, depStore && unsafe:
+				s.aheadKind[t][p] = aheadLeave
+			case !unsafe:
+				s.aheadKind[t][p] = aheadOrdered
+			}
+		}
+	}
+}
+
+// stepAhead yields thread t's successors for in when it has pending loads
+// (ta): in runs ahead of them if nothing orders it after them, else one
+// of those it is ordered after is satisfied first (forced): the oldest,
+// or an older one of its location.
+func (s *opSystem) stepAhead(st opState, t int, in instr, ta threadAhead, yield func(explore.Label, opState)) {
+	pc := int(st.pc[t])
+	all := uint8(1)<<ta.nLoad - 1
+	force := func(m uint8, mode int, br int) {
+		k := 0
+		for m&(1<<k) == 0 {
+			k++
+		}
+		need := k
+		for !s.eligible(&ta, t, k) {
+			in := s.code[t][ta.loads[k]]
+			for i := 0; i < k; i++ {
+				if s.code[t][ta.loads[i]].loc == in.loc {
+					k = i
+					break
+				}
+			}
+		}
+		s.satisfyForced(st, t, k, need, mode, br, yield)
+	}
+	switch in.kind {
+	case iJump:
+		s.step0(st, t, in, yield)
+		return
+	case iAssign:
+		// In what an if that ran on a guess controls, an assignment's
+		// value holds only if the guess does: it waits for it too.
+		ctl := s.pathEntries(&ta, t, pc)
+		dep := s.taintMask(&ta, t, in) | s.armsMask(&ta, t, pc)
+		if dep == 0 {
+			s.step0(st, t, in, func(lb explore.Label, n opState) {
+				x := ta
+				x.src[s.regs[t][in.assign.Reg]] = 0
+				s.putAhead(&n, t, x)
+				yield(lb, n)
+			})
+			return
+		}
+		if in.arith || ta.nLog == maxLog {
+			if data := s.taintMask(&ta, t, in); data != 0 {
+				force(data, coverStep, 0)
+			} else {
+				force(dep, coverNone, 0) // it only runs on the guess: no ordering
+			}
+			return
+		}
+		n := st
+		n.pc[t]++
+		x := ta
+		j := int(x.nLog)
+		x.log[j] = aheadEntry{pc: uint8(pc), ctrl: ctl}
+		x.log[j].regs, x.log[j].src = masked(st.regs[t], ta.src, s.readRegs(t, in))
+		x.nLog++
+		r := s.regs[t][in.assign.Reg]
+		x.src[r] = entryItem(j)
+		n.regs[t][r] = 0
+		s.putAhead(&n, t, x)
+		yield(explore.Label{Kind: kindGuess}, n)
+		return
+	case iBranch:
+		dep := s.taintMask(&ta, t, in)
+		if dep == 0 {
+			s.step0(st, t, in, func(lb explore.Label, n opState) {
+				s.putAhead(&n, t, ta)
+				yield(lb, n)
+			})
+			return
+		}
+		if in.arith || ta.nLog == maxLog {
+			if s.arms[t][pc] != nil {
+				force(dep, coverScope, pc)
+			} else {
+				force(dep, coverNone, 0)
+			}
+			return
+		}
+		for _, dir := range []uint8{1, 0} {
+			n := st
+			x := ta
+			j := int(x.nLog)
+			x.log[j] = aheadEntry{pc: uint8(pc), dir: dir}
+			x.log[j].regs, x.log[j].src = masked(st.regs[t], ta.src, s.readRegs(t, in))
+			x.nLog++
+			if dir == 0 {
+				n.pc[t] = uint8(in.target)
+			} else {
+				n.pc[t]++
+			}
+			s.putAhead(&n, t, x)
+			yield(explore.Label{Kind: kindGuess, Arg: uint16(dir)}, n)
+		}
+		return
+	case iAccess:
+	case iAwait:
+		if deferrableOp(in) {
+			break // a wait_event's plain load: as READ_ONCE below
+		}
+		force(all, coverNone, 0)
+		return
+	default:
+		force(all, coverNone, 0) // a durability instruction: device calls, waits, checks
+		return
+	}
+	op := in.access.Op
+	info := op.Info()
+	room := ta.nLoad < maxPend
+	if dep := s.taintMask(&ta, t, in); dep != 0 {
+		force(dep, coverStep, 0)
+		return
+	}
+	if pm := s.pathMask(&ta, t, pc); pm != 0 {
+		// A memory access where an if that ran on a guess decides
+		// whether it runs: the guess is borne out first, so that what a
+		// run does to memory never rests on a guess. A store in the if's
+		// arms is ordered after the load by the control dependency (the
+		// load stays covered while the thread is in them); elsewhere
+		// (after an arm that returned) nothing orders the two.
+		if am := s.armsMask(&ta, t, pc); am != 0 && op.Info().Writes {
+			force(am, coverScope, -1)
+		} else {
+			force(pm, coverNone, 0)
+		}
+		return
+	}
+	if at := s.locMask(&ta, t, in.loc); at != 0 {
+		// Coherence orders it after the pending access of its location:
+		// it waits its turn as one more pending, or forces.
+		if deferrableOp(in) && room {
+			s.deferLoad(st, t, ta, yield)
+			return
+		}
+		force(at, coverStep, 0)
+		return
+	}
+	switch {
+	case op == litmus.OpReadOnce:
+		if !room {
+			force(all, coverNone, 0)
+			return
+		}
+		s.deferLoad(st, t, ta, yield)
+		s.runLoad(st, t, in, ta, true, yield)
+	case op == litmus.OpLoadAcquire:
+		s.runLoad(st, t, in, ta, false, yield)
+	case info.Fence:
+		switch {
+		case in.fence == litmus.OpMb || in.fence == litmus.OpRmb:
+			force(all, coverNone, 0)
+			return
+		case in.fence == litmus.OpWmb && s.rmwMask(&ta, t) != 0:
+			force(s.rmwMask(&ta, t), coverNone, 0)
+			return
+		}
+		s.step0(st, t, in, func(lb explore.Label, n opState) {
+			s.putAhead(&n, t, ta)
+			yield(lb, n)
+		})
+	case op == litmus.OpSpinLock:
+		s.step0(st, t, in, func(lb explore.Label, n opState) {
+			s.putAhead(&n, t, ta)
+			yield(lb, n)
+		})
+	case op == litmus.OpWriteOnce, op.IsRMW() && info.Order == litmus.Acquire:
+		s.runStore(st, t, in, ta, false, yield)
+	case deferrableOp(in): // an unordered RMW
+		if !room {
+			force(all, coverNone, 0)
+			return
+		}
+		s.deferLoad(st, t, ta, yield)
+		s.runStore(st, t, in, ta, true, yield)
+	default:
+		// release stores, spin_unlock, fully ordered RMWs: ordered
+		// after the pending accesses.
+		force(all, coverNone, 0)
+	}
+}
+
+// fullBarrier reports whether in orders every earlier access of its
+// thread before every later one: smp_mb, a fully ordered RMW that cannot
+// fail.
+func fullBarrier(in instr) bool {
+	if in.kind != iAccess {
+		return false
+	}
+	op := in.access.Op
+	info := op.Info()
+	return info.Fence && in.fence == litmus.OpMb ||
+		op.IsRMW() && info.Order == litmus.Mb && !(op.IsCmpxchg() && !in.retry)
+}
+
+// deferrableOp reports whether in may be left pending: a plain load or
+// an unordered RMW. Not a release RMW: what ran ahead of it would be
+// ordered before its store, which it is not in program order (a store
+// that follows it may propagate first; found by the differential test).
+func deferrableOp(in instr) bool {
+	if in.kind == iAwait {
+		return in.access.Op == litmus.OpReadOnce // a wait_event's load: satisfied when the condition holds
+	}
+	if in.kind != iAccess || in.access == nil {
+		return false
+	}
+	op := in.access.Op
+	return op == litmus.OpReadOnce || op.IsRMW() && op.Info().Order == litmus.Once
+}
+
+// step0 is opSystem.step without running ahead.
+func (s *opSystem) step0(st opState, t int, in instr, yield func(explore.Label, opState)) {
+	s.stepIn(st, t, in, false, yield)
+}
+
+// runStore runs a store or RMW ahead of t's pending loads; covered: an
+// RMW that could have been left pending.
+func (s *opSystem) runStore(st opState, t int, in instr, ta threadAhead, covered bool, yield func(explore.Label, opState)) {
+	s.stepIn(st, t, in, covered, func(lb explore.Label, n opState) {
+		x := ta
+		x.stored = 1<<x.nLoad - 1
+		if r := in.access.Reg; r != "" && in.access.Op.Info().Reads {
+			x.src[s.regs[t][r]] = 0
+		}
+		s.putAhead(&n, t, x)
+		yield(lb, n)
+	})
+}
+
+// runLoad runs a load at its place while t has pending loads; covered
+// when it could have been left pending.
+func (s *opSystem) runLoad(st opState, t int, in instr, ta threadAhead, covered bool, yield func(explore.Label, opState)) {
+	s.stepIn(st, t, in, covered, func(lb explore.Label, n opState) {
+		x := ta
+		if r := in.access.Reg; r != "" {
+			x.src[s.regs[t][r]] = 0
+		}
+		s.putAhead(&n, t, x)
+		yield(lb, n)
+	})
+}
+
+// deferLoad leaves t's load or RMW at its pc pending.
+func (s *opSystem) deferLoad(st opState, t int, ta threadAhead, yield func(explore.Label, opState)) {
+	pc := int(st.pc[t])
+	in := s.code[t][pc]
+	n := st
+	n.pc[t]++
+	x := ta
+	k := int(x.nLoad)
+	x.loads[k] = uint8(pc)
+	x.lregs[k] = [MaxRegs]int16{}
+	if in.access.Op.IsRMW() || in.kind == iAwait {
+		x.lregs[k], _ = masked(st.regs[t], [MaxRegs]uint8{}, s.readRegs(t, in)) // its operands, what its condition reads
+	}
+	x.stored &^= 1 << k
+	x.nLoad++
+	if r := in.access.Reg; r != "" {
+		ri := s.regs[t][r]
+		x.src[ri] = loadItem(k)
+		n.regs[t][ri] = 0
+	}
+	s.putAhead(&n, t, x)
+	yield(explore.Label{Kind: kindDefer}, n)
+}
+
+// How a load runs when its thread has none pending (computeScopes).
+const (
+	aheadPlace   = iota // at its place, not covered
+	aheadOrdered        // at its place, covered: every store that may follow it before smp_mb depends on it
+	aheadLeave          // left pending, or at its place covered
+)
+
+// deferrable reports whether t may leave the load at pc pending: a store
+// that does not depend on it may follow it.
+func (s *opSystem) deferrable(t, pc int) bool { return s.aheadKind[t][pc] == aheadLeave }
+
+// aheadSteps yields t's satisfactions of its pending accesses where
+// nothing forces them: each one no older access of its location waits
+// for, after a store ran ahead of it (before that, the run that ran it at
+// its place has the same outcomes), or at the thread's end.
+func (s *opSystem) aheadSteps(st opState, t int, yield func(explore.Label, opState)) {
+	if st.ahead == 0 {
+		return
+	}
+	ta := s.ahead.thread(st.ahead, t)
+	end := int(st.pc[t]) >= len(s.code[t])
+	for k := 0; k < int(ta.nLoad); k++ {
+		if (end || ta.stored&(1<<k) != 0) && s.eligible(&ta, t, k) {
+			s.satisfy(st, t, k, true, yield)
+		}
+	}
+}
+
+// satisfyForced satisfies t's pending access k because the instruction
+// at its pc needs pending access need (k itself, or a later one of k's
+// location, which coherence keeps after it): covered as mode says, for
+// that instruction (coverStep) or for what the if br controls
+// (coverScope; br < 0: the ifs that ran on a guess, depend on need and
+// control pc). An older access of need's location may be covered with
+// it: what is ordered after need cannot be what k reads from (k reads a
+// store no newer than need's, and need is satisfied before it).
+func (s *opSystem) satisfyForced(st opState, t, k, need, mode, br int, yield func(explore.Label, opState)) {
+	ta := s.ahead.thread(st.ahead, t)
+	pc := int(st.pc[t])
+	loc := uint8(1) << s.code[t][ta.loads[k]].loc
+	var brs []int
+	if mode == coverScope && br >= 0 {
+		brs = append(brs, br)
+	}
+	if mode == coverScope && br < 0 {
+		for j := 0; j < int(ta.nLog); j++ {
+			e := ta.log[j]
+			if s.code[t][e.pc].kind == iBranch && s.arms[t][e.pc].has(pc) && ta.itemLoads(entryItem(j))&(1<<need) != 0 {
+				brs = append(brs, int(e.pc))
+			}
+		}
+	}
+	s.satisfy(st, t, k, mode != coverNone, func(lb explore.Label, n opState) {
+		if mode != coverNone && n.fault.kind == 0 {
+			x := s.ahead.thread(n.ahead, t)
+			if mode == coverStep || !x.addCover(brs, loc) {
+				x.coverNext |= loc // no room: covered for the next step only
+			}
+			s.putAhead(&n, t, x)
+		}
+		yield(lb, n)
+	})
+}
+
+// addCover keeps loc covered while the thread stays in what the ifs brs
+// control; false if there is no room.
+func (ta *threadAhead) addCover(brs []int, loc uint8) bool {
+	x := *ta
+	for _, br := range brs {
+		i := 0
+		for i < maxCover && x.coverBr[i] != 0 && int(x.coverBr[i]) != br+1 {
+			i++
+		}
+		if i == maxCover {
+			return false
+		}
+		x.coverBr[i] = uint8(br + 1)
+		x.coverMask[i] |= loc
+	}
+	*ta = x
+	return len(brs) > 0
+}
+
+// satisfy satisfies t's pending load or RMW k: covered when nothing
+// forced it (a later store that is not ordered after it has a run where
+// it ran ahead). It runs as at its place (an RMW with the operands it
+// had there); a run whose guesses the value read contradicts ends.
+func (s *opSystem) satisfy(st opState, t, k int, covered bool, yield func(explore.Label, opState)) {
+	ta := s.ahead.thread(st.ahead, t)
+	pc := int(ta.loads[k])
+	in := s.code[t][pc]
+	at := st
+	at.pc[t], at.regs[t] = uint8(pc), ta.lregs[k]
+	s.stepIn(at, t, in, covered, func(lb explore.Label, r opState) {
+		n := st
+		n.mem = r.mem
+		lb.Kind, lb.ID = kindLate, uint16(pc)
+		if r.fault.kind != 0 {
+			n.fault = fault{r.fault.kind, uint8(t), uint8(pc)}
+			yield(lb, n)
+			return
+		}
+		v := int64(0)
+		if reg := in.access.Reg; reg != "" {
+			v = int64(r.regs[t][s.regs[t][reg]])
+		}
+		x, regs, fk := s.resolve(ta, t, k, v, st.regs[t])
+		if fk == faultNone {
+			return
+		}
+		n.regs[t] = regs
+		s.putAhead(&n, t, x)
+		if fk != faultOK {
+			n.fault = fault{fk, uint8(t), uint8(pc)}
+		}
+		yield(lb, n)
+	})
+}
+
+// Label kinds of running ahead (a thread's steps).
+const (
+	kindDefer uint8 = iota + 16 // a load left pending
+	kindGuess                   // an assignment or if that ran on a guess: Arg is the if's way
+	kindLate                    // a pending load or RMW satisfied: ID is its instruction, Arg and Alt as at its place
+)
+
+// resolve's outcomes besides a fault kind.
+const (
+	faultNone uint8 = 0xff // a guess was wrong: no run
+	faultOK   uint8 = 0    // resolved
+)
+
+// resolve gives t's ahead state and registers after its pending access
+// k read v: the entries that depend only on what is known are evaluated,
+// an if's against its guess.
+func (s *opSystem) resolve(ta threadAhead, t, k int, v int64, regs [MaxRegs]int16) (threadAhead, [MaxRegs]int16, uint8) {
+	var val [maxPend + maxLog + 1]int64
+	var known [maxPend + maxLog + 1]bool
+	val[loadItem(k)], known[loadItem(k)] = v, true
+	for j := 0; j < int(ta.nLog); j++ {
+		e := ta.log[j]
+		in := s.code[t][e.pc]
+		ok := true
+		get := func(_ int, name string) int64 {
+			r := s.regs[t][name]
+			if it := e.src[r]; it != 0 {
+				if !known[it] {
+					ok = false
+					return 0
+				}
+				return val[it]
+			}
+			return int64(e.regs[r])
+		}
+		var x int64
+		var err error
+		if in.kind == iAssign {
+			x, err = in.assign.Val.Eval(get, nil)
+		} else {
+			x, err = in.cond.Eval(get, nil)
+		}
+		for c := 0; c < maxLog; c++ {
+			if e.ctrl&(1<<c) != 0 && !known[entryItem(c)] {
+				ok = false // its if's guess is not borne out yet
+			}
+		}
+		if !ok {
+			continue
+		}
+		if err != nil {
+			panic(err) // compile checked every expression; arith ones are not guessed
+		}
+		if in.kind == iAssign {
+			if !fits16(x) {
+				return ta, regs, faultRegister
+			}
+		} else if (x != 0) != (e.dir == 1) {
+			return ta, regs, faultNone
+		}
+		it := entryItem(j)
+		val[it], known[it] = x, true
+	}
+	// Renumber what is left.
+	var renum [maxPend + maxLog + 1]uint8
+	out := threadAhead{coverNext: ta.coverNext, coverBr: ta.coverBr, coverMask: ta.coverMask}
+	for i := 0; i < int(ta.nLoad); i++ {
+		if i == k {
+			continue
+		}
+		renum[loadItem(i)] = loadItem(int(out.nLoad))
+		out.loads[out.nLoad], out.lregs[out.nLoad] = ta.loads[i], ta.lregs[i]
+		if ta.stored&(1<<i) != 0 {
+			out.stored |= 1 << out.nLoad
+		}
+		out.nLoad++
+	}
+	for j := 0; j < int(ta.nLog); j++ {
+		if !known[entryItem(j)] {
+			renum[entryItem(j)] = entryItem(int(out.nLog))
+			out.log[out.nLog] = ta.log[j]
+			out.nLog++
+		}
+	}
+	fix := func(src *[MaxRegs]uint8, rs *[MaxRegs]int16) {
+		for r, it := range src {
+			if it == 0 {
+				continue
+			}
+			if known[it] {
+				rs[r], src[r] = int16(val[it]), 0
+			} else {
+				src[r] = renum[it]
+			}
+		}
+	}
+	for j := 0; j < int(out.nLog); j++ {
+		fix(&out.log[j].src, &out.log[j].regs)
+		var ctl uint16
+		for c := 0; c < maxLog; c++ {
+			if out.log[j].ctrl&(1<<c) != 0 && !known[entryItem(c)] {
+				ctl |= 1 << (renum[entryItem(c)] - entryItem(0))
+			}
+		}
+		out.log[j].ctrl = ctl
+	}
+	out.src = ta.src
+	fix(&out.src, &regs)
+	if out.nLoad == 0 {
+		if out.nLog != 0 {
+			panic("durable: guesses left with no pending load")
+		}
+		out = threadAhead{coverNext: ta.coverNext, coverBr: ta.coverBr, coverMask: ta.coverMask}
+	}
+	return out, regs, faultOK
+}
+
+// putAhead sets t's ahead state in n.
+func (s *opSystem) putAhead(n *opState, t int, ta threadAhead) {
+	if s.ahead == nil {
+		return
+	}
+	if n.ahead == 0 && ta == (threadAhead{}) {
+		return
+	}
+	n.ahead = s.ahead.put(n.ahead, t, ta)
+}
+
+// describeAhead renders the steps of running ahead (kindDefer, kindGuess,
+// kindLate) of instruction in; ok is false for other labels.
+func (s *opSystem) describeAhead(t int, lb explore.Label) (string, bool) {
+	switch lb.Kind {
+	case kindDefer:
+		in := s.code[t][lb.ID]
+		return litmus.AccessText(in.access) + ": left pending (what follows may run before it)", true
+	case kindGuess:
+		in := s.code[t][lb.ID]
+		if in.kind == iAssign {
+			return fmt.Sprintf("%s = %s (from a pending load)", in.assign.Reg, litmus.CExpr(in.assign.Val)), true
+		}
+		if lb.Arg == 1 {
+			return fmt.Sprintf("if (%s): taken (a guess, checked when its load is satisfied)", litmus.CExpr(in.cond)), true
+		}
+		return fmt.Sprintf("if (%s): not taken (a guess, checked when its load is satisfied)", litmus.CExpr(in.cond)), true
+	case kindLate:
+		at := lb
+		at.Kind = kindValue
+		return s.Describe(at) + " (the pending access is satisfied)", true
+	}
+	return "", false
+}

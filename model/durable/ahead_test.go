@@ -1,0 +1,119 @@
+package durable
+
+import (
+	"sort"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flushproof/flushproof/model/litmus"
+	"github.com/flushproof/flushproof/model/litmus/litmustest"
+	"github.com/flushproof/flushproof/model/lkmm"
+	"github.com/flushproof/flushproof/model/memory"
+)
+
+func outcomeSet(t *testing.T, m litmus.Model, test *litmus.Test) []string {
+	t.Helper()
+	out, err := m.Outcomes(test)
+	require.NoError(t, err, "%s under %s", test.Name, m.Name())
+	var keys []string
+	for _, o := range out {
+		keys = append(keys, o.Key())
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// TestRunAheadShapes: shapes that need a store to run ahead of a load of
+// its thread (load buffering), and the faults the differential test
+// found on the way, under memory.LKMM with threads that run ahead: the
+// outcomes must be the LKMM reference's, and the load-buffering outcome
+// reachable where LKMM allows it.
+func TestRunAheadShapes(t *testing.T) {
+	op := Operational{Model: memory.LKMM}
+	for _, tc := range []struct {
+		name, src string
+		lb        bool // the exists clause (load buffering) is reachable
+	}{
+		{"LB", litmustest.Two("exists (0:r0=1 /\\ 1:r0=1)",
+			"int r0; r0 = READ_ONCE(*x); WRITE_ONCE(*y, 1);",
+			"int r0; r0 = READ_ONCE(*y); WRITE_ONCE(*x, 1);"), true},
+		// Through a relaxed RMW and a compiler barrier.
+		{"LB+rmw", litmustest.Two("exists (0:r0=1 /\\ 1:r0=1)",
+			"int r0; r0 = smp_load_acquire(y);",
+			"int r0; r0 = READ_ONCE(*x); barrier(); atomic_add(1, y);"), false},
+		// A store after the if, not in its arms, runs ahead of the load
+		// the if reads (the if ran on a guess); the store in the arms
+		// waits for it (a control dependency).
+		{"LB+ctrl-after-if", litmustest.Two("exists (0:r0=1 /\\ 1:r0=1)",
+			"int r0; int r1; r0 = READ_ONCE(*x); if (r0 == 1) { r1 = 2; } else { r1 = 3; } WRITE_ONCE(*y, 1);",
+			"int r0; r0 = READ_ONCE(*y); WRITE_ONCE(*x, r0);"), true},
+		{"LB+ctrl-in-if", litmustest.Two("exists (0:r0=1 /\\ 1:r0=1)",
+			"int r0; r0 = READ_ONCE(*x); if (r0 == 1) { WRITE_ONCE(*y, 1); }",
+			"int r0; r0 = READ_ONCE(*y); WRITE_ONCE(*x, r0);"), false},
+		{"LB+datas", litmustest.Two("exists (0:r0=1 /\\ 1:r0=1)",
+			"int r0; r0 = READ_ONCE(*x); WRITE_ONCE(*y, r0);",
+			"int r0; r0 = READ_ONCE(*y); WRITE_ONCE(*x, r0);"), false},
+		// Found by the differential test: a store that depends on one
+		// load and not on another went after only what its thread had
+		// seen, not after what the load it depends on saw.
+		{"dep-placement", `C dep-placement
+{}
+P0(int *x, int *y, int *z) { int r1; int r2; r1 = READ_ONCE(*x); r2 = READ_ONCE(*y); WRITE_ONCE(*z, r2 + 1); }
+P1(int *x, int *y, int *z) { WRITE_ONCE(*z, 1); smp_wmb(); WRITE_ONCE(*y, 1); }
+exists (0:r2=1 /\ z=1)
+`, false},
+		// Found by the differential test: a release RMW left pending let
+		// a later RMW be satisfied first, and what ran ahead of it went
+		// before its store.
+		{"release-rmw", `C release-rmw
+{}
+P0(int *x) { int r0; r0 = READ_ONCE(*x); }
+P1(int *x, int *y) { int r0; int r1; r0 = atomic_add_return_relaxed(1, y); r1 = xchg_release(x, 1); }
+P2(int *x, int *y) { int r0; int r1; r0 = smp_load_acquire(x); if (r0 != 0) { r1 = READ_ONCE(*y); } }
+exists (2:r0=1 /\ 2:r1=0)
+`, false},
+	} {
+		test := litmustest.MustParse(t, tc.src)
+		got := outcomeSet(t, op, test)
+		want := outcomeSet(t, lkmm.Reference{}, test)
+		assert.Equal(t, want, got, tc.name)
+		w, _, err := op.Witness(test, test.Cond)
+		require.NoError(t, err, tc.name)
+		assert.Equal(t, tc.lb, w != nil, "%s: the exists clause reachable", tc.name)
+	}
+}
+
+// TestRunAheadRefuses: where a load cannot be left pending past a store
+// that LKMM lets go first, the model refuses rather than answer without
+// that run: smp_rmb satisfies the load and orders nothing before the
+// store; a release RMW is never left pending (what ran ahead of it would
+// go before its store), so a store after it that LKMM lets go first is
+// refused (found by the differential test, when release RMWs were left
+// pending: the outcome below, which LKMM allows, was missed).
+func TestRunAheadRefuses(t *testing.T) {
+	rel := litmustest.MustParse(t, `C release-ahead
+{}
+P0(int *x, int *y) { int r0; r0 = atomic_fetch_add_release(1, y); WRITE_ONCE(*x, 1); }
+P1(int *x, int *y) { int r0; int r1; int r2; r0 = READ_ONCE(*x); if (r0 != 0) { r1 = cmpxchg_relaxed(y, 0, 1); } if (r0 != 0) { r2 = READ_ONCE(*x); } }
+P2(int *x, int *y) { int r0; int r1; r0 = smp_load_acquire(y); r1 = READ_ONCE(*x); }
+exists (0:r0=1 /\ 1:r0=1 /\ 1:r1=0 /\ 2:r0=2 /\ 2:r1=0)
+`)
+	_, err := Operational{Model: memory.LKMM}.Outcomes(rel)
+	require.ErrorIs(t, err, litmus.ErrUnsupported)
+	w, err := lkmm.Reference{}.Decide(rel)
+	require.NoError(t, err)
+	assert.NotNil(t, w.Sat, "LKMM allows release-ahead's outcome")
+
+	test := litmustest.MustParse(t, litmustest.Two("exists (0:r0=1 /\\ 1:r0=1)",
+		"int r0; r0 = READ_ONCE(*x); smp_rmb(); WRITE_ONCE(*y, 1);",
+		"int r0; r0 = READ_ONCE(*y); smp_rmb(); WRITE_ONCE(*x, 1);"))
+	_, err = Operational{Model: memory.LKMM}.Outcomes(test)
+	require.ErrorIs(t, err, litmus.ErrUnsupported)
+	assert.ErrorContains(t, err, "a store after a load of another location")
+	// In order (no running ahead, no refusal), load buffering is missed.
+	got := outcomeSet(t, Operational{Model: memory.LKMM, InOrder: true}, test)
+	want := outcomeSet(t, lkmm.Reference{}, test)
+	assert.NotEqual(t, want, got)
+}
