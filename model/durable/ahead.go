@@ -136,6 +136,11 @@ func (a *aheadTables) put(id uint32, t int, ta threadAhead) uint32 {
 	}
 	tup := a.tup[id]
 	tup[t] = tid
+	return a.tupID(tup)
+}
+
+// tupID interns tup (a.mu held).
+func (a *aheadTables) tupID(tup [memory.MaxThreads]uint32) uint32 {
 	nid, ok := a.tupIDs[tup]
 	if !ok {
 		nid = uint32(len(a.tup))
@@ -157,13 +162,7 @@ func (a *aheadTables) permute(id uint32, threads *[memory.MaxThreads]int) uint32
 	for i := range tup {
 		tup[i] = a.tup[id][threads[i]]
 	}
-	nid, ok := a.tupIDs[tup]
-	if !ok {
-		nid = uint32(len(a.tup))
-		a.tup = append(a.tup, tup)
-		a.tupIDs[tup] = nid
-	}
-	return nid
+	return a.tupID(tup)
 }
 
 // masked is regs with only the registers in m (bit i) kept: what an
@@ -186,9 +185,6 @@ func (s *opSystem) readRegs(t int, in instr) uint64 {
 	})
 	return m
 }
-
-// aheadOn reports whether threads run ahead of loads in this system.
-func (s *opSystem) aheadOn() bool { return s.ahead != nil }
 
 // pending reports whether thread t has a pending load in st.
 func (s *opSystem) pending(st opState, t int) bool {
@@ -263,35 +259,6 @@ func (s *opSystem) afterStep(n opState, t, pc int) opState {
 	return n
 }
 
-// guessing reports whether some thread ran ahead on a guess that its
-// pending loads have yet to bear out.
-func (s *opSystem) guessing(st opState) bool {
-	if st.ahead == 0 {
-		return false
-	}
-	for t := range s.code {
-		if s.ahead.thread(st.ahead, t).nLog > 0 {
-			return true
-		}
-	}
-	return false
-}
-
-// tainted reports whether e reads a register of t that a pending load
-// makes.
-func (s *opSystem) tainted(ta *threadAhead, t int, e litmus.Expr) bool {
-	if ta.nLoad == 0 {
-		return false
-	}
-	bad := false
-	e.Regs(func(r string) {
-		if ta.src[s.regs[t][r]] != 0 {
-			bad = true
-		}
-	})
-	return bad
-}
-
 // itemLoads is the pending loads (bit k) item it depends on.
 func (ta *threadAhead) itemLoads(it uint8) uint8 {
 	if it == 0 {
@@ -328,44 +295,46 @@ func (s *opSystem) taintMask(ta *threadAhead, t int, in instr) uint8 {
 	return m
 }
 
-// pathEntries is the entries (bit j) of the ifs that ran on a guess and
-// decide whether pc runs (path).
-func (s *opSystem) pathEntries(ta *threadAhead, t, pc int) uint16 {
+// guessedIfs is the entries (bit j) of the ifs that ran on a guess and
+// hold pc in their sets (path: decide whether it runs; arms: their arms).
+func (s *opSystem) guessedIfs(ta *threadAhead, t, pc int, sets [][]*pcSet) uint16 {
 	var m uint16
 	for j := 0; j < int(ta.nLog); j++ {
-		e := ta.log[j]
-		if s.code[t][e.pc].kind == iBranch && s.path[t][e.pc].has(pc) {
+		if e := ta.log[j]; s.code[t][e.pc].kind == iBranch && sets[t][e.pc].has(pc) {
 			m |= 1 << j
 		}
 	}
 	return m
 }
 
+// entriesLoads is the pending loads (bit k) the entries m depend on.
+func (ta *threadAhead) entriesLoads(m uint16) uint8 {
+	var out uint8
+	for j := 0; j < int(ta.nLog); j++ {
+		if m&(1<<j) != 0 {
+			out |= ta.itemLoads(entryItem(j))
+		}
+	}
+	return out
+}
+
+// pathEntries is the entries of the ifs that ran on a guess and decide
+// whether pc runs.
+func (s *opSystem) pathEntries(ta *threadAhead, t, pc int) uint16 {
+	return s.guessedIfs(ta, t, pc, s.path)
+}
+
 // armsMask is the pending loads (bit k) that the conditions of the ifs
 // that ran on a guess and hold pc in their arms depend on: those a store
 // at pc is ordered after by a control dependency.
 func (s *opSystem) armsMask(ta *threadAhead, t, pc int) uint8 {
-	var m uint8
-	for j := 0; j < int(ta.nLog); j++ {
-		e := ta.log[j]
-		if s.code[t][e.pc].kind == iBranch && s.arms[t][e.pc].has(pc) {
-			m |= ta.itemLoads(entryItem(j))
-		}
-	}
-	return m
+	return ta.entriesLoads(s.guessedIfs(ta, t, pc, s.arms))
 }
 
 // pathMask is the pending loads (bit k) that the conditions of the ifs
 // that ran on a guess and decide whether pc runs depend on.
 func (s *opSystem) pathMask(ta *threadAhead, t, pc int) uint8 {
-	var m uint8
-	for j := 0; j < int(ta.nLog); j++ {
-		e := ta.log[j]
-		if s.code[t][e.pc].kind == iBranch && s.path[t][e.pc].has(pc) {
-			m |= ta.itemLoads(entryItem(j))
-		}
-	}
-	return m
+	return ta.entriesLoads(s.guessedIfs(ta, t, pc, s.path))
 }
 
 // locMask is t's pending accesses (bit k) of loc.
@@ -499,13 +468,11 @@ func (s *opSystem) computeScopes() {
 			s.arms[t][p] = a
 		}
 		// How a load runs (aheadKind): left pending where a store that
-		// does not depend on it can follow it before an instruction that
-		// would satisfy it anyway (a stop), or where a store that depends
-		// on it can, and a stop after which stores do not (left pending,
-		// the store that depends on it satisfies it covered for as long
-		// as it depends on it); elsewhere at its place, covered when
-		// every path from it meets only stores that depend on it before
-		// smp_mb, a fully ordered RMW or its thread's end.
+		// does not depend on it (deps.go's data and control dependencies)
+		// can follow it before an instruction that would satisfy it
+		// anyway (a stop); elsewhere at its place, covered when every
+		// path from it meets only stores that depend on it before smp_mb,
+		// a fully ordered RMW or its thread's end.
 		stop := func(in instr, loc int) bool {
 			switch in.kind {
 			case iAccess:
@@ -543,7 +510,7 @@ func (s *opSystem) computeScopes() {
 				start = 1 << s.regs[t][in.access.Reg]
 			}
 			seen := map[node]bool{}
-			useful, unsafe, depStore := false, false, false
+			useful, unsafe := false, false
 			var stack []node
 			for _, q := range succ(p) {
 				stack = append(stack, node{pc: q, taint: start})
@@ -587,8 +554,6 @@ func (s *opSystem) computeScopes() {
 				case j.kind == iAccess && j.access.Op.Info().Writes:
 					if regsOf(j)&x.taint == 0 && act == (pcSet{}) {
 						useful = true // a store that does not depend on the load
-					} else {
-						depStore = true
 					}
 					if r := j.access.Reg; r != "" {
 						taint &^= 1 << s.regs[t][r]
@@ -601,7 +566,7 @@ func (s *opSystem) computeScopes() {
 				}
 			}
 			switch {
-			case useful, depStore && unsafe:
+			case useful:
 				s.aheadKind[t][p] = aheadLeave
 			case !unsafe:
 				s.aheadKind[t][p] = aheadOrdered
@@ -883,10 +848,6 @@ const (
 	aheadLeave          // left pending, or at its place covered
 )
 
-// deferrable reports whether t may leave the load at pc pending: a store
-// that does not depend on it may follow it.
-func (s *opSystem) deferrable(t, pc int) bool { return s.aheadKind[t][pc] == aheadLeave }
-
 // aheadSteps yields t's satisfactions of its pending accesses where
 // nothing forces them: each one no older access of its location waits
 // for, after a store ran ahead of it (before that, the run that ran it at
@@ -927,6 +888,13 @@ func (s *opSystem) satisfyForced(st opState, t, k, need, mode, br int, yield fun
 				brs = append(brs, int(e.pc))
 			}
 		}
+	}
+	if k != need && s.code[t][ta.loads[k]].access.Op.IsRMW() {
+		// An RMW before need's load of its location: that load may read
+		// the RMW's own store, which orders nothing after the RMW's read
+		// (rfi is in no ordering; found by the differential test): not
+		// covered.
+		mode = coverNone
 	}
 	s.satisfy(st, t, k, mode != coverNone, func(lb explore.Label, n opState) {
 		if mode != coverNone && n.fault.kind == 0 {

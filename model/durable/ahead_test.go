@@ -105,6 +105,22 @@ exists (0:r0=1 /\ 1:r0=1 /\ 1:r1=0 /\ 2:r0=2 /\ 2:r1=0)
 	w, err := lkmm.Reference{}.Decide(rel)
 	require.NoError(t, err)
 	assert.NotNil(t, w.Sat, "LKMM allows release-ahead's outcome")
+	// Found by the differential test: P2's READ_ONCE(y) reads its own
+	// relaxed RMW's store (rfi, which orders nothing), so the store after
+	// it may go before the RMW reads; the RMW, satisfied first for the
+	// load, must not be covered (it was: the outcome was missed).
+	rfi := litmustest.MustParse(t, `C rmw-rfi
+{}
+P0(int *x) { int r0; WRITE_ONCE(*x, 1); r0 = READ_ONCE(*x); }
+P1(int *x, int *y) { int r0; int r1; r0 = atomic_add_return(1, x); if (r0 != 0) { r1 = smp_load_acquire(y); } WRITE_ONCE(*y, r0 + 1); }
+P2(int *x, int *y) { int r0; int r1; r0 = atomic_fetch_add_relaxed(2, y); r1 = READ_ONCE(*y); if (r1 != 0) { WRITE_ONCE(*x, 2); } }
+exists (1:r0=3 /\ 2:r0=4 /\ 2:r1=6)
+`)
+	_, err = Operational{Model: memory.LKMM}.Outcomes(rfi)
+	require.ErrorIs(t, err, litmus.ErrUnsupported)
+	w, err = lkmm.Reference{}.Decide(rfi)
+	require.NoError(t, err)
+	assert.NotNil(t, w.Sat, "LKMM allows rmw-rfi's outcome")
 
 	test := litmustest.MustParse(t, litmustest.Two("exists (0:r0=1 /\\ 1:r0=1)",
 		"int r0; r0 = READ_ONCE(*x); smp_rmb(); WRITE_ONCE(*y, 1);",
