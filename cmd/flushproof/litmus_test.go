@@ -104,6 +104,13 @@ exists (0:r0=1 /\ 1:r0=1)
 	out, _, code = runLitmusArgs(t, "-model", "lkmm", rmb)
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, out, "a store after a load of another location with no smp_mb between")
+	// The same load buffering in a check: the negative control's
+	// counterexample shows the read left pending and satisfied late.
+	var cout, cerr bytes.Buffer
+	code = run([]string{"check", "-q", "-model", "lkmm", "../../examples/litmus/lkmm/lkmm-lb.litmus"}, &cout, &cerr)
+	assert.Equal(t, exitOK, code, cerr.String())
+	assert.Contains(t, cout.String(), "L27: r0 = READ_ONCE(*a): left pending (what follows may run before it)")
+	assert.Contains(t, cout.String(), "L27: r0 = READ_ONCE(*a) = 1 (the pending access is satisfied)")
 }
 
 func TestLitmusErrors(t *testing.T) {

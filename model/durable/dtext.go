@@ -123,6 +123,20 @@ func (s *durSystem) render(st *State, lb explore.Label) (string, *StepFacts) {
 		f = &StepFacts{}
 	}
 	text := ""
+	switch lb.Kind {
+	case kindDefer:
+		if in.kind == iAccess {
+			at := lb
+			at.Kind = kindPlain
+			return fmt.Sprintf("L%d: %s: left pending (what follows may run before it)", in.line, s.accessText(in, at, v)), v.facts(f)
+		}
+	case kindLate:
+		if in.kind == iAccess {
+			at := lb
+			at.Kind = kindValue
+			return fmt.Sprintf("L%d: %s (the pending access is satisfied)", in.line, s.accessText(in, at, v)), v.facts(f)
+		}
+	}
 	if text, ok := s.op.describeAhead(t, lb); ok {
 		return fmt.Sprintf("L%d: %s", in.line, text), v.facts(f)
 	}
