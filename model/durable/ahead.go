@@ -24,18 +24,19 @@ import (
 //     an instruction that reads its register (a data dependency, the value
 //     of a store or an RMW), a store in the arms of an if whose condition
 //     read it (a control dependency), an access to its location
-//     (coherence), smp_mb, smp_rmb, a release, a fully ordered, release or
-//     conditional RMW, and everything the durability checker adds (device
-//     calls, waits, completions, checks). A load may be satisfied before
-//     an acquire it preceded: that orders the two, which only takes
-//     outcomes away.
+//     (coherence), smp_mb, smp_rmb, a release, a fully ordered RMW, and
+//     everything the durability checker adds (device calls, completions,
+//     checks). A load may be satisfied before an acquire it preceded:
+//     that orders the two, which only takes outcomes away.
 //   - Assignments and ifs that read a pending register run ahead on a
 //     guess: an assignment keeps its registers' sources (the entry), an if
 //     takes both ways. When the load is satisfied the entries are
 //     evaluated with its value: a run whose guess was wrong ends there.
-//     An if whose arms are not a plain forward block (a loop, a goto
-//     into or out of them) is not guessed: the load is satisfied first.
-//
+//     Where a guessed if decides whether an instruction runs (path, up to
+//     its immediate post-dominator) memory accesses wait for the guess and
+//     assignments hold their value only under it, so nothing done to
+//     memory or the device rests on a guess.
+
 // What it finds: a store that ran ahead of a pending load has propagated
 // before that load reads, so another thread can read it and make the store
 // the load reads (LB and its kin). The model still refuses
@@ -100,19 +101,17 @@ func entryItem(j int) uint8 { return uint8(maxPend + 1 + j) }
 // aheadTables intern the threads' states and their tuples: opState.ahead
 // names a tuple, 0 when no thread has a pending load.
 type aheadTables struct {
-	mu      sync.Mutex
-	thIDs   map[threadAhead]uint32
-	th      []threadAhead
-	tupIDs  map[[memory.MaxThreads]uint32]uint32
-	tup     [][memory.MaxThreads]uint32
-	enabled bool
+	mu     sync.Mutex
+	thIDs  map[threadAhead]uint32
+	th     []threadAhead
+	tupIDs map[[memory.MaxThreads]uint32]uint32
+	tup    [][memory.MaxThreads]uint32
 }
 
 func newAheadTables() *aheadTables {
 	return &aheadTables{
 		thIDs: map[threadAhead]uint32{{}: 0}, th: []threadAhead{{}},
 		tupIDs: map[[memory.MaxThreads]uint32]uint32{{}: 0}, tup: [][memory.MaxThreads]uint32{{}},
-		enabled: true,
 	}
 }
 
@@ -607,7 +606,7 @@ func (s *opSystem) stepAhead(st opState, t int, in instr, ta threadAhead, yield 
 		// In what an if that ran on a guess controls, an assignment's
 		// value holds only if the guess does: it waits for it too.
 		ctl := s.pathEntries(&ta, t, pc)
-		dep := s.taintMask(&ta, t, in) | s.armsMask(&ta, t, pc)
+		dep := s.taintMask(&ta, t, in) | s.pathMask(&ta, t, pc)
 		if dep == 0 {
 			s.step0(st, t, in, func(lb explore.Label, n opState) {
 				x := ta

@@ -225,22 +225,15 @@ func (s *durSystem) Unfinished(st State) uint64 {
 			m |= 1 << t
 		}
 	}
-	if m != 0 && s.op.anyPending(st.op) && !s.hasNext(st) {
-		// A run that ran ahead of a load no store it can read satisfies
-		// (a guess it does not bear out, a wait_event's condition it
-		// never makes true): not an execution, so not a deadlock
-		// (ahead.go); the run that did not run ahead meets the wait.
-		return 0
-	}
 	return m &^ s.daemons
 }
 
-// hasNext reports whether st has a successor.
-func (s *durSystem) hasNext(st State) bool {
-	found := false
-	s.Next(st, func(explore.Label, State) { found = true })
-	return found
-}
+// Speculative implements explore.Speculator: a state where a thread has a
+// load pending (ahead.go). One with no step is a run whose guess no value
+// bears out, or that ran ahead of a wait_event whose condition never
+// holds: no execution, and no deadlock (the run that did not run ahead
+// meets the wait).
+func (s *durSystem) Speculative(st State) bool { return s.op.anyPending(st.op) }
 
 // finished reports whether every thread has finished, with no access
 // pending.

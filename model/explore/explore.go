@@ -91,6 +91,22 @@ type WaitDescriber[S comparable] interface {
 	Waiting(s S, actor int) string
 }
 
+// Speculator is implemented by systems whose runs may speculate (a thread
+// that ran ahead of a load it has yet to satisfy): a speculative state
+// with no step is no execution (the run's guess is never borne out), so
+// it is no deadlock, and the liveness check reports no speculative state
+// (a real blocked state is reported where nothing speculates).
+type Speculator[S comparable] interface {
+	Speculative(s S) bool
+}
+
+// speculative reports whether s is a speculative state of sys (or of the
+// system unreduced wraps).
+func speculative[S comparable](sys System[S], s S) bool {
+	sp, ok := obligationsOf(sys).(Speculator[S])
+	return ok && sp.Speculative(s)
+}
+
 // StepDescriber is implemented by systems whose step text needs the state
 // the step is taken from (a step that also runs a task's local code, say):
 // counterexample paths describe their steps with DescribeFrom, the state
@@ -420,7 +436,7 @@ func deadlockIn[S comparable](sys System[S]) func(S) error {
 	return func(s S) error {
 		steps := 0
 		sys.Next(s, func(Label, S) { steps++ })
-		if u := sys.Unfinished(s); steps == 0 && u != 0 {
+		if u := sys.Unfinished(s); steps == 0 && u != 0 && !speculative(sys, s) {
 			msg := fmt.Sprintf("%s not returned and no step is enabled", haveList(sys.Actors(), u))
 			if w, ok := sys.(WaitDescriber[S]); ok {
 				var where []string
@@ -724,7 +740,7 @@ func (e *explorer[S]) sequentialLevel(lo, hi int) bool {
 			r.Violation = r.ViolationAt(Safety, int(bad), sys.Check)
 			return true
 		}
-		if n == 0 && sys.Unfinished(s) != 0 {
+		if n == 0 && sys.Unfinished(s) != 0 && !speculative(sys, s) {
 			r.Violation = e.deadlock(head)
 			return true
 		}

@@ -93,7 +93,7 @@ func (w *worker[S]) expand(lo, hi int32, next *atomic.Int64, main bool) {
 			s := *e.r.states.at(w.parent)
 			e.sys.Next(s, w.yield)
 			n := int32(w.k)
-			if n == 0 && e.sys.Unfinished(s) != 0 {
+			if n == 0 && e.sys.Unfinished(s) != 0 && !speculative(e.sys, s) {
 				n = -1
 			}
 			e.nTrans[off] = n

@@ -294,7 +294,7 @@ func (e *explorer[S]) blockedForever() (*Violation, string) {
 			}
 		}
 		for i := range free { // BFS order: the first one has the shortest path
-			if !free[i] {
+			if !free[i] && !speculative(r.sys, *r.states.at(int32(i))) {
 				sys, whom := r.sys, "it"
 				if len(goals) == 1 && goal&(goal-1) != 0 {
 					whom = "them all"
