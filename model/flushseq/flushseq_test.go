@@ -45,7 +45,7 @@ func TestNewFsyncSystemRejectsBadConfigs(t *testing.T) {
 	for _, c := range []Config{
 		{Variant: Patched, Memory: memory.SC, Tasks: 0, Fsyncs: 1},
 		{Variant: Patched, Memory: memory.SC, Tasks: 5, Fsyncs: 1},
-		{Variant: Patched, Memory: memory.Relaxed, Tasks: 3, Fsyncs: 3}, // more live stores than Relaxed keeps
+		{Variant: Patched, Memory: memory.Relaxed, Tasks: 4, Fsyncs: 4}, // more live stores than Relaxed keeps
 		{Variant: Patched, Memory: memory.SC, Tasks: 4, Fsyncs: 31},     // flush numbers past int8
 		{Variant: 99, Memory: memory.SC, Tasks: 2, Fsyncs: 1},
 		{Variant: Patched, Memory: 0, Tasks: 2, Fsyncs: 1},

@@ -82,7 +82,7 @@ type lkExtra struct {
 	cur, acq, rel [MaxThreads]vw
 	glob          vw
 	mview         [MaxLocations][MaxStores]vw // per live store: its message view
-	glued         [MaxLocations]uint8         // bit i: store i is a read-modify-write's, glued to store i-1
+	glued         [MaxLocations]uint16        // bit i: store i is a read-modify-write's, glued to store i-1
 	unord         [MaxThreads]uint8           // per thread: the locations (bit l) it loaded since its last full barrier
 	cond          [MaxThreads]uint8           // per thread: the locations whose loads only a conditional RMW's barriers ordered (see checkOrdered)
 	covered       [MaxThreads]uint8           // per thread: the locations in unord whose loads since the last barrier were all LoadCovered (see checkOrdered)
@@ -184,24 +184,30 @@ func (m lk) close() Memory {
 	return out
 }
 
-// vw is a view: 4 bits per location, the index of a live store.
+// vw is a view: a lane of laneBits bits per location, the index of a live
+// store.
 type vw uint32
 
-func (v vw) at(l int) uint8 { return uint8(v>>(4*uint(l))) & 0xf }
+const (
+	laneBits = 5
+	laneMask = 1<<laneBits - 1
+)
+
+func (v vw) at(l int) uint8 { return uint8(v>>(laneBits*uint(l))) & laneMask }
 
 func (v vw) with(l int, i uint8) vw {
-	s := 4 * uint(l)
-	return v&^(0xf<<s) | vw(i)<<s
+	s := laneBits * uint(l)
+	return v&^(laneMask<<s) | vw(i)<<s
 }
 
-// The views are compared and joined a nibble at a time all at once: a
-// nibble holds a store's index, below MaxStores = 8, so its top bit is
-// free, and (o|8) - v in each nibble neither borrows from the next nor
-// loses its top bit exactly when v <= o.
-const nibTop vw = 0x88888888
+// The views are compared and joined a lane at a time all at once: a lane
+// holds a store's index, below MaxStores = 16, so its top bit is free, and
+// (o|16) - v in each lane neither borrows from the next nor loses its top
+// bit exactly when v <= o.
+const laneTop vw = 0x10 | 0x10<<5 | 0x10<<10 | 0x10<<15 | 0x10<<20 | 0x10<<25
 
-// le has 0xf in each nibble where v is at or below o, 0 elsewhere.
-func (v vw) le(o vw) vw { return ((o | nibTop) - v) & nibTop >> 3 * 0xf }
+// le has all ones in each lane where v is at or below o, 0 elsewhere.
+func (v vw) le(o vw) vw { return ((o | laneTop) - v) & laneTop >> (laneBits - 1) * laneMask }
 
 func (v vw) join(o vw) vw {
 	m := o.le(v) // where o is at or below v, keep v
@@ -412,7 +418,7 @@ func (m *lk) mustRead(t, loc int) {
 // whatever its thread's view, so a thread that only updates loc with
 // read-modify-writes need not be a reader.
 func (m *lk) chain(loc int) bool {
-	all := uint8(1)<<m.n[loc] - 1
+	all := uint16(1)<<m.n[loc] - 1
 	return m.glued[loc]|1 == all
 }
 
@@ -804,3 +810,8 @@ func (m lk) lkPermuted(out *lk, threads, locs *[MaxThreads]int) {
 		}
 	}
 }
+
+// The lanes must hold every store index with the top bit free, for every
+// location, in a vw.
+var _ [1]struct{} = [1 << laneBits / (2 * MaxStores)]struct{}{}
+var _ [32 - laneBits*MaxLocations]struct{}

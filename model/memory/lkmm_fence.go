@@ -129,7 +129,7 @@ func (m lk) lkFences(t int) []lkChoice {
 
 // Alt says which of the results of one memory operation a result is
 // (explore.Label.Alt): bits 0-11 the threads whose pending barriers
-// completed first, in order (4 bits each, thread+1); bits 12-14 how many
+// completed first, in order (4 bits each, thread+1); bits 12-15 how many
 // stores are newer in modification order than the store made or read.
 type Alt uint16
 
@@ -173,7 +173,7 @@ func (a Alt) Text(name func(int) string, store bool) string {
 	if len(ts) > 0 {
 		parts = append(parts, "after the barrier of "+strings.Join(ts, ", then ")+" took effect")
 	}
-	if k := int(a>>12) & 7; k > 0 {
+	if k := int(a >> 12); k > 0 {
 		verb := "read"
 		if store {
 			verb = "placed"

@@ -58,10 +58,10 @@ func (m Model) String() string {
 
 // Bounds of a Memory value, which is a comparable fixed-size struct.
 const (
-	MaxLocations = 6 // atomic64 words
-	MaxThreads   = 8 // threads (tasks, the device) that use memory
-	MaxStores    = 8 // live stores per location (Relaxed)
-	MaxBuffered  = 4 // store buffer entries per thread (TSO)
+	MaxLocations = 6  // atomic64 words
+	MaxThreads   = 8  // threads (tasks, the device) that use memory
+	MaxStores    = 16 // live stores per location (Relaxed)
+	MaxBuffered  = 4  // store buffer entries per thread (TSO)
 )
 
 // Memory is the state of a few atomic64 words under one memory model. Values

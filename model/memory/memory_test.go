@@ -238,9 +238,9 @@ func TestLKMMLoadNewestAfterSettle(t *testing.T) {
 	assert.Equal(t, []int64{2}, got)
 }
 
-// TestViewNibbles: the views' all-at-once comparison and join agree with
+// TestViewLanes: the views' all-at-once comparison and join agree with
 // location by location ones on every pair of views of in-range indices.
-func TestViewNibbles(t *testing.T) {
+func TestViewLanes(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		draw := func(name string) vw {
 			var v vw
@@ -251,7 +251,7 @@ func TestViewNibbles(t *testing.T) {
 		}
 		a, b := draw("a"), draw("b")
 		for l := 0; l < MaxLocations; l++ {
-			le := a.le(b)>>(4*uint(l))&0xf == 0xf
+			le := a.le(b)>>(laneBits*uint(l))&laneMask == laneMask
 			require.Equal(t, a.at(l) <= b.at(l), le, "location %d", l)
 			require.Equal(t, max(a.at(l), b.at(l)), a.join(b).at(l), "location %d", l)
 		}

@@ -106,7 +106,7 @@ func altParts(a Alt) (first []int, newer int) {
 			first = append(first, u-1)
 		}
 	}
-	return first, int(a>>12) & 7
+	return first, int(a >> 12)
 }
 
 // completeAll lets the pending barriers of threads us take effect in w,
