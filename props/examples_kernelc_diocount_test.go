@@ -32,7 +32,7 @@ func TestHarnessDIOCount(t *testing.T) {
 	}
 	limits := map[string]string{
 		"Relaxed no-cache": "Relaxed does not support spin_lock",
-		"LKMM no-cache":    "cannot give LKMM's load buffering here",
+		"LKMM no-cache":    "LKMM lets this store be seen before its load of ext4_inode.vfs_inode.i_size is satisfied",
 	}
 	const seed = "0001-ext4-add-DIO_SKIP_DIO_COUNT-flag-to-dax_do_io.patch"
 	h := "ext4-diocount/ext4-diocount.c"

@@ -53,7 +53,7 @@ func TestHarnessIOWQ(t *testing.T) {
 	}
 	limits := map[string]string{
 		"Relaxed no-cache": "Relaxed does not support",
-		"LKMM no-cache":    "cannot give LKMM's load buffering here",
+		"LKMM no-cache":    "LKMM lets this store be seen before its load of inode.i_rwsem.count is satisfied",
 	}
 	relaxed := map[string]string{"Relaxed no-cache": "Relaxed does not support"}
 	const (

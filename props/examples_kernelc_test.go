@@ -108,6 +108,6 @@ func TestHarnessFlushSeq(t *testing.T) {
 		// row. The litmus file puts the increment in the else arm.
 		{harness: h, patches: []string{seed, "mutant-inc_return_relaxed.patch"},
 			rows:   without(rows("mutant-inc_return_relaxed"), "Relaxed cache+fua", "LKMM cache+fua"),
-			limits: map[string]string{"LKMM cache+fua": "cannot give LKMM's load buffering here"}},
+			limits: map[string]string{"LKMM cache+fua": "could not run the thread ahead of that load here"}},
 	})
 }

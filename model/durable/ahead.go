@@ -941,7 +941,8 @@ func (s *opSystem) satisfy(st opState, t, k int, covered bool, yield func(explor
 		n.mem = r.mem
 		lb.Kind, lb.ID = kindLate, uint16(pc)
 		if r.fault.kind != 0 {
-			n.fault = fault{r.fault.kind, uint8(t), uint8(pc)}
+			n.fault = r.fault
+			n.fault.thread, n.fault.pc = uint8(t), uint8(pc)
 			yield(lb, n)
 			return
 		}
@@ -956,7 +957,7 @@ func (s *opSystem) satisfy(st opState, t, k int, covered bool, yield func(explor
 		n.regs[t] = regs
 		s.putAhead(&n, t, x)
 		if fk != faultOK {
-			n.fault = fault{fk, uint8(t), uint8(pc)}
+			n.fault = fault{kind: fk, thread: uint8(t), pc: uint8(pc)}
 		}
 		yield(lb, n)
 	})

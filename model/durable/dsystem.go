@@ -339,7 +339,7 @@ func (s *durSystem) chainJudged(st State, t int, texts bool, judged *uint64) (St
 			*judged |= s.obBit[t][pc]
 		}
 		if k == maxChain {
-			st.op.fault = fault{faultLocalLoop, uint8(t), uint8(pc)}
+			st.op.fault = fault{kind: faultLocalLoop, thread: uint8(t), pc: uint8(pc)}
 			return st, out
 		}
 		var next State
@@ -421,7 +421,7 @@ func (s *durSystem) step(st State, t int, in instr, yield func(explore.Label, St
 	}
 	if in.arith && s.op.arithFails(st.op, t, in) {
 		n := st
-		n.op.fault = fault{faultArith, uint8(t), st.op.pc[t]}
+		n.op.fault = fault{kind: faultArith, thread: uint8(t), pc: st.op.pc[t]}
 		yield(explore.Label{Kind: kindFault}, n)
 		return
 	}
@@ -436,7 +436,7 @@ func (s *durSystem) step(st State, t int, in instr, yield func(explore.Label, St
 	n.op.pc[t]++
 	fail := func(kind uint8) {
 		n.op.pc[t] = st.op.pc[t]
-		n.op.fault = fault{kind, uint8(t), st.op.pc[t]}
+		n.op.fault = fault{kind: kind, thread: uint8(t), pc: st.op.pc[t]}
 		yield(explore.Label{Kind: kindFault}, n)
 	}
 	setReg := func(n *State, name string, v int64) {
@@ -476,7 +476,7 @@ func (s *durSystem) step(st State, t int, in instr, yield func(explore.Label, St
 		if ch.Durable {
 			kind = badDurable
 		}
-		n.bad = fault{kind, uint8(t), st.op.pc[t]}
+		n.bad = fault{kind: kind, thread: uint8(t), pc: st.op.pc[t]}
 		yield(explore.Label{Kind: kindFailed}, n)
 	case iDevSubmit:
 		d := in.dev
@@ -628,7 +628,9 @@ func (s *durSystem) step(st State, t int, in instr, yield func(explore.Label, St
 		rs, err := st.op.mem.RMWOrdered(t, in.loc, f, memory.RMWOrder{Acquire: true, Release: true, Deps: in.deps})
 		switch {
 		case errors.Is(err, memory.ErrUnordered):
-			fail(faultUnordered)
+			n.op.pc[t] = st.op.pc[t]
+			n.op.fault = unordered(err, t, st.op.pc[t])
+			yield(explore.Label{Kind: kindFault}, n)
 			return
 		case rangeFault:
 			fail(faultRange)

@@ -50,6 +50,7 @@ package durable
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/flushproof/flushproof/model/explore"
 	"github.com/flushproof/flushproof/model/litmus"
@@ -246,7 +247,24 @@ const (
 // fits16 reports whether a register can hold v.
 func fits16(v int64) bool { return v >= -32768 && v <= 32767 }
 
-type fault struct{ kind, thread, pc uint8 }
+// fault is what stopped a run: its kind, thread and instruction, and for
+// faultUnordered the locations of the loads the store is not ordered
+// after (cond: a conditional RMW that succeeded ordered some of them).
+type fault struct {
+	kind, thread, pc uint8
+	locs             uint8
+	cond             bool
+}
+
+// unordered is a faultUnordered for err (a memory.UnorderedError).
+func unordered(err error, t int, pc uint8) fault {
+	f := fault{kind: faultUnordered, thread: uint8(t), pc: pc}
+	var ue *memory.UnorderedError
+	if errors.As(err, &ue) {
+		f.locs, f.cond = ue.Locs, ue.Cond
+	}
+	return f
+}
 
 type opState struct {
 	mem   memory.Memory
@@ -524,7 +542,7 @@ func (s *opSystem) stepIn(st opState, t int, in instr, covered bool, yield func(
 	n := st
 	n.pc[t]++
 	fail := func(kind uint8) {
-		n.fault = fault{kind, uint8(t), st.pc[t]}
+		n.fault = fault{kind: kind, thread: uint8(t), pc: st.pc[t]}
 		yield(explore.Label{}, n)
 	}
 	if in.arith && s.arithFails(st, t, in) {
@@ -599,7 +617,8 @@ func (s *opSystem) stepIn(st opState, t int, in instr, covered bool, yield func(
 		}
 		ms, err := store()
 		if errors.Is(err, memory.ErrUnordered) {
-			fail(faultUnordered)
+			n.fault = unordered(err, t, st.pc[t])
+			yield(explore.Label{}, n)
 			return
 		}
 		if err != nil {
@@ -705,7 +724,8 @@ func (s *opSystem) stepIn(st opState, t int, in instr, covered bool, yield func(
 				Covered: covered})
 		}
 		if errors.Is(err, memory.ErrUnordered) {
-			fail(faultUnordered)
+			n.fault = unordered(err, t, st.pc[t])
+			yield(explore.Label{}, n)
 			return
 		}
 		if rangeFault {
@@ -742,7 +762,21 @@ func (s *opSystem) faultText(f fault) string {
 	case faultArith:
 		return fmt.Sprintf("line %d: P%d: a division by zero, or a shift by a negative amount or by more than 62", in.line, f.thread)
 	case faultUnordered:
-		return fmt.Sprintf("line %d: P%d: a store after a load of another location with no smp_mb between and no dependency on it, and the load could not be left pending for the store to go first (smp_rmb, a release, a device call or a store waiting for it satisfied it, or it was a release RMW's read; a cmpxchg orders only if it succeeds, and LKMM lets it fail by reading a later store): the checker cannot give LKMM's load buffering here; order them (smp_load_acquire, smp_store_release, smp_mb) where the kernel code does, or check this file under SC and TSO only (Models: SC, TSO)", in.line, f.thread)
+		var names []string
+		for l := range s.test.Locs {
+			if f.locs&(1<<l) != 0 {
+				names = append(names, s.test.Locs[l])
+			}
+		}
+		what := "a load of another location"
+		if len(names) > 0 {
+			what = "its load of " + strings.Join(names, " and ")
+		}
+		cond := ""
+		if f.cond {
+			cond = "; a cmpxchg between orders them only if it succeeds, and LKMM lets it fail by reading a later store"
+		}
+		return fmt.Sprintf("line %d: P%d: LKMM lets this store be seen before %s is satisfied (load buffering): nothing orders the two (no smp_mb between, no dependency of the store on the value read%s), and the checker could not run the thread ahead of that load here (it satisfies a pending load first at smp_rmb, a release, a device call, a store waiting for its value, or an access that an if on its value decides whether to run, and never leaves a release RMW's read or a cmpxchg that succeeded pending); order them (smp_load_acquire, smp_store_release, smp_mb) where the kernel code does, or check this file under SC and TSO only (Models: SC, TSO)", in.line, f.thread, what, cond)
 	case faultMemory:
 		if s.model == memory.TSO {
 			return fmt.Sprintf("line %d: P%d: a %dth store waiting in P%d's store buffer, which holds %d: put an smp_mb (or a fully ordered atomic) between the stores, or store less", in.line, f.thread, memory.MaxBuffered+1, f.thread, memory.MaxBuffered)

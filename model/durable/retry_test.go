@@ -27,8 +27,8 @@ func TestCmpxchgSuccessOrdersOnlyIfItCannotFail(t *testing.T) {
 	_, err := Operational{Model: memory.LKMM}.Outcomes(tt)
 	require.Error(t, err)
 	assert.ErrorIs(t, err, litmus.ErrUnsupported)
-	assert.ErrorContains(t, err, "line 16: P1: a store after a load of another location")
-	assert.ErrorContains(t, err, "a cmpxchg orders only if it succeeds")
+	assert.ErrorContains(t, err, "line 16: P1: LKMM lets this store be seen before its load of")
+	assert.ErrorContains(t, err, "a cmpxchg between orders them only if it succeeds")
 
 	// With the store depending on the cmpxchg's value it is ordered
 	// after it, fail or not, and the model answers.

@@ -642,7 +642,7 @@ void harness(void)
 	d, err := durable.Read("h.c", tt)
 	require.NoError(t, err)
 	_, err = d.Rows(nil, false)[0].Check(explore.Options{})
-	assert.ErrorContains(t, err, "cannot give LKMM's load buffering here")
+	assert.ErrorContains(t, err, "could not run the thread ahead of that load here")
 }
 
 // TestLoweringKeeps: what the lowering keeps known and what it lets

@@ -278,6 +278,22 @@ func (m *lk) mustWrite(t, loc int, rmw bool) {
 // test holds them to that), not all.
 var ErrUnordered = errors.New("memory: under LKMM a store follows a load of another location with no smp_mb between and no dependency on it (load buffering is not modelled)")
 
+// UnorderedError is the ErrUnordered of one store: the thread and the
+// locations (bit l) of the loads it is not ordered after. Cond says that
+// some of them are ordered only by a conditional read-modify-write that
+// succeeded (see checkOrdered).
+type UnorderedError struct {
+	Thread int
+	Locs   uint8
+	Cond   bool
+}
+
+func (e *UnorderedError) Error() string {
+	return fmt.Sprintf("thread %d: %v (locations %08b)", e.Thread, ErrUnordered, e.Locs)
+}
+
+func (e *UnorderedError) Unwrap() error { return ErrUnordered }
+
 // AllowUnordered lets stores follow loads without a barrier under LKMM
 // (see ErrUnordered).
 func (m *Memory) AllowUnordered() {
@@ -373,8 +389,8 @@ func (m *lk) writeBase(t, loc int, deps uint8, release bool) (base vw, ordered b
 // A load its caller covers (LoadCovered: the caller also runs the thread
 // with that load satisfied after the store) is no reason to refuse.
 func (m *lk) checkOrdered(t, loc int, deps uint8, release bool) error {
-	if (m.unord[t]&^m.covered[t]|m.cond[t])&^(1<<loc)&^deps != 0 && !m.anyOrder && !release {
-		return fmt.Errorf("thread %d: %w", t, ErrUnordered)
+	if u := (m.unord[t]&^m.covered[t] | m.cond[t]) &^ (1 << loc) &^ deps; u != 0 && !m.anyOrder && !release {
+		return &UnorderedError{Thread: t, Locs: u, Cond: m.cond[t]&^(1<<loc)&^deps != 0}
 	}
 	return nil
 }
