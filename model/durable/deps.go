@@ -124,7 +124,7 @@ func (d *depAnalysis) access(a *litmus.Access, fence litmus.Op, loc int) uint8 {
 		}
 		return 0
 	case !info.Reads && info.Writes:
-		return d.deps(a.Val)
+		return told(info, d.deps(a.Val), loc)
 	}
 	// A read-modify-write: its store depends on what its value comes from.
 	deps := d.deps(a.Val)
@@ -139,6 +139,21 @@ func (d *depAnalysis) access(a *litmus.Access, fence litmus.Op, loc int) uint8 {
 			t |= vt
 		}
 		d.st.taint[a.Reg] = t
+	}
+	return told(info, deps, loc)
+}
+
+// told is what memory.LKMM is told a store to loc depends on: nothing
+// for a fully ordered or a release access (memory orders it after every
+// earlier load of its thread and reads no dependency), and no load of
+// loc itself (coherence orders that one; memory masks it anyway). A
+// memory without stores that need telling runs without UseOrderings.
+func told(info litmus.Info, deps uint8, loc int) uint8 {
+	if info.Order == litmus.Mb || info.Order == litmus.Release {
+		return 0
+	}
+	if loc >= 0 {
+		deps &^= 1 << loc
 	}
 	return deps
 }
