@@ -434,11 +434,12 @@ func (s *durSystem) step(st State, t int, in instr, yield func(explore.Label, St
 	}
 	n := st
 	n.op.pc[t]++
-	fail := func(kind uint8) {
+	failWith := func(f fault) {
 		n.op.pc[t] = st.op.pc[t]
-		n.op.fault = fault{kind: kind, thread: uint8(t), pc: st.op.pc[t]}
+		n.op.fault = f
 		yield(explore.Label{Kind: kindFault}, n)
 	}
+	fail := func(kind uint8) { failWith(fault{kind: kind, thread: uint8(t), pc: st.op.pc[t]}) }
 	setReg := func(n *State, name string, v int64) {
 		if name != "" {
 			n.op.regs[t][s.op.regs[t][name]] = int16(v) // 0, -EIO or a block's value
@@ -628,9 +629,7 @@ func (s *durSystem) step(st State, t int, in instr, yield func(explore.Label, St
 		rs, err := st.op.mem.RMWOrdered(t, in.loc, f, memory.RMWOrder{Acquire: true, Release: true, Deps: in.deps})
 		switch {
 		case errors.Is(err, memory.ErrUnordered):
-			n.op.pc[t] = st.op.pc[t]
-			n.op.fault = unordered(err, t, st.op.pc[t])
-			yield(explore.Label{Kind: kindFault}, n)
+			failWith(unordered(err, t, st.op.pc[t]))
 			return
 		case rangeFault:
 			fail(faultRange)

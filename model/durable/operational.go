@@ -541,10 +541,11 @@ func (s *opSystem) stepIn(st opState, t int, in instr, covered bool, yield func(
 	}
 	n := st
 	n.pc[t]++
-	fail := func(kind uint8) {
-		n.fault = fault{kind: kind, thread: uint8(t), pc: st.pc[t]}
+	failWith := func(f fault) {
+		n.fault = f
 		yield(explore.Label{}, n)
 	}
+	fail := func(kind uint8) { failWith(fault{kind: kind, thread: uint8(t), pc: st.pc[t]}) }
 	if in.arith && s.arithFails(st, t, in) {
 		fail(faultArith)
 		return
@@ -617,8 +618,7 @@ func (s *opSystem) stepIn(st opState, t int, in instr, covered bool, yield func(
 		}
 		ms, err := store()
 		if errors.Is(err, memory.ErrUnordered) {
-			n.fault = unordered(err, t, st.pc[t])
-			yield(explore.Label{}, n)
+			failWith(unordered(err, t, st.pc[t]))
 			return
 		}
 		if err != nil {
@@ -724,8 +724,7 @@ func (s *opSystem) stepIn(st opState, t int, in instr, covered bool, yield func(
 				Covered: covered})
 		}
 		if errors.Is(err, memory.ErrUnordered) {
-			n.fault = unordered(err, t, st.pc[t])
-			yield(explore.Label{}, n)
+			failWith(unordered(err, t, st.pc[t]))
 			return
 		}
 		if rangeFault {

@@ -61,6 +61,8 @@ func TestLKMMStateSources(t *testing.T) {
 					verdict = "UNSAFE"
 				}
 				t.Logf("%s %v %v: %s, %d states", file, m, dev, verdict, res.Stats.States)
+				require.Equal(t, res.Stats.States, len(r.seen), "every state found is recorded")
+				prev := 0
 				for _, step := range []struct {
 					name  string
 					ahead bool
@@ -86,7 +88,12 @@ func TestLKMMStateSources(t *testing.T) {
 						}
 					})
 					t.Logf("  %-26s %9d", step.name, n)
+					// Each line forgets less than the one before: never
+					// fewer states; the last forgets nothing.
+					require.GreaterOrEqual(t, n, prev, step.name)
+					prev = n
 				}
+				require.Equal(t, len(r.seen), prev, "with nothing forgotten every state is distinct")
 			}
 		}
 	}

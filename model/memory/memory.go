@@ -60,7 +60,7 @@ func (m Model) String() string {
 const (
 	MaxLocations = 6  // atomic64 words
 	MaxThreads   = 8  // threads (tasks, the device) that use memory
-	MaxStores    = 16 // live stores per location (Relaxed)
+	MaxStores    = 16 // live stores per location (Relaxed, LKMM)
 	MaxBuffered  = 4  // store buffer entries per thread (TSO)
 )
 
