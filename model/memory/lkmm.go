@@ -87,6 +87,7 @@ type lkExtra struct {
 	cond          [MaxThreads]uint8           // per thread: the locations whose loads only a conditional RMW's barriers ordered (see checkOrdered)
 	covered       [MaxThreads]uint8           // per thread: the locations in unord whose loads since the last barrier were all LoadCovered (see checkOrdered)
 	lockOnly      uint8                       // the locations only spin_lock and spin_unlock access (LockOnly)
+	alias         [MaxThreads]int8            // per thread: a Fork's owner plus one, 0 for a thread of its own
 	anyOrder      bool                        // AllowUnordered
 	unreduced     bool                        // Unreduced: no subsumption of pending barriers
 	whole         bool                        // UseOrderings: views kept whole, lkOrd kept
@@ -495,7 +496,7 @@ func (m lk) lkReadAs(t, loc, i int, how int) lk {
 	if m.whole {
 		m.cow()
 		gv = m.gv[loc][i]
-		if int(m.wr[loc][i]) == t+1 {
+		if int(m.wr[loc][i]) == m.owner(t)+1 {
 			mv, gv = 0, 0 // its own store (see wr)
 		} else {
 			// Another thread's store, co-after every store t read or
@@ -637,7 +638,7 @@ func (m *lk) lkInsert(t, loc, p int, v int64, glued, release, ordered bool) {
 		m.gv[loc][p] = gv
 		m.lgv[t][loc] = m.lgv[t][loc].join(gv)
 		m.lmv[t][loc] = m.lmv[t][loc].join(mv)
-		m.wr[loc][p] = int8(t + 1)
+		m.wr[loc][p] = int8(m.owner(t) + 1)
 	}
 	m.cur[t] = m.cur[t].with(loc, uint8(p))
 	m.acq[t] = m.acq[t].join(m.cur[t])
@@ -814,6 +815,9 @@ func (m lk) lkPermuted(out *lk, threads, locs *[MaxThreads]int) {
 	var newID [MaxThreads + 1]int8 // old writer plus one -> new
 	for i := 0; i < MaxThreads; i++ {
 		newID[threads[i]+1] = int8(i + 1)
+	}
+	for i := 0; i < MaxThreads; i++ {
+		out.alias[i] = newID[m.alias[threads[i]]]
 	}
 	for l := 0; l < MaxLocations; l++ {
 		out.glued[l] = m.glued[locs[l]]

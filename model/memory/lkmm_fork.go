@@ -1,0 +1,137 @@
+package memory
+
+import "fmt"
+
+// Forks: a thread's events on two streams (LKMM with UseOrderings).
+//
+// A release orders its thread's earlier events before its store, and
+// nothing after it; so a store after the release may be seen before a
+// load ahead of the release is satisfied (load buffering), while the
+// release must still carry what the thread did before it and nothing it
+// did after. A caller that runs a thread's later events ahead of a
+// pending release (model/durable's ahead.go) runs them on the thread
+// and the release, with the loads before it, on a fork: another thread
+// slot that starts as a copy of the thread (Fork), whose events the
+// thread then takes in (Join: every view is a join of what the events
+// before pass on, so joining the fork gives the thread what those events
+// add) and which ends with the release (Join, then Free). The fork's
+// stores are the owner's (a load of one is rfi, as in one thread).
+
+// owner is the thread whose events thread t runs: t itself, or a fork's
+// owner.
+func (m *lk) owner(t int) int {
+	if a := m.alias[t]; a != 0 {
+		return int(a) - 1
+	}
+	return t
+}
+
+// Forked reports the owner of thread v if v is a fork (Fork), else -1.
+func (m *Memory) Forked(v int) int {
+	if m.model != LKMM {
+		return -1
+	}
+	if a := lkGet(m.scope, m.ext).alias[v]; a != 0 {
+		return int(a) - 1
+	}
+	return -1
+}
+
+// Fork makes thread v a copy of thread t: its views, what it loaded since
+// its last barrier and last unlock, and a reader of the locations t
+// reads. v must be no thread's and no location's reader, and t's barrier
+// settled (Settle). unlock says the release the fork will run is a
+// spin_unlock: t's own events are then after it, so t has loaded nothing
+// since its last unlock (po-unlock-lock-po in linux-kernel.cat reads
+// that).
+func (m Memory) Fork(t, v int, unlock bool) Memory {
+	if m.model != LKMM {
+		panic("memory: Fork outside LKMM")
+	}
+	w := m.open()
+	w.mustWhole("Fork")
+	switch {
+	case t == v || w.alias[t] != 0 || w.alias[v] != 0:
+		panic(fmt.Sprintf("memory: Fork(%d, %d): a fork of a fork, or onto a fork", t, v))
+	case w.post&(1<<t|1<<v) != 0:
+		panic(fmt.Sprintf("memory: Fork(%d, %d) with a barrier pending: Settle it first", t, v))
+	}
+	for l := range w.readers {
+		if w.readers[l]&(1<<v) != 0 {
+			panic(fmt.Sprintf("memory: Fork(%d, %d): thread %d reads location %d", t, v, v, l))
+		}
+		if w.readers[l]&(1<<t) != 0 {
+			w.readers[l] |= 1 << v
+		}
+	}
+	w.cow()
+	w.cur[v], w.acq[v], w.rel[v] = w.cur[t], w.acq[t], w.rel[t]
+	w.unord[v], w.cond[v], w.covered[v] = w.unord[t], w.cond[t], w.covered[t]
+	w.rv[v], w.own[v], w.tulp[v], w.tacq[v] = w.rv[t], w.own[t], w.tulp[t], w.tacq[t]
+	w.tunord[v], w.since[v] = w.tunord[t], w.since[t]
+	w.g[v], w.ah[v], w.tah[v] = w.g[t], w.ah[t], w.tah[t]
+	w.lgv[v], w.lmv[v] = w.lgv[t], w.lmv[t]
+	w.alias[v] = int8(t + 1)
+	if unlock {
+		w.since[t] = 0
+	}
+	return w.close()
+}
+
+// Join takes fork v's events into its owner t: what they pass on joins
+// t's views, and the locations they loaded since the last barrier are
+// t's too (covered where both covered them). unlock says the fork's
+// release is a spin_unlock (as Fork was told): t's loads since its last
+// unlock are then its own, after that unlock, and once v has run it
+// (released) what t's next lock reads of its last unlock is v's;
+// otherwise t's loads since its last unlock include v's.
+func (m Memory) Join(t, v int, unlock, released bool) Memory {
+	w := m.open()
+	if int(w.alias[v]) != t+1 {
+		panic(fmt.Sprintf("memory: Join(%d, %d): %d is not a fork of %d", t, v, v, t))
+	}
+	w.cow()
+	w.cur[t], w.acq[t], w.rel[t] = w.cur[t].join(w.cur[v]), w.acq[t].join(w.acq[v]), w.rel[t].join(w.rel[v])
+	ut, uv := w.unord[t], w.unord[v]
+	w.covered[t] = (^ut | w.covered[t]) & (^uv | w.covered[v]) & (ut | uv)
+	w.unord[t] |= uv
+	w.cond[t] |= w.cond[v]
+	w.rv[t], w.own[t] = w.rv[t].join(w.rv[v]), w.own[t].join(w.own[v])
+	w.g[t], w.ah[t] = w.g[t].join(w.g[v]), w.ah[t].join(w.ah[v])
+	for l := range w.lgv[t] {
+		w.lgv[t][l], w.lmv[t][l] = w.lgv[t][l].join(w.lgv[v][l]), w.lmv[t][l].join(w.lmv[v][l])
+	}
+	switch {
+	case !unlock:
+		w.since[t] |= w.since[v]
+	case released:
+		w.tulp[t], w.tacq[t], w.tah[t], w.tunord[t] = w.tulp[v], w.tacq[v], w.tah[v], w.tunord[v]
+	}
+	return w.close()
+}
+
+// Free ends fork v: it is no location's reader and holds nothing.
+func (m Memory) Free(v int) Memory {
+	w := m.open()
+	if w.alias[v] == 0 {
+		panic(fmt.Sprintf("memory: Free(%d) of no fork", v))
+	}
+	if w.post&(1<<v) != 0 {
+		panic(fmt.Sprintf("memory: Free(%d) with its barrier pending", v))
+	}
+	w.cow()
+	w.cur[v], w.acq[v], w.rel[v] = 0, 0, 0
+	w.unord[v], w.cond[v], w.covered[v] = 0, 0, 0
+	w.rv[v], w.own[v], w.tulp[v], w.tacq[v] = 0, 0, 0, 0
+	w.tunord[v], w.since[v] = 0, 0
+	w.g[v], w.ah[v], w.tah[v] = 0, 0, 0
+	w.lgv[v], w.lmv[v] = [MaxLocations]vw{}, [MaxLocations]vw{}
+	w.alias[v] = 0
+	for l := range w.readers {
+		if w.readers[l]&(1<<v) != 0 {
+			w.readers[l] &^= 1 << v
+			w.lkCompact(l)
+		}
+	}
+	return w.close()
+}
