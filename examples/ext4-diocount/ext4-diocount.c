@@ -33,12 +33,12 @@
  * loses no completed write.
  *
  * Memory models: SC and TSO. Relaxed has no lock, and i_mutex is one.
- * Under LKMM, ext4_ext_direct_IO() reads i_size (a write past it goes
- * to ext4_ind_direct_IO()) and then raises i_dio_count with
- * atomic_inc(), an unordered RMW after the if that tested the read, not
- * in one of its arms: a load-buffering shape the checker's LKMM does
- * not model (-model lkmm gives an ERROR row saying so). The litmus
- * files make that read an acquire; this file keeps the kernel's code.
+ * -model lkmm: SAFE too, at 5,086,553 states (SC: 1,993; 2 minutes, 17
+ * GiB here): ext4_ext_direct_IO() reads i_size, then raises i_dio_count
+ * with atomic_inc() after the if that tested the read, not in an arm,
+ * and inode_unlock() releases i_mutex with that read pending: each task
+ * runs ahead of its loads past both (load buffering), in every order.
+ * The litmus files make that read an acquire.
  *
  * What is the kernel's, byte for byte (Linux v4.6, from a v4.6.2 tree
  * whose fs/ext4/indirect.c is the patch's base blob 3027fa6 and whose

@@ -152,13 +152,13 @@
  * Memory models: SC and TSO (the Models: line), as the litmus files.
  * model/iowq has no memory model: both rows map to its row. Relaxed has
  * no spinlock, acquire or unordered RMW. Under LKMM the checker refuses
- * (an ERROR row) a store after an unordered load of another location
- * where a write takes i_rwsem shared and then upgrades it or retries
- * (up_read()'s release RMW, then inode_dio_begin()), as the litmus
- * files' headers say; where no write does (noflag.patch, the hashed
- * mutant with synchronous kiocbs) LKMM gives a verdict, the built-in
- * row's; the mutant's other LKMM searches run to millions of states
- * (props/examples_kernelc_iowq_test.go).
+ * (an ERROR row) where a write takes i_rwsem shared, then upgrades it:
+ * inode_dio_begin()'s store may be seen before up_read()'s read of the
+ * count while down_write()'s cmpxchg reads a later one, a run the
+ * checker (a location's reads in program order) cannot take. Where no
+ * write does (noflag.patch, the hashed mutant with synchronous kiocbs)
+ * LKMM gives a verdict, the built-in row's; the mutant's other LKMM
+ * searches run to millions of states (props/examples_kernelc_iowq_test.go).
  *
  * Left out, as at model/iowq's bound: readers, i_size growth, holes, and
  * the standard bound (three workers, aligned and extending writes, a

@@ -33,9 +33,20 @@ import (
 //     takes both ways. When the load is satisfied the entries are
 //     evaluated with its value: a run whose guess was wrong ends there.
 //     Where a guessed if decides whether an instruction runs (path, up to
-//     its immediate post-dominator) memory accesses wait for the guess and
-//     assignments hold their value only under it, so nothing done to
-//     memory or the device rests on a guess.
+//     its immediate post-dominator) assignments hold their value only
+//     under the guess. A store in the if's arms waits for it (LKMM's
+//     control dependency); one after an arm that returned does not (LKMM
+//     orders nothing there: tools/memory-model "Weaken ctrl dependency
+//     definition in explanation.txt") and runs on the guess: what it
+//     writes rests on the guess until its load is satisfied
+//     (threadAhead.spec, opSystem.speculating). Device calls and checks
+//     of the thread wait for every guess (they are ordered after its
+//     loads), and nothing is judged while a store rests on a guess: a
+//     crash image, the final condition and a failed check are judged
+//     where the guesses are borne out by the stores already made (a
+//     failed check of another thread waits there for those satisfactions
+//     alone). A crash cuts a run in real time: a load the run ahead rests
+//     on reads a store made before the crash.
 
 // What it finds: a store that ran ahead of a pending load has propagated
 // before that load reads, so another thread can read it and make the store
@@ -73,8 +84,14 @@ type threadAhead struct {
 	loads       [maxPend]uint8          // the pending loads' instructions, oldest first
 	lregs       [maxPend][MaxRegs]int16 // a pending RMW's: the registers when it was left pending (its operands)
 	stored      uint8                   // bit k: a store ran ahead of pending load k
-	log         [maxLog]aheadEntry
-	src         [MaxRegs]uint8 // per register: 0 it holds its value, else the item that makes it
+	spec        uint16                  // the entries (bit j) of the guessed ifs a store that ran on their path rests on
+	// A pending release (deferRelease): relK is one more than its
+	// index among the pending accesses (0: none), which are then, before
+	// it, the loads it orders (run by its fork, memory thread slot) and,
+	// after it, those that ran ahead of it.
+	relK, slot uint8
+	log        [maxLog]aheadEntry
+	src        [MaxRegs]uint8 // per register: 0 it holds its value, else the item that makes it
 	// Loads satisfied because the instruction about to run is ordered
 	// after them (a dependency, a control dependency) are covered
 	// (memory.Memory.LoadCovered) until it has run (coverNext, locations),
@@ -197,6 +214,20 @@ func (s *opSystem) anyPending(st opState) bool {
 	}
 	for t := range s.code {
 		if s.ahead.thread(st.ahead, t).nLoad > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// speculating reports whether a store some thread made in st rests on a
+// guess not yet borne out (threadAhead.spec): nothing is judged there.
+func (s *opSystem) speculating(st opState) bool {
+	if st.ahead == 0 {
+		return false
+	}
+	for t := range s.code {
+		if s.ahead.thread(st.ahead, t).spec != 0 {
 			return true
 		}
 	}
@@ -361,6 +392,9 @@ func (s *opSystem) rmwMask(ta *threadAhead, t int) uint8 {
 // eligible reports whether pending access k may be satisfied: no older
 // pending access has its location (coherence keeps them in order).
 func (s *opSystem) eligible(ta *threadAhead, t, k int) bool {
+	if k == int(ta.relK)-1 {
+		return k == 0 // a release after the loads it orders
+	}
 	in := s.code[t][ta.loads[k]]
 	for i := 0; i < k; i++ {
 		if s.code[t][ta.loads[i]].loc == in.loc {
@@ -390,6 +424,7 @@ func (s *opSystem) computeScopes() {
 	s.path = make([][]*pcSet, len(s.code))
 	s.arms = make([][]*pcSet, len(s.code))
 	s.aheadKind = make([][]uint8, len(s.code))
+	s.relUseful = make([][]bool, len(s.code))
 	for t, code := range s.code {
 		n := len(code)
 		succ := func(p int) []int {
@@ -466,12 +501,58 @@ func (s *opSystem) computeScopes() {
 			}
 			s.arms[t][p] = a
 		}
+		// Per release: whether a store can follow it before what would
+		// satisfy a pending release (a barrier, another release, a lock,
+		// an access of its location, a device call or check): only then
+		// is leaving it pending useful (deferRelease).
+		s.relUseful[t] = make([]bool, n)
+		for p, in := range code {
+			if in.kind != iAccess {
+				continue
+			}
+			op := in.access.Op
+			if !(op == litmus.OpStoreRelease || op == litmus.OpSpinUnlock || releaseRMW(in)) {
+				continue
+			}
+			seen := map[int]bool{}
+			stack := succ(p)
+			for len(stack) > 0 && !s.relUseful[t][p] {
+				q := stack[len(stack)-1]
+				stack = stack[:len(stack)-1]
+				if q >= n || seen[q] {
+					continue
+				}
+				seen[q] = true
+				j := code[q]
+				switch j.kind {
+				case iAssign, iBranch, iJump, iNop:
+				case iAwait:
+					if j.loc == in.loc {
+						continue
+					}
+				case iAccess:
+					info := j.access.Op.Info()
+					if info.Fence || j.loc == in.loc || j.access.Op == litmus.OpSpinLock || j.access.Op == litmus.OpSpinUnlock ||
+						j.access.Op == litmus.OpStoreRelease || j.access.Op.IsRMW() && (info.Order == litmus.Mb || info.Order == litmus.Release) {
+						continue
+					}
+					if info.Writes {
+						s.relUseful[t][p] = true
+					}
+				default:
+					continue // a device call, completion or check
+				}
+				stack = append(stack, succ(q)...)
+			}
+		}
 		// How a load runs (aheadKind): left pending where a store that
 		// does not depend on it (deps.go's data and control dependencies)
 		// can follow it before an instruction that would satisfy it
-		// anyway (a stop); elsewhere at its place, covered when every
-		// path from it meets only stores that depend on it before smp_mb,
-		// a fully ordered RMW or its thread's end.
+		// anyway (a stop); elsewhere at its place, covered when no such
+		// store follows it on any path before smp_mb, a fully ordered RMW
+		// or its thread's end (past stops too: a stop orders the load
+		// before itself, not before the stores after it), so that no
+		// store can be seen before the load is satisfied.
 		stop := func(in instr, loc int) bool {
 			switch in.kind {
 			case iAccess:
@@ -494,14 +575,17 @@ func (s *opSystem) computeScopes() {
 			return true // a device call, completion or check
 		}
 		regsOf := func(in instr) uint64 { return s.readRegs(t, in) }
+		_, defs := regUseDef(code, s.regs[t])
 		s.aheadKind[t] = make([]uint8, n)
 		type node struct {
 			pc     int
 			taint  uint64 // registers that hold a value computed from the load
 			active pcSet  // the ifs on such registers that control pc
+			past   bool   // a stop lies between the load and pc
+			rel    bool   // a release lies between them (one may be left pending: deferRelease)
 		}
 		for p, in := range code {
-			if !deferrableOp(in) {
+			if !deferrableOp(in) && !releaseRMW(in) {
 				continue
 			}
 			var start uint64
@@ -509,7 +593,11 @@ func (s *opSystem) computeScopes() {
 				start = 1 << s.regs[t][in.access.Reg]
 			}
 			seen := map[node]bool{}
-			useful, unsafe := false, false
+			// sawStop: a path passes a stop; needCover: a store that
+			// depends on the load is not told so (deps.go's per
+			// location rule misses it, another load of the location
+			// being one it does not depend on).
+			useful, exposed, sawStop, needCover := false, false, false, false
 			var stack []node
 			for _, q := range succ(p) {
 				stack = append(stack, node{pc: q, taint: start})
@@ -535,12 +623,22 @@ func (s *opSystem) computeScopes() {
 				if fullBarrier(j) {
 					continue
 				}
-				if stop(j, in.loc) {
-					unsafe = true
-					continue
-				}
 				taint := x.taint
+				past, rel := x.past, x.rel
 				switch {
+				case !rel && j.kind == iAccess && j.loc != in.loc && s.relUseful[t][x.pc] &&
+					(j.access.Op == litmus.OpStoreRelease || j.access.Op == litmus.OpSpinUnlock || releaseRMW(j)):
+					// A release the load may stay pending past: left
+					// pending with it (deferRelease).
+					rel = true
+					taint &^= defs[x.pc]
+				case stop(j, in.loc):
+					// Ordered after the load itself (a release, an
+					// access of its location), or no store: what it
+					// sets holds no value of the load.
+					past = true
+					sawStop = true
+					taint &^= defs[x.pc]
 				case j.kind == iAssign:
 					r := uint64(1) << s.regs[t][j.assign.Reg]
 					if regsOf(j)&x.taint != 0 || act != (pcSet{}) {
@@ -552,7 +650,11 @@ func (s *opSystem) computeScopes() {
 					act.add(x.pc)
 				case j.kind == iAccess && j.access.Op.Info().Writes:
 					if regsOf(j)&x.taint == 0 && act == (pcSet{}) {
-						useful = true // a store that does not depend on the load
+						// a store that does not depend on the load
+						exposed = true
+						useful = useful || !past
+					} else if j.deps&(1<<in.loc) == 0 {
+						needCover = true
 					}
 					if r := j.access.Reg; r != "" {
 						taint &^= 1 << s.regs[t][r]
@@ -561,13 +663,16 @@ func (s *opSystem) computeScopes() {
 					taint &^= 1 << s.regs[t][j.access.Reg]
 				}
 				for _, q := range succ(x.pc) {
-					stack = append(stack, node{pc: q, taint: taint, active: act})
+					stack = append(stack, node{pc: q, taint: taint, active: act, past: past, rel: rel})
 				}
 			}
 			switch {
 			case useful:
 				s.aheadKind[t][p] = aheadLeave
-			case !unsafe:
+			case !exposed && (!sawStop || needCover):
+				// Covered at its place: nothing can be seen before
+				// it. Past a stop only where memory needs telling
+				// (a cover splits states that are otherwise one).
 				s.aheadKind[t][p] = aheadOrdered
 			}
 		}
@@ -588,6 +693,10 @@ func (s *opSystem) stepAhead(st opState, t int, in instr, ta threadAhead, yield 
 		}
 		need := k
 		for !s.eligible(&ta, t, k) {
+			if k == int(ta.relK)-1 {
+				k = 0 // the loads before a pending release first
+				continue
+			}
 			in := s.code[t][ta.loads[k]]
 			for i := 0; i < k; i++ {
 				if s.code[t][ta.loads[i]].loc == in.loc {
@@ -598,6 +707,14 @@ func (s *opSystem) stepAhead(st opState, t int, in instr, ta threadAhead, yield 
 		}
 		s.satisfyForced(st, t, k, need, mode, br, yield)
 	}
+	// forceAll: an instruction ordered after every pending access (a
+	// release, smp_mb, smp_rmb, a device call) satisfies them first, one
+	// by one, each covered until the instruction has run: the stores in
+	// between are those of the pending RMWs, and each of those has a
+	// run where it ran ahead instead of being left pending (deferLoad's
+	// sibling). Past the instruction the loads are not covered: a store
+	// after a release may still be seen before them.
+	forceAll := func() { force(all, coverStep, 0) }
 	switch in.kind {
 	case iJump:
 		s.step0(st, t, in, yield)
@@ -675,10 +792,10 @@ func (s *opSystem) stepAhead(st opState, t int, in instr, ta threadAhead, yield 
 		if deferrableOp(in) {
 			break // a wait_event's plain load: as READ_ONCE below
 		}
-		force(all, coverNone, 0)
+		forceAll()
 		return
 	default:
-		force(all, coverNone, 0) // a durability instruction: device calls, waits, checks
+		forceAll() // a durability instruction: device calls, waits, checks
 		return
 	}
 	op := in.access.Op
@@ -688,19 +805,29 @@ func (s *opSystem) stepAhead(st opState, t int, in instr, ta threadAhead, yield 
 		force(dep, coverStep, 0)
 		return
 	}
-	if pm := s.pathMask(&ta, t, pc); pm != 0 {
+	if pe := s.pathEntries(&ta, t, pc); pe != 0 {
 		// A memory access where an if that ran on a guess decides
-		// whether it runs: the guess is borne out first, so that what a
-		// run does to memory never rests on a guess. A store in the if's
-		// arms is ordered after the load by the control dependency (the
-		// load stays covered while the thread is in them); elsewhere
-		// (after an arm that returned) nothing orders the two.
-		if am := s.armsMask(&ta, t, pc); am != 0 && op.Info().Writes {
+		// whether it runs. A store in the if's arms is ordered after the
+		// load by the control dependency: the guess is borne out first
+		// (the load stays covered while the thread is in them). Elsewhere
+		// (after an arm that returned) nothing orders the two: it runs on
+		// the guess, as it would after the if, and what it writes rests
+		// on the guess (spec) until the guess is borne out.
+		if am := s.armsMask(&ta, t, pc); am != 0 && info.Writes {
 			force(am, coverScope, -1)
-		} else {
-			force(pm, coverNone, 0)
+			return
 		}
-		return
+		if info.Writes {
+			inner := yield
+			yield = func(lb explore.Label, n opState) {
+				if lb.Kind != kindDefer && lb.Kind != kindLate && n.fault.kind == 0 {
+					x := s.ahead.thread(n.ahead, t)
+					x.spec |= pe
+					s.putAhead(&n, t, x)
+				}
+				inner(lb, n)
+			}
+		}
 	}
 	if at := s.locMask(&ta, t, in.loc); at != 0 {
 		// Coherence orders it after the pending access of its location:
@@ -725,16 +852,21 @@ func (s *opSystem) stepAhead(st opState, t int, in instr, ta threadAhead, yield 
 	case info.Fence:
 		switch {
 		case in.fence == litmus.OpMb || in.fence == litmus.OpRmb:
-			force(all, coverNone, 0)
+			forceAll()
+			return
+		case in.fence == litmus.OpWmb && ta.relK != 0:
+			forceAll() // it orders the pending release before later stores
 			return
 		case in.fence == litmus.OpWmb && s.rmwMask(&ta, t) != 0:
-			force(s.rmwMask(&ta, t), coverNone, 0)
+			force(s.rmwMask(&ta, t), coverStep, 0)
 			return
 		}
 		s.step0(st, t, in, func(lb explore.Label, n opState) {
 			s.putAhead(&n, t, ta)
 			yield(lb, n)
 		})
+	case op == litmus.OpSpinLock && ta.relK != 0:
+		forceAll() // a lock after an unlock orders what came before (po-unlock-lock-po)
 	case op == litmus.OpSpinLock:
 		s.step0(st, t, in, func(lb explore.Label, n opState) {
 			s.putAhead(&n, t, ta)
@@ -751,9 +883,78 @@ func (s *opSystem) stepAhead(st opState, t int, in instr, ta threadAhead, yield 
 		s.runStore(st, t, in, ta, true, yield)
 	default:
 		// release stores, spin_unlock, fully ordered RMWs: ordered
-		// after the pending accesses.
-		force(all, coverNone, 0)
+		// after the pending accesses. A release is left pending with
+		// them where it can be (deferRelease): what follows it may run
+		// before them.
+		if s.relUseful[t][pc] {
+			if v := s.releaseSlot(st, t, in, ta); v >= 0 {
+				s.deferRelease(st, t, v, ta, yield)
+				return
+			}
+		}
+		forceAll()
 	}
+}
+
+// releaseSlot is the memory thread a fork of t may take to run the
+// release in and the loads before it later (deferRelease), or -1: in is
+// a release store, spin_unlock or a release RMW other than cmpxchg, no
+// release of t is pending, there is room for one more pending access and
+// a thread slot memory does not use.
+func (s *opSystem) releaseSlot(st opState, t int, in instr, ta threadAhead) int {
+	if s.ahead == nil || in.kind != iAccess || ta.relK != 0 || ta.nLoad >= maxPend {
+		return -1
+	}
+	op := in.access.Op
+	if !(op == litmus.OpStoreRelease || op == litmus.OpSpinUnlock || op.IsRMW() && op.Info().Order == litmus.Release && !op.IsCmpxchg()) {
+		return -1
+	}
+	for v := len(s.code); v < memory.MaxThreads; v++ {
+		if st.mem.Forked(v) < 0 {
+			return v
+		}
+	}
+	return -1
+}
+
+// deferRelease leaves t's release at its pc pending, after the accesses
+// pending before it, on a fork of t in memory thread v
+// (memory.Memory.Fork): what follows it runs ahead on t, not ordered
+// after it, and the release runs on the fork once the loads before it
+// are satisfied there, carrying what t did before it and nothing after
+// (its fork then joins t). The loads before it may be satisfied at once
+// (the run where the release runs at its place).
+func (s *opSystem) deferRelease(st opState, t, v int, ta threadAhead, yield func(explore.Label, opState)) {
+	// t's barrier after a fully ordered RMW, if pending, completes
+	// before the fork (in every order, as the release would complete
+	// it).
+	for _, c := range st.mem.Settle(t) {
+		n := st
+		n.mem = c.Mem
+		s.deferReleaseSettled(n, t, v, ta, uint16(c.Alt), yield)
+	}
+}
+
+func (s *opSystem) deferReleaseSettled(st opState, t, v int, ta threadAhead, alt uint16, yield func(explore.Label, opState)) {
+	pc := int(st.pc[t])
+	in := s.code[t][pc]
+	n := st
+	n.pc[t]++
+	n.mem = st.mem.Fork(t, v, in.access.Op == litmus.OpSpinUnlock)
+	x := ta
+	k := int(x.nLoad)
+	x.loads[k] = uint8(pc)
+	x.lregs[k], _ = masked(st.regs[t], [MaxRegs]uint8{}, s.readRegs(t, in))
+	x.stored = 1<<k - 1
+	x.nLoad++
+	x.relK, x.slot = uint8(k+1), uint8(v)
+	if r := in.access.Reg; r != "" && in.access.Op.Info().Reads {
+		ri := s.regs[t][r]
+		x.src[ri] = loadItem(k)
+		n.regs[t][ri] = 0
+	}
+	s.putAhead(&n, t, x)
+	yield(explore.Label{Kind: kindDefer, Alt: alt}, n)
 }
 
 // fullBarrier reports whether in orders every earlier access of its
@@ -782,6 +983,17 @@ func deferrableOp(in instr) bool {
 	}
 	op := in.access.Op
 	return op == litmus.OpReadOnce || op.IsRMW() && op.Info().Order == litmus.Once
+}
+
+// releaseRMW reports whether in is a release RMW that may be left
+// pending with its read (deferRelease): not a cmpxchg, whose failure
+// orders nothing.
+func releaseRMW(in instr) bool {
+	if in.kind != iAccess || in.access == nil {
+		return false
+	}
+	op := in.access.Op
+	return op.IsRMW() && op.Info().Order == litmus.Release && !op.IsCmpxchg()
 }
 
 // step0 is opSystem.step without running ahead.
@@ -858,7 +1070,7 @@ func (s *opSystem) aheadSteps(st opState, t int, yield func(explore.Label, opSta
 	ta := s.ahead.thread(st.ahead, t)
 	end := int(st.pc[t]) >= len(s.code[t])
 	for k := 0; k < int(ta.nLoad); k++ {
-		if (end || ta.stored&(1<<k) != 0) && s.eligible(&ta, t, k) {
+		if (end || ta.stored&(1<<k) != 0 || k == int(ta.relK)-1) && s.eligible(&ta, t, k) {
 			s.satisfy(st, t, k, true, yield)
 		}
 	}
@@ -936,9 +1148,21 @@ func (s *opSystem) satisfy(st opState, t, k int, covered bool, yield func(explor
 	in := s.code[t][pc]
 	at := st
 	at.pc[t], at.regs[t] = uint8(pc), ta.lregs[k]
-	s.stepIn(at, t, in, covered, func(lb explore.Label, r opState) {
+	mt, rel := t, int(ta.relK)-1
+	if k <= rel {
+		mt = int(ta.slot) // a load before the pending release, or the release: on its fork
+	}
+	s.stepInAs(at, t, mt, in, covered, func(lb explore.Label, r opState) {
 		n := st
 		n.mem = r.mem
+		if mt != t && r.fault.kind == 0 {
+			// t takes in what the fork did; the release ends it.
+			unlock := s.code[t][ta.loads[rel]].access.Op == litmus.OpSpinUnlock
+			n.mem = n.mem.Join(t, mt, unlock, k == rel)
+			if k == rel {
+				n.mem = n.mem.Free(mt)
+			}
+		}
 		lb.Kind, lb.ID = kindLate, uint16(pc)
 		if r.fault.kind != 0 {
 			n.fault = r.fault
@@ -953,6 +1177,11 @@ func (s *opSystem) satisfy(st opState, t, k int, covered bool, yield func(explor
 		x, regs, fk := s.resolve(ta, t, k, v, st.regs[t])
 		if fk == faultNone {
 			return
+		}
+		if in.access.Op.Info().Writes {
+			// An RMW left pending on the path of an if that ran on a
+			// guess: its store rests on what is not borne out yet.
+			x.spec |= s.guessedIfs(&x, t, pc, s.path)
 		}
 		n.regs[t] = regs
 		s.putAhead(&n, t, x)
@@ -1033,6 +1262,9 @@ func (s *opSystem) resolve(ta threadAhead, t, k int, v int64, regs [MaxRegs]int1
 		if i == k {
 			continue
 		}
+		if i == int(ta.relK)-1 {
+			out.relK, out.slot = out.nLoad+1, ta.slot
+		}
 		renum[loadItem(i)] = loadItem(int(out.nLoad))
 		out.loads[out.nLoad], out.lregs[out.nLoad] = ta.loads[i], ta.lregs[i]
 		if ta.stored&(1<<i) != 0 {
@@ -1043,6 +1275,9 @@ func (s *opSystem) resolve(ta threadAhead, t, k int, v int64, regs [MaxRegs]int1
 	for j := 0; j < int(ta.nLog); j++ {
 		if !known[entryItem(j)] {
 			renum[entryItem(j)] = entryItem(int(out.nLog))
+			if ta.spec&(1<<j) != 0 {
+				out.spec |= 1 << out.nLog
+			}
 			out.log[out.nLog] = ta.log[j]
 			out.nLog++
 		}
@@ -1110,6 +1345,9 @@ func (s *opSystem) describeAhead(t int, lb explore.Label) (string, bool) {
 	case kindLate:
 		at := lb
 		at.Kind = kindValue
+		if op := s.code[t][lb.ID].access.Op; op == litmus.OpStoreRelease || op == litmus.OpSpinUnlock || releaseRMW(s.code[t][lb.ID]) {
+			return s.Describe(at) + " (the pending release runs, after the loads it orders)", true
+		}
 		return s.Describe(at) + " (the pending access is satisfied)", true
 	}
 	return "", false

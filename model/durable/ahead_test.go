@@ -1,16 +1,19 @@
 package durable
 
 import (
+	"fmt"
 	"sort"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/flushproof/flushproof/model/explore"
 	"github.com/flushproof/flushproof/model/litmus"
 	"github.com/flushproof/flushproof/model/litmus/litmustest"
 	"github.com/flushproof/flushproof/model/lkmm"
 	"github.com/flushproof/flushproof/model/memory"
+	"github.com/flushproof/flushproof/spec"
 )
 
 func outcomeSet(t *testing.T, m litmus.Model, test *litmus.Test) []string {
@@ -64,6 +67,30 @@ P0(int *x, int *y, int *z) { int r1; int r2; r1 = READ_ONCE(*x); r2 = READ_ONCE(
 P1(int *x, int *y, int *z) { WRITE_ONCE(*z, 1); smp_wmb(); WRITE_ONCE(*y, 1); }
 exists (0:r2=1 /\ z=1)
 `, false},
+		// A store after a release RMW runs ahead of its read: the RMW is
+		// left pending on a fork of its thread (deferRelease), so what
+		// ran ahead is not ordered before its store. Refused before
+		// releases were left pending that way; found by the
+		// differential test when they were left pending in the thread
+		// itself (the outcome was missed).
+		{"release-ahead", `C release-ahead
+{}
+P0(int *x, int *y) { int r0; r0 = atomic_fetch_add_release(1, y); WRITE_ONCE(*x, 1); }
+P1(int *x, int *y) { int r0; int r1; int r2; r0 = READ_ONCE(*x); if (r0 != 0) { r1 = cmpxchg_relaxed(y, 0, 1); } if (r0 != 0) { r2 = READ_ONCE(*x); } }
+P2(int *x, int *y) { int r0; int r1; r0 = smp_load_acquire(y); r1 = READ_ONCE(*x); }
+exists (0:r0=1 /\ 1:r0=1 /\ 1:r1=0 /\ 2:r0=2 /\ 2:r1=0)
+`, true},
+		// A store after a spin_unlock runs ahead of a load before it: the
+		// unlock is left pending with the load, on the fork.
+		{"LB+unlock", litmustest.Two("exists (0:r0=1 /\\ 1:r0=1)",
+			"int r0; spin_lock(l); r0 = READ_ONCE(*x); spin_unlock(l); WRITE_ONCE(*y, 1);",
+			"int r0; r0 = READ_ONCE(*y); WRITE_ONCE(*x, r0);"), true},
+		{"LB+release", `C LB+release
+{}
+P0(int *x, int *y, int *z) { int r0; r0 = READ_ONCE(*x); smp_store_release(z, 1); WRITE_ONCE(*y, 1); }
+P1(int *x, int *y, int *z) { int r0; int r1; r0 = READ_ONCE(*y); r1 = smp_load_acquire(z); WRITE_ONCE(*x, r0); }
+exists (0:r0=1 /\ 1:r0=1 /\ 1:r1=0)
+`, true},
 		// Found by the differential test: a release RMW left pending let
 		// a later RMW be satisfied first, and what ran ahead of it went
 		// before its store.
@@ -88,23 +115,8 @@ exists (2:r0=1 /\ 2:r1=0)
 // TestRunAheadRefuses: where a load cannot be left pending past a store
 // that LKMM lets go first, the model refuses rather than answer without
 // that run: smp_rmb satisfies the load and orders nothing before the
-// store; a release RMW is never left pending (what ran ahead of it would
-// go before its store), so a store after it that LKMM lets go first is
-// refused (found by the differential test, when release RMWs were left
-// pending: the outcome below, which LKMM allows, was missed).
+// store.
 func TestRunAheadRefuses(t *testing.T) {
-	rel := litmustest.MustParse(t, `C release-ahead
-{}
-P0(int *x, int *y) { int r0; r0 = atomic_fetch_add_release(1, y); WRITE_ONCE(*x, 1); }
-P1(int *x, int *y) { int r0; int r1; int r2; r0 = READ_ONCE(*x); if (r0 != 0) { r1 = cmpxchg_relaxed(y, 0, 1); } if (r0 != 0) { r2 = READ_ONCE(*x); } }
-P2(int *x, int *y) { int r0; int r1; r0 = smp_load_acquire(y); r1 = READ_ONCE(*x); }
-exists (0:r0=1 /\ 1:r0=1 /\ 1:r1=0 /\ 2:r0=2 /\ 2:r1=0)
-`)
-	_, err := Operational{Model: memory.LKMM}.Outcomes(rel)
-	require.ErrorIs(t, err, litmus.ErrUnsupported)
-	w, err := lkmm.Reference{}.Decide(rel)
-	require.NoError(t, err)
-	assert.NotNil(t, w.Sat, "LKMM allows release-ahead's outcome")
 	// Found by the differential test: P2's READ_ONCE(y) reads its own
 	// relaxed RMW's store (rfi, which orders nothing), so the store after
 	// it may go before the RMW reads; the RMW, satisfied first for the
@@ -116,9 +128,9 @@ P1(int *x, int *y) { int r0; int r1; r0 = atomic_add_return(1, x); if (r0 != 0) 
 P2(int *x, int *y) { int r0; int r1; r0 = atomic_fetch_add_relaxed(2, y); r1 = READ_ONCE(*y); if (r1 != 0) { WRITE_ONCE(*x, 2); } }
 exists (1:r0=3 /\ 2:r0=4 /\ 2:r1=6)
 `)
-	_, err = Operational{Model: memory.LKMM}.Outcomes(rfi)
+	_, err := Operational{Model: memory.LKMM}.Outcomes(rfi)
 	require.ErrorIs(t, err, litmus.ErrUnsupported)
-	w, err = lkmm.Reference{}.Decide(rfi)
+	w, err := lkmm.Reference{}.Decide(rfi)
 	require.NoError(t, err)
 	assert.NotNil(t, w.Sat, "LKMM allows rmw-rfi's outcome")
 
@@ -172,5 +184,74 @@ func TestToldDeps(t *testing.T) {
 			want := outcomeSet(t, lkmm.Reference{}, test)
 			assert.Equal(t, want, outcomeSet(t, Operational{Model: memory.LKMM}, test))
 		})
+	}
+}
+
+// TestRunAheadPastReturn: a store after an if whose arm returned is not
+// ordered after the load the if reads (LKMM's control dependency reaches
+// the arms only: tools/memory-model "Weaken ctrl dependency definition in
+// explanation.txt"), so it runs ahead on a guess of the if's way, and
+// what it writes rests on that guess: nothing is judged (a failed check,
+// a crash image, the final condition) until the stores already made bear
+// the guess out, and a run whose guess no value bears out ends unjudged.
+func TestRunAheadPastReturn(t *testing.T) {
+	file := func(name, init, p0, p1, cond, crash string) *litmus.Test {
+		src := fmt.Sprintf(`C %s
+(*
+ * Crash: %s
+ * Device: cache+fua
+ *)
+{ %s }
+P0(int *x, int *y) { int r0; %s }
+P1(int *x, int *y) { int r1; int e; %s }
+%s
+`, name, crash, init, p0, p1, cond)
+		tt, err := litmus.Parse(name+".litmus", []byte(src))
+		require.NoError(t, err)
+		return tt
+	}
+	const p0 = "r0 = READ_ONCE(*x); if (r0 == 2) return; WRITE_ONCE(*y, 1);"
+	// Load buffering through the store after the return: LKMM reaches
+	// it (P0's store runs ahead of its load, on the guess that the if
+	// is not taken, which P1's store of 1 bears out); SC does not.
+	lb := file("lb-after-return", "", p0, "r1 = READ_ONCE(*y); WRITE_ONCE(*x, r1);", "~exists (0:r0=1 /\\ 1:r1=1)", "none")
+	for _, m := range []memory.Model{memory.SC, memory.LKMM} {
+		r, err := searchFile(t, lb, m)
+		require.NoError(t, err, m.String())
+		if m == memory.LKMM {
+			require.NotNil(t, r.Violation, "LKMM reaches load buffering past the return")
+			assert.Contains(t, r.Violation.Timeline(), "not taken (a guess")
+		} else {
+			assert.Nil(t, r.Violation, "%v", r.Violation)
+		}
+	}
+	// x is 2 and nothing stores to it, so P0 always returns and never
+	// stores y: P1's check and its write are never reached, although a
+	// run where P0 guessed the if not taken makes them (and ends when
+	// the load reads 2). Each must be SAFE, and the search must have
+	// met the guessed run's failure or crash image, unjudged.
+	for _, tc := range []struct {
+		name, p1, cond, crash string
+	}{
+		{"check-on-a-guess", "r1 = READ_ONCE(*y); assert(r1 == 0);", "", "none"},
+		{"crash-on-a-guess", "r1 = READ_ONCE(*y); if (r1 == 1) { e = submit_bio_wait(0, 1, REQ_FUA); }", "~exists (blk0=1)", "any"},
+	} {
+		tt := file(tc.name, "x=2;", p0, tc.p1, tc.cond, tc.crash)
+		d, err := Read(tt.File, tt)
+		require.NoError(t, err, tc.name)
+		dev, err := spec.ParseConfig("cache+fua")
+		require.NoError(t, err)
+		sys, err := d.system(Config{Model: memory.LKMM, Device: dev, Failures: d.Failures, Crash: d.Crash})
+		require.NoError(t, err, tc.name)
+		r := explore.Explore[State](sys, explore.Options{Liveness: true})
+		assert.Nil(t, r.Violation, "%s: %v", tc.name, r.Violation)
+		met := false
+		for i := 0; i < r.Len(); i++ {
+			st := r.State(i)
+			if sys.op.speculating(st.op) && (st.bad.kind != 0 || st.dev.Writes() > 0) {
+				met = true
+			}
+		}
+		assert.True(t, met, "%s: no run on a guess reached the check or the write", tc.name)
 	}
 }

@@ -43,6 +43,9 @@ func (s *durSystem) Check(st State) error {
 		return &FaultError{Line: in.line, Col: in.col, Msg: s.faultText(f)}
 	}
 	if b := st.bad; b.kind != 0 {
+		if s.op.speculating(st.op) {
+			return nil // judged where the guesses are borne out (Next)
+		}
 		return s.badText(&st, b)
 	}
 	if !s.finalJudged(st) {

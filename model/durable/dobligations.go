@@ -16,7 +16,8 @@ import (
 // The final condition is judged where Check judges it: in every state
 // with Crash: any, once every thread has finished (and, under TSO, its
 // stores have left the buffers) otherwise. A state where a check failed
-// or a fault stopped the run judges nothing more.
+// or a fault stopped the run judges nothing more, nor does one where a
+// store rests on a guess of running ahead (ahead.go).
 //
 // Threads that the symmetry reduction treats as interchangeable run the
 // same code: their checks at one instruction are one obligation, since
@@ -121,8 +122,8 @@ func (s *durSystem) Obligations() []string { return s.obNames }
 
 // Judged implements explore.Obligations.
 func (s *durSystem) Judged(st State, initial bool) uint64 {
-	if st.op.fault.kind != 0 || st.bad.kind != 0 {
-		return 0
+	if st.op.fault.kind != 0 || st.bad.kind != 0 || s.op.speculating(st.op) {
+		return 0 // (a run whose stores rest on a guess judges nothing: ahead.go)
 	}
 	var m uint64
 	if s.finalJudged(st) {
@@ -158,11 +159,17 @@ func (s *durSystem) finalJudged(st State) bool {
 	if s.op.test.Quant == 0 && s.rec == nil {
 		return false
 	}
+	if s.op.speculating(st.op) {
+		// A store rests on a guess (ahead.go): judged where the
+		// guesses are borne out.
+		return false
+	}
 	if s.op.condPending(st.op) {
 		// The condition reads a register a pending load has yet to set
 		// (ahead.go): judged where the load is satisfied. Elsewhere a
-		// pending load changes nothing a crash sees: nothing a run did
-		// to memory or the device rests on a guess about its value.
+		// pending load changes nothing a crash sees: nothing the run did
+		// to memory (speculating above) or the device rests on a guess
+		// about its value.
 		return false
 	}
 	switch s.cfg.Crash {

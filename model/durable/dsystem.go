@@ -269,7 +269,23 @@ func (s *durSystem) Waiting(st State, t int) string {
 // never more lenient. The verdicts are the same; the timeline shows the
 // local steps with the step they follow (DescribeFrom).
 func (s *durSystem) Next(st State, yield func(explore.Label, State)) {
-	if st.op.fault.kind != 0 || st.bad.kind != 0 {
+	if st.op.fault.kind != 0 {
+		return
+	}
+	if st.bad.kind != 0 {
+		if s.op.speculating(st.op) {
+			// A check failed while a store rests on a guess
+			// (ahead.go): it is judged once the stores already made
+			// bear the guesses out; only satisfactions run.
+			for t := range s.op.code {
+				s.op.aheadSteps(st.op, t, func(lb explore.Label, o opState) {
+					n := st
+					n.op = o
+					lb.Actor = uint8(t)
+					yield(lb, n)
+				})
+			}
+		}
 		return
 	}
 	nt := s.threads()

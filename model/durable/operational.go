@@ -291,6 +291,7 @@ type opSystem struct {
 	path      [][]*pcSet // per thread and if: what runs only as it goes (up to its immediate post-dominator)
 	arms      [][]*pcSet // per thread and if: its arms (LKMM's control dependency)
 	aheadKind [][]uint8  // per thread and load: aheadPlace, aheadOrdered or aheadLeave
+	relUseful [][]bool   // per thread and release: a store may follow it before what would satisfy it pending
 	condRegs  []uint64   // per thread: the registers the final condition reads
 }
 
@@ -483,6 +484,14 @@ func (s *opSystem) step(st opState, t int, in instr, yield func(explore.Label, o
 			s.stepAhead(st, t, in, s.ahead.thread(st.ahead, t), yield)
 			return
 		}
+		if releaseRMW(in) && s.aheadKind[t][st.pc[t]] == aheadLeave && !(in.arith && s.arithFails(st, t, in)) {
+			// Its read left pending with its release (ahead.go): what
+			// follows may run before both.
+			if v := s.releaseSlot(st, t, in, threadAhead{}); v >= 0 {
+				s.deferRelease(st, t, v, threadAhead{}, yield)
+				return
+			}
+		}
 		if deferrableOp(in) && !(in.arith && s.arithFails(st, t, in)) {
 			switch s.aheadKind[t][st.pc[t]] {
 			case aheadLeave:
@@ -501,7 +510,7 @@ func (s *opSystem) step(st opState, t int, in instr, yield func(explore.Label, o
 // stepAwait is the load of a wait_event (iAwait): one result per store t
 // may read that makes the condition hold; none while no store does (the
 // thread sleeps until one does). covered as in stepIn.
-func (s *opSystem) stepAwait(st opState, t int, in instr, covered bool, yield func(explore.Label, opState)) {
+func (s *opSystem) stepAwait(st opState, t, mt int, in instr, covered bool, yield func(explore.Label, opState)) {
 	load := st.mem.Load
 	switch {
 	case in.access.Op == litmus.OpLoadAcquire:
@@ -509,7 +518,7 @@ func (s *opSystem) stepAwait(st opState, t int, in instr, covered bool, yield fu
 	case covered:
 		load = st.mem.LoadCovered
 	}
-	for i, r := range load(t, in.loc) {
+	for i, r := range load(mt, in.loc) {
 		m := st
 		m.pc[t]++
 		m.mem = r.Mem
@@ -531,6 +540,13 @@ func (s *opSystem) stepAwait(st opState, t int, in instr, covered bool, yield fu
 // place; covered: a plain load that could have been left pending
 // (memory.Memory.LoadCovered).
 func (s *opSystem) stepIn(st opState, t int, in instr, covered bool, yield func(explore.Label, opState)) {
+	s.stepInAs(st, t, t, in, covered, yield)
+}
+
+// stepInAs is stepIn with the access made by memory thread mt: t's, or
+// its fork that runs a pending release and the loads before it
+// (memory.Memory.Fork, ahead.go).
+func (s *opSystem) stepInAs(st opState, t, mt int, in instr, covered bool, yield func(explore.Label, opState)) {
 	regs := func(_ int, name string) int64 { return int64(st.regs[t][s.regs[t][name]]) }
 	eval := func(e litmus.Expr) int64 {
 		v, err := e.Eval(regs, nil)
@@ -552,7 +568,7 @@ func (s *opSystem) stepIn(st opState, t int, in instr, covered bool, yield func(
 	}
 	switch in.kind {
 	case iAwait:
-		s.stepAwait(st, t, in, covered, yield)
+		s.stepAwait(st, t, mt, in, covered, yield)
 		return
 	case iAssign:
 		v := eval(in.assign.Val)
@@ -594,7 +610,7 @@ func (s *opSystem) stepIn(st opState, t int, in instr, covered bool, yield func(
 		} else if covered {
 			load = st.mem.LoadCovered
 		}
-		for i, r := range load(t, in.loc) {
+		for i, r := range load(mt, in.loc) {
 			n.mem = r.Mem
 			setReg(s.real(in.loc, r.Val))
 			yield(explore.Label{Kind: kindValue, Arg: uint16(uint8(int8(r.Val))) | uint16(i)<<8}, n)
@@ -609,12 +625,12 @@ func (s *opSystem) stepIn(st opState, t int, in instr, covered bool, yield func(
 			fail(faultRange)
 			return
 		}
-		store := func() ([]memory.Choice, error) { return st.mem.StoresDep(t, in.loc, d, in.deps) }
+		store := func() ([]memory.Choice, error) { return st.mem.StoresDep(mt, in.loc, d, in.deps) }
 		switch {
 		case op == litmus.OpStoreRelease:
-			store = func() ([]memory.Choice, error) { return st.mem.StoresRelease(t, in.loc, d) }
+			store = func() ([]memory.Choice, error) { return st.mem.StoresRelease(mt, in.loc, d) }
 		case op == litmus.OpSpinUnlock && s.model == memory.LKMM:
-			store = func() ([]memory.Choice, error) { return st.mem.SpinUnlock(t, in.loc, d) }
+			store = func() ([]memory.Choice, error) { return st.mem.SpinUnlock(mt, in.loc, d) }
 		}
 		ms, err := store()
 		if errors.Is(err, memory.ErrUnordered) {
@@ -633,11 +649,11 @@ func (s *opSystem) stepIn(st opState, t int, in instr, covered bool, yield func(
 		var cs []memory.Choice
 		switch {
 		case in.fence == litmus.OpMb:
-			cs = st.mem.Fences(t)
+			cs = st.mem.Fences(mt)
 		case in.fence == litmus.OpRmb && s.model == memory.LKMM:
-			cs = st.mem.Rmbs(t)
+			cs = st.mem.Rmbs(mt)
 		case in.fence == litmus.OpWmb && s.model == memory.LKMM:
-			cs = st.mem.Wmbs(t)
+			cs = st.mem.Wmbs(mt)
 		default:
 			yield(explore.Label{}, n)
 			return
@@ -653,7 +669,7 @@ func (s *opSystem) stepIn(st opState, t int, in instr, covered bool, yield func(
 			fail(faultRange)
 			return
 		}
-		cs, err := st.mem.SpinLock(t, in.loc, free, held)
+		cs, err := st.mem.SpinLock(mt, in.loc, free, held)
 		if err != nil {
 			fail(faultMemory)
 			return
@@ -665,7 +681,7 @@ func (s *opSystem) stepIn(st opState, t int, in instr, covered bool, yield func(
 	case op == litmus.OpSpinLock:
 		m := st.mem
 		if s.model == memory.TSO {
-			m = m.Drain(t) // a locked instruction
+			m = m.Drain(mt) // a locked instruction
 		}
 		free, _ := s.stored(in.loc, 0)
 		held, ok := s.stored(in.loc, 1)
@@ -676,7 +692,7 @@ func (s *opSystem) stepIn(st opState, t int, in instr, covered bool, yield func(
 		if int64(m.Newest(in.loc)) != free {
 			return // held: no step until it is released
 		}
-		swapped, _, m, err := m.CompareAndSwap(t, in.loc, free, held)
+		swapped, _, m, err := m.CompareAndSwap(mt, in.loc, free, held)
 		if err != nil {
 			fail(faultMemory)
 			return
@@ -714,12 +730,12 @@ func (s *opSystem) stepIn(st opState, t int, in instr, covered bool, yield func(
 		switch info := op.Info(); info.Order {
 		case litmus.Mb:
 			if op.IsCmpxchg() && !in.retry {
-				rs, err = st.mem.RMWCond(t, in.loc, f)
+				rs, err = st.mem.RMWCond(mt, in.loc, f)
 			} else {
-				rs, err = st.mem.RMW(t, in.loc, f)
+				rs, err = st.mem.RMW(mt, in.loc, f)
 			}
 		default: // only under LKMM and, unordered, TSO and SC (compile)
-			rs, err = st.mem.RMWOrdered(t, in.loc, f, memory.RMWOrder{Acquire: info.Order == litmus.Acquire,
+			rs, err = st.mem.RMWOrdered(mt, in.loc, f, memory.RMWOrder{Acquire: info.Order == litmus.Acquire,
 				Release: info.Order == litmus.Release, NoReturn: !info.Returns, Deps: in.deps, Cond: op.IsCmpxchg() && !in.retry,
 				Covered: covered})
 		}
@@ -775,7 +791,7 @@ func (s *opSystem) faultText(f fault) string {
 		if f.cond {
 			cond = "; a cmpxchg between orders them only if it succeeds, and LKMM lets it fail by reading a later store"
 		}
-		return fmt.Sprintf("line %d: P%d: LKMM lets this store be seen before %s is satisfied (load buffering): nothing orders the two (no smp_mb between, no dependency of the store on the value read%s), and the checker could not run the thread ahead of that load here (it satisfies a pending load first at smp_rmb, a release, a device call, a store waiting for its value, or an access that an if on its value decides whether to run, and never leaves a release RMW's read or a cmpxchg that succeeded pending); order them (smp_load_acquire, smp_store_release, smp_mb) where the kernel code does, or check this file under SC and TSO only (Models: SC, TSO)", in.line, f.thread, what, cond)
+		return fmt.Sprintf("line %d: P%d: LKMM lets this store be seen before %s is satisfied (load buffering): nothing orders the two (no smp_mb between, no dependency of the store on the value read%s), and the checker could not run the thread ahead of that load here (it satisfies a pending load first at smp_rmb, a device call or a release it cannot leave pending too (a second one), which order the load before themselves but not before the stores after them, at a later access of the load's location (a location's accesses in program order), and when %d accesses or %d guesses are pending, and never leaves a cmpxchg that succeeded pending); order them (smp_load_acquire, smp_store_release, smp_mb) where the kernel code does, or check this file under SC and TSO only (Models: SC, TSO)", in.line, f.thread, what, cond, maxPend, maxLog)
 	case faultMemory:
 		if s.model == memory.TSO {
 			return fmt.Sprintf("line %d: P%d: a %dth store waiting in P%d's store buffer, which holds %d: put an smp_mb (or a fully ordered atomic) between the stores, or store less", in.line, f.thread, memory.MaxBuffered+1, f.thread, memory.MaxBuffered)
