@@ -24,10 +24,19 @@ import (
 //     an instruction that reads its register (a data dependency, the value
 //     of a store or an RMW), a store in the arms of an if whose condition
 //     read it (a control dependency), an access to its location
-//     (coherence), smp_mb, smp_rmb, a release, a fully ordered RMW, and
-//     everything the durability checker adds (device calls, completions,
-//     checks). A load may be satisfied before an acquire it preceded:
-//     that orders the two, which only takes outcomes away.
+//     (coherence), smp_mb, smp_rmb, a release that is not left pending
+//     (below), a fully ordered RMW, and everything the durability checker
+//     adds (device calls, completions, checks). A load may be satisfied
+//     before an acquire it preceded: that orders the two, which only takes
+//     outcomes away.
+//   - A release (a release store, spin_unlock, a release RMW other than
+//     cmpxchg) orders what came before it and nothing after: where a
+//     store may follow it, it is left pending too, after the loads
+//     pending before it (deferRelease; a release RMW's own read with it).
+//     Those loads and the release run on a fork of the thread in memory
+//     (memory.Memory.Fork), which the thread takes in (Join) and the
+//     release ends (Free), so that the release carries nothing of what
+//     ran ahead of it. One release per thread at a time.
 //   - Assignments and ifs that read a pending register run ahead on a
 //     guess: an assignment keeps its registers' sources (the entry), an if
 //     takes both ways. When the load is satisfied the entries are
@@ -58,11 +67,12 @@ import (
 // pending is memory.Memory.LoadCovered: the run that leaves it pending
 // covers the store that follows.
 //
-// Each thread holds at most maxPend pending loads and maxLog guessed
-// entries; beyond, the load runs at its place, not covered.
+// Each thread holds at most maxPend pending accesses (loads, RMWs, a
+// release) and maxLog guessed entries; beyond, the load runs at its
+// place, not covered.
 
 const (
-	maxPend = 3  // pending loads per thread
+	maxPend = 3  // pending accesses per thread
 	maxLog  = 16 // guessed assignments and ifs per thread
 )
 

@@ -7,12 +7,17 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/flushproof/flushproof/internal/patchapply"
 	"github.com/flushproof/flushproof/model/explore"
+	"github.com/flushproof/flushproof/model/kernelc"
 	"github.com/flushproof/flushproof/model/litmus"
 	"github.com/flushproof/flushproof/model/memory"
 )
 
-var sourcesFiles = flag.String("durable.sources", "", "TestLKMMStateSources on these durability litmus files (comma-separated)")
+var (
+	sourcesFiles   = flag.String("durable.sources", "", "TestLKMMStateSources on these durability litmus files or kernel C harnesses (comma-separated)")
+	sourcesPatches = flag.String("durable.patches", "", "with -durable.sources: patches applied to each kernel C harness, in order (comma-separated)")
+)
 
 // recorder keeps every state the search checks.
 type recorder struct {
@@ -38,7 +43,18 @@ func TestLKMMStateSources(t *testing.T) {
 		t.Skip("-durable.sources=FILE,... names the files")
 	}
 	for _, file := range strings.Split(*sourcesFiles, ",") {
-		lt, err := litmus.ParseFile(file)
+		var lt *litmus.Test
+		var err error
+		if kernelc.IsHarness(file) {
+			var ps []*patchapply.Patch
+			if *sourcesPatches != "" {
+				ps, err = kernelc.ReadPatches(strings.Split(*sourcesPatches, ","), []string{file}, func(s string) { t.Log(s) })
+				require.NoError(t, err)
+			}
+			lt, err = kernelc.ReadFile(file, ps, func(s string) { t.Log(s) })
+		} else {
+			lt, err = litmus.ParseFile(file)
+		}
 		require.NoError(t, err)
 		d, err := Read(file, lt)
 		require.NoError(t, err)
