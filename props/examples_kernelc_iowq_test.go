@@ -103,6 +103,6 @@ type offTableHarnessCase struct {
 // checkHarnessesOffTable is checkHarnesses for offTableHarnessCase.
 func checkHarnessesOffTable(t *testing.T, cases []offTableHarnessCase) {
 	for _, c := range cases {
-		checkHarness(t, c.harness, c.patches, c.rows, c.limits, nil)
+		checkHarness(t, c.harness, c.patches, c.rows, c.limits)
 	}
 }

@@ -26,17 +26,7 @@ type harnessCase struct {
 	// a piece of the error that says which of its limits they pass: an
 	// ERROR row, never a verdict.
 	limits map[string]string
-	// heavy are rows (by configuration) whose searches take minutes and
-	// gigabytes, with the built-in rows they must agree with: held to
-	// them with -examples.all; otherwise searched to heavyBudget states,
-	// where each must have found no ERROR, and stopped (UNKNOWN) or
-	// given the built-in row's verdict.
-	heavy map[string]string
 }
-
-// heavyBudget is the state budget of a heavy harness row without
-// -examples.all.
-const heavyBudget = 100_000
 
 // checkHarnesses runs each case's harness, patched, against the built-in
 // rows: equal verdicts and expectations, state counts logged.
@@ -52,19 +42,7 @@ func checkHarnesses(t *testing.T, cases []harnessCase) {
 			require.True(t, ok, "%s: no built-in row %q", c.harness, name)
 			rows[k] = br
 		}
-		heavy := map[string]verdict.Row{}
-		for k, name := range c.heavy {
-			br, ok := builtin[name]
-			require.True(t, ok, "%s: no built-in row %q", c.harness, name)
-			heavy[k] = br
-		}
-		if *examplesAll {
-			for k, br := range heavy {
-				rows[k] = br
-			}
-			heavy = nil
-		}
-		checkHarness(t, c.harness, c.patches, rows, c.limits, heavy)
+		checkHarness(t, c.harness, c.patches, rows, c.limits)
 	}
 }
 
@@ -72,7 +50,7 @@ func checkHarnesses(t *testing.T, cases []harnessCase) {
 // directory) applied, requires each row limits names to be that limit's
 // ERROR, and holds the rows named by rows' keys to the rows they map to
 // (checkRows).
-func checkHarness(t *testing.T, harness string, patchNames []string, rows map[string]verdict.Row, limits map[string]string, heavy map[string]verdict.Row) {
+func checkHarness(t *testing.T, harness string, patchNames []string, rows map[string]verdict.Row, limits map[string]string) {
 	t.Helper()
 	path := filepath.Join("..", "examples", harness)
 	var patches []string
@@ -94,20 +72,6 @@ func checkHarness(t *testing.T, harness string, patchNames []string, rows map[st
 		_, err := r.Check(explore.Options{MaxStates: 20_000_000, Liveness: true})
 		require.Error(t, err, "%s %s: the checker's limit", label, r.Config)
 		assert.Contains(t, err.Error(), want, "%s %s", label, r.Config)
-	}
-	for _, r := range d.Rows(durable.AllModels(), false) {
-		br, ok := heavy[r.Config]
-		if !ok {
-			continue
-		}
-		v, err := r.Check(explore.Options{MaxStates: heavyBudget, Liveness: true})
-		require.NoError(t, err, "%s %s", label, r.Config)
-		if v.Outcome != verdict.Unknown {
-			bv, err := br.Check(explore.Options{MaxStates: 20_000_000, Liveness: true})
-			require.NoError(t, err, br.Name())
-			assert.Equal(t, bv.Word(), v.Word(), "%s %s: the harness's verdict against %q's", label, r.Config, br.Name())
-		}
-		t.Logf("%s %s: %s after %d states (%d the budget without -examples.all)", label, r.Config, v.Word(), v.Stats.States, heavyBudget)
 	}
 	checkRows(t, label, d, rows)
 }

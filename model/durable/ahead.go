@@ -435,6 +435,7 @@ func (s *opSystem) computeScopes() {
 	s.arms = make([][]*pcSet, len(s.code))
 	s.aheadKind = make([][]uint8, len(s.code))
 	s.relUseful = make([][]bool, len(s.code))
+	s.markReaders = make([][]uint8, len(s.code))
 	for t, code := range s.code {
 		n := len(code)
 		succ := func(p int) []int {
@@ -510,6 +511,50 @@ func (s *opSystem) computeScopes() {
 				a.add(q)
 			}
 			s.arms[t][p] = a
+		}
+		// Per instruction: the locations (bit l) whose marks (what the
+		// thread loaded there since its last barrier: memory's unord,
+		// covered, cond) a store may read from it on before a full
+		// barrier forgets them: a store that is neither a release nor
+		// fully ordered reads those of every location but its own
+		// (whether it is ordered after those loads, by a dependency it is
+		// told of or a cover, and so where it goes in co); spin_unlock,
+		// spin_lock and a completion read all.
+		s.markReaders[t] = make([]uint8, n+1)
+		allLocs := uint8(1)<<len(s.test.Locs) - 1
+		for changed := true; changed; {
+			changed = false
+			for p := n - 1; p >= 0; p-- {
+				in := code[p]
+				var v uint8
+				kill := false
+				switch {
+				case fullBarrier(in):
+					kill = true
+				case in.kind == iCompletion:
+					v = allLocs
+				case in.kind == iAccess:
+					op := in.access.Op
+					info := op.Info()
+					switch {
+					case op == litmus.OpSpinUnlock || op == litmus.OpSpinLock:
+						v = allLocs
+					case !info.Writes || op == litmus.OpStoreRelease || info.Order == litmus.Release:
+					default:
+						v = allLocs &^ (1 << in.loc)
+					}
+				}
+				if !kill {
+					for _, q := range succ(p) {
+						if q < n {
+							v |= s.markReaders[t][q]
+						}
+					}
+				}
+				if v != s.markReaders[t][p] {
+					s.markReaders[t][p], changed = v, true
+				}
+			}
 		}
 		// Per release: whether a store can follow it before what would
 		// satisfy a pending release (a barrier, another release, a lock,

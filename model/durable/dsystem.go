@@ -668,8 +668,10 @@ func (s *durSystem) step(st State, t int, in instr, yield func(explore.Label, St
 }
 
 // Canonical zeroes what no step will read: the registers dead at each
-// thread's instruction (liveRegs) and, if no thread reads a block, the
-// cache. Two states that differ only there have the same futures. (A
+// thread's instruction (liveRegs), if no thread reads a block the cache,
+// and under LKMM the marks of loads no later store reads
+// (opSystem.forgetMarks). Two states that differ only there have the
+// same futures. (A
 // failed check's registers are live where it stopped: its explanation
 // reads them.)
 func (s *durSystem) Canonical(st State) State {
@@ -683,6 +685,9 @@ func (s *durSystem) Canonical(st State) State {
 	}
 	if !s.reads {
 		st.cache = [spec.MaxBlocks]int8{}
+	}
+	if !s.full {
+		s.op.forgetMarks(&st.op)
 	}
 	if s.noSym || st.op.ahead != 0 {
 		return st // (a state with pending accesses is not sorted: their order is the threads')

@@ -287,12 +287,13 @@ type opSystem struct {
 	// Running ahead of loads (ahead.go), under LKMM unless inOrder: the
 	// tables of the ahead states, per thread and if what it controls, per thread
 	// and instruction whether a store may follow.
-	ahead     *aheadTables
-	path      [][]*pcSet // per thread and if: what runs only as it goes (up to its immediate post-dominator)
-	arms      [][]*pcSet // per thread and if: its arms (LKMM's control dependency)
-	aheadKind [][]uint8  // per thread and load: aheadPlace, aheadOrdered or aheadLeave
-	relUseful [][]bool   // per thread and release: a store may follow it before what would satisfy it pending
-	condRegs  []uint64   // per thread: the registers the final condition reads
+	ahead       *aheadTables
+	path        [][]*pcSet // per thread and if: what runs only as it goes (up to its immediate post-dominator)
+	arms        [][]*pcSet // per thread and if: its arms (LKMM's control dependency)
+	aheadKind   [][]uint8  // per thread and load: aheadPlace, aheadOrdered or aheadLeave
+	relUseful   [][]bool   // per thread and release: a store may follow it before what would satisfy it pending
+	markReaders [][]uint8  // per thread and instruction (and the end): the locations whose load marks a later store may read
+	condRegs    []uint64   // per thread: the registers the final condition reads
 }
 
 // startAhead turns running ahead of loads on under LKMM (unless inOrder).
@@ -312,6 +313,33 @@ func (s *opSystem) startAhead() {
 // Reduces implements explore.InnerReducer: LKMM memory leaves out
 // subsumed results of pending barriers (memory.Memory.Unreduced).
 func (s *opSystem) Reduces() bool { return s.model == memory.LKMM && !s.full }
+
+// Canonical forgets what no later step reads: the marks of the loads a
+// thread made since its last barrier at the locations no store of it may
+// read them at before a full barrier (forgetMarks). Not in the search
+// without reductions.
+func (s *opSystem) Canonical(st opState) opState {
+	if !s.full {
+		s.forgetMarks(&st)
+	}
+	return st
+}
+
+// forgetMarks forgets, for each thread with nothing pending, the marks
+// memory keeps of its loads (memory.Memory.ForgetMarks) at the locations
+// no store of its may read them at from its instruction on before a full
+// barrier forgets them (markReaders): states that differ only there
+// have the same futures.
+func (s *opSystem) forgetMarks(st *opState) {
+	if s.ahead == nil {
+		return
+	}
+	for t := range s.code {
+		if !s.pending(*st, t) {
+			st.mem.ForgetMarks(t, ^s.markReaders[t][st.pc[t]])
+		}
+	}
+}
 
 // WithoutReductions implements explore.InnerReducer.
 func (s *opSystem) WithoutReductions() explore.System[opState] {

@@ -174,6 +174,12 @@ func (m lk) close() Memory {
 	if m.post != 0 && !m.unreduced {
 		m = m.completeSubsumed()
 	}
+	for t := range m.covered {
+		// A cover marks a location loaded since the last barrier: one
+		// the barrier (or an RMW's) forgot is no mark (it would only
+		// tell apart states with the same futures).
+		m.covered[t] &= m.unord[t]
+	}
 	if !m.unreduced && !m.whole {
 		m.lkNormalize()
 	}

@@ -135,3 +135,35 @@ func (m Memory) Free(v int) Memory {
 	}
 	return w.close()
 }
+
+// ForgetMarks forgets, for the locations locs (bit l), what thread t
+// loaded there since its last barrier and its last unlock, and whether
+// those loads were covered or ordered only by a conditional RMW (LKMM; a
+// no-op elsewhere). Only a later store of t reads them (whether it is
+// ordered after those loads, where it goes in co, what its thread's next
+// lock orders), so a caller whose thread makes no store that reads them
+// before its next full barrier, which forgets them anyway, may forget
+// them, and states that differ only there become one.
+func (m *Memory) ForgetMarks(t int, locs uint8) {
+	if m.model != LKMM || m.ext == 0 || locs == 0 {
+		return
+	}
+	x := lkGet(m.scope, m.ext)
+	changed := (x.unord[t]|x.cond[t]|x.covered[t])&locs != 0
+	x.unord[t] &^= locs
+	x.cond[t] &^= locs
+	x.covered[t] &^= locs
+	if x.whole {
+		tb := tablesOf(m.scope)
+		o := tb.ord.get(uint32(x.ord))
+		if (o.since[t]|o.tunord[t])&locs != 0 {
+			o.since[t] &^= locs
+			o.tunord[t] &^= locs
+			x.ord = tb.ordPut(&o)
+			changed = true
+		}
+	}
+	if changed {
+		m.ext = lkPut(m.scope, &x)
+	}
+}
