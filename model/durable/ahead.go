@@ -562,11 +562,7 @@ func (s *opSystem) computeScopes() {
 		// is leaving it pending useful (deferRelease).
 		s.relUseful[t] = make([]bool, n)
 		for p, in := range code {
-			if in.kind != iAccess {
-				continue
-			}
-			op := in.access.Op
-			if !(op == litmus.OpStoreRelease || op == litmus.OpSpinUnlock || releaseRMW(in)) {
+			if !deferrableRelease(in) {
 				continue
 			}
 			seen := map[int]bool{}
@@ -682,7 +678,7 @@ func (s *opSystem) computeScopes() {
 				past, rel := x.past, x.rel
 				switch {
 				case !rel && j.kind == iAccess && j.loc != in.loc && s.relUseful[t][x.pc] &&
-					(j.access.Op == litmus.OpStoreRelease || j.access.Op == litmus.OpSpinUnlock || releaseRMW(j)):
+					deferrableRelease(j):
 					// A release the load may stay pending past: left
 					// pending with it (deferRelease).
 					rel = true
@@ -960,8 +956,7 @@ func (s *opSystem) releaseSlot(st opState, t int, in instr, ta threadAhead) int 
 	if s.ahead == nil || in.kind != iAccess || ta.relK != 0 || ta.nLoad >= maxPend {
 		return -1
 	}
-	op := in.access.Op
-	if !(op == litmus.OpStoreRelease || op == litmus.OpSpinUnlock || op.IsRMW() && op.Info().Order == litmus.Release && !op.IsCmpxchg()) {
+	if !deferrableRelease(in) {
 		return -1
 	}
 	for v := len(s.code); v < memory.MaxThreads; v++ {
@@ -1049,6 +1044,16 @@ func releaseRMW(in instr) bool {
 	}
 	op := in.access.Op
 	return op.IsRMW() && op.Info().Order == litmus.Release && !op.IsCmpxchg()
+}
+
+// deferrableRelease reports whether in is a release that may be left
+// pending (deferRelease): a release store, spin_unlock or releaseRMW.
+func deferrableRelease(in instr) bool {
+	if in.kind != iAccess || in.access == nil {
+		return false
+	}
+	op := in.access.Op
+	return op == litmus.OpStoreRelease || op == litmus.OpSpinUnlock || releaseRMW(in)
 }
 
 // step0 is opSystem.step without running ahead.
@@ -1400,7 +1405,7 @@ func (s *opSystem) describeAhead(t int, lb explore.Label) (string, bool) {
 	case kindLate:
 		at := lb
 		at.Kind = kindValue
-		if op := s.code[t][lb.ID].access.Op; op == litmus.OpStoreRelease || op == litmus.OpSpinUnlock || releaseRMW(s.code[t][lb.ID]) {
+		if deferrableRelease(s.code[t][lb.ID]) {
 			return s.Describe(at) + " (the pending release runs, after the loads it orders)", true
 		}
 		return s.Describe(at) + " (the pending access is satisfied)", true
