@@ -953,10 +953,7 @@ func (s *opSystem) stepAhead(st opState, t int, in instr, ta threadAhead, yield 
 // release of t is pending, there is room for one more pending access and
 // a thread slot memory does not use.
 func (s *opSystem) releaseSlot(st opState, t int, in instr, ta threadAhead) int {
-	if s.ahead == nil || in.kind != iAccess || ta.relK != 0 || ta.nLoad >= maxPend {
-		return -1
-	}
-	if !deferrableRelease(in) {
+	if s.ahead == nil || ta.relK != 0 || ta.nLoad >= maxPend || !deferrableRelease(in) {
 		return -1
 	}
 	for v := len(s.code); v < memory.MaxThreads; v++ {
@@ -985,6 +982,8 @@ func (s *opSystem) deferRelease(st opState, t, v int, ta threadAhead, yield func
 	}
 }
 
+// deferReleaseSettled is deferRelease once t's barrier has completed
+// (alt: in which order).
 func (s *opSystem) deferReleaseSettled(st opState, t, v int, ta threadAhead, alt uint16, yield func(explore.Label, opState)) {
 	pc := int(st.pc[t])
 	in := s.code[t][pc]
