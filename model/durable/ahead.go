@@ -100,8 +100,12 @@ type threadAhead struct {
 	// it, the loads it orders (run by its fork, memory thread slot) and,
 	// after it, those that ran ahead of it.
 	relK, slot uint8
-	log        [maxLog]aheadEntry
-	src        [MaxRegs]uint8 // per register: 0 it holds its value, else the item that makes it
+	// fwd is one more than the index of a pending acquire that reads the
+	// pending release's store (forward): right after the release, on its
+	// fork, when the release runs (0: none).
+	fwd uint8
+	log [maxLog]aheadEntry
+	src [MaxRegs]uint8 // per register: 0 it holds its value, else the item that makes it
 	// Loads satisfied because the instruction about to run is ordered
 	// after them (a dependency, a control dependency) are covered
 	// (memory.Memory.LoadCovered) until it has run (coverNext, locations),
@@ -120,6 +124,7 @@ const (
 	coverNone  = iota // forced by what orders nothing after it: not covered
 	coverStep         // forced by the next instruction's dependency on it
 	coverScope        // forced by a control dependency of what an if controls
+	coverKeep         // forced where another run leaves it pending past what follows (forward)
 )
 
 func loadItem(k int) uint8  { return uint8(k + 1) }
@@ -330,7 +335,12 @@ func (s *opSystem) taintMask(ta *threadAhead, t int, in instr) uint8 {
 	}
 	var m uint8
 	exprsOf([]instr{in}, func(e litmus.Expr) {
-		e.Regs(func(r string) { m |= ta.itemLoads(ta.src[s.regs[t][r]]) })
+		e.Regs(func(r string) {
+			if in.kind == iAwait && r == in.access.Reg {
+				return // a wait_event's condition reads what its own load sets
+			}
+			m |= ta.itemLoads(ta.src[s.regs[t][r]])
+		})
 	})
 	return m
 }
@@ -583,6 +593,9 @@ func (s *opSystem) computeScopes() {
 					}
 				case iAccess:
 					info := j.access.Op.Info()
+					if j.loc == in.loc && forwardable(in, j) {
+						break // it may read the release's store with it (forward)
+					}
 					if info.Fence || j.loc == in.loc || j.access.Op == litmus.OpSpinLock || j.access.Op == litmus.OpSpinUnlock ||
 						j.access.Op == litmus.OpStoreRelease || j.access.Op.IsRMW() && (info.Order == litmus.Mb || info.Order == litmus.Release) {
 						continue
@@ -677,12 +690,18 @@ func (s *opSystem) computeScopes() {
 				taint := x.taint
 				past, rel := x.past, x.rel
 				switch {
-				case !rel && j.kind == iAccess && j.loc != in.loc && s.relUseful[t][x.pc] &&
-					deferrableRelease(j):
+				case !rel && j.kind == iAccess && s.relUseful[t][x.pc] && deferrableRelease(j):
 					// A release the load may stay pending past: left
 					// pending with it (deferRelease).
 					rel = true
 					taint &^= defs[x.pc]
+				case !past && !rel && releaseRMW(in) && forwardable(in, j):
+					// It may read the release's store, left pending with
+					// it (forward): what it returns holds the load's
+					// value.
+					if r := j.access.Reg; r != "" {
+						taint |= 1 << s.regs[t][r]
+					}
 				case stop(j, in.loc):
 					// Ordered after the load itself (a release, an
 					// access of its location), or no store: what it
@@ -856,15 +875,22 @@ func (s *opSystem) stepAhead(st opState, t int, in instr, ta threadAhead, yield 
 		force(dep, coverStep, 0)
 		return
 	}
+	// A release left pending runs after every access pending before it
+	// (on its fork, in program order), so it may be left pending where it
+	// is ordered after them by a control dependency or coherence too:
+	// their guesses are borne out, and their location's accesses made,
+	// before it runs.
+	relOK := deferrableRelease(in) && s.relUseful[t][pc] && s.releaseSlot(st, t, in, ta) >= 0
 	if pe := s.pathEntries(&ta, t, pc); pe != 0 {
 		// A memory access where an if that ran on a guess decides
 		// whether it runs. A store in the if's arms is ordered after the
 		// load by the control dependency: the guess is borne out first
-		// (the load stays covered while the thread is in them). Elsewhere
+		// (the load stays covered while the thread is in them), or, a
+		// release, it is left pending after the load. Elsewhere
 		// (after an arm that returned) nothing orders the two: it runs on
 		// the guess, as it would after the if, and what it writes rests
 		// on the guess (spec) until the guess is borne out.
-		if am := s.armsMask(&ta, t, pc); am != 0 && info.Writes {
+		if am := s.armsMask(&ta, t, pc); am != 0 && info.Writes && !relOK {
 			force(am, coverScope, -1)
 			return
 		}
@@ -885,6 +911,19 @@ func (s *opSystem) stepAhead(st opState, t int, in instr, ta threadAhead, yield 
 		// it waits its turn as one more pending, or forces.
 		if deferrableOp(in) && room {
 			s.deferLoad(st, t, ta, yield)
+			return
+		}
+		if relOK {
+			s.deferRelease(st, t, s.releaseSlot(st, t, in, ta), ta, yield)
+			return
+		}
+		if s.canForward(st, t, in, ta) {
+			// It reads the pending release's store (forward), or a
+			// later one once the release has run: then the release and
+			// what it orders are satisfied first, covered, since the run
+			// that forwards has what follows run before them.
+			s.forward(st, t, ta, yield)
+			force(at, coverKeep, 0)
 			return
 		}
 		force(at, coverStep, 0)
@@ -1004,6 +1043,68 @@ func (s *opSystem) deferReleaseSettled(st opState, t, v int, ta threadAhead, alt
 	}
 	s.putAhead(&n, t, x)
 	yield(explore.Label{Kind: kindDefer, Alt: alt}, n)
+}
+
+// forwardable reports whether access j, which follows release rel in
+// program order at rel's location, may read rel's store while rel is
+// left pending (forward): an acquire load or acquire RMW after a release
+// store or release RMW. The read is rfi, which LKMM orders after nothing
+// (the release's read before it is not; linux-kernel.cat: rfi is in no
+// ppo term without a dependency), and reading its thread's own store it
+// takes in no message view, so with the release left pending what
+// follows j runs before them both. Reading a store co-after rel's from
+// another thread instead would order rel before j ((coe ; rfe) & int is
+// prop & int, in hb), and the in-order run has that.
+func forwardable(rel, j instr) bool {
+	if j.kind != iAccess || j.access == nil || rel.access == nil || j.loc != rel.loc {
+		return false
+	}
+	if op := rel.access.Op; op != litmus.OpStoreRelease && !releaseRMW(rel) {
+		return false
+	}
+	op := j.access.Op
+	return op == litmus.OpLoadAcquire || op.IsRMW() && op.Info().Order == litmus.Acquire
+}
+
+// canForward reports whether t's access in, an access of the location of
+// a pending access, may read t's pending release's store (forward): in
+// is an acquire of the release's location (forwardable), the release is
+// the newest pending access and no acquire is forwarded yet, nothing ran
+// on t since its fork (so in runs on the fork as it would on t), and no
+// guessed if decides whether it runs.
+func (s *opSystem) canForward(st opState, t int, in instr, ta threadAhead) bool {
+	rel := int(ta.relK) - 1
+	if rel < 0 || ta.fwd != 0 || int(ta.nLoad) != rel+1 || ta.nLoad >= maxPend {
+		return false
+	}
+	if !forwardable(s.code[t][ta.loads[rel]], in) || s.pathEntries(&ta, t, int(st.pc[t])) != 0 {
+		return false
+	}
+	return st.mem.ForkCurrent(t, int(ta.slot))
+}
+
+// forward leaves t's acquire at its pc pending after its pending release
+// of the same location, to read the release's store when it runs
+// (satisfy): what follows runs ahead of both.
+func (s *opSystem) forward(st opState, t int, ta threadAhead, yield func(explore.Label, opState)) {
+	pc := int(st.pc[t])
+	in := s.code[t][pc]
+	n := st
+	n.pc[t]++
+	x := ta
+	k := int(x.nLoad)
+	x.loads[k] = uint8(pc)
+	x.lregs[k], _ = masked(st.regs[t], [MaxRegs]uint8{}, s.readRegs(t, in))
+	x.stored &^= 1 << k
+	x.nLoad++
+	x.fwd = uint8(k + 1)
+	if r := in.access.Reg; r != "" {
+		ri := s.regs[t][r]
+		x.src[ri] = loadItem(k)
+		n.regs[t][ri] = 0
+	}
+	s.putAhead(&n, t, x)
+	yield(explore.Label{Kind: kindForward}, n)
 }
 
 // fullBarrier reports whether in orders every earlier access of its
@@ -1167,7 +1268,7 @@ func (s *opSystem) satisfyForced(st opState, t, k, need, mode, br int, yield fun
 		mode = coverNone
 	}
 	s.satisfy(st, t, k, mode != coverNone, func(lb explore.Label, n opState) {
-		if mode != coverNone && n.fault.kind == 0 {
+		if (mode == coverStep || mode == coverScope) && n.fault.kind == 0 {
 			x := s.ahead.thread(n.ahead, t)
 			if mode == coverStep || !x.addCover(brs, loc) {
 				x.coverNext |= loc // no room: covered for the next step only
@@ -1211,6 +1312,10 @@ func (s *opSystem) satisfy(st opState, t, k int, covered bool, yield func(explor
 	if k <= rel {
 		mt = int(ta.slot) // a load before the pending release, or the release: on its fork
 	}
+	if k == rel && ta.fwd != 0 {
+		s.satisfyForwarded(st, t, k, covered, yield)
+		return
+	}
 	s.stepInAs(at, t, mt, in, covered, func(lb explore.Label, r opState) {
 		n := st
 		n.mem = r.mem
@@ -1251,11 +1356,78 @@ func (s *opSystem) satisfy(st opState, t, k int, covered bool, yield func(explor
 	})
 }
 
+// satisfyForwarded runs t's pending release k and, right after it on its
+// fork, the acquire that reads its store (forward): the acquire reads
+// only the release's store (memory.Memory.Pin), and the fork then joins
+// t and ends. Both values are resolved as when each is satisfied alone.
+func (s *opSystem) satisfyForwarded(st opState, t, k int, covered bool, yield func(explore.Label, opState)) {
+	ta := s.ahead.thread(st.ahead, t)
+	f := int(ta.fwd) - 1
+	pc, fpc := int(ta.loads[k]), int(ta.loads[f])
+	in, fin := s.code[t][pc], s.code[t][fpc]
+	mt := int(ta.slot)
+	at := st
+	at.pc[t], at.regs[t] = uint8(pc), ta.lregs[k]
+	regOf := func(in instr, r opState) int64 {
+		if reg := in.access.Reg; reg != "" {
+			return int64(r.regs[t][s.regs[t][reg]])
+		}
+		return 0
+	}
+	s.stepInAs(at, t, mt, in, covered, func(lb explore.Label, r opState) {
+		lb.Kind, lb.ID = kindLate, uint16(pc)
+		n := st
+		if r.fault.kind != 0 {
+			n.mem, n.fault = r.mem, r.fault
+			n.fault.thread, n.fault.pc = uint8(t), uint8(pc)
+			yield(lb, n)
+			return
+		}
+		v := regOf(in, r)
+		fat := st
+		fat.pc[t], fat.regs[t] = uint8(fpc), ta.lregs[f]
+		fat.mem = r.mem.Pin(mt, fin.loc)
+		// Its read is its own store's, which it may read whenever it
+		// runs: covered.
+		s.stepInAs(fat, t, mt, fin, true, func(_ explore.Label, fr opState) {
+			n := st
+			n.mem = fr.mem
+			if fr.fault.kind != 0 {
+				n.fault = fr.fault
+				n.fault.thread, n.fault.pc = uint8(t), uint8(fpc)
+				yield(lb, n)
+				return
+			}
+			unlock := in.access.Op == litmus.OpSpinUnlock
+			n.mem = n.mem.Join(t, mt, unlock, true).Free(mt)
+			x, regs, fk := s.resolve(ta, t, k, v, st.regs[t])
+			if fk == faultNone {
+				return
+			}
+			if fk == faultOK {
+				// The release's entry is gone: the acquire is now
+				// pending access f-1.
+				x, regs, fk = s.resolve(x, t, f-1, regOf(fin, fr), regs)
+				if fk == faultNone {
+					return
+				}
+			}
+			n.regs[t] = regs
+			s.putAhead(&n, t, x)
+			if fk != faultOK {
+				n.fault = fault{kind: fk, thread: uint8(t), pc: uint8(pc)}
+			}
+			yield(lb, n)
+		})
+	})
+}
+
 // Label kinds of running ahead (a thread's steps).
 const (
-	kindDefer uint8 = iota + 16 // a load left pending
-	kindGuess                   // an assignment or if that ran on a guess: Arg is the if's way
-	kindLate                    // a pending load or RMW satisfied: ID is its instruction, Arg and Alt as at its place
+	kindDefer   uint8 = iota + 16 // a load left pending
+	kindGuess                     // an assignment or if that ran on a guess: Arg is the if's way
+	kindLate                      // a pending load or RMW satisfied: ID is its instruction, Arg and Alt as at its place
+	kindForward                   // an acquire left pending to read its thread's pending release's store
 )
 
 // resolve's outcomes besides a fault kind.
@@ -1323,6 +1495,9 @@ func (s *opSystem) resolve(ta threadAhead, t, k int, v int64, regs [MaxRegs]int1
 		}
 		if i == int(ta.relK)-1 {
 			out.relK, out.slot = out.nLoad+1, ta.slot
+		}
+		if i == int(ta.fwd)-1 {
+			out.fwd = out.nLoad + 1
 		}
 		renum[loadItem(i)] = loadItem(int(out.nLoad))
 		out.loads[out.nLoad], out.lregs[out.nLoad] = ta.loads[i], ta.lregs[i]
@@ -1401,6 +1576,9 @@ func (s *opSystem) describeAhead(t int, lb explore.Label) (string, bool) {
 			return fmt.Sprintf("if (%s): taken (a guess, checked when its load is satisfied)", litmus.CExpr(in.cond)), true
 		}
 		return fmt.Sprintf("if (%s): not taken (a guess, checked when its load is satisfied)", litmus.CExpr(in.cond)), true
+	case kindForward:
+		in := s.code[t][lb.ID]
+		return litmus.AccessText(in.access) + ": left pending, to read the store of its pending release (forwarded; what follows may run before both)", true
 	case kindLate:
 		at := lb
 		at.Kind = kindValue

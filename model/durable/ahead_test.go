@@ -101,6 +101,42 @@ P1(int *x, int *y) { int r0; int r1; r0 = atomic_add_return_relaxed(1, y); r1 = 
 P2(int *x, int *y) { int r0; int r1; r0 = smp_load_acquire(x); if (r0 != 0) { r1 = READ_ONCE(*y); } }
 exists (2:r0=1 /\ 2:r1=0)
 `, false},
+		// An acquire after a release of its location reads the
+		// release's store (rfi) while both are left pending (forward):
+		// the store after it is seen before the release's read.
+		{"forward-rmw", `C forward-rmw
+{}
+P0(atomic_t *c, int *y) { int r0; int r1; r0 = atomic_fetch_add_release(1, c); r1 = atomic_xchg_acquire(c, 30); WRITE_ONCE(*y, 1); }
+P1(atomic_t *c, int *y) { int r2; r2 = READ_ONCE(*y); if (r2 == 1) atomic_set(c, 10); }
+exists (0:r0=10 /\ 0:r1=11 /\ 1:r2=1)
+`, true},
+		{"forward-load", `C forward-load
+{}
+P0(int *c, int *y, int *z) { int r0; int r1; r0 = READ_ONCE(*z); smp_store_release(c, 1); r1 = smp_load_acquire(c); WRITE_ONCE(*y, 1); }
+P1(int *c, int *y, int *z) { int r2; r2 = READ_ONCE(*y); WRITE_ONCE(*z, r2); }
+exists (0:r0=1 /\ 0:r1=1 /\ 1:r2=1)
+`, true},
+		// Reading another thread's store co-after the release's instead
+		// orders the release before the acquire ((coe ; rfe) & int is in
+		// hb), and so its read before the store: never reached.
+		{"forward-coe", `C forward-coe
+{}
+P0(atomic_t *c, int *y) { int r0; int r1; r0 = atomic_fetch_add_release(1, c); r1 = atomic_xchg_acquire(c, 30); WRITE_ONCE(*y, 1); }
+P1(atomic_t *c, int *y) { int r2; r2 = READ_ONCE(*y); if (r2 == 1) atomic_set(c, 10); }
+P2(atomic_t *c) { atomic_set(c, 20); }
+exists (0:r0=10 /\ 0:r1=20 /\ 1:r2=1)
+`, false},
+		// Found by TestMemoryLKMMReleaseAcquire: a release RMW in the
+		// arm of an if on a pending load of its location forced the
+		// load, and the store after the if, which nothing orders after
+		// it, could not run first (the outcome was missed, not refused).
+		// The release is now left pending after the load.
+		{"release-in-guessed-arm", `C release-in-guessed-arm
+{}
+P0(int *x, int *y) { int r0; int r1; r0 = READ_ONCE(*y); if (r0 != 0) { r1 = READ_ONCE(*x); } if (r0 != 0) { WRITE_ONCE(*x, 1); } }
+P1(atomic_t *x, int *y) { int r0; int r1; r0 = atomic_read(x); if (r0 != 0) { r1 = atomic_fetch_add_release(1, x); } WRITE_ONCE(*y, 1); }
+exists (0:r0=1 /\ 0:r1=0 /\ 1:r0=1 /\ 1:r1=1)
+`, true},
 	} {
 		test := litmustest.MustParse(t, tc.src)
 		got := outcomeSet(t, op, test)

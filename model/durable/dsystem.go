@@ -425,9 +425,9 @@ func (s *durSystem) step(st State, t int, in instr, yield func(explore.Label, St
 		})
 		return
 	}
-	if s.op.pending(st.op, t) {
+	if s.op.pending(st.op, t) && in.kind != iNop {
 		// A device call, completion or check is ordered after the
-		// thread's pending accesses (ahead.go).
+		// thread's pending accesses (ahead.go); wake_up orders nothing.
 		s.op.stepAhead(st.op, t, in, s.op.ahead.thread(st.op.ahead, t), func(lb explore.Label, o opState) {
 			n := st
 			n.op = o

@@ -765,7 +765,7 @@ func (s *opSystem) stepInAs(st opState, t, mt int, in instr, covered bool, yield
 		default: // only under LKMM and, unordered, TSO and SC (compile)
 			rs, err = st.mem.RMWOrdered(mt, in.loc, f, memory.RMWOrder{Acquire: info.Order == litmus.Acquire,
 				Release: info.Order == litmus.Release, NoReturn: !info.Returns, Deps: in.deps, Cond: op.IsCmpxchg() && !in.retry,
-				Covered: covered})
+				Covered: covered, FailCovered: in.retry})
 		}
 		if errors.Is(err, memory.ErrUnordered) {
 			failWith(unordered(err, t, st.pc[t]))

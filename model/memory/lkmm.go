@@ -88,10 +88,12 @@ type lkExtra struct {
 	covered       [MaxThreads]uint8           // per thread: the locations in unord whose loads since the last barrier were all LoadCovered (see checkOrdered)
 	lockOnly      uint8                       // the locations only spin_lock and spin_unlock access (LockOnly)
 	alias         [MaxThreads]int8            // per thread: a Fork's owner plus one, 0 for a thread of its own
-	anyOrder      bool                        // AllowUnordered
-	unreduced     bool                        // Unreduced: no subsumption of pending barriers
-	whole         bool                        // UseOrderings: views kept whole, lkOrd kept
-	ord           ordID                       // the lkOrd, interned on its own (zero unless UseOrderings)
+	pinned        int8                        // Pin: the thread plus one whose next read of pinLoc reads its own newest store (0: none)
+	pinLoc        uint8
+	anyOrder      bool  // AllowUnordered
+	unreduced     bool  // Unreduced: no subsumption of pending barriers
+	whole         bool  // UseOrderings: views kept whole, lkOrd kept
+	ord           ordID // the lkOrd, interned on its own (zero unless UseOrderings)
 }
 
 // lkOrd are the views only the orderings of UseOrderings read, kept apart
@@ -454,7 +456,7 @@ func (m lk) lkLoadAs(t, loc, how int) []Loaded {
 	var out []Loaded
 	for _, c := range m.lkSettles(t) {
 		m := c.m
-		for i := int(m.cur[t].at(loc)); i < int(m.n[loc]); i++ {
+		for i := int(m.cur[t].at(loc)); i < m.readEnd(t, loc); i++ {
 			next := m.lkReadAs(t, loc, i, how)
 			next.lkCompact(loc)
 			out = append(out, Loaded{int64(m.vals[loc][i]), next.close(), c.alt.withNewer(int(m.n[loc]) - 1 - i)})
@@ -473,6 +475,19 @@ func (m lk) lkLoadNewest(t, loc int) []Loaded {
 		out = append(out, Loaded{int64(c.m.vals[loc][c.m.n[loc]-1]), next.close(), c.alt})
 	}
 	return out
+}
+
+// readEnd is one past the newest store of loc that t may read: the
+// newest live store, or, after Pin, t's own newest one there (its view).
+func (m *lk) readEnd(t, loc int) int {
+	if int(m.pinned) == t+1 && int(m.pinLoc) == loc {
+		i := int(m.cur[t].at(loc))
+		if m.whole && int(m.wr[loc][i]) != m.owner(t)+1 {
+			panic(fmt.Sprintf("memory: Pin(%d, %d): store %d there is not its own", t, loc, i))
+		}
+		return i + 1
+	}
+	return int(m.n[loc])
 }
 
 // lkRead is the memory after t read store i of loc with a plain load (or
@@ -498,6 +513,7 @@ const (
 func (m lk) lkReadAs(t, loc, i int, how int) lk {
 	isCovered := how&readCoveredBit != 0
 	how &^= readCoveredBit
+	m.pinned = 0 // a Pin holds for one read
 	mv, gv := m.mview[loc][i], vw(0)
 	if m.whole {
 		m.cow()

@@ -110,6 +110,20 @@ func (m Memory) Join(t, v int, unlock, released bool) Memory {
 	return w.close()
 }
 
+// Pin makes thread t's next read of loc (a load, or an unordered,
+// acquire or release RMW's read) read only its own newest store there,
+// the one its view names (LKMM with UseOrderings): a read its thread
+// forwards from its own store, rfi, which LKMM orders after nothing
+// (model/durable's ahead.go runs a read that follows a pending release of
+// its location this way, on the release's fork, right after the release).
+// It panics if that store is not t's.
+func (m Memory) Pin(t, loc int) Memory {
+	w := m.open()
+	w.mustWhole("Pin")
+	w.pinned, w.pinLoc = int8(t+1), uint8(loc)
+	return w.close()
+}
+
 // Free ends fork v: it is no location's reader and holds nothing.
 func (m Memory) Free(v int) Memory {
 	w := m.open()
@@ -166,4 +180,29 @@ func (m *Memory) ForgetMarks(t int, locs uint8) {
 	if changed {
 		m.ext = lkPut(m.scope, &x)
 	}
+}
+
+// ForkCurrent reports whether thread t holds what its fork v holds of
+// its own (its views, marks and pending barrier): nothing has run on t
+// since the fork, so an event t would run now gives the same memory run
+// on v (LKMM; false elsewhere or if v is no fork of t).
+func (m *Memory) ForkCurrent(t, v int) bool {
+	if m.model != LKMM {
+		return false
+	}
+	x := lkGet(m.scope, m.ext)
+	if int(x.alias[v]) != t+1 || m.post>>t&1 != m.post>>v&1 {
+		return false
+	}
+	if x.cur[t] != x.cur[v] || x.acq[t] != x.acq[v] || x.rel[t] != x.rel[v] ||
+		x.unord[t] != x.unord[v] || x.cond[t] != x.cond[v] || x.covered[t] != x.covered[v] {
+		return false
+	}
+	if !x.whole {
+		return true
+	}
+	o := tablesOf(m.scope).ord.get(uint32(x.ord))
+	return o.rv[t] == o.rv[v] && o.own[t] == o.own[v] && o.tulp[t] == o.tulp[v] && o.tacq[t] == o.tacq[v] &&
+		o.tunord[t] == o.tunord[v] && o.since[t] == o.since[v] && o.g[t] == o.g[v] && o.ah[t] == o.ah[v] &&
+		o.tah[t] == o.tah[v] && o.lgv[t] == o.lgv[v] && o.lmv[t] == o.lmv[v]
 }

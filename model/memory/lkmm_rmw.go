@@ -81,12 +81,15 @@ func (m lk) lkRMWOnceSettled(t, loc int, f func(old int64) (int64, bool), first 
 		plain |= readCoveredBit
 		stored |= readCoveredBit
 	}
+	if o.FailCovered {
+		plain |= readCoveredBit
+	}
 	if o.Acquire {
 		stored = readAcquire
 	}
 	var out []RMWResult
 	base, ordered := m.writeBase(t, loc, o.Deps, o.Release)
-	for i := int(m.cur[t].at(loc)); i < int(m.n[loc]); i++ {
+	for i := int(m.cur[t].at(loc)); i < m.readEnd(t, loc); i++ {
 		old := int64(m.vals[loc][i])
 		v, ok := f(old)
 		newer := first.withNewer(int(m.n[loc]) - 1 - i)

@@ -393,7 +393,11 @@ type RMWOrder struct {
 	Deps     uint8 // the locations whose loads its store depends on, as in StoresDep
 	Cond     bool  // a conditional one (cmpxchg): its acquire comes only with its store (see RMWCond)
 	Covered  bool  // its read is covered as LoadCovered's is (only an unacquired read)
-	_        struct{}
+	// FailCovered: a cmpxchg's read, if it fails, is covered (a retry
+	// loop's failed pass, which the caller shows can be left out of every
+	// execution: model/durable's markRetries).
+	FailCovered bool
+	_           struct{}
 }
 
 // RMWOrdered is a read-modify-write without barriers, ordered as o says.
