@@ -15,8 +15,10 @@ import (
 // TestMemoryLKMMReleaseThenAcquire draws the shape where a thread's
 // acquire reads the store of its own release of the same location while
 // both are left pending (model/durable ahead.go's forward), and the
-// shapes around it: an optional load before the release, the release (a
-// release store or release RMW), an acquire of the same location (load,
+// shapes around it: an optional load before the release (of another
+// location or of the acquire's: a plain load then an acquire of its
+// location, ahead.go's plainLoads), the release (a release store or
+// release RMW, or none), an acquire of the same location (load,
 // xchg, cmpxchg or fetch_add), a store to another location, and one or two
 // other threads that read that location and store to the release's
 // location. memory.LKMM either refuses a program or gives exactly the
@@ -64,10 +66,11 @@ func drawReleaseThenAcquire(rt *rapid.T) string {
 	var b strings.Builder
 	b.WriteString("C rel-acq\n\n{}\n\n")
 	var p0 []string
-	if rapid.Bool().Draw(rt, "load first") {
-		p0 = append(p0, "r3 = READ_ONCE(*y);")
+	if first := rapid.SampledFrom([]string{"", "r3 = atomic_read(y);", "r3 = atomic_read(x);"}).Draw(rt, "load first"); first != "" {
+		p0 = append(p0, first)
 	}
 	p0 = append(p0, rapid.SampledFrom([]string{
+		"",
 		"smp_store_release(x, 1);",
 		"r0 = atomic_fetch_add_release(1, x);",
 		"r0 = atomic_xchg_release(x, 1);",

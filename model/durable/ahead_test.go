@@ -126,6 +126,17 @@ P1(atomic_t *c, int *y) { int r2; r2 = READ_ONCE(*y); if (r2 == 1) atomic_set(c,
 P2(atomic_t *c) { atomic_set(c, 20); }
 exists (0:r0=10 /\ 0:r1=20 /\ 1:r2=1)
 `, false},
+		// A plain load then an acquire of its location: the load reads
+		// what the acquire reads, or an older store and is then ordered
+		// before it ((fre ; rfe) & int): no store after the acquire is
+		// seen before the load (refused before).
+		{"load-then-acquire", `C load-then-acquire
+{}
+P0(atomic_t *x, int *y) { int r0; int r1; r0 = atomic_read(x); r1 = atomic_fetch_add_acquire(1, x); WRITE_ONCE(*y, 1); }
+P1(atomic_t *x, int *y) { int r2; r2 = READ_ONCE(*y); atomic_set(x, r2); }
+P2(atomic_t *x) { atomic_set(x, 5); }
+exists (0:r0=1)
+`, false},
 		// Found by TestMemoryLKMMReleaseAcquire: a release RMW in the
 		// arm of an if on a pending load of its location forced the
 		// load, and the store after the if, which nothing orders after
@@ -169,6 +180,22 @@ exists (1:r0=3 /\ 2:r0=4 /\ 2:r1=6)
 	w, err := lkmm.Reference{}.Decide(rfi)
 	require.NoError(t, err)
 	assert.NotNil(t, w.Sat, "LKMM allows rmw-rfi's outcome")
+
+	// Found by TestMemoryLKMMReleaseThenAcquire: a store in the arm of an
+	// if on an acquire that reads its pending release's store (forward)
+	// was taken as ordered after the load before the release, which the
+	// rfi does not order (a missed outcome: it is now refused).
+	fwd := litmustest.MustParse(t, `C forward-ctrl
+{}
+P0(atomic_t *x, atomic_t *y) { int r1; int r3; r3 = atomic_read(x); smp_store_release(x, 1); r1 = smp_load_acquire(x); if (r1 == 1) WRITE_ONCE(*y, 1); }
+P1(atomic_t *x, atomic_t *y) { int r2; r2 = atomic_read(y); if (r2 == 1) atomic_set(x, 3); }
+exists (0:r1=1 /\ 0:r3=3 /\ 1:r2=1)
+`)
+	_, err = Operational{Model: memory.LKMM}.Outcomes(fwd)
+	require.ErrorIs(t, err, litmus.ErrUnsupported)
+	w, err = lkmm.Reference{}.Decide(fwd)
+	require.NoError(t, err)
+	assert.NotNil(t, w.Sat, "LKMM allows forward-ctrl's outcome")
 
 	test := litmustest.MustParse(t, litmustest.Two("exists (0:r0=1 /\\ 1:r0=1)",
 		"int r0; r0 = READ_ONCE(*x); smp_rmb(); WRITE_ONCE(*y, 1);",
