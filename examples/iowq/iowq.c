@@ -151,13 +151,13 @@
  *
  * Memory models: SC and TSO (the Models: line), as the litmus files.
  * model/iowq has no memory model: both rows map to its row. Relaxed has
- * no spinlock, acquire or unordered RMW. Under LKMM the checker refuses
- * (an ERROR row) where a write takes i_rwsem shared, then upgrades it:
- * inode_dio_begin()'s store may be seen before up_read()'s read of the
- * count while down_write()'s cmpxchg reads a later one, a run the
- * checker (a location's reads in program order) cannot take. Where no
- * write does (noflag.patch, the hashed mutant with synchronous kiocbs)
- * LKMM gives a verdict, the built-in row's; the mutant's other LKMM
+ * no spinlock, acquire or unordered RMW. Under LKMM the checker answers
+ * the i_rwsem upgrade (down_write()'s cmpxchg reads up_read()'s store,
+ * both left pending), but with the io_uring patch it refuses (an ERROR
+ * row): a reader that found the writer waits on the count and retries
+ * its acquire add, and inode_dio_begin()'s store may be seen before the
+ * wait's read, a run the checker (a location's reads in program order)
+ * cannot take; so LKMM is not on the Models: line. The mutant's LKMM
  * searches run to millions of states (props/examples_kernelc_iowq_test.go).
  *
  * Left out, as at model/iowq's bound: readers, i_size growth, holes, and
