@@ -1456,6 +1456,14 @@ func (s *opSystem) satisfyForwarded(st opState, t, k int, covered bool, yield fu
 				yield(lb, n)
 				return
 			}
+			if fin.retry && s.failedCmpxchg(t, fin, ta.lregs[f], regOf(fin, fr)) {
+				// A retry loop's failed pass (markRetries), which
+				// every execution can do without: the runs where the
+				// loop's next cmpxchg is the first after the release
+				// (forwarded, or at its place after it) have its
+				// outcomes.
+				return
+			}
 			unlock := in.access.Op == litmus.OpSpinUnlock
 			n.mem = n.mem.Join(t, mt, unlock, true).Free(mt)
 			x, regs, fk := s.resolve(ta, t, k, v, st.regs[t])
@@ -1478,6 +1486,16 @@ func (s *opSystem) satisfyForwarded(st opState, t, k int, covered bool, yield fu
 			yield(lb, n)
 		})
 	})
+}
+
+// failedCmpxchg reports whether thread t's cmpxchg in, run with
+// registers regs, failed having read old.
+func (s *opSystem) failedCmpxchg(t int, in instr, regs [MaxRegs]int16, old int64) bool {
+	e, err := in.access.Expect.Eval(func(_ int, name string) int64 { return int64(regs[s.regs[t][name]]) }, nil)
+	if err != nil {
+		panic(err) // compile checked every expression
+	}
+	return old != e
 }
 
 // Label kinds of running ahead (a thread's steps).
