@@ -123,8 +123,8 @@
  *  - i_rwsem (kernel/locking/rwsem.c) is one atomic_t, readers counted
  *    and RWSEM_WRITER_LOCKED (8) for the writer, with the kernel's fast
  *    paths (an acquire add or cmpxchg to take it, a release sub to drop
- *    it); a blocked down_read() or down_write() sleeps until it may try
- *    again. No writer preference, as in model/iowq.
+ *    it); a blocked down_read() sleeps, its bias kept, until it is handed
+ *    the lock, down_write() until it may try again. No writer preference.
  *  - The extent's state is one word, b0_extent.written, read with
  *    smp_load_acquire() and set with smp_store_release(), for
  *    ext4_map_blocks() and ext4_convert_unwritten_extents() take
@@ -151,14 +151,14 @@
  *
  * Memory models: SC and TSO (the Models: line), as the litmus files.
  * model/iowq has no memory model: both rows map to its row. Relaxed has
- * no spinlock, acquire or unordered RMW. Under LKMM the checker answers
+ * no spinlock, acquire or unordered RMW. LKMM answers every variant:
  * the i_rwsem upgrade (down_write()'s cmpxchg reads up_read()'s store,
- * both left pending), but with the io_uring patch it refuses (an ERROR
- * row): a reader that found the writer waits on the count and retries
- * its acquire add, and inode_dio_begin()'s store may be seen before the
- * wait's read, a run the checker (a location's reads in program order)
- * cannot take; so LKMM is not on the Models: line. The mutant's LKMM
- * searches run to millions of states (props/examples_kernelc_iowq_test.go).
+ * both left pending) and the reader handed the lock (an acquire of the
+ * writer's release; a retry that read the reader's own store would miss
+ * it, as the kernel did before "lcoking/rwsem: Add missing ACQUIRE to
+ * read_slowpath sleep loop"). It is not on the Models: line for the
+ * mutant's LKMM searches, which run to a million states and more
+ * (props/examples_kernelc_iowq_test.go).
  *
  * Left out, as at model/iowq's bound: readers, i_size growth, holes, and
  * the standard bound (three workers, aligned and extending writes, a
@@ -364,15 +364,15 @@ static wait_queue_head_t wq;
 
 static void down_read(struct rw_semaphore *sem)
 {
-	for (;;) {
-		/* rwsem_read_trylock(): atomic_long_add_return_acquire() */
-		if (atomic_fetch_add_acquire(RWSEM_READER_BIAS, &sem->count) < RWSEM_WRITER_LOCKED)
-			break;
-		/* a writer holds it: rwsem_down_read_slowpath() takes the
-		 * bias back and sleeps until the writer is gone */
-		atomic_sub(RWSEM_READER_BIAS, &sem->count);
-		wait_event(wq, atomic_read(&sem->count) < RWSEM_WRITER_LOCKED);
-	}
+	/* rwsem_read_trylock(): atomic_long_add_return_acquire() */
+	if (atomic_fetch_add_acquire(RWSEM_READER_BIAS, &sem->count) < RWSEM_WRITER_LOCKED)
+		return;
+	/* a writer holds it: rwsem_down_read_slowpath() sleeps until it is
+	 * handed the lock (rwsem_mark_wake() adds the reader's bias, then
+	 * smp_store_release(&waiter->task, NULL); the sleeper leaves on
+	 * smp_load_acquire(&waiter.task)): here the bias stays and the
+	 * sleeper's acquire reads the writer's release of the count */
+	wait_event(wq, atomic_read_acquire(&sem->count) < RWSEM_WRITER_LOCKED);
 }
 
 static void up_read(struct rw_semaphore *sem)
