@@ -1080,7 +1080,12 @@ func forwardable(rel, j instr) bool {
 	if op := rel.access.Op; op != litmus.OpStoreRelease && !releaseRMW(rel) {
 		return false
 	}
-	op := j.access.Op
+	return acquireOp(j.access.Op)
+}
+
+// acquireOp reports whether op's read is an acquire: smp_load_acquire
+// or an _acquire RMW.
+func acquireOp(op litmus.Op) bool {
 	return op == litmus.OpLoadAcquire || op.IsRMW() && op.Info().Order == litmus.Acquire
 }
 
@@ -1093,13 +1098,7 @@ func orderedAcquire(in instr) bool {
 		return false
 	}
 	op := in.access.Op
-	switch {
-	case op == litmus.OpLoadAcquire:
-		return true
-	case op.IsRMW() && op.Info().Order == litmus.Acquire:
-		return !op.IsCmpxchg() || in.retry
-	}
-	return false
+	return acquireOp(op) && (!op.IsCmpxchg() || in.retry)
 }
 
 // plainLoads reports whether t's pending accesses m (bit k) are plain
@@ -1138,24 +1137,12 @@ func (s *opSystem) canForward(st opState, t int, in instr, ta threadAhead) bool 
 // of the same location, to read the release's store when it runs
 // (satisfy): what follows runs ahead of both.
 func (s *opSystem) forward(st opState, t int, ta threadAhead, yield func(explore.Label, opState)) {
-	pc := int(st.pc[t])
-	in := s.code[t][pc]
-	n := st
-	n.pc[t]++
-	x := ta
-	k := int(x.nLoad)
-	x.loads[k] = uint8(pc)
-	x.lregs[k], _ = masked(st.regs[t], [MaxRegs]uint8{}, s.readRegs(t, in))
-	x.stored &^= 1 << k
-	x.nLoad++
-	x.fwd = uint8(k + 1)
-	if r := in.access.Reg; r != "" {
-		ri := s.regs[t][r]
-		x.src[ri] = loadItem(k)
-		n.regs[t][ri] = 0
-	}
-	s.putAhead(&n, t, x)
-	yield(explore.Label{Kind: kindForward}, n)
+	s.deferLoad(st, t, ta, func(_ explore.Label, n opState) {
+		x := s.ahead.thread(n.ahead, t)
+		x.fwd = x.nLoad // the access deferLoad added, plus one
+		s.putAhead(&n, t, x)
+		yield(explore.Label{Kind: kindForward}, n)
+	})
 }
 
 // fullBarrier reports whether in orders every earlier access of its
