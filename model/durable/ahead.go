@@ -687,11 +687,13 @@ func (s *opSystem) computeScopes() {
 				if fullBarrier(j) {
 					continue
 				}
-				if !x.rel && in.access.Op == litmus.OpReadOnce && j.loc == in.loc && orderedAcquire(j) {
+				if !x.rel && !x.past && in.access.Op == litmus.OpReadOnce && j.loc == in.loc && orderedAcquire(j) {
 					// An acquire of its location orders what follows
 					// after the load, or reads what the load reads
 					// (stepAhead's plainLoads): nothing past it is seen
-					// first.
+					// first. Not past a stop: a store of the thread to
+					// the location between, which the acquire may read
+					// (rfi), would order nothing.
 					continue
 				}
 				taint := x.taint
@@ -1347,6 +1349,10 @@ func (ta *threadAhead) addCover(brs []int, loc uint8) bool {
 // forced it (a later store that is not ordered after it has a run where
 // it ran ahead). It runs as at its place (an RMW with the operands it
 // had there); a run whose guesses the value read contradicts ends.
+// A release with an acquire forwarded from it (forward) runs with it:
+// right after it on its fork, the acquire reads only the release's store
+// (memory.Memory.Pin), and the fork then joins t and ends; both values
+// are resolved as when each is satisfied alone.
 func (s *opSystem) satisfy(st opState, t, k int, covered bool, yield func(explore.Label, opState)) {
 	ta := s.ahead.thread(st.ahead, t)
 	pc := int(ta.loads[k])
@@ -1357,113 +1363,51 @@ func (s *opSystem) satisfy(st opState, t, k int, covered bool, yield func(explor
 	if k <= rel {
 		mt = int(ta.slot) // a load before the pending release, or the release: on its fork
 	}
-	if k == rel && ta.fwd != 0 {
-		s.satisfyForwarded(st, t, k, covered, yield)
-		return
-	}
-	s.stepInAs(at, t, mt, in, covered, func(lb explore.Label, r opState) {
-		n := st
-		n.mem = r.mem
-		if mt != t && r.fault.kind == 0 {
-			// t takes in what the fork did; the release ends it.
-			unlock := s.code[t][ta.loads[rel]].access.Op == litmus.OpSpinUnlock
-			n.mem = n.mem.Join(t, mt, unlock, k == rel)
-			if k == rel {
-				n.mem = n.mem.Free(mt)
-			}
-		}
-		lb.Kind, lb.ID = kindLate, uint16(pc)
-		if r.fault.kind != 0 {
-			n.fault = r.fault
-			n.fault.thread, n.fault.pc = uint8(t), uint8(pc)
-			yield(lb, n)
-			return
-		}
-		v := int64(0)
-		if reg := in.access.Reg; reg != "" {
-			v = int64(r.regs[t][s.regs[t][reg]])
-		}
-		x, regs, fk := s.resolve(ta, t, k, v, st.regs[t])
-		if fk == faultNone {
-			return
-		}
-		if in.access.Op.Info().Writes {
-			// An RMW left pending on the path of an if that ran on a
-			// guess: its store rests on what is not borne out yet.
-			x.spec |= s.guessedIfs(&x, t, pc, s.path)
-		}
-		n.regs[t] = regs
-		s.putAhead(&n, t, x)
-		if fk != faultOK {
-			n.fault = fault{kind: fk, thread: uint8(t), pc: uint8(pc)}
-		}
-		yield(lb, n)
-	})
-}
-
-// satisfyForwarded runs t's pending release k and, right after it on its
-// fork, the acquire that reads its store (forward): the acquire reads
-// only the release's store (memory.Memory.Pin), and the fork then joins
-// t and ends. Both values are resolved as when each is satisfied alone.
-func (s *opSystem) satisfyForwarded(st opState, t, k int, covered bool, yield func(explore.Label, opState)) {
-	ta := s.ahead.thread(st.ahead, t)
-	f := int(ta.fwd) - 1
-	pc, fpc := int(ta.loads[k]), int(ta.loads[f])
-	in, fin := s.code[t][pc], s.code[t][fpc]
-	mt := int(ta.slot)
-	at := st
-	at.pc[t], at.regs[t] = uint8(pc), ta.lregs[k]
 	regOf := func(in instr, r opState) int64 {
 		if reg := in.access.Reg; reg != "" {
 			return int64(r.regs[t][s.regs[t][reg]])
 		}
 		return 0
 	}
+	failed := func(lb explore.Label, r opState, pc int) {
+		n := st
+		n.mem, n.fault = r.mem, r.fault
+		n.fault.thread, n.fault.pc = uint8(t), uint8(pc)
+		yield(lb, n)
+	}
 	s.stepInAs(at, t, mt, in, covered, func(lb explore.Label, r opState) {
 		lb.Kind, lb.ID = kindLate, uint16(pc)
-		n := st
 		if r.fault.kind != 0 {
-			n.mem, n.fault = r.mem, r.fault
-			n.fault.thread, n.fault.pc = uint8(t), uint8(pc)
-			yield(lb, n)
+			failed(lb, r, pc)
 			return
 		}
 		v := regOf(in, r)
-		fat := st
-		fat.pc[t], fat.regs[t] = uint8(fpc), ta.lregs[f]
-		fat.mem = r.mem.Pin(mt, fin.loc)
-		// Its read is its own store's, which it may read whenever it
-		// runs: covered.
-		s.stepInAs(fat, t, mt, fin, true, func(_ explore.Label, fr opState) {
+		// finish ends the step with memory mem and, fwd, the forwarded
+		// acquire's value fv.
+		finish := func(mem memory.Memory, fwd bool, fv int64) {
 			n := st
-			n.mem = fr.mem
-			if fr.fault.kind != 0 {
-				n.fault = fr.fault
-				n.fault.thread, n.fault.pc = uint8(t), uint8(fpc)
-				yield(lb, n)
-				return
+			n.mem = mem
+			if mt != t {
+				// t takes in what the fork did; the release ends it.
+				unlock := s.code[t][ta.loads[rel]].access.Op == litmus.OpSpinUnlock
+				n.mem = n.mem.Join(t, mt, unlock, k == rel)
+				if k == rel {
+					n.mem = n.mem.Free(mt)
+				}
 			}
-			if fin.retry && s.failedCmpxchg(t, fin, ta.lregs[f], regOf(fin, fr)) {
-				// A retry loop's failed pass (markRetries), which
-				// every execution can do without: the runs where the
-				// loop's next cmpxchg is the first after the release
-				// (forwarded, or at its place after it) have its
-				// outcomes.
-				return
-			}
-			unlock := in.access.Op == litmus.OpSpinUnlock
-			n.mem = n.mem.Join(t, mt, unlock, true).Free(mt)
 			x, regs, fk := s.resolve(ta, t, k, v, st.regs[t])
+			if fwd && fk == faultOK {
+				// The release's entry is gone: the acquire is now
+				// pending access fwd-2.
+				x, regs, fk = s.resolve(x, t, int(ta.fwd)-2, fv, regs)
+			}
 			if fk == faultNone {
 				return
 			}
-			if fk == faultOK {
-				// The release's entry is gone: the acquire is now
-				// pending access f-1.
-				x, regs, fk = s.resolve(x, t, f-1, regOf(fin, fr), regs)
-				if fk == faultNone {
-					return
-				}
+			if in.access.Op.Info().Writes {
+				// An RMW left pending on the path of an if that ran on a
+				// guess: its store rests on what is not borne out yet.
+				x.spec |= s.guessedIfs(&x, t, pc, s.path)
 			}
 			n.regs[t] = regs
 			s.putAhead(&n, t, x)
@@ -1471,6 +1415,32 @@ func (s *opSystem) satisfyForwarded(st opState, t, k int, covered bool, yield fu
 				n.fault = fault{kind: fk, thread: uint8(t), pc: uint8(pc)}
 			}
 			yield(lb, n)
+		}
+		if k != rel || ta.fwd == 0 {
+			finish(r.mem, false, 0)
+			return
+		}
+		f := int(ta.fwd) - 1
+		fpc := int(ta.loads[f])
+		fin := s.code[t][fpc]
+		fat := st
+		fat.pc[t], fat.regs[t] = uint8(fpc), ta.lregs[f]
+		fat.mem = r.mem.Pin(mt, fin.loc)
+		// Its read is its own store's, which it may read whenever it
+		// runs: covered.
+		s.stepInAs(fat, t, mt, fin, true, func(_ explore.Label, fr opState) {
+			switch {
+			case fr.fault.kind != 0:
+				failed(lb, fr, fpc)
+			case fin.retry && s.failedCmpxchg(t, fin, ta.lregs[f], regOf(fin, fr)):
+				// A retry loop's failed pass (markRetries), which
+				// every execution can do without: the runs where the
+				// loop's next cmpxchg is the first after the release
+				// (forwarded, or at its place after it) have its
+				// outcomes.
+			default:
+				finish(fr.mem, true, regOf(fin, fr))
+			}
 		})
 	})
 }

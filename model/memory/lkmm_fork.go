@@ -65,12 +65,7 @@ func (m Memory) Fork(t, v int, unlock bool) Memory {
 		}
 	}
 	w.cow()
-	w.cur[v], w.acq[v], w.rel[v] = w.cur[t], w.acq[t], w.rel[t]
-	w.unord[v], w.cond[v], w.covered[v] = w.unord[t], w.cond[t], w.covered[t]
-	w.rv[v], w.own[v], w.tulp[v], w.tacq[v] = w.rv[t], w.own[t], w.tulp[t], w.tacq[t]
-	w.tunord[v], w.since[v] = w.tunord[t], w.since[t]
-	w.g[v], w.ah[v], w.tah[v] = w.g[t], w.ah[t], w.tah[t]
-	w.lgv[v], w.lmv[v] = w.lgv[t], w.lmv[t]
+	w.setPart(v, w.part(t))
 	w.alias[v] = int8(t + 1)
 	if unlock {
 		w.since[t] = 0
@@ -134,12 +129,7 @@ func (m Memory) Free(v int) Memory {
 		panic(fmt.Sprintf("memory: Free(%d) with its barrier pending", v))
 	}
 	w.cow()
-	w.cur[v], w.acq[v], w.rel[v] = 0, 0, 0
-	w.unord[v], w.cond[v], w.covered[v] = 0, 0, 0
-	w.rv[v], w.own[v], w.tulp[v], w.tacq[v] = 0, 0, 0, 0
-	w.tunord[v], w.since[v] = 0, 0
-	w.g[v], w.ah[v], w.tah[v] = 0, 0, 0
-	w.lgv[v], w.lmv[v] = [MaxLocations]vw{}, [MaxLocations]vw{}
+	w.setPart(v, lkPart{})
 	w.alias[v] = 0
 	for l := range w.readers {
 		if w.readers[l]&(1<<v) != 0 {
@@ -190,19 +180,42 @@ func (m *Memory) ForkCurrent(t, v int) bool {
 	if m.model != LKMM {
 		return false
 	}
-	x := lkGet(m.scope, m.ext)
-	if int(x.alias[v]) != t+1 || m.post>>t&1 != m.post>>v&1 {
-		return false
+	w := m.open()
+	return int(w.alias[v]) == t+1 && m.post>>t&1 == m.post>>v&1 && w.part(t) == w.part(v)
+}
+
+// lkPart is what memory keeps of one thread besides its pending barrier
+// and its alias: what Fork copies, Free clears and ForkCurrent compares.
+type lkPart struct {
+	cur, acq, rel        vw
+	unord, cond, covered uint8
+	// With UseOrderings (lkOrd), else zero:
+	rv, own, tulp, tacq vw
+	tunord, since       uint8
+	g, ah, tah          vw
+	lgv, lmv            [MaxLocations]vw
+}
+
+// part is thread t's lkPart.
+func (m *lk) part(t int) lkPart {
+	p := lkPart{cur: m.cur[t], acq: m.acq[t], rel: m.rel[t], unord: m.unord[t], cond: m.cond[t], covered: m.covered[t]}
+	if m.lkOrd != nil {
+		p.rv, p.own, p.tulp, p.tacq = m.rv[t], m.own[t], m.tulp[t], m.tacq[t]
+		p.tunord, p.since = m.tunord[t], m.since[t]
+		p.g, p.ah, p.tah = m.g[t], m.ah[t], m.tah[t]
+		p.lgv, p.lmv = m.lgv[t], m.lmv[t]
 	}
-	if x.cur[t] != x.cur[v] || x.acq[t] != x.acq[v] || x.rel[t] != x.rel[v] ||
-		x.unord[t] != x.unord[v] || x.cond[t] != x.cond[v] || x.covered[t] != x.covered[v] {
-		return false
+	return p
+}
+
+// setPart makes p thread t's lkPart (the ordering views after cow).
+func (m *lk) setPart(t int, p lkPart) {
+	m.cur[t], m.acq[t], m.rel[t] = p.cur, p.acq, p.rel
+	m.unord[t], m.cond[t], m.covered[t] = p.unord, p.cond, p.covered
+	if m.lkOrd != nil {
+		m.rv[t], m.own[t], m.tulp[t], m.tacq[t] = p.rv, p.own, p.tulp, p.tacq
+		m.tunord[t], m.since[t] = p.tunord, p.since
+		m.g[t], m.ah[t], m.tah[t] = p.g, p.ah, p.tah
+		m.lgv[t], m.lmv[t] = p.lgv, p.lmv
 	}
-	if !x.whole {
-		return true
-	}
-	o := tablesOf(m.scope).ord.get(uint32(x.ord))
-	return o.rv[t] == o.rv[v] && o.own[t] == o.own[v] && o.tulp[t] == o.tulp[v] && o.tacq[t] == o.tacq[v] &&
-		o.tunord[t] == o.tunord[v] && o.since[t] == o.since[v] && o.g[t] == o.g[v] && o.ah[t] == o.ah[v] &&
-		o.tah[t] == o.tah[v] && o.lgv[t] == o.lgv[v] && o.lmv[t] == o.lmv[v]
 }
