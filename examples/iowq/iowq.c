@@ -151,14 +151,14 @@
  *
  * Memory models: SC and TSO (the Models: line), as the litmus files.
  * model/iowq has no memory model: both rows map to its row. Relaxed has
- * no spinlock, acquire or unordered RMW. LKMM answers every variant:
- * the i_rwsem upgrade (down_write()'s cmpxchg reads up_read()'s store,
- * both left pending) and the reader handed the lock (an acquire of the
- * writer's release; a retry that read the reader's own store would miss
- * it, as the kernel did before "lcoking/rwsem: Add missing ACQUIRE to
+ * no spinlock, acquire or unordered RMW. LKMM answers the i_rwsem
+ * upgrade (down_write()'s cmpxchg reads up_read()'s store, both left
+ * pending) and the reader handed the lock (an acquire of the writer's
+ * release; a retry that read the reader's own store would miss it, as
+ * the kernel did before "lcoking/rwsem: Add missing ACQUIRE to
  * read_slowpath sleep loop"). It is not on the Models: line for the
- * mutant's LKMM searches, which run to a million states and more
- * (props/examples_kernelc_iowq_test.go).
+ * mutant's LKMM searches: 1.2 million states hashed, and unhashed more
+ * than memory holds here (props/examples_kernelc_iowq_test.go).
  *
  * Left out, as at model/iowq's bound: readers, i_size growth, holes, and
  * the standard bound (three workers, aligned and extending writes, a
