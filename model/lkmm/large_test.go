@@ -175,3 +175,70 @@ func TestLargeTests(t *testing.T) {
 		})
 	}
 }
+
+// rcuRing writes a ring of n threads, P<i> reading x<i> and writing
+// x<i+1 mod n>: a grace period (synchronize_rcu) between the two where
+// grace[i], else both inside one RCU read-side critical section. The
+// condition asks for every read to read 1: the cycle.
+func rcuRing(grace []bool) string {
+	n := len(grace)
+	return ring(fmt.Sprintf("rcu-ring-%d", n), n, func(i int) string {
+		if grace[i] {
+			return fmt.Sprintf("int r0;\nr0 = READ_ONCE(*x%d);\nsynchronize_rcu();\nWRITE_ONCE(*x%d, 1);", i, (i+1)%n)
+		}
+		return fmt.Sprintf("int r0;\nrcu_read_lock();\nr0 = READ_ONCE(*x%d);\nWRITE_ONCE(*x%d, 1);\nrcu_read_unlock();", i, (i+1)%n)
+	}, all(n, func(i int) string { return fmt.Sprintf("%d:r0=1", i) }))
+}
+
+// TestRCURingListing lists every outcome of rings of RCU readers and
+// grace periods, the shape of herd7's scale figures
+// (tools/memory-model/Documentation/litmus-tests.txt, "Performance").
+// The cycle (every read reads 1) is forbidden exactly when the ring has
+// at least as many grace periods as read-side critical sections (the
+// rcu axiom of linux-kernel.cat: rcu-order needs one grace period for
+// each critical section it crosses, and closes a cycle when they are at
+// least as many); any read reading 0 breaks the cycle, and each of those
+// outcomes is allowed (the threads running one after another, starting
+// after that read). So 2^n - 1 outcomes, or all 2^n.
+func TestRCURingListing(t *testing.T) {
+	for _, tc := range []struct {
+		grace []bool
+		want  string
+	}{
+		{[]bool{true, false, true, false, true, false, true, false, true, false, true, false}, "Never"},
+		{[]bool{true, true, false, false, false, false, true, true, true, true}, "Never"},
+		{[]bool{true, false, false, true, false, true, false, false}, "Sometimes"},
+	} {
+		test := litmustest.MustParse(t, rcuRing(tc.grace))
+		t.Run(test.Name, func(t *testing.T) {
+			j, err := litmus.Judge(lkmm.Reference{}, test)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, j.Result)
+			want := 1 << len(tc.grace)
+			if tc.want == "Never" {
+				want--
+			}
+			assert.Len(t, j.Outcomes, want)
+		})
+	}
+}
+
+// BenchmarkRCURingListing lists every outcome of rings of n RCU readers
+// and grace periods (as TestRCURingListing), n = 8, 10, 12.
+func BenchmarkRCURingListing(b *testing.B) {
+	for _, n := range []int{8, 10, 12} {
+		grace := make([]bool, n)
+		for i := range grace {
+			grace[i] = i%4 < 2 // G G R R G G R R ...
+		}
+		test := litmustest.MustParse(b, rcuRing(grace))
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			for b.Loop() {
+				outs, err := lkmm.Reference{}.Outcomes(test)
+				if err != nil || len(outs) == 0 {
+					b.Fatalf("%d outcomes, %v", len(outs), err)
+				}
+			}
+		})
+	}
+}
