@@ -427,6 +427,10 @@ func litmusOne(path string, t *litmus.Test, m litmus.Model) (litmusRecord, answe
 	a, err := litmus.Judge(m, t)
 	if err != nil {
 		rec.Error = err.Error()
+		if _, ref := m.(lkmm.Reference); !ref && errors.Is(err, litmus.ErrNotInModel) {
+			// Say which model does have it.
+			rec.Error += " (LKMM-ref, -model lkmm-ref, runs the whole LKMM language)"
+		}
 		return rec, answered{err: err}
 	}
 	for _, o := range a.Outcomes {

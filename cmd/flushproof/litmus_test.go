@@ -111,6 +111,21 @@ exists (0:r0=1 /\ 1:r0=1)
 	assert.Equal(t, exitOK, code, cerr.String())
 	assert.Contains(t, cout.String(), "L27: r0 = READ_ONCE(*a): left pending (what follows may run before it)")
 	assert.Contains(t, cout.String(), "L27: r0 = READ_ONCE(*a) = 1 (the pending access is satisfied)")
+	// A construct only the reference runs: the refusal says where, and
+	// which model has it.
+	rcu := filepath.Join(t.TempDir(), "MP+rcu.litmus")
+	require.NoError(t, os.WriteFile(rcu, []byte(`C MP+rcu
+{}
+P0(int *x, int *y) { WRITE_ONCE(*x, 1); synchronize_rcu(); WRITE_ONCE(*y, 1); }
+P1(int *x, int *y) { int r0; int r1; rcu_read_lock(); r0 = READ_ONCE(*y); r1 = READ_ONCE(*x); rcu_read_unlock(); }
+exists (1:r0=1 /\ 1:r1=0)
+`), 0o644))
+	out, _, code = runLitmusArgs(t, "-model", "lkmm", rcu)
+	assert.Equal(t, exitUsage, code) // a model refuses the test (docs/cli.md)
+	assert.Contains(t, out, "MP+rcu.litmus:3:41: unsupported: synchronize_rcu (RCU): the explorer (SC, TSO, Relaxed, LKMM) does not have it (LKMM-ref, -model lkmm-ref, runs the whole LKMM language)")
+	out, _, code = runLitmusArgs(t, "-model", "lkmm-ref", rcu)
+	assert.Equal(t, exitOK, code)
+	assert.Contains(t, out, "Observation MP+rcu Never")
 }
 
 func TestLitmusErrors(t *testing.T) {

@@ -304,7 +304,7 @@ func initFits(t *litmus.Test, i int, v int64) error {
 func memoryLimits(t *litmus.Test) error {
 	// Pointers, plain accesses, RCU and the rest of the LKMM language
 	// that only the LKMM reference runs (litmus.Feature).
-	if err := t.Refuse("the explorer's memory models (SC, TSO, Relaxed, LKMM)", 0); err != nil {
+	if err := t.Refuse("the explorer (SC, TSO, Relaxed, LKMM)", 0); err != nil {
 		return err
 	}
 	if n := len(t.Threads); n > memory.MaxThreads {
