@@ -197,6 +197,26 @@ exists (0:r1=1 /\ 0:r3=3 /\ 1:r2=1)
 	require.NoError(t, err)
 	assert.NotNil(t, w.Sat, "LKMM allows forward-ctrl's outcome")
 
+	// Found by TestMemoryLKMMReleaseAcquire (seed 62): P1's second
+	// release RMW forces the first, pending (one release per thread is
+	// left pending at a time), covered for that step only; but the
+	// second was then left pending with a fresh run-ahead state, which
+	// dropped the cover's end, so the store to y counted as covered
+	// after the first RMW's read. LKMM lets it be seen before both RMWs
+	// read (nothing orders a release's read before what follows), which
+	// needs both left pending: refused, not missed.
+	twoRel := litmustest.MustParse(t, `C two-release-rmws
+{}
+P0(int *x, int *y) { int r0; r0 = READ_ONCE(*y); smp_store_release(x, 1); }
+P1(int *x, int *y) { int r0; int r1; r0 = atomic_fetch_add_release(1, x); r1 = atomic_fetch_add_release(1, x); WRITE_ONCE(*y, 1); }
+exists (0:r0=1 /\ 1:r0=1 /\ 1:r1=2)
+`)
+	_, err = Operational{Model: memory.LKMM}.Outcomes(twoRel)
+	require.ErrorIs(t, err, litmus.ErrUnsupported)
+	w, err = lkmm.Reference{}.Decide(twoRel)
+	require.NoError(t, err)
+	assert.NotNil(t, w.Sat, "LKMM allows two-release-rmws' outcome")
+
 	test := litmustest.MustParse(t, litmustest.Two("exists (0:r0=1 /\\ 1:r0=1)",
 		"int r0; r0 = READ_ONCE(*x); smp_rmb(); WRITE_ONCE(*y, 1);",
 		"int r0; r0 = READ_ONCE(*y); smp_rmb(); WRITE_ONCE(*x, 1);"))
