@@ -512,16 +512,14 @@ func (s *opSystem) step(st opState, t int, in instr, yield func(explore.Label, o
 			s.stepAhead(st, t, in, s.ahead.thread(st.ahead, t), yield)
 			return
 		}
-		// No access pending, but what the last one satisfied still
-		// covers (coverNext, coverBr) stays with the thread: afterStep
-		// ends it.
-		var ta threadAhead
-		if st.ahead != 0 {
-			ta = s.ahead.thread(st.ahead, t)
-		}
+		// Left pending with none pending before, it starts from the
+		// thread's state all the same: what the last access satisfied
+		// still covers (coverNext, coverBr) stays with it, for afterStep
+		// to end.
 		if releaseRMW(in) && s.aheadKind[t][st.pc[t]] == aheadLeave && !(in.arith && s.arithFails(st, t, in)) {
 			// Its read left pending with its release (ahead.go): what
 			// follows may run before both.
+			ta := s.ahead.thread(st.ahead, t)
 			if v := s.releaseSlot(st, t, in, ta); v >= 0 {
 				s.deferRelease(st, t, v, ta, yield)
 				return
@@ -530,7 +528,7 @@ func (s *opSystem) step(st opState, t int, in instr, yield func(explore.Label, o
 		if deferrableOp(in) && !(in.arith && s.arithFails(st, t, in)) {
 			switch s.aheadKind[t][st.pc[t]] {
 			case aheadLeave:
-				s.deferLoad(st, t, ta, yield)
+				s.deferLoad(st, t, s.ahead.thread(st.ahead, t), yield)
 				s.stepIn(st, t, in, true, yield)
 				return
 			case aheadOrdered:
