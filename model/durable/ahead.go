@@ -446,6 +446,9 @@ func (s *opSystem) computeScopes() {
 	s.aheadKind = make([][]uint8, len(s.code))
 	s.relUseful = make([][]bool, len(s.code))
 	s.markReaders = make([][]uint8, len(s.code))
+	s.exposed = make([][]pcSet, len(s.code))
+	s.reach = make([][]pcSet, len(s.code))
+	s.writesFrom = make([][]uint8, len(s.code))
 	for t, code := range s.code {
 		n := len(code)
 		succ := func(p int) []int {
@@ -566,6 +569,44 @@ func (s *opSystem) computeScopes() {
 				}
 			}
 		}
+		// Per instruction: the locations a store at it or after it
+		// writes (a read-modify-write, spin_lock and spin_unlock, a
+		// completion included), and what a path from it reaches before a
+		// full barrier.
+		s.writesFrom[t] = make([]uint8, n+1)
+		for changed := true; changed; {
+			changed = false
+			for p := n - 1; p >= 0; p-- {
+				in := code[p]
+				var v uint8
+				if in.access != nil && (in.kind == iAccess || in.kind == iCompletion) && in.access.Op.Info().Writes {
+					v = 1 << in.loc
+				}
+				for _, q := range succ(p) {
+					v |= s.writesFrom[t][q]
+				}
+				if v != s.writesFrom[t][p] {
+					s.writesFrom[t][p], changed = v, true
+				}
+			}
+		}
+		s.reach[t] = make([]pcSet, n)
+		for p := range code {
+			if fullBarrier(code[p]) {
+				continue // what follows is ordered after what precedes
+			}
+			r := &s.reach[t][p]
+			stack := succ(p)
+			for len(stack) > 0 {
+				q := stack[len(stack)-1]
+				stack = stack[:len(stack)-1]
+				if q >= n || r.has(q) || fullBarrier(code[q]) {
+					continue
+				}
+				r.add(q)
+				stack = append(stack, succ(q)...)
+			}
+		}
 		// Per release: whether a store can follow it before what would
 		// satisfy a pending release (a barrier, another release, a lock,
 		// an access of its location, a device call or check): only then
@@ -641,6 +682,7 @@ func (s *opSystem) computeScopes() {
 		regsOf := func(in instr) uint64 { return s.readRegs(t, in) }
 		_, defs := regUseDef(code, s.regs[t])
 		s.aheadKind[t] = make([]uint8, n)
+		s.exposed[t] = make([]pcSet, n)
 		type node struct {
 			pc     int
 			taint  uint64 // registers that hold a value computed from the load
@@ -666,7 +708,7 @@ func (s *opSystem) computeScopes() {
 			for _, q := range succ(p) {
 				stack = append(stack, node{pc: q, taint: start})
 			}
-			for len(stack) > 0 && !useful {
+			for len(stack) > 0 {
 				x := stack[len(stack)-1]
 				stack = stack[:len(stack)-1]
 				if x.pc >= n {
@@ -731,6 +773,7 @@ func (s *opSystem) computeScopes() {
 					if regsOf(j)&x.taint == 0 && act == (pcSet{}) {
 						// a store that does not depend on the load
 						exposed = true
+						s.exposed[t][p].add(x.pc)
 						useful = useful || !past
 					} else if j.deps&(1<<in.loc) == 0 {
 						needCover = true
@@ -1271,7 +1314,7 @@ func (s *opSystem) aheadSteps(st opState, t int, yield func(explore.Label, opSta
 	end := int(st.pc[t]) >= len(s.code[t])
 	for k := 0; k < int(ta.nLoad); k++ {
 		if (end || ta.stored&(1<<k) != 0 || k == int(ta.relK)-1) && s.eligible(&ta, t, k) {
-			s.satisfy(st, t, k, true, yield)
+			s.satisfy(st, t, k, true, nil, yield)
 		}
 	}
 }
@@ -1314,7 +1357,34 @@ func (s *opSystem) satisfyForced(st opState, t, k, need, mode, br int, yield fun
 		// covered.
 		mode = coverNone
 	}
-	s.satisfy(st, t, k, mode != coverNone, func(lb explore.Label, n opState) {
+	// An if ran on a guess of k's value, and the instruction forcing k
+	// may run only where the guess holds (in what the if decides, its
+	// arms included), or only with the pending accesses or guesses the
+	// guessed way left (no room). If k then reads a value that fails the
+	// guess, the run ends; the runs with the other guess have k pending
+	// past the stores that follow, but read k's value as the other way.
+	// So the runs where k reads, this way, a store made after such a
+	// store of its thread, which LKMM allows where nothing orders that
+	// store after k, are in no run: there, where such a store follows and
+	// k's location may still be stored to, the run is refused (late), not
+	// ended. (Where the instruction runs either way with room, the run
+	// with the other guess is forced there too and goes on: a store that
+	// follows is refused there anyway.)
+	var late func(lb explore.Label)
+	if ta.entriesLoads(1<<ta.nLog-1)&(1<<k) != 0 {
+		if at := s.lateStore(st, t, k, pc); at >= 0 {
+			why := lateRoom
+			if ta.entriesLoads(s.pathEntries(&ta, t, pc))&(1<<k) != 0 {
+				why = lateGuess
+			}
+			late = func(lb explore.Label) {
+				n := st
+				n.fault = fault{kind: faultUnordered, thread: uint8(t), pc: uint8(at), locs: loc, at: uint8(pc), late: why}
+				yield(lb, n)
+			}
+		}
+	}
+	s.satisfy(st, t, k, mode != coverNone, late, func(lb explore.Label, n opState) {
 		if (mode == coverStep || mode == coverScope) && n.fault.kind == 0 {
 			x := s.ahead.thread(n.ahead, t)
 			if mode == coverStep || !x.addCover(brs, loc) {
@@ -1324,6 +1394,50 @@ func (s *opSystem) satisfyForced(st opState, t, k, need, mode, br int, yield fun
 		}
 		yield(lb, n)
 	})
+}
+
+// lateStore is a store of t, not ordered after t's pending access k,
+// that may follow pc before a full barrier, where k's location may still
+// be stored to (by a thread's instruction not yet run, or an access left
+// pending); else -1. k reading, after that store, a store made later
+// is a run of LKMM (satisfyForced).
+func (s *opSystem) lateStore(st opState, t, k, pc int) int {
+	ta := s.ahead.thread(st.ahead, t)
+	lpc := int(ta.loads[k])
+	e := s.exposed[t][lpc]
+	r := s.reach[t][pc]
+	first := -1
+	for q := range len(s.code[t]) {
+		if e.has(q) && r.has(q) {
+			first = q
+			break
+		}
+	}
+	if first < 0 {
+		return -1
+	}
+	loc := uint8(1) << s.code[t][lpc].loc
+	for u := range s.code {
+		w := s.writesFrom[u][min(int(st.pc[u]), len(s.code[u]))]
+		ua := s.ahead.thread(st.ahead, u)
+		for i := 0; i < int(ua.nLoad); i++ {
+			if in := s.code[u][ua.loads[i]]; in.access != nil && in.access.Op.Info().Writes {
+				w |= 1 << in.loc
+			}
+		}
+		if u == t {
+			w = 0 // what t stores after k, coherence orders after it
+			for i := 0; i < int(ta.nLoad); i++ {
+				if in := s.code[t][ta.loads[i]]; i != k && in.access != nil && in.access.Op.Info().Writes {
+					w |= 1 << in.loc
+				}
+			}
+		}
+		if w&loc != 0 {
+			return first
+		}
+	}
+	return -1
 }
 
 // addCover keeps loc covered while the thread stays in what the ifs brs
@@ -1353,7 +1467,7 @@ func (ta *threadAhead) addCover(brs []int, loc uint8) bool {
 // right after it on its fork, the acquire reads only the release's store
 // (memory.Memory.Pin), and the fork then joins t and ends; both values
 // are resolved as when each is satisfied alone.
-func (s *opSystem) satisfy(st opState, t, k int, covered bool, yield func(explore.Label, opState)) {
+func (s *opSystem) satisfy(st opState, t, k int, covered bool, late func(explore.Label), yield func(explore.Label, opState)) {
 	ta := s.ahead.thread(st.ahead, t)
 	pc := int(ta.loads[k])
 	in := s.code[t][pc]
@@ -1402,6 +1516,9 @@ func (s *opSystem) satisfy(st opState, t, k int, covered bool, yield func(explor
 				x, regs, fk = s.resolve(x, t, int(ta.fwd)-2, fv, regs)
 			}
 			if fk == faultNone {
+				if late != nil {
+					late(lb)
+				}
 				return
 			}
 			if in.access.Op.Info().Writes {

@@ -205,6 +205,68 @@ exists (0:r0=1 /\ 1:r0=1 /\ 1:r1=2)
 `)
 	refusedAllowed(t, twoRel)
 
+	// Found by TestMemoryLKMMGuarded (CI, seed 10428134700764359553):
+	// P1's store to z, in the arm of an if on the value of y, forces the
+	// load when the thread runs the arm on its guess; there y reads 0,
+	// the guess fails and the run ends. The guess that skips the arm
+	// runs the store to x ahead, and then y reads 1, failing that guess.
+	// So no run had y read 1 with the store to x seen first, which LKMM
+	// allows (nothing orders the store to x after the load): the
+	// outcome was missed. It needs the store to z left pending past the
+	// store to x: refused.
+	for _, arm := range []string{
+		"WRITE_ONCE(*z, 1);",                    // a control dependency
+		"r1 = cmpxchg_relaxed(x, 1, 1);",        // an RMW that may fail
+		"smp_rmb();",                            // a barrier that orders loads only
+		"r1 = atomic_add_return_relaxed(1, z);", // a pending RMW of its own
+	} {
+		ctrl := litmustest.MustParse(t, `C ctrl-arm
+{}
+P0(int *x, int *y) { int r0; r0 = READ_ONCE(*x); if (r0 != 0) atomic_add(1, y); }
+P1(int *x, int *y, int *z) { int r0; int r1; r0 = READ_ONCE(*y); if (r0 != 0) { `+arm+` } WRITE_ONCE(*x, 1); }
+exists (0:r0=1 /\ 1:r0=1)
+`)
+		ctrl.Name = arm
+		refusedAllowed(t, ctrl)
+	}
+	// Where nothing else stores to y, the forced load reads all it ever
+	// could: the same shape is answered, and exactly.
+	alone := litmustest.MustParse(t, `C ctrl-arm-alone
+{}
+P0(int *x, int *y) { int r0; r0 = READ_ONCE(*x); }
+P1(int *x, int *y, int *z) { int r0; r0 = READ_ONCE(*y); if (r0 != 0) { WRITE_ONCE(*z, 1); } WRITE_ONCE(*x, 1); }
+exists (0:r0=1 /\ 1:r0=1)
+`)
+	assert.Equal(t, outcomeSet(t, lkmm.Reference{}, alone), outcomeSet(t, Operational{Model: memory.LKMM}, alone))
+	// smp_mb in the arm orders the store after the if after the load
+	// (on the way that runs it): nothing is missed, and nothing refused.
+	mb := litmustest.MustParse(t, `C mb-arm
+{}
+P0(int *x, int *y) { int r0; r0 = READ_ONCE(*x); if (r0 != 0) atomic_add(1, y); }
+P1(int *x, int *y, int *z) { int r0; r0 = READ_ONCE(*y); if (r0 != 0) { smp_mb(); } WRITE_ONCE(*x, 1); }
+exists (0:r0=1 /\ 1:r0=1)
+`)
+	assert.Equal(t, outcomeSet(t, lkmm.Reference{}, mb), outcomeSet(t, Operational{Model: memory.LKMM}, mb))
+
+	// A device call in the arm: the durability checker said SAFE under
+	// LKMM (the run with P0 reading flag=1 after its store to done was
+	// missed); it is refused at the store, with the run that reached it.
+	const path = "testdata/refused/flush-in-arm.litmus"
+	tt, perr := litmus.ParseFile(path)
+	require.NoError(t, perr)
+	d, derr := Read(path, tt)
+	require.NoError(t, derr)
+	for _, m := range []memory.Model{memory.SC, memory.TSO, memory.LKMM} {
+		r, err := d.Search(Config{Model: m, Device: d.Devices[0], Crash: d.Crash}, explore.Options{})
+		if m == memory.LKMM {
+			require.Error(t, err)
+			assert.ErrorContains(t, err, "22:2: P0: LKMM lets this store be seen before its load of flag is satisfied (load buffering) while line 20")
+			continue
+		}
+		require.NoError(t, err, m)
+		assert.Nil(t, r.Violation, "%v: the two loads cannot both read 1", m)
+	}
+
 	test := litmustest.MustParse(t, litmustest.Two("exists (0:r0=1 /\\ 1:r0=1)",
 		"int r0; r0 = READ_ONCE(*x); smp_rmb(); WRITE_ONCE(*y, 1);",
 		"int r0; r0 = READ_ONCE(*y); smp_rmb(); WRITE_ONCE(*x, 1);"))

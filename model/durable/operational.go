@@ -254,7 +254,19 @@ type fault struct {
 	kind, thread, pc uint8
 	locs             uint8
 	cond             bool
+	// late: the store at pc may be seen before the load of locs, which
+	// the checker satisfied first at instruction at, on one way of a
+	// guess on its value (ahead.go's satisfyForced): lateGuess, at runs
+	// only that way; lateRoom, at forced it for want of room.
+	late uint8
+	at   uint8
 }
+
+// Why a late fault's load was satisfied at its instruction (fault.late).
+const (
+	lateGuess uint8 = iota + 1
+	lateRoom
+)
 
 // unordered is a faultUnordered for err (a memory.UnorderedError).
 func unordered(err error, t int, pc uint8) fault {
@@ -293,6 +305,9 @@ type opSystem struct {
 	aheadKind   [][]uint8  // per thread and load: aheadPlace, aheadOrdered or aheadLeave
 	relUseful   [][]bool   // per thread and release: a store may follow it before what would satisfy it pending
 	markReaders [][]uint8  // per thread and instruction (and the end): the locations whose load marks a later store may read
+	exposed     [][]pcSet  // per thread and load: the stores that may follow it not ordered after it (no dependency on it, no smp_mb between)
+	reach       [][]pcSet  // per thread and instruction: those a path from it reaches before smp_mb or a fully ordered RMW
+	writesFrom  [][]uint8  // per thread and instruction (and the end): the locations (bit l) a store at it or after it may write
 	condRegs    []uint64   // per thread: the registers the final condition reads
 }
 
@@ -819,6 +834,14 @@ func (s *opSystem) faultText(f fault) string {
 		what := "a load of another location"
 		if len(names) > 0 {
 			what = "its load of " + strings.Join(names, " and ")
+		}
+		if f.late != 0 {
+			at := s.code[f.thread][f.at].line
+			why := fmt.Sprintf("line %d, which runs only when that load reads a value that takes an if its way, is ordered after the load (a store or RMW in the if's arms, smp_rmb, a device call), and the checker cannot run the thread ahead of the load past line %d: it would have to leave line %d pending past this store", at, at, at)
+			if f.late == lateRoom {
+				why = fmt.Sprintf("the checker satisfied the load first at line %d, with %d accesses or %d guesses already pending on one way of an if on its value, and cannot run the thread ahead of it past line %d", at, maxPend, maxLog, at)
+			}
+			return fmt.Sprintf("line %d: P%d: LKMM lets this store be seen before %s is satisfied (load buffering) while %s; order this store after the load (smp_store_release, smp_mb, a dependency) where the kernel code does, or check this file under SC and TSO only (Models: SC, TSO)", in.line, f.thread, what, why)
 		}
 		cond := ""
 		if f.cond {
