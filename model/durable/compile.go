@@ -58,6 +58,7 @@ func compile(m memory.Model, t *litmus.Test) (*opSystem, error) {
 			return nil, t.LimitErr(litmus.Pos{Line: th.Line, Col: th.Col}, "P%d compiles to %d instructions, more than the 255 a thread may have: split the thread or shorten its code", ti, len(c.code))
 		}
 		markArith(c.code)
+		markReadBack(c.code)
 		var outcome uint64 // an outcome holds every register the thread writes
 		for _, r := range c.written {
 			outcome |= 1 << c.regs[r]
@@ -167,7 +168,8 @@ func (c *compiler) stmts(body []litmus.Stmt) error {
 					return err
 				}
 			}
-			c.code = append(c.code, instr{kind: iAccess, line: s.Line, col: s.Col, access: a, loc: loc, fence: as, deps: c.dep.access(a, as, loc)})
+			deps := c.dep.access(a, as, loc)
+			c.code = append(c.code, instr{kind: iAccess, line: s.Line, col: s.Col, access: a, loc: loc, fence: as, deps: deps, rdeps: c.dep.raw})
 		case s.Assign != nil:
 			if err := c.expr(s.Assign.Val, s.Line); err != nil {
 				return err

@@ -126,7 +126,8 @@ func (c *compiler) durableStmt(s *litmus.Stmt) error {
 		if err := c.expr(d.Val, s.Line); err != nil {
 			return err
 		}
-		c.code = append(c.code, instr{kind: iAwait, line: s.Line, col: s.Col, access: a, loc: l, cond: d.Val, dev: d, deps: c.dep.access(a, 0, l)})
+		deps := c.dep.access(a, 0, l)
+		c.code = append(c.code, instr{kind: iAwait, line: s.Line, col: s.Col, access: a, loc: l, cond: d.Val, dev: d, deps: deps, rdeps: c.dep.raw})
 	default:
 		return c.errf(s.Line, "unknown device call %v", d.Kind)
 	}
@@ -151,7 +152,8 @@ func (c *compiler) completion(s *litmus.Stmt) error {
 	if d.Kind == litmus.DevReinit {
 		kind = iAccess
 	}
-	c.code = append(c.code, instr{kind: kind, line: s.Line, col: s.Col, access: a, loc: l, dev: d, deps: c.dep.access(a, 0, l)})
+	deps := c.dep.access(a, 0, l)
+	c.code = append(c.code, instr{kind: kind, line: s.Line, col: s.Col, access: a, loc: l, dev: d, deps: deps, rdeps: c.dep.raw})
 	return nil
 }
 
@@ -350,6 +352,7 @@ func compileDurable(m memory.Model, t *litmus.Test, file string) (*opSystem, err
 			}
 		}
 		markArith(c.code)
+		markReadBack(c.code)
 		markRetries(c.code, c.regs, condRegs(t.Cond, ti, c.regs))
 		sys.code = append(sys.code, c.code)
 		sys.regs = append(sys.regs, c.regs)

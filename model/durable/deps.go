@@ -51,6 +51,7 @@ type depAnalysis struct {
 	next     int // number of the next load
 	overflow bool
 	st       depState
+	raw      uint8 // the last access's store: every location it depends on (markReadBack)
 }
 
 func newDepAnalysis() *depAnalysis {
@@ -105,6 +106,7 @@ func (d *depAnalysis) deps(e litmus.Expr) uint8 {
 // atomicFence) and returns the deps of its store (0 if it stores nothing).
 func (d *depAnalysis) access(a *litmus.Access, fence litmus.Op, loc int) uint8 {
 	info := a.Op.Info()
+	d.raw = 0
 	switch {
 	case info.Fence:
 		if fence == litmus.OpMb {
@@ -124,10 +126,12 @@ func (d *depAnalysis) access(a *litmus.Access, fence litmus.Op, loc int) uint8 {
 		}
 		return 0
 	case !info.Reads && info.Writes:
-		return told(info, d.deps(a.Val), loc)
+		d.raw = d.deps(a.Val)
+		return told(info, d.raw, loc)
 	}
 	// A read-modify-write: its store depends on what its value comes from.
 	deps := d.deps(a.Val)
+	d.raw = deps
 	vt := d.regs(a.Val)
 	if info.Order == litmus.Mb && !a.Op.IsCmpxchg() {
 		d.st.loads = [memory.MaxLocations]uint64{}
@@ -156,6 +160,58 @@ func told(info litmus.Info, deps uint8, loc int) uint8 {
 		deps &^= 1 << loc
 	}
 	return deps
+}
+
+// markReadBack keeps the compiler's rdeps (every location a store
+// depends on) only where the memory needs them: it tells memory.LKMM the dependencies of each store that its
+// thread may read back (a load of its location follows it on some path):
+// a load that reads it is ordered after the loads the store depends on,
+// of its own location too and for a release as well ((dep ; [Marked] ;
+// rfi) is in linux-kernel.cat's to-r), which told leaves out. A fully
+// ordered RMW orders what follows it anyway. Other stores are told as
+// before (a memory that needs no ReadsBack stays smaller).
+func markReadBack(code []instr) {
+	n := len(code)
+	succ := func(p int) []int {
+		in := code[p]
+		clip := func(x int) int {
+			if x < 0 || x > n {
+				return n
+			}
+			return x
+		}
+		switch in.kind {
+		case iJump:
+			return []int{clip(in.target)}
+		case iBranch:
+			return []int{p + 1, clip(in.target)}
+		}
+		return []int{p + 1}
+	}
+	for p := range code {
+		in := &code[p]
+		raw := in.rdeps // the compiler's, before this pass
+		in.rdeps = 0
+		if raw == 0 || in.access == nil || in.access.Op.Info().Order == litmus.Mb {
+			continue
+		}
+		seen := make([]bool, n)
+		stack := succ(p)
+		for len(stack) > 0 {
+			q := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if q >= n || seen[q] {
+				continue
+			}
+			seen[q] = true
+			j := code[q]
+			if j.access != nil && j.loc == in.loc && j.access.Op.Info().Reads {
+				in.rdeps = raw
+				break
+			}
+			stack = append(stack, succ(q)...)
+		}
+	}
 }
 
 func (d *depAnalysis) assign(a *litmus.Assign) { d.st.taint[a.Reg] = d.regs(a.Val) }

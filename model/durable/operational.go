@@ -175,6 +175,7 @@ type instr struct {
 	target int
 	end    int       // an if's branch: the instruction after its arms (0: a loop's or unknown)
 	deps   uint8     // a store's: the locations whose loads it depends on (deps.go)
+	rdeps  uint8     // a store its thread may read back: every location it depends on (markReadBack), 0 for others
 	fence  litmus.Op // a fence's: what it does (atomicFence)
 	dev    *litmus.DevOp
 	check  *litmus.Check
@@ -374,7 +375,7 @@ func (s *opSystem) Actors() []string {
 
 func (s *opSystem) Init() []opState {
 	var readers [memory.MaxLocations]uint8
-	orderings := false
+	orderings, readBack := false, false
 	for t, code := range s.code {
 		for _, in := range code {
 			// A wait_event's load (iAwait) and a completion's RMW
@@ -383,6 +384,7 @@ func (s *opSystem) Init() []opState {
 			if access && in.loc >= 0 {
 				readers[in.loc] |= 1 << t
 			}
+			readBack = readBack || in.rdeps != 0
 			orderings = orderings || in.deps != 0 || in.fence == litmus.OpRmb || in.fence == litmus.OpWmb ||
 				(access && !in.access.Op.Info().Fence && (in.access.Op.Info().Order == litmus.Acquire || in.access.Op.Info().Order == litmus.Release))
 		}
@@ -390,6 +392,9 @@ func (s *opSystem) Init() []opState {
 	st := opState{mem: s.scope.New(s.model, readers)}
 	if orderings {
 		st.mem.UseOrderings()
+	}
+	if readBack {
+		st.mem.ReadsBack()
 	}
 	for l := range s.test.Locs {
 		if s.lockOnly(l) {
@@ -673,10 +678,10 @@ func (s *opSystem) stepInAs(st opState, t, mt int, in instr, covered bool, yield
 			fail(faultRange)
 			return
 		}
-		store := func() ([]memory.Choice, error) { return st.mem.StoresDep(mt, in.loc, d, in.deps) }
+		store := func() ([]memory.Choice, error) { return st.mem.StoresDep(mt, in.loc, d, in.deps|in.rdeps) }
 		switch {
 		case op == litmus.OpStoreRelease:
-			store = func() ([]memory.Choice, error) { return st.mem.StoresRelease(mt, in.loc, d) }
+			store = func() ([]memory.Choice, error) { return st.mem.StoresReleaseDep(mt, in.loc, d, in.rdeps) }
 		case op == litmus.OpSpinUnlock && s.model == memory.LKMM:
 			store = func() ([]memory.Choice, error) { return st.mem.SpinUnlock(mt, in.loc, d) }
 		}
@@ -784,7 +789,7 @@ func (s *opSystem) stepInAs(st opState, t, mt int, in instr, covered bool, yield
 			}
 		default: // only under LKMM and, unordered, TSO and SC (compile)
 			rs, err = st.mem.RMWOrdered(mt, in.loc, f, memory.RMWOrder{Acquire: info.Order == litmus.Acquire,
-				Release: info.Order == litmus.Release, NoReturn: !info.Returns, Deps: in.deps, Cond: op.IsCmpxchg() && !in.retry,
+				Release: info.Order == litmus.Release, NoReturn: !info.Returns, Deps: in.deps | in.rdeps, Cond: op.IsCmpxchg() && !in.retry,
 				Covered: covered, FailCovered: in.retry})
 		}
 		if errors.Is(err, memory.ErrUnordered) {

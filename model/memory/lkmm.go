@@ -91,6 +91,7 @@ type lkExtra struct {
 	pinned        int8                        // Pin: the thread plus one whose next read of pinLoc reads its own newest store (0: none)
 	pinLoc        uint8
 	anyOrder      bool  // AllowUnordered
+	readBack      bool  // ReadsBack: dmv and dv kept
 	unreduced     bool  // Unreduced: no subsumption of pending barriers
 	whole         bool  // UseOrderings: views kept whole, lkOrd kept
 	ord           ordID // the lkOrd, interned on its own (zero unless UseOrderings)
@@ -140,6 +141,14 @@ type lkOrd struct {
 	// at the end of prop, so the load happens after nothing the store
 	// did.
 	wr [MaxLocations][MaxStores]int8
+	// (dep ; [Marked] ; rfi) is in linux-kernel.cat's to-r, so in ppo: a
+	// load of its own thread's store that depends on loads is ordered
+	// after them. Per thread and location, dmv: what its loads there
+	// read (their message views and gv, as an acquire takes them in);
+	// per live store, dv: that of the locations it depends on (its
+	// deps), which a load of it by its own thread takes in.
+	dmv [MaxThreads][MaxLocations]vw
+	dv  [MaxLocations][MaxStores]vw
 }
 
 // lk is a Memory under LKMM opened for an operation: its extras by value
@@ -252,6 +261,7 @@ func (m *lk) lkViews(f func(*vw)) {
 		for l := range m.lgv[t] {
 			f(&m.lgv[t][l])
 			f(&m.lmv[t][l])
+			f(&m.dmv[t][l])
 		}
 	}
 	for l := range m.ulp {
@@ -260,6 +270,7 @@ func (m *lk) lkViews(f func(*vw)) {
 	for l := range m.gv {
 		for i := 0; i < int(m.n[l]); i++ {
 			f(&m.gv[l][i])
+			f(&m.dv[l][i])
 		}
 	}
 }
@@ -331,6 +342,24 @@ func (m *Memory) UseOrderings() {
 	if !w.whole {
 		w.whole, w.lkOrd = true, &lkOrd{}
 	}
+	*m = w.close()
+}
+
+// ReadsBack declares that a thread may read back its own store that
+// depends on its loads (the deps of StoresDep, StoresReleaseDep and
+// RMWOrder may then hold the store's own location): under LKMM such a
+// load is ordered after the loads the store depends on ((dep ; [Marked]
+// ; rfi) is in linux-kernel.cat's to-r), which the memory then keeps
+// track of (what each thread's loads of each location read, and per
+// store what its dependencies read). It implies UseOrderings. A no-op
+// under the other models.
+func (m *Memory) ReadsBack() {
+	if m.model != LKMM {
+		return
+	}
+	m.UseOrderings()
+	w := m.open()
+	w.readBack = true
 	*m = w.close()
 }
 
@@ -514,12 +543,14 @@ func (m lk) lkReadAs(t, loc, i int, how int) lk {
 	isCovered := how&readCoveredBit != 0
 	how &^= readCoveredBit
 	m.pinned = 0 // a Pin holds for one read
-	mv, gv := m.mview[loc][i], vw(0)
+	mv, gv, dv := m.mview[loc][i], vw(0), vw(0)
 	if m.whole {
 		m.cow()
 		gv = m.gv[loc][i]
 		if int(m.wr[loc][i]) == m.owner(t)+1 {
-			mv, gv = 0, 0 // its own store (see wr)
+			// Its own store (see wr), ordered after the loads it
+			// depends on (dv).
+			mv, gv, dv = 0, 0, m.dv[loc][i]
 		} else {
 			// Another thread's store, co-after every store t read or
 			// wrote at loc before: those accesses are overwritten by it
@@ -530,7 +561,7 @@ func (m lk) lkReadAs(t, loc, i int, how int) lk {
 			mv = mv.join(m.lmv[t][loc])
 		}
 	}
-	mg := mv.join(gv) // what an event ordered after the load may not go below
+	mg := mv.join(gv).join(dv) // what an event ordered after the load may not go below
 	m.cur[t] = m.cur[t].with(loc, uint8(i))
 	if how == readAcquire {
 		m.mustWhole("an acquire load")
@@ -554,11 +585,26 @@ func (m lk) lkReadAs(t, loc, i int, how int) lk {
 		m.ah[t] = m.ah[t].join(gv)
 		m.lgv[t][loc] = m.lgv[t][loc].join(gv)
 		m.lmv[t][loc] = m.lmv[t][loc].join(mv)
+		if m.readBack {
+			m.dmv[t][loc] = m.dmv[t][loc].join(mg)
+		}
 		if how != readNoReturn {
 			m.rv[t] = m.rv[t].join(mg)
 		}
 	}
 	return m
+}
+
+// depView is what a load by t of its store that depends on the loads
+// of the locations deps (bit l) takes in (dv).
+func (m *lk) depView(t int, deps uint8) vw {
+	var d vw
+	for l := 0; l < MaxLocations; l++ {
+		if deps&(1<<l) != 0 {
+			d = d.join(m.dmv[t][l])
+		}
+	}
+	return d
 }
 
 // lkStores is a store of v (plain, or a release store; an unlock is a
@@ -596,6 +642,9 @@ func (m lk) lkStores(t, loc int, v int64, deps uint8, release, unlock bool) ([]C
 				next.tunord[t], next.since[t] = m.unord[t], 0
 			}
 			next.lkInsert(t, loc, p, v, false, release, ordered)
+			if deps != 0 {
+				next.dv[loc][p] = next.depView(t, deps) // lkInsert took a copy (cow)
+			}
 			if unlock && end {
 				next.ulp[loc] = pulp // indices below p: unchanged by the insert
 			}
@@ -623,6 +672,8 @@ func (m *lk) lkInsert(t, loc, p int, v int64, glued, release, ordered bool) {
 	if m.whole { // lkViews took a copy of the ordering views (cow)
 		copy(m.gv[loc][p+1:n+1], m.gv[loc][p:n])
 		copy(m.wr[loc][p+1:n+1], m.wr[loc][p:n])
+		copy(m.dv[loc][p+1:n+1], m.dv[loc][p:n])
+		m.dv[loc][p] = 0
 		if p == n {
 			m.ulp[loc] = 0 // the newest store is no unlock (SpinUnlock sets it after)
 		}
@@ -778,8 +829,9 @@ func (m *lk) lkCompact(loc int) {
 		m.cow()
 		copy(m.gv[loc][:], m.gv[loc][low:n])
 		copy(m.wr[loc][:], m.wr[loc][low:n])
+		copy(m.dv[loc][:], m.dv[loc][low:n])
 		for i := n - low; i < n; i++ {
-			m.gv[loc][i], m.wr[loc][i] = 0, 0
+			m.gv[loc][i], m.wr[loc][i], m.dv[loc][i] = 0, 0, 0
 		}
 	}
 	m.glued[loc] = m.glued[loc] >> low &^ 1
@@ -821,6 +873,7 @@ func (m lk) lkPermuted(out *lk, threads, locs *[MaxThreads]int) {
 		for l := 0; l < MaxLocations; l++ {
 			out.lgv[i][l] = pv(m.lgv[threads[i]][locs[l]])
 			out.lmv[i][l] = pv(m.lmv[threads[i]][locs[l]])
+			out.dmv[i][l] = pv(m.dmv[threads[i]][locs[l]])
 		}
 	}
 	for l := 0; m.whole && l < MaxLocations; l++ {
@@ -847,6 +900,7 @@ func (m lk) lkPermuted(out *lk, threads, locs *[MaxThreads]int) {
 			out.mview[l][i] = pv(m.mview[locs[l]][i])
 			if m.whole {
 				out.gv[l][i] = pv(m.gv[locs[l]][i])
+				out.dv[l][i] = pv(m.dv[locs[l]][i])
 				out.wr[l][i] = newID[m.wr[locs[l]][i]]
 			}
 		}

@@ -197,6 +197,7 @@ func (m lk) lkFence(t int) lk {
 		m.g[t], m.ah[t], m.tah[t] = c, 0, 0
 		m.lgv[t] = [MaxLocations]vw{}
 		m.lmv[t] = [MaxLocations]vw{}
+		m.dmv[t] = [MaxLocations]vw{} // within c
 	}
 	m.unord[t] = 0
 	m.post &^= 1 << t

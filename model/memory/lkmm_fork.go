@@ -95,6 +95,7 @@ func (m Memory) Join(t, v int, unlock, released bool) Memory {
 	w.g[t], w.ah[t] = w.g[t].join(w.g[v]), w.ah[t].join(w.ah[v])
 	for l := range w.lgv[t] {
 		w.lgv[t][l], w.lmv[t][l] = w.lgv[t][l].join(w.lgv[v][l]), w.lmv[t][l].join(w.lmv[v][l])
+		w.dmv[t][l] = w.dmv[t][l].join(w.dmv[v][l])
 	}
 	switch {
 	case !unlock:
@@ -193,7 +194,7 @@ type lkPart struct {
 	rv, own, tulp, tacq vw
 	tunord, since       uint8
 	g, ah, tah          vw
-	lgv, lmv            [MaxLocations]vw
+	lgv, lmv, dmv       [MaxLocations]vw
 }
 
 // part is thread t's lkPart.
@@ -203,7 +204,7 @@ func (m *lk) part(t int) lkPart {
 		p.rv, p.own, p.tulp, p.tacq = m.rv[t], m.own[t], m.tulp[t], m.tacq[t]
 		p.tunord, p.since = m.tunord[t], m.since[t]
 		p.g, p.ah, p.tah = m.g[t], m.ah[t], m.tah[t]
-		p.lgv, p.lmv = m.lgv[t], m.lmv[t]
+		p.lgv, p.lmv, p.dmv = m.lgv[t], m.lmv[t], m.dmv[t]
 	}
 	return p
 }
@@ -216,6 +217,6 @@ func (m *lk) setPart(t int, p lkPart) {
 		m.rv[t], m.own[t], m.tulp[t], m.tacq[t] = p.rv, p.own, p.tulp, p.tacq
 		m.tunord[t], m.since[t] = p.tunord, p.since
 		m.g[t], m.ah[t], m.tah[t] = p.g, p.ah, p.tah
-		m.lgv[t], m.lmv[t] = p.lgv, p.lmv
+		m.lgv[t], m.lmv[t], m.dmv[t] = p.lgv, p.lmv, p.dmv
 	}
 }

@@ -109,11 +109,18 @@ func (m lk) lkRMWOnceSettled(t, loc int, f func(old int64) (int64, bool), first 
 		if m.n[loc] == MaxStores {
 			return nil, fmt.Errorf("memory: more than %d live stores to location %d", MaxStores, loc)
 		}
+		var dv vw
+		if o.Deps != 0 {
+			dv = m.depView(t, o.Deps) // before its own read: the loads its operands read
+		}
 		next := m.lkReadAs(t, loc, i, stored)
 		if o.Acquire && o.Cond {
 			next.cond[t] |= 1 << loc // an acquire read orders what follows only when it stores
 		}
 		next.lkInsert(t, loc, i+1, v, true, o.Release, ordered)
+		if dv != 0 {
+			next.dv[loc][i+1] = dv
+		}
 		next.lkCompact(loc)
 		out = append(out, RMWResult{Old: old, New: v, Stored: true, Mem: next.close(), Alt: newer})
 	}

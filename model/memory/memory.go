@@ -181,7 +181,8 @@ func (m Memory) Stores(t, loc int, v int64) ([]Choice, error) {
 // dependency (the stored value is computed from it). LKMM orders such a
 // load before the store (rwdep is in its ppo), so under LKMM the store is
 // not refused after it (ErrUnordered). The other models run in program
-// order anyway and ignore deps.
+// order anyway and ignore deps. deps may hold loc too (ReadsBack): a
+// load of the store by t is ordered after t's loads in deps.
 func (m Memory) StoresDep(t, loc int, v int64, deps uint8) ([]Choice, error) {
 	if m.model == LKMM {
 		return m.open().lkStores(t, loc, v, deps, false, false)
@@ -437,9 +438,17 @@ func (m Memory) LoadAcquire(t, loc int) []Loaded {
 // has seen and read; it needs UseOrderings. Under SC and TSO it is Stores
 // (x86 stores are releases); Relaxed has no release and panics.
 func (m Memory) StoresRelease(t, loc int, v int64) ([]Choice, error) {
+	return m.StoresReleaseDep(t, loc, v, 0)
+}
+
+// StoresReleaseDep is StoresRelease of a store that depends on t's loads
+// of the locations in deps (as StoresDep): a release is ordered after
+// every earlier load anyway, so deps only order after those loads a load
+// of the store by t (ReadsBack).
+func (m Memory) StoresReleaseDep(t, loc int, v int64, deps uint8) ([]Choice, error) {
 	switch m.model {
 	case LKMM:
-		return m.open().lkStores(t, loc, v, 0, true, false)
+		return m.open().lkStores(t, loc, v, deps, true, false)
 	case Relaxed:
 		panic("memory: smp_store_release under Relaxed, which has no release")
 	}

@@ -1,0 +1,51 @@
+package durable
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flushproof/flushproof/model/litmus/litmustest"
+	"github.com/flushproof/flushproof/model/lkmm"
+	"github.com/flushproof/flushproof/model/memory"
+)
+
+// TestReadBack: a load of its own thread's store that depends on a load
+// is ordered after that load ((dep ; [Marked] ; rfi) is in
+// linux-kernel.cat's to-r), so what is ordered after the first load
+// (an acquire's po) sees what the load it depends on read. Found by
+// TestMemoryLKMMReleaseAcquire (seed 3): P1 read P0's release of y,
+// stored back a value computed from it, read that back with an acquire,
+// and memory.LKMM let the load of x after it read 0, an outcome LKMM
+// forbids (MP through the dependency). The stores that are not read
+// back are told no more than before (TestToldDeps), and a load not
+// depended on orders nothing through the read back.
+func TestReadBack(t *testing.T) {
+	const p0 = "WRITE_ONCE(*x, 1); smp_store_release(y, 1);"
+	for _, tc := range []struct {
+		name, p1, cond string
+		allowed        bool
+	}{
+		{"data dependency, same location", "int r0; int r1; int r2; r0 = READ_ONCE(*y); WRITE_ONCE(*y, r0 + 1); r1 = smp_load_acquire(y); r2 = READ_ONCE(*x);",
+			"1:r0=1 /\\ 1:r1=2 /\\ 1:r2=0", false},
+		{"a release stored back", "int r0; int r1; int r2; r0 = READ_ONCE(*y); smp_store_release(y, r0 + 1); r1 = smp_load_acquire(y); r2 = READ_ONCE(*x);",
+			"1:r0=1 /\\ 1:r1=2 /\\ 1:r2=0", false},
+		{"an RMW's read, control dependency", "int r0; int r1; int r2; r0 = atomic_fetch_add_release(1, y); if (r0 != 0) WRITE_ONCE(*y, r0 + 1); r1 = smp_load_acquire(y); if (r0 != 0) r2 = READ_ONCE(*x);",
+			"1:r0=1 /\\ 1:r1=2 /\\ 1:r2=0", false},
+		{"another location", "int r0; int r1; int r2; r0 = READ_ONCE(*y); WRITE_ONCE(*z, r0); r1 = smp_load_acquire(z); r2 = READ_ONCE(*x);",
+			"1:r0=1 /\\ 1:r1=1 /\\ 1:r2=0", false},
+		{"the store depends on another load only", "int r0; int r1; int r2; int r3; r0 = READ_ONCE(*z); r1 = READ_ONCE(*y); WRITE_ONCE(*y, r0 + 2); r2 = smp_load_acquire(y); r3 = READ_ONCE(*x);",
+			"1:r1=1 /\\ 1:r2=2 /\\ 1:r3=0", true},
+		{"read back plainly", "int r0; int r1; int r2; r0 = READ_ONCE(*y); WRITE_ONCE(*y, r0 + 1); r1 = READ_ONCE(*y); r2 = READ_ONCE(*x);",
+			"1:r0=1 /\\ 1:r1=2 /\\ 1:r2=0", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			test := litmustest.MustParse(t, "C readback\n{}\nP0(int *x, int *y) { "+p0+" }\nP1(int *x, int *y, int *z) { "+tc.p1+" }\nexists ("+tc.cond+")\n")
+			w, err := lkmm.Reference{}.Decide(test)
+			require.NoError(t, err)
+			require.Equal(t, tc.allowed, w.Sat != nil, "the reference")
+			assert.Equal(t, outcomeSet(t, lkmm.Reference{}, test), outcomeSet(t, Operational{Model: memory.LKMM}, test))
+		})
+	}
+}
