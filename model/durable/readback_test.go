@@ -49,3 +49,22 @@ func TestReadBack(t *testing.T) {
 		})
 	}
 }
+
+// TestPendingBarrierThenCmpxchg: a fully ordered RMW's barrier orders
+// its thread's loads before what follows whether or not a cmpxchg after it
+// stores, so those loads are no reason to refuse a store after the
+// cmpxchg. With the barrier left pending (no reductions) they were kept
+// as ordered only by the cmpxchg's success and the store was refused,
+// while with reductions (the barrier completed at once) it was not: the
+// two modes must agree. Found by TestMemoryLKMMGuarded (seed 18).
+func TestPendingBarrierThenCmpxchg(t *testing.T) {
+	test := litmustest.MustParse(t, `C pending-barrier-cmpxchg
+{}
+P0(int *x, int *y) { int r0; int r1; r0 = atomic_add_return(1, x); r1 = cmpxchg(y, 0, 1); WRITE_ONCE(*y, 1); }
+P1(int *x, int *y) { int r0; r0 = READ_ONCE(*y); }
+exists (0:r1=0 /\ 1:r0=1)
+`)
+	want := outcomeSet(t, lkmm.Reference{}, test)
+	assert.Equal(t, want, outcomeSet(t, Operational{Model: memory.LKMM}, test))
+	assert.Equal(t, want, outcomeSet(t, Operational{Model: memory.LKMM, NoReduce: true}, test))
+}

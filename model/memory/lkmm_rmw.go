@@ -17,7 +17,14 @@ func (m lk) lkRMW(t, loc int, f func(old int64) (int64, bool), cond bool) ([]RMW
 	m.mustWrite(t, loc, true)
 	var kept uint8 // what the thread's cond is after a store
 	if cond {
-		kept = m.unord[t] | m.cond[t] | 1<<loc
+		kept = m.cond[t] | 1<<loc
+		if m.post&(1<<t) == 0 {
+			// With t's barrier after its last RMW pending, its loads
+			// so far are ordered by that barrier whether or not this
+			// one stores (the reduction that completes the barrier at
+			// once, completeSubsumed, has them out of unord already).
+			kept |= m.unord[t]
+		}
 	}
 	var out []RMWResult
 	for _, r := range m.lkLoad(t, loc) {

@@ -229,7 +229,7 @@ func (k *wideLK) rmwAt(t, loc int, ordered, cond bool, f func(int64) (int64, boo
 		if cond {
 			kept = append([]bool(nil), k.cond[t]...)
 			for l, u := range k.unord[t] {
-				kept[l] = kept[l] || u
+				kept[l] = kept[l] || u && !k.post[t] // a pending barrier orders them anyway (lkRMW)
 			}
 			kept[loc] = true
 		}
