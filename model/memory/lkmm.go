@@ -486,12 +486,43 @@ func (m lk) lkLoadAs(t, loc, how int) []Loaded {
 	for _, c := range m.lkSettles(t) {
 		m := c.m
 		for i := int(m.cur[t].at(loc)); i < m.readEnd(t, loc); i++ {
+			if m.propForbids(t, loc, i) {
+				continue
+			}
 			next := m.lkReadAs(t, loc, i, how)
 			next.lkCompact(loc)
 			out = append(out, Loaded{int64(m.vals[loc][i]), next.close(), c.alt.withNewer(int(m.n[loc]) - 1 - i)})
 		}
 	}
 	return out
+}
+
+// propForbids reports whether t may not read store i of loc (another
+// thread's) for a cycle in hb. Where the store's message view holds a
+// store of location l that t's accesses at l are overwritten by, a load
+// of it happens after them ((overwrite & ext) ; cumul-fence* ; rfe is
+// prop, and internal, so in hb), and so may not read a store that what
+// they read or wrote carried (lmv, lgv) overwrites: that load would be
+// fr before such a store, which propagates before what t read at l, and
+// so happen before it too. The same location's case (l = loc) needs no
+// test: the store read is co-after t's accesses there anyway, and
+// lkReadAs takes their views in. Found by TestMemoryLKMMReleaseAcquire
+// (seed 20): P2 reads x2 (P0: y = 1, then a release of x = 2) and y2 (P1:
+// x = 1, then a release of y = 2), with x = 1 and y = 1 last in co.
+func (m *lk) propForbids(t, loc, i int) bool {
+	if !m.whole || int(m.wr[loc][i]) == m.owner(t)+1 {
+		return false
+	}
+	v := m.mview[loc][i]
+	for l := 0; l < MaxLocations; l++ {
+		if l == loc || v.at(l) <= m.cur[t].at(l) {
+			continue
+		}
+		if floor := m.lmv[t][l].join(m.lgv[t][l]); i < int(floor.at(loc)) {
+			return true
+		}
+	}
+	return false
 }
 
 // lkLoadNewest is LoadNewest: the newest store, after t's pending barrier
