@@ -34,7 +34,11 @@ import (
 // (forceAll), which with a call in the arm of an if on a loaded value
 // missed LKMM outcomes (found by TestMemoryLKMMGuarded with a store in the
 // arm; model/durable/testdata/refused/flush-in-arm.litmus).
-func TestMemoryLKMMDevice(t *testing.T) { deviceCalls(t, memOptions()) }
+func TestMemoryLKMMDevice(t *testing.T) {
+	o := memOptions()
+	o.MaxThreads = 2 // with device calls, three threads take seconds a program
+	deviceCalls(t, o)
+}
 
 // TestMemoryLKMMDeviceLB is TestMemoryLKMMDevice on programs drawn from
 // plain loads and stores and unordered RMWs, with branches: load
