@@ -590,21 +590,42 @@ func (s *opSystem) computeScopes() {
 				}
 			}
 		}
+		// What a path from an instruction reaches before what orders
+		// every later event after every earlier one: a full barrier, or a
+		// spin_unlock (the instruction itself included) and then a
+		// spin_lock of any lock (po-unlock-lock-po, in ppo).
 		s.reach[t] = make([]pcSet, n)
+		isOp := func(in instr, op litmus.Op) bool {
+			return in.kind == iAccess && in.access != nil && in.access.Op == op
+		}
 		for p := range code {
 			if fullBarrier(code[p]) {
 				continue // what follows is ordered after what precedes
 			}
 			r := &s.reach[t][p]
-			stack := succ(p)
+			type node struct {
+				pc       int
+				unlocked bool
+			}
+			seen := map[node]bool{}
+			var stack []node
+			for _, q := range succ(p) {
+				stack = append(stack, node{q, isOp(code[p], litmus.OpSpinUnlock)})
+			}
 			for len(stack) > 0 {
-				q := stack[len(stack)-1]
+				x := stack[len(stack)-1]
 				stack = stack[:len(stack)-1]
-				if q >= n || r.has(q) || fullBarrier(code[q]) {
+				if x.pc >= n || seen[x] || fullBarrier(code[x.pc]) {
 					continue
 				}
-				r.add(q)
-				stack = append(stack, succ(q)...)
+				seen[x] = true
+				r.add(x.pc) // a lock's own store is not ordered after the unlock's earlier events
+				if x.unlocked && isOp(code[x.pc], litmus.OpSpinLock) {
+					continue
+				}
+				for _, q := range succ(x.pc) {
+					stack = append(stack, node{q, x.unlocked || isOp(code[x.pc], litmus.OpSpinUnlock)})
+				}
 			}
 		}
 		// Per release: whether a store can follow it before what would

@@ -238,6 +238,17 @@ P1(int *x, int *y, int *z) { int r0; r0 = READ_ONCE(*y); if (r0 != 0) { WRITE_ON
 exists (0:r0=1 /\ 1:r0=1)
 `)
 	assert.Equal(t, outcomeSet(t, lkmm.Reference{}, alone), outcomeSet(t, Operational{Model: memory.LKMM}, alone))
+	// An unlock and then a lock in the arm (po-unlock-lock-po) order the
+	// store after the if after the load on that way too: answered, and
+	// exactly (the corpus's C-ManfredSpraul-L1G1locknr has the shape).
+	relock := litmustest.MustParse(t, `C relock-arm
+{}
+P0(int *x, int *y) { int r0; r0 = READ_ONCE(*x); if (r0 != 0) atomic_add(1, y); }
+P1(int *x, int *y, spinlock_t *l) { int r0; spin_lock(l); r0 = READ_ONCE(*y); if (r0 != 0) { spin_unlock(l); spin_lock(l); } WRITE_ONCE(*x, 1); spin_unlock(l); }
+exists (0:r0=1 /\ 1:r0=1)
+`)
+	assert.Equal(t, outcomeSet(t, lkmm.Reference{}, relock), outcomeSet(t, Operational{Model: memory.LKMM}, relock))
+
 	// smp_mb in the arm orders the store after the if after the load
 	// (on the way that runs it): nothing is missed, and nothing refused.
 	mb := litmustest.MustParse(t, `C mb-arm

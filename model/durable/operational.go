@@ -307,7 +307,7 @@ type opSystem struct {
 	relUseful   [][]bool   // per thread and release: a store may follow it before what would satisfy it pending
 	markReaders [][]uint8  // per thread and instruction (and the end): the locations whose load marks a later store may read
 	exposed     [][]pcSet  // per thread and load: the stores that may follow it not ordered after it (no dependency on it, no smp_mb between)
-	reach       [][]pcSet  // per thread and instruction: those a path from it reaches before smp_mb or a fully ordered RMW
+	reach       [][]pcSet  // per thread and instruction: those a path from it reaches before smp_mb, a fully ordered RMW, or an unlock and then a lock
 	writesFrom  [][]uint8  // per thread and instruction (and the end): the locations (bit l) a store at it or after it may write
 	condRegs    []uint64   // per thread: the registers the final condition reads
 }
