@@ -173,24 +173,20 @@ func outcomeExpr(out litmus.Outcome) litmus.Expr {
 	for l, v := range out.Mem {
 		parts = append(parts, litmus.Bin("==", litmus.L(l), litmus.C(v)))
 	}
-	if len(parts) == 0 {
-		return litmus.C(1)
-	}
-	e := parts[0]
-	for _, p := range parts[1:] {
-		e = litmus.Bin("&&", e, p)
-	}
-	return e
+	return fold("&&", parts, litmus.C(1))
 }
 
 // orAll is the disjunction of es (false if there are none).
-func orAll(es []litmus.Expr) litmus.Expr {
+func orAll(es []litmus.Expr) litmus.Expr { return fold("||", es, litmus.C(0)) }
+
+// fold joins es with the binary operator op (empty if there are none).
+func fold(op string, es []litmus.Expr, empty litmus.Expr) litmus.Expr {
 	if len(es) == 0 {
-		return litmus.C(0)
+		return empty
 	}
 	e := es[0]
 	for _, x := range es[1:] {
-		e = litmus.Bin("||", e, x)
+		e = litmus.Bin(op, e, x)
 	}
 	return e
 }

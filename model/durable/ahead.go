@@ -451,22 +451,7 @@ func (s *opSystem) computeScopes() {
 	s.writesFrom = make([][]uint8, len(s.code))
 	for t, code := range s.code {
 		n := len(code)
-		succ := func(p int) []int {
-			in := code[p]
-			clip := func(x int) int {
-				if x < 0 || x > n {
-					return n
-				}
-				return x
-			}
-			switch in.kind {
-			case iJump:
-				return []int{clip(in.target)}
-			case iBranch:
-				return []int{p + 1, clip(in.target)}
-			}
-			return []int{p + 1}
-		}
+		succ := func(p int) []int { return nextPCs(code, p) }
 		// Post-dominators, as sets over 0..n (n: the end).
 		pdom := make([]pcSet, n+1)
 		var all pcSet
@@ -637,39 +622,30 @@ func (s *opSystem) computeScopes() {
 			if !deferrableRelease(in) {
 				continue
 			}
-			seen := map[int]bool{}
-			stack := succ(p)
-			for len(stack) > 0 && !s.relUseful[t][p] {
-				q := stack[len(stack)-1]
-				stack = stack[:len(stack)-1]
-				if q >= n || seen[q] {
-					continue
-				}
-				seen[q] = true
-				j := code[q]
+			s.relUseful[t][p] = walkFrom(code, p, func(j instr) walkStep {
 				switch j.kind {
 				case iAssign, iBranch, iJump, iNop:
 				case iAwait:
 					if j.loc == in.loc {
-						continue
+						return walkCut
 					}
 				case iAccess:
 					info := j.access.Op.Info()
 					if j.loc == in.loc && forwardable(in, j) {
-						break // it may read the release's store with it (forward)
+						return walkOn // it may read the release's store with it (forward)
 					}
 					if info.Fence || j.loc == in.loc || j.access.Op == litmus.OpSpinLock || j.access.Op == litmus.OpSpinUnlock ||
 						j.access.Op == litmus.OpStoreRelease || j.access.Op.IsRMW() && (info.Order == litmus.Mb || info.Order == litmus.Release) {
-						continue
+						return walkCut
 					}
 					if info.Writes {
-						s.relUseful[t][p] = true
+						return walkFound
 					}
 				default:
-					continue // a device call, completion or check
+					return walkCut // a device call, completion or check
 				}
-				stack = append(stack, succ(q)...)
-			}
+				return walkOn
+			})
 		}
 		// How a load runs (aheadKind): left pending where a store that
 		// does not depend on it (deps.go's data and control dependencies)
@@ -820,6 +796,51 @@ func (s *opSystem) computeScopes() {
 			}
 		}
 	}
+}
+
+// What walkFrom does at an instruction.
+type walkStep uint8
+
+const (
+	walkOn    walkStep = iota // go on past it
+	walkCut                   // go no further on this path
+	walkFound                 // stop: found
+)
+
+// walkFrom visits each instruction a path from p reaches (p excluded,
+// unless a loop comes back to it) once, and reports whether visit found
+// one (walkFound).
+func walkFrom(code []instr, p int, visit func(instr) walkStep) bool {
+	seen := make([]bool, len(code))
+	stack := nextPCs(code, p)
+	for len(stack) > 0 {
+		q := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if q >= len(code) || seen[q] {
+			continue
+		}
+		seen[q] = true
+		switch visit(code[q]) {
+		case walkFound:
+			return true
+		case walkOn:
+			stack = append(stack, nextPCs(code, q)...)
+		}
+	}
+	return false
+}
+
+// nextPCs is successors as a list, a target outside the code (an
+// unpatched return) taken as the thread's end.
+func nextPCs(code []instr, p int) []int {
+	var out []int
+	successors(code, p, func(q int) {
+		if q < 0 || q > len(code) {
+			q = len(code)
+		}
+		out = append(out, q)
+	})
+	return out
 }
 
 // stepAhead yields thread t's successors for in when it has pending loads

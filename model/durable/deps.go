@@ -171,23 +171,6 @@ func told(info litmus.Info, deps uint8, loc int) uint8 {
 // ordered RMW orders what follows it anyway. Other stores are told as
 // before (a memory that needs no ReadsBack stays smaller).
 func markReadBack(code []instr) {
-	n := len(code)
-	succ := func(p int) []int {
-		in := code[p]
-		clip := func(x int) int {
-			if x < 0 || x > n {
-				return n
-			}
-			return x
-		}
-		switch in.kind {
-		case iJump:
-			return []int{clip(in.target)}
-		case iBranch:
-			return []int{p + 1, clip(in.target)}
-		}
-		return []int{p + 1}
-	}
 	for p := range code {
 		in := &code[p]
 		raw := in.rdeps // the compiler's, before this pass
@@ -195,21 +178,13 @@ func markReadBack(code []instr) {
 		if raw == 0 || in.access == nil || in.access.Op.Info().Order == litmus.Mb {
 			continue
 		}
-		seen := make([]bool, n)
-		stack := succ(p)
-		for len(stack) > 0 {
-			q := stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
-			if q >= n || seen[q] {
-				continue
-			}
-			seen[q] = true
-			j := code[q]
+		if walkFrom(code, p, func(j instr) walkStep {
 			if j.access != nil && j.loc == in.loc && j.access.Op.Info().Reads {
-				in.rdeps = raw
-				break
+				return walkFound
 			}
-			stack = append(stack, succ(q)...)
+			return walkOn
+		}) {
+			in.rdeps = raw
 		}
 	}
 }
