@@ -2,6 +2,7 @@ package durable
 
 import (
 	"fmt"
+	"math/bits"
 	"sync"
 
 	"github.com/flushproof/flushproof/model/explore"
@@ -431,6 +432,25 @@ func (b *pcSet) has(pc int) bool {
 	return b != nil && pc >= 0 && pc < 256 && b[pc>>6]&(1<<(pc&63)) != 0
 }
 func (b *pcSet) add(pc int) { b[pc>>6] |= 1 << (pc & 63) }
+
+// and is the instructions in both b and c.
+func (b *pcSet) and(c *pcSet) pcSet {
+	var out pcSet
+	for w := range b {
+		out[w] = b[w] & c[w]
+	}
+	return out
+}
+
+// min is the first instruction in b, or -1 if it is empty.
+func (b pcSet) min() int {
+	for w, x := range b {
+		if x != 0 {
+			return w*64 + bits.TrailingZeros64(x)
+		}
+	}
+	return -1
+}
 
 // computeScopes finds, per if (branch) of each thread, the instructions
 // it controls: those some path from it reaches before its immediate
@@ -1446,34 +1466,21 @@ func (s *opSystem) satisfyForced(st opState, t, k, need, mode, br int, yield fun
 func (s *opSystem) lateStore(st opState, t, k, pc int) int {
 	ta := s.ahead.thread(st.ahead, t)
 	lpc := int(ta.loads[k])
-	e := s.exposed[t][lpc]
-	r := s.reach[t][pc]
-	first := -1
-	for q := range len(s.code[t]) {
-		if e.has(q) && r.has(q) {
-			first = q
-			break
-		}
-	}
+	first := s.exposed[t][lpc].and(&s.reach[t][pc]).min()
 	if first < 0 {
 		return -1
 	}
 	loc := uint8(1) << s.code[t][lpc].loc
 	for u := range s.code {
-		w := s.writesFrom[u][min(int(st.pc[u]), len(s.code[u]))]
+		var w uint8
 		ua := s.ahead.thread(st.ahead, u)
 		for i := 0; i < int(ua.nLoad); i++ {
-			if in := s.code[u][ua.loads[i]]; in.access != nil && in.access.Op.Info().Writes {
-				w |= 1 << in.loc
+			if in := s.code[u][ua.loads[i]]; (u != t || i != k) && in.access != nil && in.access.Op.Info().Writes {
+				w |= 1 << in.loc // an access left pending
 			}
 		}
-		if u == t {
-			w = 0 // what t stores after k, coherence orders after it
-			for i := 0; i < int(ta.nLoad); i++ {
-				if in := s.code[t][ta.loads[i]]; i != k && in.access != nil && in.access.Op.Info().Writes {
-					w |= 1 << in.loc
-				}
-			}
+		if u != t { // what t stores after k, coherence orders after it
+			w |= s.writesFrom[u][min(int(st.pc[u]), len(s.code[u]))]
 		}
 		if w&loc != 0 {
 			return first

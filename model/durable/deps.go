@@ -163,13 +163,13 @@ func told(info litmus.Info, deps uint8, loc int) uint8 {
 }
 
 // markReadBack keeps the compiler's rdeps (every location a store
-// depends on) only where the memory needs them: it tells memory.LKMM the dependencies of each store that its
-// thread may read back (a load of its location follows it on some path):
-// a load that reads it is ordered after the loads the store depends on,
-// of its own location too and for a release as well ((dep ; [Marked] ;
-// rfi) is in linux-kernel.cat's to-r), which told leaves out. A fully
-// ordered RMW orders what follows it anyway. Other stores are told as
-// before (a memory that needs no ReadsBack stays smaller).
+// depends on) only where memory.LKMM needs them: on a store its thread
+// may read back (a load of its location follows it on some path). A load
+// that reads it is ordered after the loads the store depends on, of its
+// own location too and for a release as well ((dep ; [Marked] ; rfi) is
+// in linux-kernel.cat's to-r), which told leaves out. A fully ordered
+// RMW orders what follows it anyway. Elsewhere rdeps is 0, so that a
+// memory that needs no ReadsBack stays smaller.
 func markReadBack(code []instr) {
 	for p := range code {
 		in := &code[p]

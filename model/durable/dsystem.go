@@ -642,7 +642,7 @@ func (s *durSystem) step(st State, t int, in instr, yield func(explore.Label, St
 			rangeFault = rangeFault || !ok
 			return dv, true
 		}
-		rs, err := st.op.mem.RMWOrdered(t, in.loc, f, memory.RMWOrder{Acquire: true, Release: true, Deps: in.deps})
+		rs, err := st.op.mem.RMWOrdered(t, in.loc, f, memory.RMWOrder{Acquire: true, Release: true, Deps: in.deps | in.rdeps})
 		switch {
 		case errors.Is(err, memory.ErrUnordered):
 			failWith(unordered(err, t, st.op.pc[t]))

@@ -36,6 +36,9 @@ func (m lk) lkRMW(t, loc int, f func(old int64) (int64, bool), cond bool) ([]RMW
 	for _, c := range m.lkFences(t) {
 		fenced := c.m
 		for i := int(fenced.cur[t].at(loc)); i < int(fenced.n[loc]); i++ {
+			if fenced.propForbids(t, loc, i) {
+				continue // its read, as any load's (lkLoadAs)
+			}
 			old := int64(fenced.vals[loc][i])
 			v, ok := f(old)
 			if !ok {
@@ -97,6 +100,9 @@ func (m lk) lkRMWOnceSettled(t, loc int, f func(old int64) (int64, bool), first 
 	var out []RMWResult
 	base, ordered := m.writeBase(t, loc, o.Deps, o.Release)
 	for i := int(m.cur[t].at(loc)); i < m.readEnd(t, loc); i++ {
+		if m.propForbids(t, loc, i) {
+			continue // its read, as any load's (lkLoadAs)
+		}
 		old := int64(m.vals[loc][i])
 		v, ok := f(old)
 		newer := first.withNewer(int(m.n[loc]) - 1 - i)
