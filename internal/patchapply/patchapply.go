@@ -256,6 +256,11 @@ func find(lines, o []string, from, want int, inside func(pos, n int) bool) int {
 		}
 		return true
 	}
+	// A header's line number can be anything (a fuzzed or hand-edited
+	// patch says -9000000000000000000): only from..len(lines) can hold
+	// o, and clamping want into that range keeps the order of nearness
+	// while bounding the walk by the file's length.
+	want = max(from, min(want, len(lines)))
 	for d := 0; want-d >= from || want+d <= len(lines); d++ {
 		if fits(want - d) {
 			return want - d

@@ -169,3 +169,18 @@ func TestSplit(t *testing.T) {
 	assert.Equal(t, []string{"dir/f.txt"}, taken)
 	assert.Equal(t, []string{"other.txt"}, left)
 }
+
+// TestApplyFarPosition: a hunk header whose line number is far beyond the
+// file (or beyond int's range) is placed by its lines, or refused, at
+// once: the search for its place is bounded by the file's length.
+func TestApplyFarPosition(t *testing.T) {
+	for _, pos := range []string{"9000000000000000000", "4611686018427387904", "1000000000000"} {
+		p, err := Parse("p.patch", []byte("--- f\n+++ f\n@@ -"+pos+" +1 @@\n-a\n+b\n"))
+		require.NoError(t, err, pos)
+		out, _, err := p.Apply(p.Files[0], []byte("x\na\n"))
+		require.NoError(t, err, pos)
+		assert.Equal(t, "x\nb\n", string(out), pos)
+		_, _, err = p.Apply(p.Files[0], []byte("x\n"))
+		assert.ErrorIs(t, err, ErrHunk, pos)
+	}
+}
