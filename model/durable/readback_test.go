@@ -97,3 +97,31 @@ exists (2:r0=2 /\ 2:r1=2 /\ x=1 /\ y=1)
 		assert.Equal(t, outcomeSet(t, lkmm.Reference{}, test), outcomeSet(t, Operational{Model: memory.LKMM}, test), p2)
 	}
 }
+
+// TestPropThroughOwnStore: a load of a store whose message view holds
+// its thread's own newest store at another location happens after that
+// store, and so after the thread's earlier accesses there. P0 reads y = 1
+// from P2's xchg_release (made after P2's x = 2), stores y = 1, and reads
+// x = 1 from P1's release, made after P1 read P0's y = 1: with x = 2 last
+// in co that load of x is fr before x = 2, which propagates before the
+// xchg P0 read, a cycle in hb. memory.LKMM allowed it (found by
+// TestMemoryLKMMReleaseAcquire, seed 42). With P1 reading y = 0 instead
+// the outcome is allowed, and compaction must not make P1's view of the
+// initial y look like one that holds P0's store (the blank store
+// lkCompact keeps).
+func TestPropThroughOwnStore(t *testing.T) {
+	test := litmustest.MustParse(t, `C prop-own-store
+{}
+P0(int *x, int *y) { int r0; int r1; r0 = READ_ONCE(*y); WRITE_ONCE(*y, 1); if (r0 != 0) r1 = READ_ONCE(*x); }
+P1(int *x, int *y) { int r0; int r1; r0 = atomic_fetch_add_release(2, x); r1 = READ_ONCE(*y); smp_store_release(x, 1); }
+P2(int *x, int *y) { int r0; WRITE_ONCE(*x, 2); r0 = xchg_release(y, 1); }
+exists (0:r0=1 /\ 0:r1=1 /\ 1:r0=0 /\ 1:r1=1 /\ 2:r0=0 /\ x=2 /\ y=1)
+`)
+	w, err := lkmm.Reference{}.Decide(test)
+	require.NoError(t, err)
+	require.Nil(t, w.Sat, "LKMM forbids it")
+	want := outcomeSet(t, lkmm.Reference{}, test)
+	require.Contains(t, want, "0:r0=1; 0:r1=1; 1:r0=0; 1:r1=0; 2:r0=0; x=2; y=1;")
+	assert.Equal(t, want, outcomeSet(t, Operational{Model: memory.LKMM}, test))
+	assert.Equal(t, want, outcomeSet(t, Operational{Model: memory.LKMM, NoReduce: true}, test))
+}

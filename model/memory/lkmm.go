@@ -509,13 +509,30 @@ func (m lk) lkLoadAs(t, loc, how int) []Loaded {
 // lkReadAs takes their views in. Found by TestMemoryLKMMReleaseAcquire
 // (seed 20): P2 reads x2 (P0: y = 1, then a release of x = 2) and y2 (P1:
 // x = 1, then a release of y = 2), with x = 1 and y = 1 last in co.
+//
+// Where the message view holds t's own newest store at l, and t has
+// accessed nothing at l since (its view is that store), the load happens
+// after t's accesses at l too: that store propagates before the one read
+// (cumul-fence* ; rfe, internal: prop & int, in hb), and t's earlier
+// accesses at l are ordered before it ((overwrite & int) is in ppo).
+// Found by TestMemoryLKMMReleaseAcquire (seed 42): P0 reads y = 1 from
+// P2's xchg_release (after P2's x = 2), stores y = 1, and then reads
+// x = 1 from P1's release, which P1 made after reading P0's y = 1; LKMM
+// forbids it (x = 2 last in co), since that load of x happens after
+// P0's load of y, which read what x = 2 propagated before. Only for a
+// reader of l: compaction moves views below the oldest store it keeps
+// onto it, and where that store is a reader's own and its view it keeps
+// one blank store more for them (lkCompact), so that such a view is
+// never taken for one that holds the store.
 func (m *lk) propForbids(t, loc, i int) bool {
 	if !m.whole || int(m.wr[loc][i]) == m.owner(t)+1 {
 		return false
 	}
 	v := m.mview[loc][i]
+	own := int8(m.owner(t) + 1)
 	for l := 0; l < MaxLocations; l++ {
-		if l == loc || v.at(l) <= m.cur[t].at(l) {
+		c := m.cur[t].at(l)
+		if l == loc || v.at(l) < c || v.at(l) == c && (m.wr[l][c] != own || m.readers[l]&(1<<t) == 0) {
 			continue
 		}
 		if floor := m.lmv[t][l].join(m.lgv[t][l]); i < int(floor.at(loc)) {
@@ -847,6 +864,18 @@ func (m *lk) lkCompact(loc int) {
 			low = min(low, m.cur[t].at(loc))
 		}
 	}
+	ghost := false
+	if low > 0 && m.whole && m.lockOnly&(1<<loc) == 0 && m.ownCurrent(loc, low) {
+		// Views below low are moved onto the oldest store kept. Where
+		// that store is a reader's own and its view, propForbids would
+		// take such a view for one that holds the store, so one store
+		// older is kept, blank (no reader's view reaches it, so nothing
+		// reads it), for them to name instead.
+		m.lkViews(func(w *vw) { ghost = ghost || w.at(loc) < low })
+		if ghost {
+			low--
+		}
+	}
 	if low == 0 {
 		return
 	}
@@ -874,6 +903,25 @@ func (m *lk) lkCompact(loc int) {
 			*w = w.with(loc, 0)
 		}
 	})
+	if ghost {
+		m.vals[loc][0], m.mview[loc][0] = 0, 0
+		m.gv[loc][0], m.wr[loc][0], m.dv[loc][0] = 0, 0, 0
+	}
+}
+
+// ownCurrent reports whether store i of loc is the view of a reader
+// that made it (its own newest store there, with nothing of loc read
+// since) and whose accesses at loc carried something that could forbid
+// it a read (propForbids' floor, above nothing at some other location;
+// it does not change while the reader's view stays at its store).
+func (m *lk) ownCurrent(loc int, i uint8) bool {
+	for u := 0; u < MaxThreads; u++ {
+		if m.readers[loc]&(1<<u) != 0 && m.cur[u].at(loc) == i && int(m.wr[loc][i]) == m.owner(u)+1 &&
+			m.lmv[u][loc].join(m.lgv[u][loc]).with(loc, 0) != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // lkPermuted renames threads and locations in the LKMM views (see
