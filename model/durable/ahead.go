@@ -469,6 +469,7 @@ func (s *opSystem) computeScopes() {
 	s.exposed = make([][]pcSet, len(s.code))
 	s.reach = make([][]pcSet, len(s.code))
 	s.writesFrom = make([][]uint8, len(s.code))
+	s.barrierLanes = make([][]uint8, len(s.code))
 	for t, code := range s.code {
 		n := len(code)
 		succ := func(p int) []int { return nextPCs(code, p) }
@@ -574,6 +575,7 @@ func (s *opSystem) computeScopes() {
 				}
 			}
 		}
+		s.barrierLanes[t] = barrierLanes(code, allLocs)
 		// Per instruction: the locations a store at it or after it
 		// writes (a read-modify-write, spin_lock and spin_unlock, a
 		// completion included), and what a path from it reaches before a
@@ -1263,6 +1265,90 @@ func fullBarrier(in instr) bool {
 	info := op.Info()
 	return info.Fence && in.fence == litmus.OpMb ||
 		op.IsRMW() && info.Order == litmus.Mb && !(op.IsCmpxchg() && !in.retry)
+}
+
+// barrierLanes returns, per instruction of code (and its end), the
+// locations (bit l) whose views nothing reads before a full barrier
+// takes them in: on every path from the instruction, the thread reaches
+// a full barrier that comes before any read (smp_mb, an unconditional
+// fully ordered RMW), or its end (where it is dropped, DropReader), before
+// it accesses l. What reads every view conservatively stops the walk for
+// all locations: an acquire or release, a spin lock, smp_rmb and
+// smp_wmb, a completion (memory.RaiseToBarrier, which is what uses it,
+// acts only on memories without them anyway). A path that loops for
+// ever without either reads nothing either: the greatest fixpoint,
+// from every location at every instruction.
+func barrierLanes(code []instr, all uint8) []uint8 {
+	n := len(code)
+	out := make([]uint8, n+1)
+	for p := range out {
+		out[p] = all
+	}
+	for changed := true; changed; {
+		changed = false
+		for p := n - 1; p >= 0; p-- {
+			in := code[p]
+			if barrierFirst(in) {
+				continue // stays all
+			}
+			v := all
+			for _, q := range nextPCs(code, p) {
+				v &= out[min(q, n)]
+			}
+			v &^= viewsRead(in, all)
+			if v != out[p] {
+				out[p], changed = v, true
+			}
+		}
+	}
+	return out
+}
+
+// barrierFirst reports whether in is a full barrier that takes the
+// thread's views in before it reads anything: smp_mb, or a fully ordered
+// read-modify-write that always stores (a cmpxchg may fail, and its
+// failure is a plain read with no barrier).
+func barrierFirst(in instr) bool {
+	if in.kind != iAccess || in.access == nil {
+		return false
+	}
+	op := in.access.Op
+	info := op.Info()
+	return info.Fence && in.fence == litmus.OpMb && memory.MbTakesIn() || op.IsRMW() && info.Order == litmus.Mb && !op.IsCmpxchg()
+}
+
+// viewsRead is the locations (bit l) whose views of its thread in may
+// read (barrierLanes): its own location for a plain or unordered access
+// or a cmpxchg's failed read, every location for what orders more.
+func viewsRead(in instr, all uint8) uint8 {
+	switch in.kind {
+	case iAccess, iAwait:
+	case iCompletion:
+		return all
+	default:
+		return 0 // registers, branches, device commands, checks, wake_up
+	}
+	if in.access == nil {
+		return all
+	}
+	op := in.access.Op
+	info := op.Info()
+	switch {
+	case info.Fence:
+		// As the step runs it: smp_rmb and smp_wmb take views in or
+		// pass them on; smp_mb is a barrier; the others (atomic fences
+		// away from an RMW, refused or no-ops) touch no view.
+		if in.fence == litmus.OpRmb || in.fence == litmus.OpWmb {
+			return all
+		}
+		return 0
+	case op == litmus.OpSpinLock || op == litmus.OpSpinUnlock,
+		info.Order == litmus.Acquire || info.Order == litmus.Release:
+		return all
+	case in.loc < 0:
+		return all
+	}
+	return 1 << in.loc
 }
 
 // deferrableOp reports whether in may be left pending: a plain load or

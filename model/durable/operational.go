@@ -309,7 +309,11 @@ type opSystem struct {
 	exposed     [][]pcSet  // per thread and load: the stores that may follow it not ordered after it (no dependency on it, no smp_mb between)
 	reach       [][]pcSet  // per thread and instruction: those a path from it reaches before smp_mb, a fully ordered RMW, or an unlock and then a lock
 	writesFrom  [][]uint8  // per thread and instruction (and the end): the locations (bit l) a store at it or after it may write
-	condRegs    []uint64   // per thread: the registers the final condition reads
+	// barrierLanes, per thread and instruction (and the end): the
+	// locations whose views of the thread nothing reads before a full
+	// barrier takes them in (memory.Memory.RaiseToBarrier).
+	barrierLanes [][]uint8
+	condRegs     []uint64 // per thread: the registers the final condition reads
 }
 
 // startAhead turns running ahead of loads on under LKMM (unless inOrder).
@@ -344,18 +348,31 @@ func (s *opSystem) Canonical(st opState) opState {
 // forgetMarks forgets, for each thread with nothing pending, the marks
 // memory keeps of its loads (memory.Memory.ForgetMarks) at the locations
 // no store of its may read them at from its instruction on before a full
-// barrier forgets them (markReaders): states that differ only there
-// have the same futures.
+// barrier forgets them (markReaders), and raises its views of the
+// locations nothing reads before a full barrier takes them in to what
+// that barrier makes of them (barrierLanes, memory.Memory.RaiseToBarrier;
+// all of its views where it makes no memory access before it). Then the
+// stores no view reaches any more are dropped at every location
+// (memory.Memory.Compact), so that a state has one form whichever
+// locations its steps compacted. States that differ only there have the
+// same futures (TestCanonicalCommutes, TestCanonicalCommutesDurable).
 func (s *opSystem) forgetMarks(st *opState) {
 	if s.ahead == nil {
 		return
 	}
+	all := s.allLocs()
 	for t := range s.code {
 		if !s.pending(*st, t) {
 			st.mem.ForgetMarks(t, ^s.markReaders[t][st.pc[t]])
+			lanes := s.barrierLanes[t][st.pc[t]]
+			st.mem.RaiseToBarrier(t, lanes, lanes == all)
 		}
 	}
+	st.mem.Compact()
 }
+
+// allLocs is every location of the test (bit l).
+func (s *opSystem) allLocs() uint8 { return uint8(1)<<len(s.test.Locs) - 1 }
 
 // WithoutReductions implements explore.InnerReducer.
 func (s *opSystem) WithoutReductions() explore.System[opState] {

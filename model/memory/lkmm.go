@@ -798,12 +798,17 @@ func (m lk) lkLoadAcquire(t, loc int) []Loaded { return m.lkLoadAs(t, loc, readA
 // there are none (a strong fence relates events of its own thread on
 // both sides, linux-kernel.cat); its taking effect would only give other
 // threads' barriers more to see.
+//
+// The views only its own later events read (UseOrderings: rv, own, g,
+// lgv, lmv, dmv, what its last unlock passes on to its next lock) are
+// forgotten with them: every one of them is read only when thread t
+// takes a step, as a fork's are when the fork ends (Free).
 func (m *Memory) lkForget(t int) {
 	m.post &^= 1 << t
-	x := lkGet(m.scope, m.ext)
-	x.cur[t], x.acq[t], x.rel[t] = 0, 0, 0
-	x.unord[t], x.cond[t], x.covered[t] = 0, 0, 0
-	m.ext = lkPut(m.scope, &x)
+	w := m.open()
+	w.cow()
+	w.setPart(t, lkPart{})
+	*m = w.close()
 }
 
 // LockOnly declares that only spin_lock and spin_unlock will access loc.
@@ -856,8 +861,9 @@ func (m *Memory) ThreadKey(t int, locs ...int) uint64 {
 }
 
 // lkCompact drops the stores to loc older than every reader's view; of a
-// location only locks access (LockOnly), every store but the newest.
-func (m *lk) lkCompact(loc int) {
+// location only locks access (LockOnly), every store but the newest. It
+// reports whether it dropped any.
+func (m *lk) lkCompact(loc int) bool {
 	low := m.n[loc] - 1
 	for t := 0; t < MaxThreads && m.lockOnly&(1<<loc) == 0; t++ {
 		if m.readers[loc]&(1<<t) != 0 {
@@ -876,8 +882,8 @@ func (m *lk) lkCompact(loc int) {
 			low--
 		}
 	}
-	if low == 0 {
-		return
+	if low == 0 && !ghost {
+		return false
 	}
 	n := m.n[loc]
 	copy(m.vals[loc][:], m.vals[loc][low:n])
@@ -904,9 +910,12 @@ func (m *lk) lkCompact(loc int) {
 		}
 	})
 	if ghost {
+		// Blank whether it was dropped down to or was the oldest already
+		// (low 0 here): it has one form either way.
 		m.vals[loc][0], m.mview[loc][0] = 0, 0
 		m.gv[loc][0], m.wr[loc][0], m.dv[loc][0] = 0, 0, 0
 	}
+	return low > 0
 }
 
 // ownCurrent reports whether store i of loc is the view of a reader

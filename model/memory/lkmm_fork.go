@@ -220,3 +220,100 @@ func (m *lk) setPart(t int, p lkPart) {
 		m.lgv[t], m.lmv[t], m.dmv[t] = p.lgv, p.lmv, p.dmv
 	}
 }
+
+// RaiseToBarrier raises thread t's views (cur and acq) of the locations
+// locs (bit l) to what its next full barrier makes of them: the join of
+// the two and the global view (LKMM; a no-op elsewhere, or with t's
+// barrier after an RMW pending). A caller may call it only where every
+// path of t reaches a full barrier that takes its views in before it
+// reads anything (smp_mb, or a read-modify-write whose barrier comes
+// before its read), or its end, before anything reads those views: an
+// access of one of those locations by t. quiet says more: t makes no
+// memory access at all before that barrier (locs is then every
+// location).
+//
+// Without UseOrderings nothing else reads them: t's loads and stores of
+// other locations read their own lane and only join into these (a load
+// takes in the message view read), no other thread reads t's views, and
+// a store carries t's rel, which is left as it is. The barrier sets both
+// views to the join of cur, acq and the global view it finds, and the
+// global view only grows until then, so raising them now changes nothing
+// the barrier produces; states that differ only in what t saw at those
+// locations before the barrier become one.
+//
+// A quiet thread is raised whole: its rel is set to the join as well,
+// and with UseOrderings every ordering view of its own to what the
+// barrier sets it to (g to the join, the rest to nothing), since the
+// barrier overwrites them all without reading them. With UseOrderings a
+// thread that is not quiet is left as it is: a load reads every lane of
+// its thread's views (a read that prop forbids, propForbids) and a
+// store carries its thread's g and lgv. The stores no view reaches any
+// more stay until Compact drops them.
+func (m *Memory) RaiseToBarrier(t int, locs uint8, quiet bool) {
+	if m.model != LKMM || m.ext == 0 || locs == 0 || m.post&(1<<t) != 0 {
+		return
+	}
+	x := lkGet(m.scope, m.ext)
+	if x.unreduced || x.alias[t] != 0 || int(x.pinned) == t+1 || x.whole && !quiet {
+		return
+	}
+	for v := range x.alias {
+		if int(x.alias[v]) == t+1 {
+			return // a fork of t's will join its views into t's (Join)
+		}
+	}
+	c := x.cur[t].join(x.acq[t]).join(x.glob)
+	if quiet {
+		w := m.open()
+		p := lkPart{cur: c, acq: c, rel: c, unord: w.unord[t], cond: w.cond[t], covered: w.covered[t], g: c}
+		if w.part(t) == p {
+			return
+		}
+		w.cow()
+		w.setPart(t, p)
+		*m = w.close()
+		return
+	}
+	changed := uint8(0)
+	for l := 0; l < MaxLocations; l++ {
+		if locs&(1<<l) != 0 && (x.cur[t].at(l) != c.at(l) || x.acq[t].at(l) != c.at(l)) {
+			changed |= 1 << l
+		}
+	}
+	if changed == 0 {
+		return
+	}
+	w := m.open()
+	for l := 0; l < MaxLocations; l++ {
+		if changed&(1<<l) != 0 {
+			w.cur[t] = w.cur[t].with(l, c.at(l))
+			w.acq[t] = w.acq[t].with(l, c.at(l))
+		}
+	}
+	*m = w.close()
+}
+
+// Compact drops every store no reader's view reaches any more, at every
+// location (LKMM; a no-op elsewhere). An operation compacts the
+// locations it touches; the others keep what their readers' views rose
+// past until then, which changes no future step. A caller that raises
+// views (RaiseToBarrier) compacts after it, at every location, so that
+// states with the same futures have one form whichever way they came.
+func (m *Memory) Compact() {
+	if m.model != LKMM || m.ext == 0 {
+		return
+	}
+	w := m.open()
+	w.cow()
+	// Whether a location keeps a blank store below its readers' views
+	// (lkCompact's ghost) depends on views' lanes at other locations,
+	// which compacting those lowers: until no store is dropped, so that
+	// the form does not depend on the order of the locations.
+	for dropped := true; dropped; {
+		dropped = false
+		for l := range w.n {
+			dropped = w.lkCompact(l) || dropped
+		}
+	}
+	*m = w.close()
+}

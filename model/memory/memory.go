@@ -250,6 +250,13 @@ func (m Memory) Fence(t int) Memory {
 	return m.fence(t)
 }
 
+// MbTakesIn reports whether smp_mb() takes its thread's views in and
+// publishes them (under LKMM, lkFence): always, but under the mutation
+// that weakens it (mutate.FenceWeak). Fences asks it, and so does what
+// relies on it (model/durable's barrierLanes, for RaiseToBarrier), so
+// that a barrier weakened is weakened for both.
+func MbTakesIn() bool { return !mutate.On(mutate.FenceWeak) }
+
 // Fences is smp_mb() by thread t: one result, except under LKMM, where
 // the pending barriers of other threads' read-modify-writes may complete
 // before it in any order (lkmm.go).
@@ -257,7 +264,7 @@ func (m Memory) Fences(t int) []Choice {
 	if m.model != LKMM {
 		return []Choice{{m.Fence(t), 0}}
 	}
-	if mutate.On(mutate.FenceWeak) {
+	if !MbTakesIn() {
 		return m.weakFences(t)
 	}
 	cs := m.open().lkFences(t)
