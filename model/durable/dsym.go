@@ -377,13 +377,12 @@ func (s *durSystem) forget(st State) State {
 	return out
 }
 
-// memberKey is what member m of class c looks like on its own: its
-// program counter and registers (not its handles), the command it waits
-// for, what memory holds for it, its blocks' writes and cache, and
-// whether it is the thread a check or fault stopped.
-func (s *durSystem) memberKey(st *State, c symClass, k int) []byte {
+// appendMemberKey appends to b what member k of class c looks like on its
+// own: its program counter and registers (not its handles), the command
+// it waits for, what memory holds for it, its blocks' writes and cache,
+// and whether it is the thread a check or fault stopped.
+func (s *durSystem) appendMemberKey(b []byte, st *State, c symClass, k int) []byte {
 	t := c.members[k]
-	var b []byte
 	b = append(b, st.op.pc[t])
 	for r := range st.op.regs[t] {
 		isHandle := false
@@ -411,11 +410,7 @@ func (s *durSystem) memberKey(st *State, c symClass, k int) []byte {
 		b = append(b, m.View(t, l))
 	}
 	b = append(b, byte(m.BufferLen(t)))
-	locs := make([]int, len(s.op.test.Locs))
-	for l := range locs {
-		locs[l] = l
-	}
-	b = binary.BigEndian.AppendUint64(b, m.ThreadKey(t, locs...))
+	b = binary.BigEndian.AppendUint64(b, m.ThreadKey(t, s.locIdx...))
 	for _, blk := range c.blocks[k] {
 		b = append(b, 0xfe, byte(st.cache[blk]))
 		b = binary.BigEndian.AppendUint64(b, st.gone[blk])
@@ -440,13 +435,29 @@ func (s *durSystem) memberKey(st *State, c symClass, k int) []byte {
 // their order, which costs reduction, never soundness).
 func (s *durSystem) sortClass(st State, c symClass) State {
 	n := len(c.members)
-	keys := make([][]byte, n)
-	perm := make([]int, n) // new position k holds old member perm[k]
+	// The keys, one after the other in one buffer (ends[k]: where member
+	// k's ends), and an insertion sort, which is stable: a class has a
+	// few members, and this runs for every state found.
+	var arena [1024]byte
+	var endArr, permArr [memory.MaxThreads]int
+	buf, ends := arena[:0], endArr[:n]
+	perm := permArr[:n] // new position k holds old member perm[k]
 	for k := range c.members {
-		keys[k] = s.memberKey(&st, c, k)
+		buf = s.appendMemberKey(buf, &st, c, k)
+		ends[k] = len(buf)
 		perm[k] = k
 	}
-	sort.SliceStable(perm, func(i, j int) bool { return bytes.Compare(keys[perm[i]], keys[perm[j]]) < 0 })
+	key := func(k int) []byte {
+		if k == 0 {
+			return buf[:ends[0]]
+		}
+		return buf[ends[k-1]:ends[k]]
+	}
+	for i := 1; i < n; i++ {
+		for j := i; j > 0 && bytes.Compare(key(perm[j]), key(perm[j-1])) < 0; j-- {
+			perm[j], perm[j-1] = perm[j-1], perm[j]
+		}
+	}
 	identity := true
 	for k := range perm {
 		identity = identity && perm[k] == k

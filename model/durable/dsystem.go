@@ -128,6 +128,7 @@ type durSystem struct {
 	// noSym turns the symmetry and the renumbering off alone.
 	sym     []symClass
 	noSym   bool
+	locIdx  []int  // 0, 1, ... one per location (memory.Memory.ThreadKey's)
 	daemons uint64 // threads that need not finish (Test.Daemons)
 	// fixed, per thread: the handles (bit k) its submit_bio calls with a
 	// fixed Slot take, which a handle taken at run time skips.

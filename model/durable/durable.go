@@ -369,6 +369,10 @@ func (d *Test) system(cfg Config) (*durSystem, error) {
 		sys.local = append(sys.local, local)
 	}
 	sys.sym = findSymmetry(d.Test, op, d.Daemons)
+	sys.locIdx = make([]int, len(d.Test.Locs))
+	for l := range sys.locIdx {
+		sys.locIdx[l] = l
+	}
 	sys.obligations()
 	return sys, nil
 }

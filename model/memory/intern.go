@@ -192,6 +192,16 @@ func (tb *internTable[T]) get(id uint32) T {
 	return (*tb.chunks[c].Load())[i]
 }
 
+// ref returns a pointer to the value id names, which the caller only
+// reads: a value once interned never changes, and no copy is made.
+func (tb *internTable[T]) ref(id uint32) *T {
+	if id == 0 {
+		return new(T)
+	}
+	c, i := chunkOf(id)
+	return &(*tb.chunks[c].Load())[i]
+}
+
 // put interns x, in shard sh. Callers in several goroutines may intern at
 // once.
 func (tb *internTable[T]) put(x *T, sh int) uint32 {
@@ -232,6 +242,17 @@ func lkGet(sc uint32, id lkID) lkExtra {
 	}
 	return tablesOf(sc).lk.get(uint32(id))
 }
+
+// lkRef is lkGet for a caller that only reads the extras: no copy.
+func lkRef(sc uint32, id lkID) *lkExtra {
+	if id == 0 {
+		return &lkZero
+	}
+	return tablesOf(sc).lk.ref(uint32(id))
+}
+
+// lkZero is the extras of id 0, for lkRef; never written.
+var lkZero lkExtra
 
 // lkPut interns x in scope sc.
 func lkPut(sc uint32, x *lkExtra) lkID { return lkID(tablesOf(sc).lk.put(x, x.shard())) }

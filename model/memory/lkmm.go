@@ -836,10 +836,10 @@ func (m *Memory) Uncover(t int, locs uint8) {
 	if m.model != LKMM || locs == 0 {
 		return
 	}
-	x := lkGet(m.scope, m.ext)
-	if x.covered[t]&locs == 0 {
+	if lkRef(m.scope, m.ext).covered[t]&locs == 0 {
 		return
 	}
+	x := lkGet(m.scope, m.ext)
 	x.covered[t] &^= locs
 	m.ext = lkPut(m.scope, &x)
 }
@@ -852,7 +852,7 @@ func (m *Memory) ThreadKey(t int, locs ...int) uint64 {
 	if m.model != LKMM {
 		return 0
 	}
-	x := lkGet(m.scope, m.ext)
+	x := lkRef(m.scope, m.ext)
 	k := uint64(m.post >> t & 1)
 	for _, l := range locs {
 		k = k<<14 | uint64(x.cond[t]>>l&1)<<13 | uint64(x.unord[t]>>l&1)<<12 | uint64(x.cur[t].at(l))<<8 | uint64(x.acq[t].at(l))<<4 | uint64(x.rel[t].at(l))
@@ -862,8 +862,9 @@ func (m *Memory) ThreadKey(t int, locs ...int) uint64 {
 
 // lkCompact drops the stores to loc older than every reader's view; of a
 // location only locks access (LockOnly), every store but the newest. It
-// reports whether it dropped any.
-func (m *lk) lkCompact(loc int) bool {
+// reports whether it dropped any, and whether it changed anything (a
+// blank store blanked).
+func (m *lk) lkCompact(loc int) (dropped, changed bool) {
 	low := m.n[loc] - 1
 	for t := 0; t < MaxThreads && m.lockOnly&(1<<loc) == 0; t++ {
 		if m.readers[loc]&(1<<t) != 0 {
@@ -883,7 +884,7 @@ func (m *lk) lkCompact(loc int) bool {
 		}
 	}
 	if low == 0 && !ghost {
-		return false
+		return false, false
 	}
 	n := m.n[loc]
 	copy(m.vals[loc][:], m.vals[loc][low:n])
@@ -912,10 +913,11 @@ func (m *lk) lkCompact(loc int) bool {
 	if ghost {
 		// Blank whether it was dropped down to or was the oldest already
 		// (low 0 here): it has one form either way.
+		changed = m.vals[loc][0] != 0 || m.mview[loc][0] != 0 || m.gv[loc][0] != 0 || m.wr[loc][0] != 0 || m.dv[loc][0] != 0
 		m.vals[loc][0], m.mview[loc][0] = 0, 0
 		m.gv[loc][0], m.wr[loc][0], m.dv[loc][0] = 0, 0, 0
 	}
-	return low > 0
+	return low > 0, changed || low > 0
 }
 
 // ownCurrent reports whether store i of loc is the view of a reader

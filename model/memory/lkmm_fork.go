@@ -31,7 +31,7 @@ func (m *Memory) Forked(v int) int {
 	if m.model != LKMM {
 		return -1
 	}
-	if a := lkGet(m.scope, m.ext).alias[v]; a != 0 {
+	if a := lkRef(m.scope, m.ext).alias[v]; a != 0 {
 		return int(a) - 1
 	}
 	return -1
@@ -153,24 +153,30 @@ func (m *Memory) ForgetMarks(t int, locs uint8) {
 	if m.model != LKMM || m.ext == 0 || locs == 0 {
 		return
 	}
-	x := lkGet(m.scope, m.ext)
-	changed := (x.unord[t]|x.cond[t]|x.covered[t])&locs != 0
+	r := lkRef(m.scope, m.ext)
+	changed := (r.unord[t]|r.cond[t]|r.covered[t])&locs != 0
+	var tb *tables
+	if r.whole {
+		tb = tablesOf(m.scope)
+		o := tb.ord.ref(uint32(r.ord))
+		changed = changed || (o.since[t]|o.tunord[t])&locs != 0
+	}
+	if !changed {
+		return
+	}
+	x := *r
 	x.unord[t] &^= locs
 	x.cond[t] &^= locs
 	x.covered[t] &^= locs
 	if x.whole {
-		tb := tablesOf(m.scope)
 		o := tb.ord.get(uint32(x.ord))
 		if (o.since[t]|o.tunord[t])&locs != 0 {
 			o.since[t] &^= locs
 			o.tunord[t] &^= locs
 			x.ord = tb.ordPut(&o)
-			changed = true
 		}
 	}
-	if changed {
-		m.ext = lkPut(m.scope, &x)
-	}
+	m.ext = lkPut(m.scope, &x)
 }
 
 // ForkCurrent reports whether thread t holds what its fork v holds of
@@ -253,7 +259,7 @@ func (m *Memory) RaiseToBarrier(t int, locs uint8, quiet bool) {
 	if m.model != LKMM || m.ext == 0 || locs == 0 || m.post&(1<<t) != 0 {
 		return
 	}
-	x := lkGet(m.scope, m.ext)
+	x := lkRef(m.scope, m.ext)
 	if x.unreduced || x.alias[t] != 0 || int(x.pinned) == t+1 || x.whole && !quiet {
 		return
 	}
@@ -300,20 +306,48 @@ func (m *Memory) RaiseToBarrier(t int, locs uint8, quiet bool) {
 // views (RaiseToBarrier) compacts after it, at every location, so that
 // states with the same futures have one form whichever way they came.
 func (m *Memory) Compact() {
-	if m.model != LKMM || m.ext == 0 {
+	if m.model != LKMM || m.ext == 0 || m.post == 0 && !m.belowReaders() {
 		return
 	}
 	w := m.open()
-	w.cow()
 	// Whether a location keeps a blank store below its readers' views
 	// (lkCompact's ghost) depends on views' lanes at other locations,
 	// which compacting those lowers: until no store is dropped, so that
-	// the form does not depend on the order of the locations.
+	// the form does not depend on the order of the locations. A memory
+	// it leaves as it was is not interned again (lkCompact copies the
+	// ordering views before it writes them), unless a barrier is pending:
+	// closing completes one that would publish nothing new
+	// (completeSubsumed), and a memory as a step left it may hold one.
+	changed := false
 	for dropped := true; dropped; {
 		dropped = false
 		for l := range w.n {
-			dropped = w.lkCompact(l) || dropped
+			d, c := w.lkCompact(l)
+			dropped, changed = dropped || d, changed || c
 		}
 	}
-	*m = w.close()
+	if changed || m.post != 0 {
+		*m = w.close()
+	}
+}
+
+// belowReaders reports whether some location holds a store older than
+// every reader's view of it (of a location only locks access, one older
+// than the newest): whether lkCompact has anything to drop. Read in
+// place, without a copy: most memories Compact is asked about have
+// nothing.
+func (m *Memory) belowReaders() bool {
+	x := lkRef(m.scope, m.ext)
+	for l := range m.n {
+		low := m.n[l] - 1
+		for t := 0; t < MaxThreads && low > 0 && x.lockOnly&(1<<l) == 0; t++ {
+			if m.readers[l]&(1<<t) != 0 {
+				low = min(low, x.cur[t].at(l))
+			}
+		}
+		if low > 0 {
+			return true
+		}
+	}
+	return false
 }

@@ -49,7 +49,7 @@ func (m Memory) Permuted(threads, locs *[MaxThreads]int) Memory {
 // reductions key states by it; it is 0 under SC and TSO.
 func (m *Memory) View(t, loc int) uint8 {
 	if m.model == LKMM {
-		return lkGet(m.scope, m.ext).cur[t].at(loc)
+		return lkRef(m.scope, m.ext).cur[t].at(loc)
 	}
 	return m.view[t][loc]
 }
