@@ -42,16 +42,7 @@ func TestCanonicalCommutes(t *testing.T) {
 			sys.Next(p, func(l explore.Label, n opState) { out[l] = sys.Canonical(n) })
 			return out
 		}
-		queue := sys.Init()
-		seen := map[opState]bool{}
-		for len(queue) > 0 && len(seen) < 20_000 {
-			p := queue[0]
-			queue = queue[1:]
-			c := sys.Canonical(p)
-			if seen[c] {
-				continue
-			}
-			seen[c] = true
+		walkCanonical[opState](sys, 20_000, func(p, c opState) bool {
 			require.Equal(t, c, sys.Canonical(c), "%s: Canonical is idempotent", f)
 			real, canon := steps(p), steps(c)
 			require.Equal(t, len(canon), len(real), "%s: the steps of a state and of its canonical form", f)
@@ -60,9 +51,40 @@ func TestCanonicalCommutes(t *testing.T) {
 				require.True(t, ok, "%s: step %+v from the canonical form only", f, l)
 				require.True(t, x == y, "%s: step %+v: the canonical results differ", f, l)
 			}
-			sys.Next(p, func(_ explore.Label, n opState) { queue = append(queue, n) })
-		}
+			return true
+		})
 		checked++
 	}
 	require.Greater(t, checked, 100)
+}
+
+// canonSystem is what walkCanonical needs of a system.
+type canonSystem[S comparable] interface {
+	Init() []S
+	Next(S, func(explore.Label, S))
+	Canonical(S) S
+}
+
+// walkCanonical goes breadth first over the states of sys as its steps
+// make them (each expanded as it is, not in canonical form), visiting
+// each canonical form once with the first state found that has it,
+// until visit returns false or limit canonical forms were visited. It
+// returns how many were.
+func walkCanonical[S comparable](sys canonSystem[S], limit int, visit func(x, c S) bool) int {
+	queue := sys.Init()
+	seen := map[S]bool{}
+	for len(queue) > 0 && len(seen) < limit {
+		x := queue[0]
+		queue = queue[1:]
+		c := sys.Canonical(x)
+		if seen[c] {
+			continue
+		}
+		seen[c] = true
+		if !visit(x, c) {
+			break
+		}
+		sys.Next(x, func(_ explore.Label, y S) { queue = append(queue, y) })
+	}
+	return len(seen)
 }

@@ -183,19 +183,8 @@ func TestCanonicalCommutesDurable(t *testing.T) {
 			sys.Next(x, func(_ explore.Label, y State) { out[sys.Canonical(y)] = true })
 			return out
 		}
-		// Breadth first over the states as the steps make them, each
-		// canonical form once.
-		queue := sys.Init()
-		seen := map[State]bool{}
 		bad, subsumed := 0, 0
-		for len(queue) > 0 && len(seen) < 40_000 && bad <= 3 {
-			x := queue[0]
-			queue = queue[1:]
-			c := sys.Canonical(x)
-			if seen[c] {
-				continue
-			}
-			seen[c] = true
+		forms := walkCanonical[State](sys, 40_000, func(x, c State) bool {
 			require.Equal(t, c, sys.Canonical(c), "%s: Canonical is idempotent", path)
 			real, canon := succ(x), succ(c)
 			if !maps.Equal(real, canon) && completed(x, c) {
@@ -213,10 +202,10 @@ func TestCanonicalCommutesDurable(t *testing.T) {
 			} else if !assert.Equal(t, real, canon, "%s: the successors of a state and of its canonical form", path) {
 				bad++
 			}
-			sys.Next(x, func(_ explore.Label, y State) { queue = append(queue, y) })
-		}
+			return bad <= 3
+		})
 		assert.Zero(t, bad, path)
-		t.Logf("%s: %d canonical forms, their successors commute with Canonical (%d where a barrier completed leaves out subsumed ones)", path, len(seen), subsumed)
+		t.Logf("%s: %d canonical forms, their successors commute with Canonical (%d where a barrier completed leaves out subsumed ones)", path, forms, subsumed)
 	}
 }
 
