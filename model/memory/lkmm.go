@@ -523,7 +523,15 @@ func (m lk) lkLoadAs(t, loc, how int) []Loaded {
 // reader of l: compaction moves views below the oldest store it keeps
 // onto it, and where that store is a reader's own and its view it keeps
 // one blank store more for them (lkCompact), so that such a view is
-// never taken for one that holds the store.
+// never taken for one that holds the store. Not at a location only
+// locks access: compaction keeps only its newest store there (LockOnly),
+// every view of it names that store, and whether the message view held
+// t's unlock cannot be told. The rule then forbids nothing, which may
+// allow an outcome LKMM forbids but never misses one; with it there,
+// TestLKMMLocksRandom found a missed outcome (P2 reads y = 1 from P0's
+// add after P0's fully ordered add_return to x, then spin_lock(s),
+// spin_unlock(s) and an acquire of x that LKMM lets read 0: the initial
+// x's message view named P2's own unlock of s).
 func (m *lk) propForbids(t, loc, i int) bool {
 	if !m.whole || int(m.wr[loc][i]) == m.owner(t)+1 {
 		return false
@@ -532,7 +540,7 @@ func (m *lk) propForbids(t, loc, i int) bool {
 	own := int8(m.owner(t) + 1)
 	for l := 0; l < MaxLocations; l++ {
 		c := m.cur[t].at(l)
-		if l == loc || v.at(l) < c || v.at(l) == c && (m.wr[l][c] != own || m.readers[l]&(1<<t) == 0) {
+		if l == loc || v.at(l) < c || v.at(l) == c && (m.wr[l][c] != own || m.readers[l]&(1<<t) == 0 || m.lockOnly&(1<<l) != 0) {
 			continue
 		}
 		if floor := m.lmv[t][l].join(m.lgv[t][l]); i < int(floor.at(loc)) {
