@@ -77,11 +77,17 @@ func (m *lk) lkNormalize() {
 func (v vw) within(o vw) bool { return v.join(o) == o }
 
 // completeSubsumed completes every pending barrier that would publish
-// nothing new (see Subsumption).
+// nothing new (see Subsumption), until none is left: one completed raises
+// the global view, which can leave another, of a thread already passed,
+// with nothing new to publish.
 func (m lk) completeSubsumed() lk {
-	for u := 0; u < MaxThreads; u++ {
-		if m.post&(1<<u) != 0 && m.cur[u].join(m.acq[u]).within(m.glob) {
-			m = m.lkFence(u)
+	for again := true; again; {
+		again = false
+		for u := 0; u < MaxThreads; u++ {
+			if m.post&(1<<u) != 0 && m.cur[u].join(m.acq[u]).within(m.glob) {
+				m = m.lkFence(u)
+				again = true
+			}
 		}
 	}
 	return m
