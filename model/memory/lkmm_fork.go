@@ -315,9 +315,10 @@ func (m *Memory) Compact() {
 	// which compacting those lowers: until no store is dropped, so that
 	// the form does not depend on the order of the locations. A memory
 	// it leaves as it was is not interned again (lkCompact copies the
-	// ordering views before it writes them), unless a barrier is pending:
-	// closing completes one that would publish nothing new
-	// (completeSubsumed), and a memory as a step left it may hold one.
+	// ordering views before it writes them), unless a barrier is pending,
+	// which closing would complete if it published nothing new
+	// (completeSubsumed): kept as a guard, since a memory every step
+	// closed has none such.
 	changed := false
 	for dropped := true; dropped; {
 		dropped = false
