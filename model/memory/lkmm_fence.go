@@ -77,9 +77,9 @@ func (m *lk) lkNormalize() {
 func (v vw) within(o vw) bool { return v.join(o) == o }
 
 // completeSubsumed completes every pending barrier that would publish
-// nothing new (see Subsumption), until none is left: one completed raises
-// the global view, which can leave another, of a thread already passed,
-// with nothing new to publish.
+// nothing new (see Subsumption), until none is left: completing one
+// compacts every location (lkFence), which can bring the views of a
+// thread already passed within the global view.
 func (m lk) completeSubsumed() lk {
 	for again := true; again; {
 		again = false
