@@ -1304,17 +1304,17 @@ func barrierLanes(code []instr, all uint8) []uint8 {
 	return out
 }
 
-// barrierFirst reports whether in is a full barrier that takes the
-// thread's views in before it reads anything: smp_mb, or a fully ordered
-// read-modify-write that always stores (a cmpxchg may fail, and its
-// failure is a plain read with no barrier).
+// barrierFirst reports whether in is a full barrier (fullBarrier) that
+// takes the thread's views in before it reads anything: smp_mb, unless a
+// mutation weakens it (memory.MbTakesIn), or a fully ordered
+// read-modify-write that always stores (a cmpxchg, even one retried until
+// it succeeds, may first fail, and a failure is a plain read with no
+// barrier).
 func barrierFirst(in instr) bool {
-	if in.kind != iAccess || in.access == nil {
+	if in.kind != iAccess || in.access == nil || !fullBarrier(in) || in.access.Op.IsCmpxchg() {
 		return false
 	}
-	op := in.access.Op
-	info := op.Info()
-	return info.Fence && in.fence == litmus.OpMb && memory.MbTakesIn() || op.IsRMW() && info.Order == litmus.Mb && !op.IsCmpxchg()
+	return !in.access.Op.Info().Fence || memory.MbTakesIn()
 }
 
 // viewsRead is the locations (bit l) whose views of its thread in may

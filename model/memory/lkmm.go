@@ -873,12 +873,7 @@ func (m *Memory) ThreadKey(t int, locs ...int) uint64 {
 // reports whether it dropped any, and whether it changed anything (a
 // blank store blanked).
 func (m *lk) lkCompact(loc int) (dropped, changed bool) {
-	low := m.n[loc] - 1
-	for t := 0; t < MaxThreads && m.lockOnly&(1<<loc) == 0; t++ {
-		if m.readers[loc]&(1<<t) != 0 {
-			low = min(low, m.cur[t].at(loc))
-		}
-	}
+	low := oldestRead(&m.Memory, &m.lkExtra, loc)
 	ghost := false
 	if low > 0 && m.whole && m.lockOnly&(1<<loc) == 0 && m.ownCurrent(loc, low) {
 		// Views below low are moved onto the oldest store kept. Where
@@ -926,6 +921,19 @@ func (m *lk) lkCompact(loc int) (dropped, changed bool) {
 		m.gv[loc][0], m.wr[loc][0], m.dv[loc][0] = 0, 0, 0
 	}
 	return low > 0, changed || low > 0
+}
+
+// oldestRead is the index of the oldest store of loc that compaction
+// keeps: the lowest view of it a reader has, or, at a location only
+// locks access (LockOnly), the newest.
+func oldestRead(m *Memory, x *lkExtra, loc int) uint8 {
+	low := m.n[loc] - 1
+	for t := 0; t < MaxThreads && low > 0 && x.lockOnly&(1<<loc) == 0; t++ {
+		if m.readers[loc]&(1<<t) != 0 {
+			low = min(low, x.cur[t].at(loc))
+		}
+	}
+	return low
 }
 
 // ownCurrent reports whether store i of loc is the view of a reader

@@ -306,7 +306,7 @@ func (m *Memory) RaiseToBarrier(t int, locs uint8, quiet bool) {
 // views (RaiseToBarrier) compacts after it, at every location, so that
 // states with the same futures have one form whichever way they came.
 func (m *Memory) Compact() {
-	if m.model != LKMM || m.ext == 0 || m.post == 0 && !m.belowReaders() {
+	if m.model != LKMM || m.ext == 0 || !m.belowReaders() {
 		return
 	}
 	w := m.open()
@@ -315,10 +315,9 @@ func (m *Memory) Compact() {
 	// which compacting those lowers: until no store is dropped, so that
 	// the form does not depend on the order of the locations. A memory
 	// it leaves as it was is not interned again (lkCompact copies the
-	// ordering views before it writes them), unless a barrier is pending,
-	// which closing would complete if it published nothing new
-	// (completeSubsumed): kept as a guard, since a memory every step
-	// closed has none such.
+	// ordering views before it writes them): closing it would change
+	// nothing, since every step closed it (completeSubsumed left no
+	// barrier pending that publishes nothing new).
 	changed := false
 	for dropped := true; dropped; {
 		dropped = false
@@ -327,7 +326,7 @@ func (m *Memory) Compact() {
 			dropped, changed = dropped || d, changed || c
 		}
 	}
-	if changed || m.post != 0 {
+	if changed {
 		*m = w.close()
 	}
 }
@@ -340,13 +339,7 @@ func (m *Memory) Compact() {
 func (m *Memory) belowReaders() bool {
 	x := lkRef(m.scope, m.ext)
 	for l := range m.n {
-		low := m.n[l] - 1
-		for t := 0; t < MaxThreads && low > 0 && x.lockOnly&(1<<l) == 0; t++ {
-			if m.readers[l]&(1<<t) != 0 {
-				low = min(low, x.cur[t].at(l))
-			}
-		}
-		if low > 0 {
+		if oldestRead(m, x, l) > 0 {
 			return true
 		}
 	}
