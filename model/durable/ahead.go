@@ -112,9 +112,9 @@ type threadAhead struct {
 	// (memory.Memory.LoadCovered) until it has run (coverNext, locations),
 	// or while the thread stays in what the if coverBr[i]-1 controls
 	// (coverMask[i]); then memory.Memory.Uncover (afterStep).
-	coverNext uint8
+	coverNext memory.LocSet
 	coverBr   [maxCover]uint8
-	coverMask [maxCover]uint8
+	coverMask [maxCover]memory.LocSet
 }
 
 // maxCover bounds the ifs whose control keeps loads covered.
@@ -283,7 +283,7 @@ func (s *opSystem) afterStep(n opState, t, pc int) opState {
 	}
 	x := ta
 	if pc < len(s.code[t]) && fullBarrier(s.code[t][pc]) {
-		x.coverNext, x.coverBr, x.coverMask = 0, [maxCover]uint8{}, [maxCover]uint8{}
+		x.coverNext, x.coverBr, x.coverMask = 0, [maxCover]uint8{}, [maxCover]memory.LocSet{}
 		s.putAhead(&n, t, x)
 		return n
 	}
@@ -465,11 +465,11 @@ func (s *opSystem) computeScopes() {
 	s.arms = make([][]*pcSet, len(s.code))
 	s.aheadKind = make([][]uint8, len(s.code))
 	s.relUseful = make([][]bool, len(s.code))
-	s.markReaders = make([][]uint8, len(s.code))
+	s.markReaders = make([][]memory.LocSet, len(s.code))
 	s.exposed = make([][]pcSet, len(s.code))
 	s.reach = make([][]pcSet, len(s.code))
-	s.writesFrom = make([][]uint8, len(s.code))
-	s.barrierLanes = make([][]uint8, len(s.code))
+	s.writesFrom = make([][]memory.LocSet, len(s.code))
+	s.barrierLanes = make([][]memory.LocSet, len(s.code))
 	for t, code := range s.code {
 		n := len(code)
 		succ := func(p int) []int { return nextPCs(code, p) }
@@ -539,13 +539,13 @@ func (s *opSystem) computeScopes() {
 		// (whether it is ordered after those loads, by a dependency it is
 		// told of or a cover, and so where it goes in co); spin_unlock,
 		// spin_lock and a completion read all.
-		s.markReaders[t] = make([]uint8, n+1)
-		allLocs := uint8(1)<<len(s.test.Locs) - 1
+		s.markReaders[t] = make([]memory.LocSet, n+1)
+		allLocs := memory.LocSet(1)<<len(s.test.Locs) - 1
 		for changed := true; changed; {
 			changed = false
 			for p := n - 1; p >= 0; p-- {
 				in := code[p]
-				var v uint8
+				var v memory.LocSet
 				kill := false
 				switch {
 				case fullBarrier(in):
@@ -580,12 +580,12 @@ func (s *opSystem) computeScopes() {
 		// writes (a read-modify-write, spin_lock and spin_unlock, a
 		// completion included), and what a path from it reaches before a
 		// full barrier.
-		s.writesFrom[t] = make([]uint8, n+1)
+		s.writesFrom[t] = make([]memory.LocSet, n+1)
 		for changed := true; changed; {
 			changed = false
 			for p := n - 1; p >= 0; p-- {
 				in := code[p]
-				var v uint8
+				var v memory.LocSet
 				if in.access != nil && (in.kind == iAccess || in.kind == iCompletion) && in.access.Op.Info().Writes {
 					v = 1 << in.loc
 				}
@@ -1278,9 +1278,9 @@ func fullBarrier(in instr) bool {
 // acts only on memories without them anyway). A path that loops for
 // ever without either reads nothing either: the greatest fixpoint,
 // from every location at every instruction.
-func barrierLanes(code []instr, all uint8) []uint8 {
+func barrierLanes(code []instr, all memory.LocSet) []memory.LocSet {
 	n := len(code)
-	out := make([]uint8, n+1)
+	out := make([]memory.LocSet, n+1)
 	for p := range out {
 		out[p] = all
 	}
@@ -1320,7 +1320,7 @@ func barrierFirst(in instr) bool {
 // viewsRead is the locations (bit l) whose views of its thread in may
 // read (barrierLanes): its own location for a plain or unordered access
 // or a cmpxchg's failed read, every location for what orders more.
-func viewsRead(in instr, all uint8) uint8 {
+func viewsRead(in instr, all memory.LocSet) memory.LocSet {
 	switch in.kind {
 	case iAccess, iAwait:
 	case iCompletion:
@@ -1478,7 +1478,7 @@ func (s *opSystem) aheadSteps(st opState, t int, yield func(explore.Label, opSta
 func (s *opSystem) satisfyForced(st opState, t, k, need, mode, br int, yield func(explore.Label, opState)) {
 	ta := s.ahead.thread(st.ahead, t)
 	pc := int(st.pc[t])
-	loc := uint8(1) << s.code[t][ta.loads[k]].loc
+	loc := memory.LocSet(1) << s.code[t][ta.loads[k]].loc
 	var brs []int
 	if mode == coverScope && br >= 0 {
 		brs = append(brs, br)
@@ -1556,9 +1556,9 @@ func (s *opSystem) lateStore(st opState, t, k, pc int) int {
 	if first < 0 {
 		return -1
 	}
-	loc := uint8(1) << s.code[t][lpc].loc
+	loc := memory.LocSet(1) << s.code[t][lpc].loc
 	for u := range s.code {
-		var w uint8
+		var w memory.LocSet
 		ua := s.ahead.thread(st.ahead, u)
 		for i := 0; i < int(ua.nLoad); i++ {
 			if in := s.code[u][ua.loads[i]]; (u != t || i != k) && in.access != nil && in.access.Op.Info().Writes {
@@ -1577,7 +1577,7 @@ func (s *opSystem) lateStore(st opState, t, k, pc int) int {
 
 // addCover keeps loc covered while the thread stays in what the ifs brs
 // control; false if there is no room.
-func (ta *threadAhead) addCover(brs []int, loc uint8) bool {
+func (ta *threadAhead) addCover(brs []int, loc memory.LocSet) bool {
 	x := *ta
 	for _, br := range brs {
 		i := 0

@@ -313,7 +313,7 @@ func refusedAllowed(t *testing.T, test *litmus.Test) {
 func TestToldDeps(t *testing.T) {
 	for _, tc := range []struct {
 		name, p0 string
-		told     uint8 // what the store in P0 is told (bit 0: x)
+		told     memory.LocSet // what the store in P0 is told (bit 0: x)
 	}{
 		{"plain store after a load of x", "int r0; r0 = READ_ONCE(*x); WRITE_ONCE(*y, r0);", 1},
 		{"unordered RMW after a load of x", "int r0; r0 = READ_ONCE(*x); atomic_add(r0, y);", 1},
@@ -329,7 +329,7 @@ func TestToldDeps(t *testing.T) {
 			require.NoError(t, err)
 			op, err := compile(memory.LKMM, test)
 			require.NoError(t, err)
-			var told []uint8
+			var told []memory.LocSet
 			for _, in := range op.code[0] {
 				if in.kind == iAccess && in.access.Op.Info().Writes {
 					told = append(told, in.deps)

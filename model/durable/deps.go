@@ -51,7 +51,7 @@ type depAnalysis struct {
 	next     int // number of the next load
 	overflow bool
 	st       depState
-	raw      uint8 // the last access's store: every location it depends on (markReadBack)
+	raw      memory.LocSet // the last access's store: every location it depends on (markReadBack)
 }
 
 func newDepAnalysis() *depAnalysis {
@@ -88,12 +88,12 @@ func (d *depAnalysis) load(loc int) uint64 {
 }
 
 // deps is the deps of a store whose value comes from e.
-func (d *depAnalysis) deps(e litmus.Expr) uint8 {
+func (d *depAnalysis) deps(e litmus.Expr) memory.LocSet {
 	if d.overflow {
 		return 0
 	}
 	on := d.regs(e) | d.st.ctrl
-	var out uint8
+	var out memory.LocSet
 	for l, ls := range d.st.loads {
 		if ls != 0 && ls&^on == 0 {
 			out |= 1 << l
@@ -104,7 +104,7 @@ func (d *depAnalysis) deps(e litmus.Expr) uint8 {
 
 // access steps the analysis over a at loc (fence: what a does as a fence,
 // atomicFence) and returns the deps of its store (0 if it stores nothing).
-func (d *depAnalysis) access(a *litmus.Access, fence litmus.Op, loc int) uint8 {
+func (d *depAnalysis) access(a *litmus.Access, fence litmus.Op, loc int) memory.LocSet {
 	info := a.Op.Info()
 	d.raw = 0
 	switch {
@@ -152,7 +152,7 @@ func (d *depAnalysis) access(a *litmus.Access, fence litmus.Op, loc int) uint8 {
 // earlier load of its thread and reads no dependency), and no load of
 // loc itself (coherence orders that one; memory masks it anyway). A
 // memory without stores that need telling runs without UseOrderings.
-func told(info litmus.Info, deps uint8, loc int) uint8 {
+func told(info litmus.Info, deps memory.LocSet, loc int) memory.LocSet {
 	if info.Order == litmus.Mb || info.Order == litmus.Release {
 		return 0
 	}

@@ -505,7 +505,7 @@ func (s *durSystem) permuteClass(st State, c symClass, perm []int) State {
 		}
 		out.io[newT] = st.io[oldT]
 	}
-	var locs [memory.MaxThreads]int
+	var locs [memory.MaxLocations]int
 	for l := range locs {
 		locs[l] = l
 	}

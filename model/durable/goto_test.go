@@ -356,7 +356,7 @@ P0(int *x, int *y)
 `)
 			op, err := compileDurable(memory.LKMM, tt, "deps.litmus")
 			require.NoError(t, err)
-			var deps []uint8
+			var deps []memory.LocSet
 			for _, in := range op.code[0] {
 				if in.kind == iAccess && in.access.Op == litmus.OpWriteOnce {
 					deps = append(deps, in.deps)

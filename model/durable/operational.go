@@ -173,10 +173,10 @@ type instr struct {
 	assign *litmus.Assign
 	cond   litmus.Expr
 	target int
-	end    int       // an if's branch: the instruction after its arms (0: a loop's or unknown)
-	deps   uint8     // a store's: the locations whose loads it depends on (deps.go)
-	rdeps  uint8     // a store its thread may read back: every location it depends on (markReadBack), 0 for others
-	fence  litmus.Op // a fence's: what it does (atomicFence)
+	end    int           // an if's branch: the instruction after its arms (0: a loop's or unknown)
+	deps   memory.LocSet // a store's: the locations whose loads it depends on (deps.go)
+	rdeps  memory.LocSet // a store its thread may read back: every location it depends on (markReadBack), 0 for others
+	fence  litmus.Op     // a fence's: what it does (atomicFence)
 	dev    *litmus.DevOp
 	check  *litmus.Check
 	jump   string // a jump's description in the durability checker's timeline ("break", "goto out", ...)
@@ -253,7 +253,7 @@ func fits16(v int64) bool { return v >= -32768 && v <= 32767 }
 // after (cond: a conditional RMW that succeeded ordered some of them).
 type fault struct {
 	kind, thread, pc uint8
-	locs             uint8
+	locs             memory.LocSet
 	cond             bool
 	// late: the store at pc may be seen before the load of locs, which
 	// the checker satisfied first at instruction at, on one way of a
@@ -301,18 +301,18 @@ type opSystem struct {
 	// tables of the ahead states, per thread and if what it controls, per thread
 	// and instruction whether a store may follow.
 	ahead       *aheadTables
-	path        [][]*pcSet // per thread and if: what runs only as it goes (up to its immediate post-dominator)
-	arms        [][]*pcSet // per thread and if: its arms (LKMM's control dependency)
-	aheadKind   [][]uint8  // per thread and load: aheadPlace, aheadOrdered or aheadLeave
-	relUseful   [][]bool   // per thread and release: a store may follow it before what would satisfy it pending
-	markReaders [][]uint8  // per thread and instruction (and the end): the locations whose load marks a later store may read
-	exposed     [][]pcSet  // per thread and load: the stores that may follow it not ordered after it (no dependency on it, no smp_mb between)
-	reach       [][]pcSet  // per thread and instruction: those a path from it reaches before smp_mb, a fully ordered RMW, or an unlock and then a lock
-	writesFrom  [][]uint8  // per thread and instruction (and the end): the locations (bit l) a store at it or after it may write
+	path        [][]*pcSet        // per thread and if: what runs only as it goes (up to its immediate post-dominator)
+	arms        [][]*pcSet        // per thread and if: its arms (LKMM's control dependency)
+	aheadKind   [][]uint8         // per thread and load: aheadPlace, aheadOrdered or aheadLeave
+	relUseful   [][]bool          // per thread and release: a store may follow it before what would satisfy it pending
+	markReaders [][]memory.LocSet // per thread and instruction (and the end): the locations whose load marks a later store may read
+	exposed     [][]pcSet         // per thread and load: the stores that may follow it not ordered after it (no dependency on it, no smp_mb between)
+	reach       [][]pcSet         // per thread and instruction: those a path from it reaches before smp_mb, a fully ordered RMW, or an unlock and then a lock
+	writesFrom  [][]memory.LocSet // per thread and instruction (and the end): the locations (bit l) a store at it or after it may write
 	// barrierLanes, per thread and instruction (and the end): the
 	// locations whose views of the thread nothing reads before a full
 	// barrier takes them in (memory.Memory.RaiseToBarrier).
-	barrierLanes [][]uint8
+	barrierLanes [][]memory.LocSet
 	condRegs     []uint64 // per thread: the registers the final condition reads
 }
 
@@ -372,7 +372,7 @@ func (s *opSystem) forgetMarks(st *opState) {
 }
 
 // allLocs is every location of the test (bit l).
-func (s *opSystem) allLocs() uint8 { return uint8(1)<<len(s.test.Locs) - 1 }
+func (s *opSystem) allLocs() memory.LocSet { return memory.LocSet(1)<<len(s.test.Locs) - 1 }
 
 // WithoutReductions implements explore.InnerReducer.
 func (s *opSystem) WithoutReductions() explore.System[opState] {

@@ -176,9 +176,15 @@ func TestOperationalRefuses(t *testing.T) {
 	assert.ErrorContains(t, err, "t.litmus:11:1: unsupported: P8 is thread 9 of 9, and the checker's memory holds at most 8 threads")
 	assert.ErrorIs(t, err, litmus.ErrUnsupported)
 
+	var params []string
+	for i := 0; i <= memory.MaxLocations; i++ {
+		params = append(params, fmt.Sprintf("int *l%d", i))
+	}
+	head := "P0(" + strings.Join(params, ", ")
 	_, err = Operational{Model: memory.SC}.Outcomes(litmustest.MustParse(t,
-		"C locs\n{}\nP0(int *a, int *b, int *c, int *d, int *e, int *f, int *g) { }\nexists (a=0)\n"))
-	assert.ErrorContains(t, err, "t.litmus:3:57: unsupported: g is shared location 7 of 7, and the checker's memory holds at most 6")
+		"C locs\n{}\n"+head+") { }\nexists (l0=0)\n"))
+	assert.ErrorContains(t, err, fmt.Sprintf("t.litmus:3:%d: unsupported: l%d is shared location %d of %d, and the checker's memory holds at most %d",
+		len(head)-len(fmt.Sprint("l", memory.MaxLocations))+1, memory.MaxLocations, memory.MaxLocations+1, memory.MaxLocations+1, memory.MaxLocations))
 	assert.ErrorIs(t, err, litmus.ErrUnsupported)
 
 	_, err = Operational{Model: memory.SC}.Outcomes(litmustest.MustParse(t,

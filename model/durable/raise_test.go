@@ -51,7 +51,7 @@ exists (0:r0=0)
 	s, err := compileDurable(memory.LKMM, tt, "lanes.litmus")
 	require.NoError(t, err)
 	s.startAhead()
-	loc := func(name string) uint8 {
+	loc := func(name string) memory.LocSet {
 		for i, l := range tt.Locs {
 			if l == name {
 				return 1 << i
@@ -64,7 +64,7 @@ exists (0:r0=0)
 	all := x | y | z
 	// P0: the load of x, smp_mb, the load of y, inc_return (a barrier
 	// first), the load of x, the cmpxchg of z, the load of y, the end.
-	assert.Equal(t, []uint8{all &^ x, all, all &^ y, all, all &^ x &^ z &^ y, all &^ z &^ y, all &^ y, all}, s.barrierLanes[0])
+	assert.Equal(t, []memory.LocSet{all &^ x, all, all &^ y, all, all &^ x &^ z &^ y, all &^ z &^ y, all &^ y, all}, s.barrierLanes[0])
 	// P1 reads y in a loop and then stores x: at the loop's load
 	// neither is free, at the store y is (nothing reads it again) and x
 	// is not; z is free everywhere.

@@ -99,7 +99,10 @@ type Config struct {
 const (
 	locSubmitted = 0
 	locCompleted = 1
-	maxFsTasks   = memory.MaxLocations - 2 // a completion word per task
+	// A completion word per task, beside the two sequence numbers; the
+	// state's arrays hold 4 tasks (more would grow every state of every
+	// run for bounds no proof uses).
+	maxFsTasks = min(memory.MaxLocations-2, 4)
 )
 
 func locDone(t int) int { return 2 + t }

@@ -58,7 +58,7 @@ func (s *System) Canonical(st State) State {
 		}
 		return out
 	}
-	var locs [memory.MaxThreads]int
+	var locs [memory.MaxLocations]int
 	for l := 0; l < memory.MaxLocations; l++ {
 		locs[l] = l
 	}

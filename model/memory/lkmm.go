@@ -83,10 +83,10 @@ type lkExtra struct {
 	glob          vw
 	mview         [MaxLocations][MaxStores]vw // per live store: its message view
 	glued         [MaxLocations]uint16        // bit i: store i is a read-modify-write's, glued to store i-1
-	unord         [MaxThreads]uint8           // per thread: the locations (bit l) it loaded since its last full barrier
-	cond          [MaxThreads]uint8           // per thread: the locations whose loads only a conditional RMW's barriers ordered (see checkOrdered)
-	covered       [MaxThreads]uint8           // per thread: the locations in unord whose loads since the last barrier were all LoadCovered (see checkOrdered)
-	lockOnly      uint8                       // the locations only spin_lock and spin_unlock access (LockOnly)
+	unord         [MaxThreads]LocSet          // per thread: the locations (bit l) it loaded since its last full barrier
+	cond          [MaxThreads]LocSet          // per thread: the locations whose loads only a conditional RMW's barriers ordered (see checkOrdered)
+	covered       [MaxThreads]LocSet          // per thread: the locations in unord whose loads since the last barrier were all LoadCovered (see checkOrdered)
+	lockOnly      LocSet                      // the locations only spin_lock and spin_unlock access (LockOnly)
 	alias         [MaxThreads]int8            // per thread: a Fork's owner plus one, 0 for a thread of its own
 	pinned        int8                        // Pin: the thread plus one whose next read of pinLoc reads its own newest store (0: none)
 	pinLoc        uint8
@@ -111,7 +111,7 @@ type lkOrd struct {
 	// when it last unlocked (tunord), and those it loaded since (since):
 	// its next spin_lock orders the first but not the second before what
 	// follows.
-	tunord, since [MaxThreads]uint8
+	tunord, since [MaxThreads]LocSet
 
 	// What happens-before carries (pb in linux-kernel.cat: an event
 	// that happens after a strong fence may not overwrite, or read a
@@ -222,7 +222,7 @@ func (v vw) with(l int, i uint8) vw {
 // holds a store's index, below MaxStores = 16, so its top bit is free, and
 // (o|16) - v in each lane neither borrows from the next nor loses its top
 // bit exactly when v <= o.
-const laneTop vw = 0x10 | 0x10<<5 | 0x10<<10 | 0x10<<15 | 0x10<<20 | 0x10<<25
+const laneTop vw = (1<<(laneBits*MaxLocations) - 1) / laneMask << (laneBits - 1)
 
 // le has all ones in each lane where v is at or below o, 0 elsewhere.
 func (v vw) le(o vw) vw { return ((o | laneTop) - v) & laneTop >> (laneBits - 1) * laneMask }
@@ -304,12 +304,12 @@ var ErrUnordered = errors.New("memory: under LKMM a store follows a load of anot
 // succeeded (see checkOrdered).
 type UnorderedError struct {
 	Thread int
-	Locs   uint8
+	Locs   LocSet
 	Cond   bool
 }
 
 func (e *UnorderedError) Error() string {
-	return fmt.Sprintf("thread %d: %v (locations %08b)", e.Thread, ErrUnordered, e.Locs)
+	return fmt.Sprintf("thread %d: %v (locations %b)", e.Thread, ErrUnordered, e.Locs)
 }
 
 func (e *UnorderedError) Unwrap() error { return ErrUnordered }
@@ -382,7 +382,7 @@ func (m *lk) mustWhole(what string) {
 //
 // ordered reports the first two cases: the store is ordered after every
 // load since the last barrier (lkInsert).
-func (m *lk) writeBase(t, loc int, deps uint8, release bool) (base vw, ordered bool) {
+func (m *lk) writeBase(t, loc int, deps LocSet, release bool) (base vw, ordered bool) {
 	if deps != 0 {
 		m.mustWhole("a store with dependencies")
 	}
@@ -426,7 +426,7 @@ func (m *lk) writeBase(t, loc int, deps uint8, release bool) (base vw, ordered b
 //
 // A load its caller covers (LoadCovered: the caller also runs the thread
 // with that load satisfied after the store) is no reason to refuse.
-func (m *lk) checkOrdered(t, loc int, deps uint8, release bool) error {
+func (m *lk) checkOrdered(t, loc int, deps LocSet, release bool) error {
 	if u := (m.unord[t]&^m.covered[t] | m.cond[t]) &^ (1 << loc) &^ deps; u != 0 && !m.anyOrder && !release {
 		return &UnorderedError{Thread: t, Locs: u, Cond: m.cond[t]&^(1<<loc)&^deps != 0}
 	}
@@ -653,7 +653,7 @@ func (m lk) lkReadAs(t, loc, i int, how int) lk {
 
 // depView is what a load by t of its store that depends on the loads
 // of the locations deps (bit l) takes in (dv).
-func (m *lk) depView(t int, deps uint8) vw {
+func (m *lk) depView(t int, deps LocSet) vw {
 	var d vw
 	for l := 0; l < MaxLocations; l++ {
 		if deps&(1<<l) != 0 {
@@ -667,7 +667,7 @@ func (m *lk) depView(t int, deps uint8) vw {
 // release store that also leaves what its thread's earlier events pass on,
 // lkSpinUnlock): one result per place in loc's modification order after
 // t's view (writeBase) and not inside a read-modify-write.
-func (m lk) lkStores(t, loc int, v int64, deps uint8, release, unlock bool) ([]Choice, error) {
+func (m lk) lkStores(t, loc int, v int64, deps LocSet, release, unlock bool) ([]Choice, error) {
 	m.mustWrite(t, loc, false)
 	var out []Choice
 	for _, c := range m.lkSettles(t) {
@@ -840,7 +840,7 @@ func (m *Memory) LockOnly(loc int) {
 // LoadCovered and RMWOrder.Covered gave: a store that follows and is not
 // ordered after them is refused again (ErrUnordered). A no-op under the
 // other models.
-func (m *Memory) Uncover(t int, locs uint8) {
+func (m *Memory) Uncover(t int, locs LocSet) {
 	if m.model != LKMM || locs == 0 {
 		return
 	}
@@ -953,7 +953,7 @@ func (m *lk) ownCurrent(loc int, i uint8) bool {
 
 // lkPermuted renames threads and locations in the LKMM views (see
 // Permuted).
-func (m lk) lkPermuted(out *lk, threads, locs *[MaxThreads]int) {
+func (m lk) lkPermuted(out *lk, threads *[MaxThreads]int, locs *[MaxLocations]int) {
 	pv := func(v vw) vw {
 		var o vw
 		for l := 0; l < MaxLocations; l++ {
@@ -961,8 +961,8 @@ func (m lk) lkPermuted(out *lk, threads, locs *[MaxThreads]int) {
 		}
 		return o
 	}
-	pl := func(u uint8) uint8 { // a set of locations
-		var o uint8
+	pl := func(u LocSet) LocSet { // a set of locations
+		var o LocSet
 		for l := 0; l < MaxLocations; l++ {
 			o |= (u >> locs[l] & 1) << l
 		}

@@ -149,7 +149,7 @@ func (m Memory) Free(v int) Memory {
 // lock orders), so a caller whose thread makes no store that reads them
 // before its next full barrier, which forgets them anyway, may forget
 // them, and states that differ only there become one.
-func (m *Memory) ForgetMarks(t int, locs uint8) {
+func (m *Memory) ForgetMarks(t int, locs LocSet) {
 	if m.model != LKMM || m.ext == 0 || locs == 0 {
 		return
 	}
@@ -195,10 +195,10 @@ func (m *Memory) ForkCurrent(t, v int) bool {
 // and its alias: what Fork copies, Free clears and ForkCurrent compares.
 type lkPart struct {
 	cur, acq, rel        vw
-	unord, cond, covered uint8
+	unord, cond, covered LocSet
 	// With UseOrderings (lkOrd), else zero:
 	rv, own, tulp, tacq vw
-	tunord, since       uint8
+	tunord, since       LocSet
 	g, ah, tah          vw
 	lgv, lmv, dmv       [MaxLocations]vw
 }
@@ -255,7 +255,7 @@ func (m *lk) setPart(t int, p lkPart) {
 // its thread's views (a read that prop forbids, propForbids) and a
 // store carries its thread's g and lgv. The stores no view reaches any
 // more stay until Compact drops them.
-func (m *Memory) RaiseToBarrier(t int, locs uint8, quiet bool) {
+func (m *Memory) RaiseToBarrier(t int, locs LocSet, quiet bool) {
 	if m.model != LKMM || m.ext == 0 || locs == 0 || m.post&(1<<t) != 0 {
 		return
 	}
@@ -280,7 +280,7 @@ func (m *Memory) RaiseToBarrier(t int, locs uint8, quiet bool) {
 		*m = w.close()
 		return
 	}
-	changed := uint8(0)
+	changed := LocSet(0)
 	for l := 0; l < MaxLocations; l++ {
 		if locs&(1<<l) != 0 && (x.cur[t].at(l) != c.at(l) || x.acq[t].at(l) != c.at(l)) {
 			changed |= 1 << l

@@ -15,7 +15,7 @@ import (
 // (checkOrdered); another clears it.
 func (m lk) lkRMW(t, loc int, f func(old int64) (int64, bool), cond bool) ([]RMWResult, error) {
 	m.mustWrite(t, loc, true)
-	var kept uint8 // what the thread's cond is after a store
+	var kept LocSet // what the thread's cond is after a store
 	if cond {
 		kept = m.cond[t] | 1<<loc
 		if m.post&(1<<t) == 0 {

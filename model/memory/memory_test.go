@@ -308,7 +308,7 @@ func TestLKMMDependencies(t *testing.T) {
 // AllowUnordered the store without dependency may go before a=2.
 func TestLKMMDependentStorePlacement(t *testing.T) {
 	const a, b = 0, 1
-	places := func(m Memory, deps uint8) []int64 {
+	places := func(m Memory, deps LocSet) []int64 {
 		var finals []int64
 		cs, err := m.StoresDep(1, a, 1, deps)
 		require.NoError(t, err)

@@ -36,13 +36,13 @@ func (m Memory) Without(p Part) Memory {
 		x.cur, x.acq, x.rel, x.glob, x.mview = [MaxThreads]vw{}, [MaxThreads]vw{}, [MaxThreads]vw{}, 0, [MaxLocations][MaxStores]vw{}
 	}
 	if p&PartCovered != 0 {
-		x.covered = [MaxThreads]uint8{}
+		x.covered = [MaxThreads]LocSet{}
 	}
 	if p&PartOrderings != 0 {
 		o = lkOrd{}
 	}
 	if p&PartOther != 0 {
-		x.unord, x.cond, x.glued = [MaxThreads]uint8{}, [MaxThreads]uint8{}, [MaxLocations]uint16{}
+		x.unord, x.cond, x.glued = [MaxThreads]LocSet{}, [MaxThreads]LocSet{}, [MaxLocations]uint16{}
 		m.post = 0
 	}
 	if x.whole {

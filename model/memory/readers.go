@@ -13,7 +13,7 @@ import (
 // permuted renames threads and locations: new thread i is old thread
 // threads[i], new location l is old location locs[l] (both permutations of
 // 0..n-1 over every index). Symmetry reduction uses it.
-func (m Memory) Permuted(threads, locs *[MaxThreads]int) Memory {
+func (m Memory) Permuted(threads *[MaxThreads]int, locs *[MaxLocations]int) Memory {
 	out := m
 	var inv [MaxLocations]int8
 	for l := 0; l < MaxLocations; l++ {
