@@ -62,6 +62,35 @@ type litmusRecord struct {
 	// the file (Relaxed has no acquire or release): no answer, and no
 	// error either.
 	NotApplicable string `json:"not_applicable,omitempty"`
+	// AnsweredBy, for model LKMM, names the model that answered where
+	// the explorer's refused the file (a construct it does not have, one
+	// of its bounds): LKMM-ref, LKMM itself. ExplorerError is the
+	// explorer's refusal, with its file:line:col. A search of the
+	// explorer's cut short by its budget is not answered again: the
+	// reference's own budget would follow the one spent.
+	AnsweredBy    string `json:"answered_by,omitempty"`
+	ExplorerError string `json:"explorer_error,omitempty"`
+}
+
+// refRunsAll ends the refusal of a construct by another model than the
+// reference.
+const refRunsAll = " (LKMM-ref, -model lkmm-ref, runs the whole LKMM language)"
+
+// isExplorerLKMM reports whether m is the explorer's LKMM (memory.LKMM run
+// by durable.Operational), which -model lkmm names.
+func isExplorerLKMM(m litmus.Model) bool {
+	op, ok := m.(durable.Operational)
+	return ok && op.Model == memory.LKMM
+}
+
+// answeredByRef is the record of model LKMM for a file the explorer
+// refused (refused): the reference's answer (ref), under the name LKMM,
+// with who answered and why. LKMM is one model with two engines: the
+// explorer, exact on what it accepts, and the reference, which accepts
+// the whole language.
+func answeredByRef(refused, ref litmusRecord) litmusRecord {
+	ref.Model, ref.AnsweredBy, ref.ExplorerError = refused.Model, ref.Model, strings.TrimSuffix(refused.Error, refRunsAll)
+	return ref
 }
 
 // expectSchema is the schema of litmus.expect objects: 2 since each file
@@ -306,6 +335,10 @@ func (o *litmusOptions) allModels(path string) (res fileResult) {
 	var lkmmErr error
 	for _, m := range o.models {
 		rec, a := run(m)
+		if isExplorerLKMM(m) && o.ref != nil && errors.Is(a.err, litmus.ErrUnsupported) {
+			refRec, refA := run(o.ref)
+			rec, a = answeredByRef(rec, refRec), refA
+		}
 		if rec.Error != "" && !o.named && errors.Is(a.err, litmus.ErrNotInModel) {
 			rec.NotApplicable, rec.Error = rec.Error, ""
 		}
@@ -429,7 +462,7 @@ func litmusOne(path string, t *litmus.Test, m litmus.Model) (litmusRecord, answe
 		rec.Error = err.Error()
 		if _, ref := m.(lkmm.Reference); !ref && errors.Is(err, litmus.ErrNotInModel) {
 			// Say which model does have it.
-			rec.Error += " (LKMM-ref, -model lkmm-ref, runs the whole LKMM language)"
+			rec.Error += refRunsAll
 		}
 		return rec, answered{err: err}
 	}
@@ -489,6 +522,9 @@ func writeLitmusText(w io.Writer, r litmusRecord) {
 	}
 	fmt.Fprintf(w, "%s\nWitnesses\nPositive: %d Negative: %d\nCondition %s\nObservation %s %s %d %d\n",
 		ok, r.Matches, r.Negative, r.Cond, r.Test, r.Result, r.Matches, r.Negative)
+	if r.AnsweredBy != "" {
+		fmt.Fprintf(w, "Answered by %s: the explorer gave no answer: %s\n", r.AnsweredBy, r.ExplorerError)
+	}
 	if r.Witness != "" {
 		what := "an outcome that satisfies the condition"
 		if strings.HasPrefix(r.Cond, "forall") {

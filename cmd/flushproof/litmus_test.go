@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -101,8 +103,12 @@ P0(int *x, int *y) { int r0; r0 = READ_ONCE(*x); smp_rmb(); WRITE_ONCE(*y, 1); }
 P1(int *x, int *y) { int r0; r0 = READ_ONCE(*y); smp_rmb(); WRITE_ONCE(*x, 1); }
 exists (0:r0=1 /\ 1:r0=1)
 `), 0o644))
+	// The explorer refuses it (a store its run-ahead cannot place): LKMM
+	// is the reference's answer, which says so.
 	out, _, code = runLitmusArgs(t, "-model", "lkmm", rmb)
-	assert.Equal(t, exitUsage, code)
+	assert.Equal(t, exitOK, code)
+	assert.Contains(t, out, "Observation LB+rmb Sometimes 1 3")
+	assert.Contains(t, out, "Answered by LKMM-ref: the explorer gave no answer: ")
 	assert.Contains(t, out, "LKMM lets this store be seen before its load of x is satisfied")
 	// The same load buffering in a check: the negative control's
 	// counterexample shows the read left pending and satisfied late.
@@ -120,12 +126,49 @@ P0(int *x, int *y) { WRITE_ONCE(*x, 1); synchronize_rcu(); WRITE_ONCE(*y, 1); }
 P1(int *x, int *y) { int r0; int r1; rcu_read_lock(); r0 = READ_ONCE(*y); r1 = READ_ONCE(*x); rcu_read_unlock(); }
 exists (1:r0=1 /\ 1:r1=0)
 `), 0o644))
-	out, _, code = runLitmusArgs(t, "-model", "lkmm", rcu)
+	out, _, code = runLitmusArgs(t, "-model", "sc", rcu)
 	assert.Equal(t, exitUsage, code) // a model refuses the test (docs/cli.md)
 	assert.Contains(t, out, "MP+rcu.litmus:3:41: unsupported: synchronize_rcu (RCU): the explorer (SC, TSO, Relaxed, LKMM) does not have it (LKMM-ref, -model lkmm-ref, runs the whole LKMM language)")
 	out, _, code = runLitmusArgs(t, "-model", "lkmm-ref", rcu)
 	assert.Equal(t, exitOK, code)
 	assert.Contains(t, out, "Observation MP+rcu Never")
+	// LKMM is LKMM in every command: where the explorer refuses, the
+	// reference answers, as LKMM, saying why.
+	lk, _, code := runLitmusArgs(t, "-model", "lkmm", "-json", rcu)
+	assert.Equal(t, exitOK, code)
+	var rec litmusRecord
+	require.NoError(t, json.Unmarshal([]byte(lk), &rec))
+	assert.Equal(t, "LKMM", rec.Model)
+	assert.Equal(t, "LKMM-ref", rec.AnsweredBy)
+	assert.Equal(t, rcu+":3:41: unsupported: synchronize_rcu (RCU): the explorer (SC, TSO, Relaxed, LKMM) does not have it", rec.ExplorerError)
+	assert.Equal(t, "Never", rec.Result)
+	assert.Empty(t, rec.Error)
+	// Past the explorer's bound of locations, the same.
+	var params, stores []string
+	for i := 0; i <= memory.MaxLocations; i++ {
+		params = append(params, fmt.Sprintf("int *l%d", i))
+		stores = append(stores, fmt.Sprintf("WRITE_ONCE(*l%d, 1);", i))
+	}
+	wide := filepath.Join(t.TempDir(), "MP+wide.litmus")
+	require.NoError(t, os.WriteFile(wide, []byte(fmt.Sprintf(`C MP+wide
+{}
+P0(%s) { %s smp_wmb(); WRITE_ONCE(*l0, 2); }
+P1(int *l0, int *l%d) { int r0; int r1; r0 = READ_ONCE(*l0); smp_rmb(); r1 = READ_ONCE(*l%d); }
+exists (1:r0=2 /\ 1:r1=0)
+`, strings.Join(params, ", "), strings.Join(stores, " "), memory.MaxLocations, memory.MaxLocations)), 0o644))
+	lk, _, code = runLitmusArgs(t, "-model", "lkmm", "-json", wide)
+	assert.Equal(t, exitOK, code)
+	require.NoError(t, json.Unmarshal([]byte(lk), &rec))
+	assert.Equal(t, "LKMM-ref", rec.AnsweredBy)
+	assert.Contains(t, rec.ExplorerError, "and the checker's memory holds at most")
+	assert.Equal(t, "Never", rec.Result)
+	// A file the explorer accepts is its answer alone.
+	lk, _, code = runLitmusArgs(t, "-model", "lkmm", "-json", litmusDir+"SB+mbs.litmus")
+	assert.Equal(t, exitOK, code)
+	rec = litmusRecord{}
+	require.NoError(t, json.Unmarshal([]byte(lk), &rec))
+	assert.Empty(t, rec.AnsweredBy)
+	assert.Empty(t, rec.ExplorerError)
 }
 
 func TestLitmusErrors(t *testing.T) {
