@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -508,6 +509,11 @@ func fileRows(files []string, o fileOptions, stderr io.Writer) ([]verdict.Row, i
 		d, err := durable.Read(t.File, t)
 		if err != nil {
 			fmt.Fprintf(stderr, "flushproof check: %v\n", err)
+			if errors.Is(err, litmus.ErrUnsupported) && litmus.MemoryOps(t) == nil {
+				// No device, no crash to model: LKMM's reference has
+				// what the explorer refused.
+				fmt.Fprintf(stderr, "flushproof check: %s has no device statement: `flushproof litmus -model lkmm %s` answers its final condition under LKMM once every thread has finished, with no crash (its reference runs the whole language, with no bound of threads or locations)\n", f, f)
+			}
 			return nil, exitUsage
 		}
 		if o.devices != "" {

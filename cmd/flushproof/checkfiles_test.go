@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -54,6 +56,41 @@ func TestCheckFilesErrors(t *testing.T) {
 		assert.Contains(t, errb.String(), c.want, "%v", c.args)
 		assert.Empty(t, out.String(), "%v: no rows", c.args)
 	}
+}
+
+// TestCheckFilesRefusedToLitmus: a file the explorer refuses is an error
+// at its line and column; one without a device statement also names the
+// command whose LKMM answers it, one with a device does not (only check
+// runs those).
+func TestCheckFilesRefusedToLitmus(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
+		return p
+	}
+	memOnly := write("mp-rcu.litmus", `C mp-rcu
+{}
+P0(int *x, int *y) { WRITE_ONCE(*x, 1); synchronize_rcu(); WRITE_ONCE(*y, 1); }
+P1(int *x, int *y) { int r0; int r1; rcu_read_lock(); r0 = READ_ONCE(*y); r1 = READ_ONCE(*x); rcu_read_unlock(); }
+~exists (1:r0=1 /\ 1:r1=0)
+`)
+	withDev := write("dev-rcu.litmus", `C dev-rcu
+{}
+P0(int *x) { int r; synchronize_rcu(); r = submit_bio_wait(0, 1, REQ_FUA); }
+forall (blk0=0 \/ blk0=1)
+`)
+	var out, errb bytes.Buffer
+	code := run([]string{"check", "-q", "-model", "lkmm", memOnly}, &out, &errb)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errb.String(), memOnly+":3:41: unsupported: synchronize_rcu (RCU)")
+	assert.Contains(t, errb.String(), "has no device statement: `flushproof litmus -model lkmm "+memOnly+"` answers its final condition under LKMM")
+	out.Reset()
+	errb.Reset()
+	code = run([]string{"check", "-q", "-model", "lkmm", withDev}, &out, &errb)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errb.String(), "unsupported: synchronize_rcu (RCU)")
+	assert.NotContains(t, errb.String(), "flushproof litmus")
 }
 
 // TestCheckFilesNotApplicable: under -model all, a model that cannot
