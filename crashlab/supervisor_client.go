@@ -193,6 +193,12 @@ func (c *supervisorClient) call(req request) (response, error) {
 // empty), named by the run's marker, and returns its path with symbolic
 // links resolved.
 func (c *supervisorClient) mkdirTemp(parent string) (string, error) {
+	if parent == "" {
+		// This process's temporary directory, not the supervisor's: the
+		// supervisor is started once a process, and TMPDIR may have
+		// changed since (a test's t.Setenv).
+		parent = os.TempDir()
+	}
 	if parent != "" {
 		abs, err := filepath.Abs(parent)
 		if err != nil {
