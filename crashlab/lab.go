@@ -5,9 +5,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -62,7 +64,19 @@ type LabOptions struct {
 	FlushDelay time.Duration
 	Dir        string       // where the lab makes its own directory (default os.TempDir())
 	Progress   func(string) // stage lines, if set
-	_          struct{}
+	// Command is the user's program as the workload (CommandWorkload,
+	// command.go): its argv. Writers and Records do not apply.
+	Command []string
+	// Check is the checker run on every crash state of a Command run:
+	// its argv; nil for the default checker (command.go).
+	Check []string
+	// CheckTimeout bounds one run of Check: 0 for DefaultCheckTimeout, up
+	// to MaxCheckTimeout.
+	CheckTimeout time.Duration
+	// Output receives the standard output and error of Command (nil:
+	// discarded). Check's output is kept with a failing state instead.
+	Output io.Writer
+	_      struct{}
 }
 
 // The bounds Validate enforces. They keep a run within what one machine
@@ -105,6 +119,9 @@ func (e *OptionError) Error() string {
 
 // withDefaults fills in the zero fields that have a default.
 func (o LabOptions) withDefaults() LabOptions {
+	if o.Workload == "" && len(o.Command) > 0 {
+		o.Workload = CommandWorkload
+	}
 	if o.Workload == "" {
 		o.Workload = FsyncWriters
 	}
@@ -133,11 +150,22 @@ func (o LabOptions) Validate() error {
 	bad := func(field string, v any, format string, args ...any) error {
 		return &OptionError{Field: field, Value: v, Want: fmt.Sprintf(format, args...)}
 	}
+	command := o.Workload == CommandWorkload
 	switch {
 	case o.FS != Ext4 && o.FS != XFS:
 		return bad("FS", string(o.FS), "%s or %s", Ext4, XFS)
-	case !slices.Contains(Workloads, o.Workload):
+	case !slices.Contains(Workloads, o.Workload) && !command:
 		return bad("Workload", string(o.Workload), "%s, %s, %s or %s", FsyncWriters, EarlyAck, SyncerWriters, SyncerEarlySample)
+	case command && (len(o.Command) == 0 || o.Command[0] == ""):
+		return bad("Command", strings.Join(o.Command, " "), "the program to run and its arguments")
+	case !command && len(o.Command) > 0:
+		return bad("Workload", string(o.Workload), "%s (or none) with a Command", CommandWorkload)
+	case !command && len(o.Check) > 0:
+		return bad("Check", strings.Join(o.Check, " "), "none: a checker checks a Command's crash states")
+	case len(o.Check) > 0 && o.Check[0] == "":
+		return bad("Check", strings.Join(o.Check, " "), "the checker to run and its arguments")
+	case o.CheckTimeout < 0 || o.CheckTimeout > MaxCheckTimeout:
+		return bad("CheckTimeout", o.CheckTimeout, "0 (%v) to %v", DefaultCheckTimeout, MaxCheckTimeout)
 	case o.Writers < 1 || o.Writers > MaxWriters:
 		return bad("Writers", o.Writers, "1 to %d", MaxWriters)
 	case o.Records < 1 || o.Records > MaxRecords:
@@ -151,7 +179,7 @@ func (o LabOptions) Validate() error {
 	case o.ImageSize%4096 != 0 || o.ImageSize < MinImageSize(o.FS) || o.ImageSize > MaxImageSize:
 		return bad("ImageSize", o.ImageSize, "a multiple of 4096 from %d (%d MiB, the least %s takes) to %d (%d GiB)",
 			MinImageSize(o.FS), MinImageSize(o.FS)>>20, o.FS, int64(MaxImageSize), MaxImageSize>>30)
-	case int64(o.Writers)*int64(o.Records)*recordSize > o.ImageSize/2:
+	case !command && int64(o.Writers)*int64(o.Records)*recordSize > o.ImageSize/2:
 		// The records must fit with room to spare for metadata and the
 		// journal, or the workload fails with ENOSPC half way.
 		return bad("ImageSize", o.ImageSize, "at least twice the records' %d bytes (%d writers x %d records x %d)",
@@ -166,6 +194,8 @@ type LabResult struct {
 	Ops     int        // operations logged
 	Flushes int
 	Acked   int // records acknowledged by the workload
+	// Acks are a Command's acknowledgements, in the order it made them.
+	Acks []Ack
 	// States is how many crash states the run meant to replay: the flush
 	// points, the end of the log and the random states cut after mkfs.
 	States int
@@ -198,6 +228,13 @@ func RunLab(ctx context.Context, opt LabOptions) (res LabResult, err error) {
 	if err := opt.Validate(); err != nil {
 		return res, err
 	}
+	if opt.Workload == CommandWorkload {
+		argv, err := ResolveCommand(opt.Command)
+		if err != nil {
+			return res, &OptionError{Field: "Command", Value: strings.Join(opt.Command, " "), Want: "a program to run: " + err.Error()}
+		}
+		opt.Command, res.Options.Command = argv, argv
+	}
 	if err := Preflight(opt.FS); err != nil {
 		return res, err
 	}
@@ -229,9 +266,9 @@ func RunLab(ctx context.Context, opt LabOptions) (res LabResult, err error) {
 	logPath := filepath.Join(dir, "ops.log")
 
 	start := time.Now()
-	acks, ready, err := record(ctx, opt, dir, logPath, progress)
+	acks, cmdAcks, ready, err := record(ctx, opt, dir, logPath, progress)
 	res.Recorded = time.Since(start)
-	res.Acked = len(acks)
+	res.Acked, res.Acks = len(acks)+len(cmdAcks), cmdAcks
 	if err != nil {
 		if ctx.Err() != nil {
 			res.Interrupted = true
@@ -257,7 +294,11 @@ func RunLab(ctx context.Context, opt LabOptions) (res LabResult, err error) {
 	}
 	res.States = len(states)
 	progress("recorded %d ops (%d flushes), %d records acknowledged in %v; replaying %d crash states", res.Ops, res.Flushes, res.Acked, res.Recorded.Round(time.Millisecond), len(states))
-	rep, err := Replay(ctx, ops, opt.ImageSize, states, opt.FS, ackedCheck(acks), opt.Parallel)
+	check := ackedCheck(acks)
+	if opt.Workload == CommandWorkload {
+		check = commandCheck(opt, cmdAcks)
+	}
+	rep, err := Replay(ctx, ops, opt.ImageSize, states, opt.FS, check, opt.Parallel)
 	res.Replay = rep
 	for _, r := range rep.Results {
 		if r.Status == StatusCheckError || r.CheckErr != nil {
@@ -287,10 +328,10 @@ func countFlushes(ops []Op) int {
 // record runs the workload on a fresh file system on the recorder's loop
 // device and returns the acknowledgements and the log position at which
 // mkfs had finished (mkfs syncs the device before it exits).
-func record(ctx context.Context, opt LabOptions, dir, logPath string, progress func(string, ...any)) (acks []ack, ready uint64, err error) {
+func record(ctx context.Context, opt LabOptions, dir, logPath string, progress func(string, ...any)) (acks []ack, cmdAcks []Ack, ready uint64, err error) {
 	rec, err := StartRecorder(RecorderOptions{Dir: dir, ImageSize: opt.ImageSize, LogPath: logPath, FlushDelay: opt.FlushDelay, Progress: opt.Progress})
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, 0, err
 	}
 	defer func() {
 		if cerr := rec.Close(); err == nil && cerr != nil {
@@ -304,22 +345,35 @@ func record(ctx context.Context, opt LabOptions, dir, logPath string, progress f
 		mkfs = []string{"mkfs.xfs", "-q", "-f", dev}
 	}
 	if _, err := runTool(ctx, mkfs[0], mkfs[1:]...); err != nil {
-		return nil, 0, err
+		return nil, nil, 0, err
 	}
 	ready = uint64(rec.Ops())
 	mnt := filepath.Join(dir, "mnt")
 	if err := os.Mkdir(mnt, 0o755); err != nil {
-		return nil, 0, err
+		return nil, nil, 0, err
 	}
 	// A mount(8) killed half-way could leave a mount behind: let it finish.
 	if _, err := runTool(context.WithoutCancel(ctx), "mount", "-t", string(opt.FS), dev, mnt); err != nil {
-		return nil, 0, err
+		return nil, nil, 0, err
 	}
 	defer func() {
 		if _, uerr := runTool(context.Background(), "umount", mnt); uerr != nil && err == nil {
 			err = uerr
 		}
 	}()
+	if opt.Workload == CommandWorkload {
+		progress("running %s in %s", quoteCommand(opt.Command), mnt)
+		cmdAcks, err := runCommand(ctx, opt, mnt, rec)
+		if err == nil {
+			// The cause of the program's I/O errors (a full log, the
+			// recorder's supervisor gone) before what the program made
+			// of them.
+			err = rec.Err()
+		} else if rerr := rec.Err(); rerr != nil && ctx.Err() == nil {
+			err = rerr
+		}
+		return nil, cmdAcks, ready, err
+	}
 	progress("%d writers x %d records (%s) on %s", opt.Writers, opt.Records, opt.Workload, opt.FS)
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -332,7 +386,7 @@ func record(ctx context.Context, opt LabOptions, dir, logPath string, progress f
 	if opt.Workload == SyncerWriters || opt.Workload == SyncerEarlySample {
 		files, err := preallocate(mnt, opt)
 		if err != nil {
-			return nil, 0, err
+			return nil, nil, 0, err
 		}
 		defer func() {
 			for _, f := range files {
@@ -343,7 +397,7 @@ func record(ctx context.Context, opt LabOptions, dir, logPath string, progress f
 			Seq: impl.FlushSeq{Submitted: &impl.Word{}, Completed: &impl.Word{}, MB: impl.Fence{}}}
 		base, err := impl.NewSyncer(shared, impl.GroupCommit)
 		if err != nil {
-			return nil, 0, err
+			return nil, nil, 0, err
 		}
 		for w := 0; w < opt.Writers; w++ {
 			h := shared
@@ -359,25 +413,17 @@ func record(ctx context.Context, opt LabOptions, dir, logPath string, progress f
 	if ctx.Err() != nil {
 		// Every writer stops with the same error: say it once, and keep
 		// what was acknowledged.
-		return acks, ready, context.Cause(ctx)
+		return acks, nil, ready, context.Cause(ctx)
 	}
 	if err := rec.Err(); err != nil {
 		// The cause of every writer's EIO (a full log, the recorder's
 		// supervisor gone): say it once.
-		return nil, 0, err
+		return nil, nil, 0, err
 	}
 	if err := errors.Join(errs...); err != nil {
-		return nil, 0, err
+		return nil, nil, 0, err
 	}
-	if err := rec.Err(); err != nil {
-		// The cause of every writer's EIO (a full log, the recorder's
-		// supervisor gone): say it once.
-		return nil, 0, err
-	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, 0, err
-	}
-	return acks, ready, nil
+	return acks, nil, ready, nil
 }
 
 func recordData(w, i int) []byte {

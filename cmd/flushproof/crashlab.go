@@ -52,13 +52,25 @@ func crashlabMain(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		crashlab.MinImageSize(crashlab.Ext4)>>20, crashlab.MinImageSize(crashlab.XFS)>>20, crashlab.MaxImageSize>>30))
 	quiet := fs.Bool("q", false, "no progress lines on stderr")
 	jsonOut := fs.Bool("json", false, "JSON Lines on stdout: a crashlab.state object per replayed state that did not pass, then one crashlab.summary (docs/crashlab.md)")
+	check := fs.String("check", "", "with a command: the checker run by /bin/sh -c in every crash state, in the recovered file system (mounted read-write on the state's own copy) with the acknowledgements at or before the cut on its standard input, one \"KEY\" or \"KEY VALUE\" line each; exit status 0 passes the state (default: every acknowledged KEY is a file there, holding VALUE where one was given)")
+	checkTimeout := fs.Duration("check-timeout", crashlab.DefaultCheckTimeout, fmt.Sprintf("with -check: how long one run of the checker may take (past it, the state fails), up to %v", crashlab.MaxCheckTimeout))
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, `usage: flushproof crashlab [flags]
+       flushproof crashlab [flags] -- CMD [ARG...]
 
-Records fsync writers on a fresh file system through a FUSE + loop recorder (root,
+Records a workload on a fresh file system through a FUSE + loop recorder (root,
 /dev/fuse, loop devices and the file system's tools needed), then mounts, checks and fscks
 every crash state the log allows at each flush point, at the end of the log and at
 random cut points. Writes only to its own temporary files and devices, which it removes.
+
+The workload is fsync writers of crashlab's own (-workload), or your program: CMD runs
+with its working directory at the root of the new file system (also in $FLUSHPROOF_DIR)
+until it exits, and says what it has made durable by writing lines "ack KEY" or
+"ack KEY VALUE" to file descriptor 3 ($FLUSHPROOF_ACK_FD), e.g.
+    flushproof crashlab -- sh -c 'echo v1 > k && sync k . && echo "ack k v1" >&3'
+Each crash state is held to the acknowledgements made at or before its cut (-check).
+CMD, and a first word of -check such as ./check.sh, are yours: taken from where you run
+crashlab.
 
 exit status: 0 no acknowledged record lost and every state that must recover did;
 1 a record lost or such a state failed; 2 bad usage; 3 the run failed (a missing tool,
@@ -74,13 +86,35 @@ flags:
 		}
 		return crashlabExitUsage
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "flushproof crashlab: unexpected arguments %q\n", fs.Args())
-		return crashlabExitUsage
-	}
 	usage := func(flagName string, v any, want string) int {
 		fmt.Fprintf(stderr, "flushproof crashlab: -%s %v: want %s\n", flagName, v, want)
 		return crashlabExitUsage
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	cmdArgs := fs.Args()
+	if len(cmdArgs) > 0 {
+		// A program of the user's is the workload: crashlab's own
+		// workload flags do not apply.
+		for _, name := range []string{"workload", "writers", "records"} {
+			if set[name] {
+				fmt.Fprintf(stderr, "flushproof crashlab: -%s: does not apply with a command (%s), which is the workload\n", name, strings.Join(cmdArgs, " "))
+				return crashlabExitUsage
+			}
+		}
+	} else {
+		for _, name := range []string{"check", "check-timeout"} {
+			if set[name] {
+				fmt.Fprintf(stderr, "flushproof crashlab: -%s: applies to a command of yours (crashlab [flags] -- CMD [ARG...]); the built-in workloads have their own check\n", name)
+				return crashlabExitUsage
+			}
+		}
+	}
+	if set["check"] && strings.TrimSpace(*check) == "" {
+		return usage("check", fmt.Sprintf("%q", *check), "a command line for /bin/sh -c")
+	}
+	if *checkTimeout <= 0 || *checkTimeout > crashlab.MaxCheckTimeout {
+		return usage("check-timeout", *checkTimeout, fmt.Sprintf("more than 0, up to %v", crashlab.MaxCheckTimeout))
 	}
 	// LabOptions takes a zero as "the default"; on the command line a zero
 	// is a value, and these do not allow it.
@@ -94,6 +128,17 @@ flags:
 	}
 	opt := crashlab.LabOptions{FS: crashlab.FS(*fsName), Workload: crashlab.Workload(*workload), Writers: *writers, Records: *records,
 		Random: *random, Parallel: *parallel, Seed: *seed, FlushDelay: *delay, ImageSize: *size}
+	if len(cmdArgs) > 0 {
+		argv, err := crashlab.ResolveCommand(cmdArgs)
+		if err != nil {
+			fmt.Fprintf(stderr, "flushproof crashlab: -- %s: %v\n", strings.Join(cmdArgs, " "), err)
+			return crashlabExitUsage
+		}
+		opt.Workload, opt.Command, opt.CheckTimeout, opt.Output = crashlab.CommandWorkload, argv, *checkTimeout, stderr
+		if *check != "" {
+			opt.Check = []string{"/bin/sh", "-c", crashlab.ResolveCheck(*check)}
+		}
+	}
 	if *size < 0 {
 		// Negative is not "the default" either.
 		return usage("image-size", *size, "0 (the default) or a positive multiple of 4096")
@@ -130,7 +175,8 @@ flags:
 // crashlabFlagOf names the flag behind each LabOptions field.
 var crashlabFlagOf = map[string]string{
 	"FS": "fs", "Workload": "workload", "Writers": "writers", "Records": "records", "Random": "replays",
-	"Parallel": "parallel", "FlushDelay": "flush-delay", "ImageSize": "image-size",
+	"Parallel": "parallel", "FlushDelay": "flush-delay", "ImageSize": "image-size", "Check": "check",
+	"CheckTimeout": "check-timeout", "Command": "- CMD",
 }
 
 // crashlabRun is one run of the command: what RunLab returned, and how it
@@ -270,8 +316,17 @@ func writeCrashlabText(w io.Writer, run crashlabRun) {
 		fmt.Fprintf(w, "result: %s (exit %d): %s\n", strings.ToUpper(run.Outcome()), code, crashlabExitMeaning[code])
 		return
 	}
-	fmt.Fprintf(w, "%s, %d writers x %d records (%s), image %d MiB, seed %d: %d ops logged (%d flushes), %d records acknowledged, recorded in %v\n",
-		opt.FS, opt.Writers, opt.Records, opt.Workload, opt.ImageSize>>20, opt.Seed, res.Ops, res.Flushes, res.Acked, res.Recorded.Round(time.Millisecond))
+	if opt.Workload == crashlab.CommandWorkload {
+		checker := "the default checker (every acknowledged KEY a file holding its VALUE)"
+		if len(opt.Check) > 0 {
+			checker = fmt.Sprintf("checker %q", opt.Check[len(opt.Check)-1])
+		}
+		fmt.Fprintf(w, "%s, command %q, %s, image %d MiB, seed %d: %d ops logged (%d flushes), %d acknowledgements, recorded in %v\n",
+			opt.FS, strings.Join(opt.Command, " "), checker, opt.ImageSize>>20, opt.Seed, res.Ops, res.Flushes, res.Acked, res.Recorded.Round(time.Millisecond))
+	} else {
+		fmt.Fprintf(w, "%s, %d writers x %d records (%s), image %d MiB, seed %d: %d ops logged (%d flushes), %d records acknowledged, recorded in %v\n",
+			opt.FS, opt.Writers, opt.Records, opt.Workload, opt.ImageSize>>20, opt.Seed, res.Ops, res.Flushes, res.Acked, res.Recorded.Round(time.Millisecond))
+	}
 	fmt.Fprintf(w, "replayed %d of %d crash states in %v (%.1f/s); file-system block %d bytes\n",
 		len(rep.Results), res.States, rep.Elapsed.Round(time.Millisecond), rep.PerSecond, rep.BlockSize)
 	if len(rep.Results) > 0 {
@@ -299,7 +354,11 @@ func writeCrashlabText(w io.Writer, run crashlabRun) {
 		row("all", rep.Counts)
 	}
 	v := rep.Verdicts()
-	fmt.Fprintf(w, "acknowledged records lost: in %d of %d states\n", res.Lost, len(rep.Results))
+	if opt.Workload == crashlab.CommandWorkload {
+		fmt.Fprintf(w, "the check failed (acknowledged data lost or wrong): in %d of %d states\n", res.Lost, len(rep.Results))
+	} else {
+		fmt.Fprintf(w, "acknowledged records lost: in %d of %d states\n", res.Lost, len(rep.Results))
+	}
 	list := func(title string, rs []crashlab.StateResult) {
 		fmt.Fprintf(w, "%s: %d\n", title, len(rs))
 		const most = 5
@@ -374,6 +433,8 @@ type crashlabSummaryJSON struct {
 	Schema          int                       `json:"schema"`
 	FS              string                    `json:"fs"`
 	Workload        string                    `json:"workload"`
+	Command         []string                  `json:"command,omitempty"`
+	Check           []string                  `json:"check,omitempty"`
 	NegativeControl bool                      `json:"negative_control"`
 	Writers         int                       `json:"writers"`
 	Records         int                       `json:"records"`
@@ -451,7 +512,7 @@ func writeCrashlabJSON(w io.Writer, run crashlabRun) error {
 		States: res.States, Replayed: len(rep.Results), ByStatus: map[string]int{}, ByKind: map[string]map[string]int{},
 		Verdicts: map[string]int{}, Lost: res.Lost, Interrupted: run.Interrupted(), Signal: run.Signal(),
 		RecordedNs: res.Recorded.Nanoseconds(), ReplayNs: rep.Elapsed.Nanoseconds(), ElapsedNs: run.Elapsed.Nanoseconds(),
-		Result: run.Outcome(), ExitCode: run.ExitCode(),
+		Result: run.Outcome(), ExitCode: run.ExitCode(), Command: opt.Command, Check: opt.Check,
 	}
 	sum.ExitMeaning = crashlabExitMeaning[sum.ExitCode]
 	byKind := rep.ByKind()

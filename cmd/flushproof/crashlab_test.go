@@ -40,7 +40,11 @@ func TestCrashlabFlags(t *testing.T) {
 		{[]string{"-fs", "btrfs"}, "-fs btrfs: want ext4 or xfs"},
 		{[]string{"-workload", "nope"}, "-workload nope: want fsync, early-ack, syncer or syncer-early-sample"},
 		{[]string{"-writers", "200", "-records", "100", "-image-size", "16777216"}, "-image-size 16777216: want at least twice the records'"},
-		{[]string{"extra"}, `unexpected arguments ["extra"]`},
+		{[]string{"-writers", "2", "--", "true"}, "-writers: does not apply with a command (true), which is the workload"},
+		{[]string{"-workload", "fsync", "true"}, "-workload: does not apply with a command (true)"},
+		{[]string{"-check", "true"}, "-check: applies to a command of yours (crashlab [flags] -- CMD [ARG...])"},
+		{[]string{"-check", " ", "--", "true"}, `-check " ": want a command line for /bin/sh -c`},
+		{[]string{"-check-timeout", "0s", "--", "true"}, "-check-timeout 0s: want more than 0, up to 1h0m0s"},
 	} {
 		var out, errb bytes.Buffer
 		code := crashlabMain(context.Background(), append([]string{"-q"}, tc.args...), &out, &errb)
@@ -333,6 +337,41 @@ func TestCrashlabRunJSON(t *testing.T) {
 		assert.Equal(t, "allowed", l["verdict"], "%v", l)
 	}
 	assert.Empty(t, errb.String())
+	crashlabNoLeftovers(t, os.Getenv("TMPDIR"))
+}
+
+// TestCrashlabCommand: the user's program as the workload, through the
+// command's own code path: a program that syncs before it acknowledges
+// passes, one that acknowledges first is caught (exit 1), and the summary
+// names the command.
+func TestCrashlabCommand(t *testing.T) {
+	crashlabNeedsRoot(t)
+	// A TMPDIR of its own, though another run of this process may have
+	// started the supervisor with another (the directories are the
+	// caller's: it failed with ENOENT once that one was removed).
+	t.Setenv("TMPDIR", t.TempDir())
+	small := []string{"-q", "-json", "-image-size", "16777216", "-replays", "10"}
+	synced := `set -e; for i in 1 2 3; do echo v$i > k$i; sync k$i; sync .; echo "ack k$i v$i" >&3; done; echo done`
+	var out, errb bytes.Buffer
+	code := crashlabMain(context.Background(), append(small, "--", "/bin/sh", "-c", synced), &out, &errb)
+	lines := crashlabParseJSON(t, out.Bytes())
+	sum := lines[len(lines)-1]
+	assert.Equal(t, crashlabExitPass, code, "%v; stderr: %s", sum, errb.String())
+	assert.Equal(t, "command", sum["workload"])
+	assert.Equal(t, []any{"/bin/sh", "-c", synced}, sum["command"])
+	assert.Nil(t, sum["check"], "the default checker")
+	assert.EqualValues(t, 3, sum["acked"])
+	assert.Equal(t, "done\n", errb.String(), "the program's output goes to stderr")
+
+	early := `for i in 1 2 3; do echo v$i > k$i; echo "ack k$i v$i" >&3; done; sleep 0.2`
+	out.Reset()
+	errb.Reset()
+	code = crashlabMain(context.Background(), append(small, "-check", `while read k v; do test "$(cat $k)" = "$v" || exit 1; done`, "--", "/bin/sh", "-c", early), &out, &errb)
+	lines = crashlabParseJSON(t, out.Bytes())
+	sum = lines[len(lines)-1]
+	assert.Equal(t, crashlabExitFail, code, "%v; stderr: %s", sum, errb.String())
+	assert.Positive(t, sum["lost"])
+	assert.Equal(t, []any{"/bin/sh", "-c", `while read k v; do test "$(cat $k)" = "$v" || exit 1; done`}, sum["check"])
 	crashlabNoLeftovers(t, os.Getenv("TMPDIR"))
 }
 

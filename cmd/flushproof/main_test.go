@@ -614,7 +614,7 @@ func TestCostJSON(t *testing.T) {
 
 func TestCrashlabArgs(t *testing.T) {
 	var out, errb bytes.Buffer
-	for _, args := range [][]string{{"crashlab", "extra"}, {"crashlab", "-fs", "btrfs", "-q"}, {"crashlab", "-workload", "nope", "-q"}, {"crashlab", "-writers", "0", "-q"}} {
+	for _, args := range [][]string{{"crashlab", "no-such-program-anywhere"}, {"crashlab", "-fs", "btrfs", "-q"}, {"crashlab", "-workload", "nope", "-q"}, {"crashlab", "-writers", "0", "-q"}} {
 		out.Reset()
 		errb.Reset()
 		assert.Equal(t, 2, run(args, &out, &errb), "%q", args)

@@ -1,0 +1,60 @@
+package ack
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestAck runs this test binary as a child with the descriptor crashlab
+// would pass (fd 3) and reads back what the helper wrote; without the
+// variable the helper writes nothing and fails nothing.
+func TestAck(t *testing.T) {
+	if os.Getenv("ACK_TEST_CHILD") == "1" {
+		var wg sync.WaitGroup
+		for i := 0; i < 20; i++ {
+			wg.Go(func() {
+				if err := Value(fmt.Sprintf("k%d", i), "v w"); err != nil {
+					panic(err)
+				}
+			})
+		}
+		wg.Wait()
+		if err := Key("last"); err != nil {
+			panic(err)
+		}
+		if err := Key("bad key"); err == nil {
+			panic("a key with a space was taken")
+		}
+		return
+	}
+	require.NoError(t, Key("outside"), "outside crashlab: nothing to do")
+	pr, pw, err := os.Pipe()
+	require.NoError(t, err)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestAck$")
+	cmd.Env = append(os.Environ(), "ACK_TEST_CHILD=1", EnvFD+"=3")
+	cmd.ExtraFiles = []*os.File{pw}
+	require.NoError(t, cmd.Start())
+	pw.Close()
+	var lines []string
+	sc := bufio.NewScanner(pr)
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+	}
+	require.NoError(t, cmd.Wait())
+	require.Len(t, lines, 21)
+	seen := map[string]bool{}
+	for _, l := range lines[:20] {
+		seen[l] = true
+	}
+	for i := 0; i < 20; i++ {
+		assert.True(t, seen[fmt.Sprintf("ack k%d v w", i)], "line of k%d whole", i)
+	}
+	assert.Equal(t, "ack last", lines[20])
+}
