@@ -173,8 +173,9 @@ func TestLabCommandOptions(t *testing.T) {
 	}
 }
 
-// TestLabSQLiteWAL runs the SQLite example (examples/crashlab/sqlite-wal):
-// in WAL mode with synchronous=FULL no acknowledged row is lost and every
+// TestLabSQLiteWAL runs the SQLite example (examples/crashlab/sqlite-wal),
+// 8 rows, every epoch state with up to one change and 20 random states: in
+// WAL mode with synchronous=FULL no acknowledged row is lost and every
 // state passes PRAGMA integrity_check; with synchronous=OFF (the negative
 // control) acknowledged rows are lost.
 func TestLabSQLiteWAL(t *testing.T) {
@@ -185,11 +186,14 @@ func TestLabSQLiteWAL(t *testing.T) {
 	dir, err := filepath.Abs("../examples/crashlab/sqlite-wal")
 	require.NoError(t, err)
 	run := func(mode string) LabResult {
-		res, err := RunLab(context.Background(), LabOptions{FS: Ext4, Command: []string{filepath.Join(dir, "workload.sh"), mode, "20"},
-			Check: []string{filepath.Join(dir, "check.sh")}, Random: 100, ImageSize: 32 << 20, Seed: 1})
+		res, err := RunLab(context.Background(), LabOptions{FS: Ext4, Command: []string{filepath.Join(dir, "workload.sh"), mode, "8"},
+			Check: []string{filepath.Join(dir, "check.sh")}, Random: 20, Epoch: true, K: 1, ImageSize: 32 << 20, Seed: 1})
 		require.NoError(t, err, mode)
-		require.Len(t, res.Acks, 20, mode)
-		t.Logf("synchronous=%s: %d ops, %d flushes, %d states, %d lost", mode, res.Ops, res.Flushes, len(res.Replay.Results), res.Lost)
+		require.Len(t, res.Acks, 8, mode)
+		t.Logf("synchronous=%s: %d ops, %d flushes, %d states (%d duplicates not replayed), %d lost", mode, res.Ops, res.Flushes, len(res.Replay.Results), res.Duplicates, res.Lost)
+		assert.Equal(t, res.Generated, res.States+res.Duplicates, mode)
+		assert.Positive(t, res.Duplicates, "%s: prefixes at consecutive writes repeat flush points", mode)
+		assert.Equal(t, res.States, len(res.Replay.Results), mode)
 		return res
 	}
 	full := run("FULL")

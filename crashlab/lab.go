@@ -57,8 +57,13 @@ type LabOptions struct {
 	Records   int      // records (fsyncs) per writer, 1 to MaxRecords, default 20
 	ImageSize int64    // bytes, a multiple of 4096 from MinImageSize(FS) to MaxImageSize; default 128 MiB (ext4), 320 MiB (xfs)
 	Random    int      // random crash states besides the flush points, 0 to MaxRandom (0: none)
-	Parallel  int      // replays at once, 1 to MaxParallel, default 4
-	Seed      uint64   // seed of the random crash states
+	// Epoch adds the states of EpochStates (epoch.go): a crash after
+	// every write, its epoch's writes landing in log order but for up to K
+	// changes (0 to MaxK: dropped, reordered or torn writes).
+	Epoch    bool
+	K        int
+	Parallel int    // replays at once, 1 to MaxParallel, default 4
+	Seed     uint64 // seed of the random crash states
 	// FlushDelay makes every flush the recorder sees take this long, like
 	// a disk whose flush costs milliseconds: 0 to MaxFlushDelay.
 	FlushDelay time.Duration
@@ -164,6 +169,8 @@ func (o LabOptions) Validate() error {
 		return bad("Check", strings.Join(o.Check, " "), "none: a checker checks a Command's crash states")
 	case len(o.Check) > 0 && o.Check[0] == "":
 		return bad("Check", strings.Join(o.Check, " "), "the checker to run and its arguments")
+	case o.K < 0 || o.K > MaxK:
+		return bad("K", o.K, "0 to %d", MaxK)
 	case o.CheckTimeout < 0 || o.CheckTimeout > MaxCheckTimeout:
 		return bad("CheckTimeout", o.CheckTimeout, "0 (%v) to %v", DefaultCheckTimeout, MaxCheckTimeout)
 	case o.Writers < 1 || o.Writers > MaxWriters:
@@ -197,10 +204,14 @@ type LabResult struct {
 	// Acks are a Command's acknowledgements, in the order it made them.
 	Acks []Ack
 	// States is how many crash states the run meant to replay: the flush
-	// points, the end of the log and the random states cut after mkfs.
-	States int
-	Replay ReplayReport
-	Lost   int // replays in which an acknowledged record was missing or wrong
+	// points, the end of the log, the Epoch states and the random states
+	// cut after mkfs, less Duplicates: those whose image and obligations
+	// an earlier state has (dedupe.go). Generated counts them all.
+	States, Generated, Duplicates int
+	// EpochTruncated: the Epoch states stopped at EpochLimit.
+	EpochTruncated bool
+	Replay         ReplayReport
+	Lost           int // replays in which an acknowledged record was missing or wrong
 	// Interrupted: the context ended before the run finished. The counts
 	// cover what was done: the ops logged so far, the states replayed.
 	Interrupted bool
@@ -284,16 +295,25 @@ func RunLab(ctx context.Context, opt LabOptions) (res LabResult, err error) {
 		return res, err
 	}
 	res.Ops, res.Flushes = len(ops), countFlushes(ops)
-	// A crash before mkfs finished leaves no file system and nothing
-	// acknowledged: replay the states from the end of mkfs on.
-	var states []CrashState
-	for _, st := range CrashStates(ops, opt.Random, opt.Seed) {
-		if st.Cut >= ready {
-			states = append(states, st)
+	var obls func(CrashState) int
+	if opt.Workload == CommandWorkload {
+		obls = func(st CrashState) int { return len(ackedBy(cmdAcks, st.Cut)) }
+	} else {
+		obls = func(st CrashState) int {
+			n := 0
+			for _, a := range acks {
+				if acknowledgedBy(a.seq, st.Cut) {
+					n++
+				}
+			}
+			return n
 		}
 	}
+	states, truncated := LabStates(ops, opt, ready)
+	res.Generated, res.EpochTruncated = len(states), truncated
+	states, res.Duplicates = dedupe(states, ops, obls)
 	res.States = len(states)
-	progress("recorded %d ops (%d flushes), %d records acknowledged in %v; replaying %d crash states", res.Ops, res.Flushes, res.Acked, res.Recorded.Round(time.Millisecond), len(states))
+	progress("recorded %d ops (%d flushes), %d acknowledged in %v; %d crash states, %d of them duplicates: replaying %d", res.Ops, res.Flushes, res.Acked, res.Recorded.Round(time.Millisecond), res.Generated, res.Duplicates, len(states))
 	check := ackedCheck(acks)
 	if opt.Workload == CommandWorkload {
 		check = commandCheck(opt, cmdAcks)
@@ -313,6 +333,35 @@ func RunLab(ctx context.Context, opt LabOptions) (res LabResult, err error) {
 		return res, fmt.Errorf("replay %d crash states: %w", len(states), err)
 	}
 	return res, nil
+}
+
+// LabStates returns the crash states of a run's log, numbered: the flush
+// points and the end of the log, the Epoch states (with opt.Epoch), then
+// opt.Random random ones, each cut after op ready (mkfs finished: a crash
+// before it leaves no file system and nothing acknowledged), and whether
+// the Epoch states stopped at EpochLimit. The same log and options give
+// the same states.
+func LabStates(ops []Op, opt LabOptions, ready uint64) (states []CrashState, truncated bool) {
+	var random []CrashState
+	for _, st := range CrashStates(ops, opt.Random, opt.Seed) {
+		switch {
+		case st.Cut < ready:
+		case st.Kind == Random:
+			random = append(random, st)
+		default:
+			states = append(states, st)
+		}
+	}
+	if opt.Epoch {
+		var epoch []CrashState
+		epoch, truncated = EpochStates(ops, opt.K, ready)
+		states = append(states, epoch...)
+	}
+	states = append(states, random...)
+	for i := range states {
+		states[i].Index = i
+	}
+	return states, truncated
 }
 
 func countFlushes(ops []Op) int {

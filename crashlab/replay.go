@@ -58,8 +58,9 @@ const (
 	Random
 )
 
-// StateKinds lists every StateKind.
-var StateKinds = []StateKind{FlushPoint, EndOfLog, Random}
+// StateKinds lists every StateKind (Epoch, epoch.go, the systematic
+// states, before Random).
+var StateKinds = []StateKind{FlushPoint, EndOfLog, Epoch, Random}
 
 // MarshalText writes the kind in snake case ("flush_point"), as JSON
 // values and keys are written.
@@ -73,6 +74,8 @@ func (k StateKind) String() string {
 		return "end-of-log"
 	case Random:
 		return "random"
+	case Epoch:
+		return "epoch"
 	}
 	return fmt.Sprintf("StateKind(%d)", uint8(k))
 }
@@ -99,6 +102,8 @@ type CrashState struct {
 	// Flush; Unflushed the number after it up to Cut; Landed how many of
 	// those left data on at least one sector.
 	Durable, Unflushed, Landed int
+	// Epoch states only: how they depart from log order (epoch.go).
+	Changes []Change
 }
 
 // Describe names the state so a failure can be replayed by hand.
@@ -117,6 +122,8 @@ func (s CrashState) Describe() string {
 		fmt.Fprintf(&b, ", seed %#x)", s.Seed)
 	case EndOfLog:
 		fmt.Fprintf(&b, ", %d unflushed writes all landed", s.Unflushed)
+	case Epoch:
+		fmt.Fprintf(&b, ", %d unflushed writes: %s", s.Unflushed, describeChanges(s.Changes))
 	}
 	return b.String()
 }
@@ -132,10 +139,10 @@ func (s CrashState) Includes(op Op) bool {
 	if op.Seq < s.Flush || (s.Kind == EndOfLog && op.Seq <= s.Cut) {
 		return true
 	}
-	if s.Kind != Random || op.Seq > s.Cut {
+	if s.Kind != Random && s.Kind != Epoch || op.Seq > s.Cut {
 		return false
 	}
-	return s.kept(op)
+	return s.unflushedKept(op)
 }
 
 func (s CrashState) kept(op Op) bool {
@@ -151,10 +158,10 @@ type Extent struct {
 // Extents returns, for a random state, the sector ranges where an unflushed
 // op landed over the durable image, sorted by offset; nil for other kinds.
 func (s CrashState) Extents(ops []Op) []Extent {
-	if s.Kind != Random {
+	if s.Kind != Random && s.Kind != Epoch {
 		return nil
 	}
-	win := s.winners(ops)
+	win := s.landedOn(ops)
 	secs := make([]int64, 0, len(win))
 	for sec := range win {
 		secs = append(secs, sec)
@@ -212,7 +219,27 @@ func (s CrashState) winners(ops []Op) map[int64]uint64 {
 // unflushedKept reports whether op is an unflushed write (discard, zero) of
 // the state that it keeps, before tearing and shuffling.
 func (s CrashState) unflushedKept(op Op) bool {
-	return op.Kind != OpFlush && op.Seq > s.Flush && op.Seq <= s.Cut && s.kept(op)
+	if op.Kind == OpFlush || op.Seq <= s.Flush || op.Seq > s.Cut {
+		return false
+	}
+	if s.Kind == Epoch {
+		for _, c := range s.Changes {
+			if c.Seq == op.Seq && c.Kind == ChangeDrop {
+				return false
+			}
+		}
+		return true
+	}
+	return s.kept(op)
+}
+
+// landedOn maps each sector an unflushed write of a random or Epoch state
+// landed on to that write.
+func (s CrashState) landedOn(ops []Op) map[int64]uint64 {
+	if s.Kind == Epoch {
+		return s.epochWinners(ops)
+	}
+	return s.winners(ops)
 }
 
 // TornWrites returns, in Seq order, the unflushed writes (discards, zeros)
@@ -229,11 +256,11 @@ func (s CrashState) unflushedKept(op Op) bool {
 // the log, and random states that neither tear nor shuffle never tear
 // inside a block; nor does anything when blockSize <= SectorSize.
 func (s CrashState) TornWrites(ops []Op, blockSize int64) []uint64 {
-	if s.Kind != Random || blockSize <= SectorSize || !(s.Torn || s.Shuffled) {
+	if blockSize <= SectorSize || !(s.Kind == Random && (s.Torn || s.Shuffled) || s.Kind == Epoch && len(s.Changes) > 0) {
 		return nil
 	}
 	ops = sortedBySeq(ops)
-	win := s.winners(ops)
+	win := s.landedOn(ops)
 	var torn []uint64
 	for _, op := range ops {
 		if !s.unflushedKept(op) {
@@ -269,7 +296,7 @@ func (s CrashState) Build(path string, size int64, ops []Op) error {
 		return BuildImage(path, size, ops, func(op Op) bool { return op.Seq < s.Flush })
 	case EndOfLog:
 		return BuildImage(path, size, ops, func(op Op) bool { return op.Seq <= s.Cut })
-	case Random:
+	case Random, Epoch:
 	default:
 		return fmt.Errorf("build %s: unknown kind", s.Describe())
 	}

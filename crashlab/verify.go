@@ -142,7 +142,7 @@ func (r StateResult) Verdict() Verdict {
 		return VerdictFail
 	case r.Status == StatusSetupError:
 		return VerdictError
-	case r.State.Kind == Random && len(r.TornWrites) > 0:
+	case (r.State.Kind == Random || r.State.Kind == Epoch) && len(r.TornWrites) > 0:
 		return VerdictAllowed
 	}
 	return VerdictFail
@@ -340,7 +340,7 @@ feed:
 			rep.Interrupted++
 			continue
 		}
-		if res.State.Kind == Random {
+		if res.State.Kind == Random || res.State.Kind == Epoch {
 			res.TornWrites = res.State.TornWrites(ops, rep.BlockSize)
 		}
 		res.BlockSize = rep.BlockSize

@@ -53,6 +53,7 @@ func crashlabMain(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	quiet := fs.Bool("q", false, "no progress lines on stderr")
 	jsonOut := fs.Bool("json", false, "JSON Lines on stdout: a crashlab.state object per replayed state that did not pass, then one crashlab.summary (docs/crashlab.md)")
 	check := fs.String("check", "", "with a command: the checker run by /bin/sh -c in every crash state, in the recovered file system (mounted read-write on the state's own copy) with the acknowledgements at or before the cut on its standard input, one \"KEY\" or \"KEY VALUE\" line each; exit status 0 passes the state (default: every acknowledged KEY is a file there, holding VALUE where one was given)")
+	kFlag := fs.Int("k", -1, fmt.Sprintf("also replay, for a crash after every write, its flush epoch's writes landing in log order but for up to K changes (a write dropped, reordered after a newer one it overlaps, or torn), 0 to %d; 0: the prefixes at every write (-1: 1 with a command, none with -workload)", crashlab.MaxK))
 	checkTimeout := fs.Duration("check-timeout", crashlab.DefaultCheckTimeout, fmt.Sprintf("with -check: how long one run of the checker may take (past it, the state fails), up to %v", crashlab.MaxCheckTimeout))
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, `usage: flushproof crashlab [flags]
@@ -113,6 +114,9 @@ flags:
 	if set["check"] && strings.TrimSpace(*check) == "" {
 		return usage("check", fmt.Sprintf("%q", *check), "a command line for /bin/sh -c")
 	}
+	if *kFlag < -1 || *kFlag > crashlab.MaxK {
+		return usage("k", *kFlag, fmt.Sprintf("0 to %d (or -1: the default)", crashlab.MaxK))
+	}
 	if *checkTimeout <= 0 || *checkTimeout > crashlab.MaxCheckTimeout {
 		return usage("check-timeout", *checkTimeout, fmt.Sprintf("more than 0, up to %v", crashlab.MaxCheckTimeout))
 	}
@@ -128,6 +132,12 @@ flags:
 	}
 	opt := crashlab.LabOptions{FS: crashlab.FS(*fsName), Workload: crashlab.Workload(*workload), Writers: *writers, Records: *records,
 		Random: *random, Parallel: *parallel, Seed: *seed, FlushDelay: *delay, ImageSize: *size}
+	switch {
+	case *kFlag >= 0:
+		opt.Epoch, opt.K = true, *kFlag
+	case len(cmdArgs) > 0:
+		opt.Epoch, opt.K = true, 1
+	}
 	if len(cmdArgs) > 0 {
 		argv, err := crashlab.ResolveCommand(cmdArgs)
 		if err != nil {
@@ -327,7 +337,17 @@ func writeCrashlabText(w io.Writer, run crashlabRun) {
 		fmt.Fprintf(w, "%s, %d writers x %d records (%s), image %d MiB, seed %d: %d ops logged (%d flushes), %d records acknowledged, recorded in %v\n",
 			opt.FS, opt.Writers, opt.Records, opt.Workload, opt.ImageSize>>20, opt.Seed, res.Ops, res.Flushes, res.Acked, res.Recorded.Round(time.Millisecond))
 	}
-	fmt.Fprintf(w, "replayed %d of %d crash states in %v (%.1f/s); file-system block %d bytes\n",
+	if res.Duplicates > 0 || opt.Epoch {
+		k := ""
+		if opt.Epoch {
+			k = fmt.Sprintf(", epoch states with up to %d changes", opt.K)
+		}
+		fmt.Fprintf(w, "%d crash states%s; %d of them duplicates of another's image and acknowledgements, not replayed\n", res.Generated, k, res.Duplicates)
+	}
+	if res.EpochTruncated {
+		fmt.Fprintf(w, "the epoch states stopped at %d: the rest of the log has none (a smaller -k covers it all)\n", crashlab.EpochLimit)
+	}
+	fmt.Fprintf(w, "replayed %d of %d crash states in %v (%.1f/s, mount, check and fsck included); file-system block %d bytes\n",
 		len(rep.Results), res.States, rep.Elapsed.Round(time.Millisecond), rep.PerSecond, rep.BlockSize)
 	if len(rep.Results) > 0 {
 		// One row per kind of state, one column per status.
@@ -425,6 +445,7 @@ type crashlabStateJSON struct {
 	Output       string   `json:"output"`
 	ElapsedNs    int64    `json:"elapsed_ns"`
 	Description  string   `json:"description"`
+	Changes      []string `json:"changes,omitempty"`
 }
 
 // crashlabSummaryJSON is the "crashlab.summary" line.
@@ -435,6 +456,11 @@ type crashlabSummaryJSON struct {
 	Workload        string                    `json:"workload"`
 	Command         []string                  `json:"command,omitempty"`
 	Check           []string                  `json:"check,omitempty"`
+	K               *int                      `json:"k"`
+	Generated       int                       `json:"generated"`
+	Duplicates      int                       `json:"duplicates"`
+	EpochTruncated  bool                      `json:"epoch_truncated"`
+	PerSecond       float64                   `json:"states_per_second"`
 	NegativeControl bool                      `json:"negative_control"`
 	Writers         int                       `json:"writers"`
 	Records         int                       `json:"records"`
@@ -494,6 +520,9 @@ func writeCrashlabJSON(w io.Writer, run crashlabRun) error {
 		if line.TornWriteOps == nil {
 			line.TornWriteOps = []uint64{}
 		}
+		for _, c := range st.Changes {
+			line.Changes = append(line.Changes, c.String())
+		}
 		if r.Err != nil {
 			line.Error = r.Err.Error()
 		}
@@ -513,6 +542,10 @@ func writeCrashlabJSON(w io.Writer, run crashlabRun) error {
 		Verdicts: map[string]int{}, Lost: res.Lost, Interrupted: run.Interrupted(), Signal: run.Signal(),
 		RecordedNs: res.Recorded.Nanoseconds(), ReplayNs: rep.Elapsed.Nanoseconds(), ElapsedNs: run.Elapsed.Nanoseconds(),
 		Result: run.Outcome(), ExitCode: run.ExitCode(), Command: opt.Command, Check: opt.Check,
+		Generated: res.Generated, Duplicates: res.Duplicates, EpochTruncated: res.EpochTruncated, PerSecond: rep.PerSecond,
+	}
+	if opt.Epoch {
+		sum.K = &opt.K
 	}
 	sum.ExitMeaning = crashlabExitMeaning[sum.ExitCode]
 	byKind := rep.ByKind()
