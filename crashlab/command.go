@@ -73,11 +73,11 @@ const ackFD = 3
 // HasValue, promised durable once the recorder's log held Seq ops. Line
 // is its line on the acknowledgement descriptor, from 1.
 type Ack struct {
-	Key      string
-	Value    string
-	HasValue bool
-	Seq      uint64
-	Line     int
+	Key      string `json:"key"`
+	Value    string `json:"value,omitempty"`
+	HasValue bool   `json:"has_value,omitempty"`
+	Seq      uint64 `json:"seq"`
+	Line     int    `json:"line"`
 }
 
 // String is the acknowledgement as the checker reads it: "KEY" or "KEY

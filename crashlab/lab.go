@@ -81,7 +81,17 @@ type LabOptions struct {
 	// Output receives the standard output and error of Command (nil:
 	// discarded). Check's output is kept with a failing state instead.
 	Output io.Writer
-	_      struct{}
+	// Save, if set, is a new file the recording is written to once it is
+	// made (recording.go), before anything is replayed.
+	Save string
+	// Load, if set, is a recording to replay instead of recording: its
+	// file system, image size, workload and command replace those here.
+	Load *Recording
+	// Shard and Shards: replay only the Shard-th (from 1) of Shards
+	// disjoint parts of the states (those whose Index is Shard-1 modulo
+	// Shards); 0 and 0: all of them.
+	Shard, Shards int
+	_             struct{}
 }
 
 // The bounds Validate enforces. They keep a run within what one machine
@@ -94,6 +104,7 @@ const (
 	MaxParallel   = 32
 	MaxFlushDelay = time.Second
 	MaxImageSize  = 64 << 30
+	MaxShards     = 10_000
 )
 
 // MinImageSize is the smallest image Validate accepts for fs: mkfs.xfs
@@ -124,6 +135,9 @@ func (e *OptionError) Error() string {
 
 // withDefaults fills in the zero fields that have a default.
 func (o LabOptions) withDefaults() LabOptions {
+	if r := o.Load; r != nil {
+		o.FS, o.ImageSize, o.Workload, o.Command, o.Writers, o.Records = r.FS, r.ImageSize, r.Workload, r.Command, r.Writers, r.Records
+	}
 	if o.Workload == "" && len(o.Command) > 0 {
 		o.Workload = CommandWorkload
 	}
@@ -169,6 +183,8 @@ func (o LabOptions) Validate() error {
 		return bad("Check", strings.Join(o.Check, " "), "none: a checker checks a Command's crash states")
 	case len(o.Check) > 0 && o.Check[0] == "":
 		return bad("Check", strings.Join(o.Check, " "), "the checker to run and its arguments")
+	case o.Shards < 0 || o.Shards > MaxShards || o.Shards == 0 && o.Shard != 0 || o.Shards > 0 && (o.Shard < 1 || o.Shard > o.Shards):
+		return bad("Shard", fmt.Sprintf("%d/%d", o.Shard, o.Shards), "I/N with 1 <= I <= N <= %d (or none)", MaxShards)
 	case o.K < 0 || o.K > MaxK:
 		return bad("K", o.K, "0 to %d", MaxK)
 	case o.CheckTimeout < 0 || o.CheckTimeout > MaxCheckTimeout:
@@ -186,7 +202,7 @@ func (o LabOptions) Validate() error {
 	case o.ImageSize%4096 != 0 || o.ImageSize < MinImageSize(o.FS) || o.ImageSize > MaxImageSize:
 		return bad("ImageSize", o.ImageSize, "a multiple of 4096 from %d (%d MiB, the least %s takes) to %d (%d GiB)",
 			MinImageSize(o.FS), MinImageSize(o.FS)>>20, o.FS, int64(MaxImageSize), MaxImageSize>>30)
-	case !command && int64(o.Writers)*int64(o.Records)*recordSize > o.ImageSize/2:
+	case !command && o.Load == nil && int64(o.Writers)*int64(o.Records)*recordSize > o.ImageSize/2:
 		// The records must fit with room to spare for metadata and the
 		// journal, or the workload fails with ENOSPC half way.
 		return bad("ImageSize", o.ImageSize, "at least twice the records' %d bytes (%d writers x %d records x %d)",
@@ -210,8 +226,11 @@ type LabResult struct {
 	States, Generated, Duplicates int
 	// EpochTruncated: the Epoch states stopped at EpochLimit.
 	EpochTruncated bool
-	Replay         ReplayReport
-	Lost           int // replays in which an acknowledged record was missing or wrong
+	// Recording is the ID of the recording saved (Save) or replayed
+	// (Load); empty otherwise.
+	Recording string
+	Replay    ReplayReport
+	Lost      int // replays in which an acknowledged record was missing or wrong
 	// Interrupted: the context ended before the run finished. The counts
 	// cover what was done: the ops logged so far, the states replayed.
 	Interrupted bool
@@ -239,7 +258,7 @@ func RunLab(ctx context.Context, opt LabOptions) (res LabResult, err error) {
 	if err := opt.Validate(); err != nil {
 		return res, err
 	}
-	if opt.Workload == CommandWorkload {
+	if opt.Workload == CommandWorkload && opt.Load == nil {
 		argv, err := ResolveCommand(opt.Command)
 		if err != nil {
 			return res, &OptionError{Field: "Command", Value: strings.Join(opt.Command, " "), Want: "a program to run: " + err.Error()}
@@ -258,43 +277,26 @@ func RunLab(ctx context.Context, opt LabOptions) (res LabResult, err error) {
 		res.Interrupted = true
 		return res, fmt.Errorf("stopped before recording: %w", context.Cause(ctx))
 	}
-	// The run's supervisor makes the directory, and undoes whatever is
-	// left in it (mounts, loop devices, files) at the end, or when this
-	// process dies, however it dies (supervisor.go).
-	sup, err := supervise(opt.Progress, opt.Dir)
-	if err != nil {
-		return res, fmt.Errorf("make the lab's directory: %w", err)
-	}
-	dir, err := sup.mkdirTemp(opt.Dir)
-	if err != nil {
-		return res, fmt.Errorf("make the lab's directory: %w", err)
-	}
-	defer func() {
-		if rerr := sup.release(dir); rerr != nil && err == nil {
-			err = fmt.Errorf("clean up the lab's directory: %w", rerr)
+	var (
+		ops     []Op
+		acks    []ack
+		cmdAcks []Ack
+		ready   uint64
+	)
+	if r := opt.Load; r != nil {
+		ops, cmdAcks, ready, res.Recording = r.Ops, r.Acks, r.Ready, r.ID
+		for _, a := range r.RecordAcks {
+			acks = append(acks, ack{a.W, a.I, a.Seq})
 		}
-	}()
-	logPath := filepath.Join(dir, "ops.log")
-
-	start := time.Now()
-	acks, cmdAcks, ready, err := record(ctx, opt, dir, logPath, progress)
-	res.Recorded = time.Since(start)
-	res.Acked, res.Acks = len(acks)+len(cmdAcks), cmdAcks
-	if err != nil {
-		if ctx.Err() != nil {
-			res.Interrupted = true
-			if ops, lerr := ReadLog(logPath); lerr == nil {
-				res.Ops, res.Flushes = len(ops), countFlushes(ops)
-			}
-			return res, fmt.Errorf("stopped while recording: %w", context.Cause(ctx))
+		res.Acked, res.Acks = len(acks)+len(cmdAcks), cmdAcks
+		res.Ops, res.Flushes = len(ops), countFlushes(ops)
+		progress("replaying recording %s: %d ops (%d flushes), %d acknowledged", r.ID, res.Ops, res.Flushes, res.Acked)
+	} else {
+		ops, acks, cmdAcks, ready, err = recordRun(ctx, opt, &res, progress)
+		if err != nil {
+			return res, err
 		}
-		return res, fmt.Errorf("record %s on %s: %w", opt.Workload, opt.FS, err)
 	}
-	ops, err := ReadLog(logPath)
-	if err != nil {
-		return res, err
-	}
-	res.Ops, res.Flushes = len(ops), countFlushes(ops)
 	var obls func(CrashState) int
 	if opt.Workload == CommandWorkload {
 		obls = func(st CrashState) int { return len(ackedBy(cmdAcks, st.Cut)) }
@@ -312,6 +314,9 @@ func RunLab(ctx context.Context, opt LabOptions) (res LabResult, err error) {
 	states, truncated := LabStates(ops, opt, ready)
 	res.Generated, res.EpochTruncated = len(states), truncated
 	states, res.Duplicates = dedupe(states, ops, obls)
+	if opt.Shards > 0 {
+		states = slices.DeleteFunc(states, func(st CrashState) bool { return st.Index%opt.Shards != opt.Shard-1 })
+	}
 	res.States = len(states)
 	progress("recorded %d ops (%d flushes), %d acknowledged in %v; %d crash states, %d of them duplicates: replaying %d", res.Ops, res.Flushes, res.Acked, res.Recorded.Round(time.Millisecond), res.Generated, res.Duplicates, len(states))
 	check := ackedCheck(acks)
@@ -333,6 +338,63 @@ func RunLab(ctx context.Context, opt LabOptions) (res LabResult, err error) {
 		return res, fmt.Errorf("replay %d crash states: %w", len(states), err)
 	}
 	return res, nil
+}
+
+// recordRun records the workload (RunLab's first half): the log, the
+// acknowledgements and the position at which mkfs had finished, saved to
+// opt.Save if set.
+func recordRun(ctx context.Context, opt LabOptions, res *LabResult, progress func(string, ...any)) (ops []Op, acks []ack, cmdAcks []Ack, ready uint64, err error) {
+	// The run's supervisor makes the directory, and undoes whatever is
+	// left in it (mounts, loop devices, files) at the end, or when this
+	// process dies, however it dies (supervisor.go).
+	sup, err := supervise(opt.Progress, opt.Dir)
+	if err != nil {
+		return nil, nil, nil, 0, fmt.Errorf("make the lab's directory: %w", err)
+	}
+	dir, err := sup.mkdirTemp(opt.Dir)
+	if err != nil {
+		return nil, nil, nil, 0, fmt.Errorf("make the lab's directory: %w", err)
+	}
+	defer func() {
+		if rerr := sup.release(dir); rerr != nil && err == nil {
+			err = fmt.Errorf("clean up the lab's directory: %w", rerr)
+		}
+	}()
+	logPath := filepath.Join(dir, "ops.log")
+
+	start := time.Now()
+	acks, cmdAcks, ready, err = record(ctx, opt, dir, logPath, progress)
+	res.Recorded = time.Since(start)
+	res.Acked, res.Acks = len(acks)+len(cmdAcks), cmdAcks
+	if err != nil {
+		if ctx.Err() != nil {
+			res.Interrupted = true
+			if ops, lerr := ReadLog(logPath); lerr == nil {
+				res.Ops, res.Flushes = len(ops), countFlushes(ops)
+			}
+			return nil, nil, nil, 0, fmt.Errorf("stopped while recording: %w", context.Cause(ctx))
+		}
+		return nil, nil, nil, 0, fmt.Errorf("record %s on %s: %w", opt.Workload, opt.FS, err)
+	}
+	if ops, err = ReadLog(logPath); err != nil {
+		return nil, nil, nil, 0, err
+	}
+	res.Ops, res.Flushes = len(ops), countFlushes(ops)
+	if opt.Save != "" {
+		r := &Recording{FS: opt.FS, ImageSize: opt.ImageSize, Ready: ready, Workload: opt.Workload, Command: opt.Command, Acks: cmdAcks}
+		if opt.Workload != CommandWorkload {
+			r.Writers, r.Records = opt.Writers, opt.Records
+		}
+		for _, a := range acks {
+			r.RecordAcks = append(r.RecordAcks, RecordAck{a.w, a.i, a.seq})
+		}
+		if err := r.save(opt.Save, logPath); err != nil {
+			return nil, nil, nil, 0, err
+		}
+		res.Recording = r.ID
+		progress("saved the recording to %s (id %s)", opt.Save, r.ID)
+	}
+	return ops, acks, cmdAcks, ready, nil
 }
 
 // LabStates returns the crash states of a run's log, numbered: the flush

@@ -212,6 +212,11 @@ func ReadLog(path string) ([]Op, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read crash lab log: %w", err)
 	}
+	return parseLog(path, raw)
+}
+
+// parseLog reads a log's bytes, as ReadLog does; path names it in errors.
+func parseLog(path string, raw []byte) ([]Op, error) {
 	if len(raw) < len(logFileMagic) || string(raw[:len(logFileMagic)]) != logFileMagic {
 		return nil, fmt.Errorf("read crash lab log %s: not a crash lab log (bad file header): %w", path, io.ErrUnexpectedEOF)
 	}

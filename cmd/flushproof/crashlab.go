@@ -38,6 +38,9 @@ func runCrashlab(args []string, stdout, stderr io.Writer) int {
 // crashlabMain is the command with its context: ctx ending is an
 // interruption, by the signal its cause names.
 func crashlabMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "merge" {
+		return crashlabMerge(args[1:], stdout, stderr)
+	}
 	fs := flag.NewFlagSet("crashlab", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fsName := fs.String("fs", "ext4", "file system: ext4 or xfs")
@@ -53,11 +56,19 @@ func crashlabMain(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	quiet := fs.Bool("q", false, "no progress lines on stderr")
 	jsonOut := fs.Bool("json", false, "JSON Lines on stdout: a crashlab.state object per replayed state that did not pass, then one crashlab.summary (docs/crashlab.md)")
 	check := fs.String("check", "", "with a command: the checker run by /bin/sh -c in every crash state, in the recovered file system (mounted read-write on the state's own copy) with the acknowledgements at or before the cut on its standard input, one \"KEY\" or \"KEY VALUE\" line each; exit status 0 passes the state (default: every acknowledged KEY is a file there, holding VALUE where one was given)")
+	save := fs.String("save", "", "write the recording to this new file before replaying it (an existing file is not overwritten), for -load, -shard and -replay")
+	load := fs.String("load", "", "replay a recording -save wrote instead of recording: no workload runs; -fs, -image-size and the workload come from it")
+	shard := fs.String("shard", "", "with -load: replay only the I-th of N disjoint parts of its states, I/N (e.g. 2/3); merge the parts' -json outputs with `flushproof crashlab merge`")
+	replayOne := fs.String("replay", "", "FILE:STATE: rebuild state STATE of the recording FILE (with the -replays, -seed and -k of the run that reported it) into the new directory -keep names, to mount and check by hand; nothing is mounted")
+	keep := fs.String("keep", "", "with -replay: the directory to create for the state's image, acknowledgements and description")
 	kFlag := fs.Int("k", -1, fmt.Sprintf("also replay, for a crash after every write, its flush epoch's writes landing in log order but for up to K changes (a write dropped, reordered after a newer one it overlaps, or torn), 0 to %d; 0: the prefixes at every write (-1: 1 with a command, none with -workload)", crashlab.MaxK))
 	checkTimeout := fs.Duration("check-timeout", crashlab.DefaultCheckTimeout, fmt.Sprintf("with -check: how long one run of the checker may take (past it, the state fails), up to %v", crashlab.MaxCheckTimeout))
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, `usage: flushproof crashlab [flags]
        flushproof crashlab [flags] -- CMD [ARG...]
+       flushproof crashlab -load FILE [-shard I/N] [flags]
+       flushproof crashlab -replay FILE:STATE -keep DIR [-replays N -seed S -k K]
+       flushproof crashlab merge SHARD.jsonl...
 
 Records a workload on a fresh file system through a FUSE + loop recorder (root,
 /dev/fuse, loop devices and the file system's tools needed), then mounts, checks and fscks
@@ -72,6 +83,8 @@ until it exits, and says what it has made durable by writing lines "ack KEY" or
 Each crash state is held to the acknowledgements made at or before its cut (-check).
 CMD, and a first word of -check such as ./check.sh, are yours: taken from where you run
 crashlab.
+-save FILE keeps the recording: -load replays it (in parts with -shard, whose -json outputs
+merge sums) and -replay rebuilds one state's image to inspect (docs/crashlab.md).
 
 exit status: 0 no acknowledged record lost and every state that must recover did;
 1 a record lost or such a state failed; 2 bad usage; 3 the run failed (a missing tool,
@@ -94,6 +107,9 @@ flags:
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	cmdArgs := fs.Args()
+	if code, done := crashlabRecordingFlags(set, cmdArgs, *save, *load, *shard, *replayOne, *keep, stderr); done {
+		return code
+	}
 	if len(cmdArgs) > 0 {
 		// A program of the user's is the workload: crashlab's own
 		// workload flags do not apply.
@@ -103,7 +119,7 @@ flags:
 				return crashlabExitUsage
 			}
 		}
-	} else {
+	} else if !set["load"] && !set["replay"] {
 		for _, name := range []string{"check", "check-timeout"} {
 			if set[name] {
 				fmt.Fprintf(stderr, "flushproof crashlab: -%s: applies to a command of yours (crashlab [flags] -- CMD [ARG...]); the built-in workloads have their own check\n", name)
@@ -138,6 +154,30 @@ flags:
 	case len(cmdArgs) > 0:
 		opt.Epoch, opt.K = true, 1
 	}
+	if *replayOne != "" {
+		return crashlabReplayOne(*replayOne, *keep, opt, *check, stdout, stderr)
+	}
+	opt.Save = *save
+	if *load != "" {
+		r, err := crashlab.LoadRecording(*load)
+		if err != nil {
+			fmt.Fprintf(stderr, "flushproof crashlab: -load: %v\n", err)
+			return crashlabExitUsage
+		}
+		opt.Load = r
+		if r.Workload == crashlab.CommandWorkload {
+			opt.CheckTimeout, opt.Output = *checkTimeout, stderr
+			if *check != "" {
+				opt.Check = []string{"/bin/sh", "-c", crashlab.ResolveCheck(*check)}
+			}
+			if *kFlag < 0 {
+				opt.Epoch, opt.K = true, 1
+			}
+		}
+		if *shard != "" {
+			opt.Shard, opt.Shards, _ = parseShard(*shard)
+		}
+	}
 	if len(cmdArgs) > 0 {
 		argv, err := crashlab.ResolveCommand(cmdArgs)
 		if err != nil {
@@ -166,7 +206,10 @@ flags:
 
 	start := time.Now()
 	res, err := crashlab.RunLab(ctx, opt)
-	run := crashlabRun{Result: res, Err: err, Elapsed: time.Since(start), Cause: context.Cause(ctx)}
+	run := crashlabRun{Result: res, Err: err, Elapsed: time.Since(start), Cause: context.Cause(ctx), RecordingFile: *save + *load}
+	if res.Recording == "" {
+		run.RecordingFile = "" // not saved: the run failed before
+	}
 	code := run.ExitCode()
 	if *jsonOut {
 		if werr := writeCrashlabJSON(stdout, run); werr != nil {
@@ -184,7 +227,8 @@ flags:
 
 // crashlabFlagOf names the flag behind each LabOptions field.
 var crashlabFlagOf = map[string]string{
-	"FS": "fs", "Workload": "workload", "Writers": "writers", "Records": "records", "Random": "replays",
+	"Shard": "shard",
+	"FS":    "fs", "Workload": "workload", "Writers": "writers", "Records": "records", "Random": "replays",
 	"Parallel": "parallel", "FlushDelay": "flush-delay", "ImageSize": "image-size", "Check": "check",
 	"CheckTimeout": "check-timeout", "Command": "- CMD",
 }
@@ -196,6 +240,19 @@ type crashlabRun struct {
 	Err     error
 	Elapsed time.Duration
 	Cause   error // context.Cause of the run's context: nil, or the signal
+	// RecordingFile is the recording -save wrote or -load read.
+	RecordingFile string
+}
+
+// crashlabReplayArgs are the arguments that rebuild state index of run
+// (-replay, with the state options of the run; -keep to be added).
+func crashlabReplayArgs(run crashlabRun, index int) []string {
+	opt := run.Result.Options
+	args := []string{"-replay", fmt.Sprintf("%s:%d", run.RecordingFile, index), "-replays", fmt.Sprint(opt.Random), "-seed", fmt.Sprint(opt.Seed)}
+	if opt.Epoch {
+		args = append(args, "-k", fmt.Sprint(opt.K))
+	}
+	return args
 }
 
 // Interrupted reports whether a signal (or a canceled context) stopped
@@ -403,6 +460,13 @@ func writeCrashlabText(w io.Writer, run crashlabRun) {
 	if v[crashlab.VerdictError] > 0 {
 		list("replays that could not be set up", rep.WithVerdict(crashlab.VerdictError))
 	}
+	if failing := rep.Failures(); len(failing) > 0 && !run.Interrupted() {
+		if run.RecordingFile != "" {
+			fmt.Fprintf(w, "rebuild a state to inspect it: flushproof crashlab %s -keep DIR\n", strings.Join(crashlabReplayArgs(run, failing[0].State.Index), " "))
+		} else {
+			fmt.Fprintf(w, "to rebuild a failing state later, run with -save FILE (then -replay FILE:STATE -keep DIR)\n")
+		}
+	}
 	switch {
 	case run.Interrupted():
 		fmt.Fprintf(w, "interrupted by %s: %d of %d states replayed (exit %d)\n", run.Signal(), len(rep.Results), res.States, code)
@@ -446,6 +510,9 @@ type crashlabStateJSON struct {
 	ElapsedNs    int64    `json:"elapsed_ns"`
 	Description  string   `json:"description"`
 	Changes      []string `json:"changes,omitempty"`
+	// Replay rebuilds the state: crashlab's arguments, with the recording
+	// the run saved or loaded (empty without one).
+	Replay []string `json:"replay,omitempty"`
 }
 
 // crashlabSummaryJSON is the "crashlab.summary" line.
@@ -457,6 +524,8 @@ type crashlabSummaryJSON struct {
 	Command         []string                  `json:"command,omitempty"`
 	Check           []string                  `json:"check,omitempty"`
 	K               *int                      `json:"k"`
+	Recording       string                    `json:"recording,omitempty"`
+	Shard           string                    `json:"shard,omitempty"`
 	Generated       int                       `json:"generated"`
 	Duplicates      int                       `json:"duplicates"`
 	EpochTruncated  bool                      `json:"epoch_truncated"`
@@ -523,6 +592,9 @@ func writeCrashlabJSON(w io.Writer, run crashlabRun) error {
 		for _, c := range st.Changes {
 			line.Changes = append(line.Changes, c.String())
 		}
+		if run.RecordingFile != "" {
+			line.Replay = crashlabReplayArgs(run, st.Index)
+		}
 		if r.Err != nil {
 			line.Error = r.Err.Error()
 		}
@@ -543,6 +615,10 @@ func writeCrashlabJSON(w io.Writer, run crashlabRun) error {
 		RecordedNs: res.Recorded.Nanoseconds(), ReplayNs: rep.Elapsed.Nanoseconds(), ElapsedNs: run.Elapsed.Nanoseconds(),
 		Result: run.Outcome(), ExitCode: run.ExitCode(), Command: opt.Command, Check: opt.Check,
 		Generated: res.Generated, Duplicates: res.Duplicates, EpochTruncated: res.EpochTruncated, PerSecond: rep.PerSecond,
+		Recording: res.Recording,
+	}
+	if opt.Shards > 0 {
+		sum.Shard = fmt.Sprintf("%d/%d", opt.Shard, opt.Shards)
 	}
 	if opt.Epoch {
 		sum.K = &opt.K

@@ -45,6 +45,17 @@ func TestCrashlabFlags(t *testing.T) {
 		{[]string{"-check", "true"}, "-check: applies to a command of yours (crashlab [flags] -- CMD [ARG...])"},
 		{[]string{"-check", " ", "--", "true"}, `-check " ": want a command line for /bin/sh -c`},
 		{[]string{"-check-timeout", "0s", "--", "true"}, "-check-timeout 0s: want more than 0, up to 1h0m0s"},
+		{[]string{"-shard", "1/3"}, "-shard 1/3: applies with -load"},
+		{[]string{"-load", "x.rec", "-shard", "4/3"}, "-shard 4/3: want I/N with 1 <= I <= N <= 10000"},
+		{[]string{"-load", "x.rec", "-shard", "1"}, "-shard 1: want I/N"},
+		{[]string{"-keep", "d"}, "-keep: applies with -replay FILE:STATE"},
+		{[]string{"-replay", "f:1"}, "-replay f:1: give -keep DIR"},
+		{[]string{"-save", "f", "-load", "g"}, "-save: records; -load and -replay replay a recording"},
+		{[]string{"-load", "f", "--", "true"}, "no command (true) runs"},
+		{[]string{"-load", "f", "-fs", "xfs"}, "-fs: comes from the recording with -load and -replay"},
+		{[]string{"-replay", "f:1", "-keep", "d", "-parallel", "2"}, "-parallel: -replay rebuilds one state"},
+		{[]string{"-load", "/nonexistent/run.rec"}, "-load: read the recording: open /nonexistent/run.rec: no such file or directory"},
+		{[]string{"-replay", "f", "-keep", "/nonexistent/d"}, "-replay f: want FILE:STATE"},
 	} {
 		var out, errb bytes.Buffer
 		code := crashlabMain(context.Background(), append([]string{"-q"}, tc.args...), &out, &errb)
@@ -451,4 +462,64 @@ func crashlabNoLeftovers(t *testing.T, dir string) {
 		names = append(names, filepath.Join(dir, e.Name()))
 	}
 	assert.Empty(t, names, "files left behind")
+}
+
+// TestCrashlabMerge: the -json outputs of the shards of one recording sum
+// into the unsharded run's summary; shards missing, doubled or of other
+// runs are refused.
+func TestCrashlabMerge(t *testing.T) {
+	dir := t.TempDir()
+	k := 1
+	shard := func(name, part, rec string, lost, pass int, states ...int) string {
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		for _, i := range states {
+			require.NoError(t, enc.Encode(crashlabStateJSON{Kind: "crashlab.state", Index: i, Status: "check_error", Verdict: "fail", Lost: true}))
+		}
+		byStatus := map[string]int{"ok": pass, "check_error": lost}
+		require.NoError(t, enc.Encode(crashlabSummaryJSON{Kind: "crashlab.summary", Schema: crashlabJSONSchema, FS: "ext4", Workload: "command",
+			K: &k, Recording: rec, Shard: part, Generated: 30, Duplicates: 10, States: lost + pass, Replayed: lost + pass, Lost: lost,
+			ByStatus: byStatus, ByKind: map[string]map[string]int{"epoch": byStatus}, Verdicts: map[string]int{"pass": pass, "fail": lost},
+			Result: "fail", ExitCode: 1}))
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, b.Bytes(), 0o644))
+		return p
+	}
+	a := shard("a", "1/3", "r1", 1, 5, 3)
+	b := shard("b", "2/3", "r1", 0, 7)
+	c := shard("c", "3/3", "r1", 2, 5, 2, 11)
+	var out, errb bytes.Buffer
+	code := crashlabMain(context.Background(), []string{"merge", c, a, b}, &out, &errb)
+	assert.Equal(t, crashlabExitFail, code, errb.String())
+	lines := crashlabParseJSON(t, out.Bytes())
+	require.Len(t, lines, 4)
+	var idx []float64
+	for _, l := range lines[:3] {
+		idx = append(idx, l["index"].(float64))
+	}
+	assert.Equal(t, []float64{2, 3, 11}, idx, "the states in index order")
+	sum := lines[3]
+	assert.EqualValues(t, 20, sum["states"])
+	assert.EqualValues(t, 3, sum["lost"])
+	assert.EqualValues(t, 30, sum["generated"], "the recording's, not summed")
+	assert.Equal(t, map[string]any{"ok": 17.0, "check_error": 3.0}, sum["replays_by_status"])
+	assert.Nil(t, sum["shard"])
+	assert.Equal(t, "fail", sum["result"])
+
+	for _, tc := range []struct {
+		files []string
+		want  string
+	}{
+		{[]string{a, b}, "2 shards of 3 given (1/3, 2/3): every part is needed"},
+		{[]string{a, a, b}, "are both shard 1/3"},
+		{[]string{a, b, shard("d", "3/3", "r2", 0, 1)}, "are not parts of one run"},
+		{[]string{a, b, shard("e", "", "r1", 0, 1)}, "not a shard of a recording"},
+		{nil, "no file given"},
+	} {
+		out.Reset()
+		errb.Reset()
+		code := crashlabMain(context.Background(), append([]string{"merge"}, tc.files...), &out, &errb)
+		assert.Equal(t, crashlabExitUsage, code, tc.want)
+		assert.Contains(t, errb.String(), tc.want)
+	}
 }
