@@ -2,6 +2,8 @@ package crashlab
 
 import (
 	"context"
+	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -173,6 +175,17 @@ func TestLabCommandOptions(t *testing.T) {
 	}
 }
 
+// crashlabLong runs the client tests (SQLite, bbolt) at a larger bound.
+var crashlabLong = flag.Bool("crashlab.long", false, "run the real-client crash tests (SQLite, bbolt) at a larger bound: more rows and keys, up to 2 changes an epoch state, more random states")
+
+// clientBound is the client tests' size: rows or keys, K, random states.
+func clientBound() (n, k, random int) {
+	if *crashlabLong {
+		return 40, 2, 200
+	}
+	return 8, 1, 20
+}
+
 // TestLabSQLiteWAL runs the SQLite example (examples/crashlab/sqlite-wal),
 // 8 rows, every epoch state with up to one change and 20 random states: in
 // WAL mode with synchronous=FULL no acknowledged row is lost and every
@@ -185,11 +198,12 @@ func TestLabSQLiteWAL(t *testing.T) {
 	}
 	dir, err := filepath.Abs("../examples/crashlab/sqlite-wal")
 	require.NoError(t, err)
+	rows, k, random := clientBound()
 	run := func(mode string) LabResult {
-		res, err := RunLab(context.Background(), LabOptions{FS: Ext4, Command: []string{filepath.Join(dir, "workload.sh"), mode, "8"},
-			Check: []string{filepath.Join(dir, "check.sh")}, Random: 20, Epoch: true, K: 1, ImageSize: 32 << 20, Seed: 1})
+		res, err := RunLab(context.Background(), LabOptions{FS: Ext4, Command: []string{filepath.Join(dir, "workload.sh"), mode, fmt.Sprint(rows)},
+			Check: []string{filepath.Join(dir, "check.sh")}, Random: random, Epoch: true, K: k, ImageSize: 32 << 20, Seed: 1})
 		require.NoError(t, err, mode)
-		require.Len(t, res.Acks, 8, mode)
+		require.Len(t, res.Acks, rows, mode)
 		t.Logf("synchronous=%s: %d ops, %d flushes, %d states (%d duplicates not replayed), %d lost", mode, res.Ops, res.Flushes, len(res.Replay.Results), res.Duplicates, res.Lost)
 		assert.Equal(t, res.Generated, res.States+res.Duplicates, mode)
 		assert.Positive(t, res.Duplicates, "%s: prefixes at consecutive writes repeat flush points", mode)
@@ -223,4 +237,32 @@ func TestResolveCommand(t *testing.T) {
 	for _, keep := range []string{"./missing.sh x", "sqlite3 db 'PRAGMA integrity_check'", "cat ./w.sh", "/bin/true", "$HOME/w.sh", "x=./w.sh"} {
 		assert.Equal(t, keep, ResolveCheck(keep), "left as written")
 	}
+}
+
+// TestLabBbolt runs the bbolt example (examples/crashlab/bbolt-kv), an
+// embedded Go key-value store, built from the module: with its commits
+// synced no acknowledged key is lost and every state passes bbolt's own
+// consistency check; with NoSync (the negative control) keys are lost.
+func TestLabBbolt(t *testing.T) {
+	labPrereqs(t, Ext4)
+	bin := filepath.Join(t.TempDir(), "bbolt-kv")
+	build := exec.Command("go", "build", "-o", bin, "../examples/crashlab/bbolt-kv")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	keys, k, random := clientBound()
+	run := func(extra ...string) LabResult {
+		cmd := append([]string{bin, "put", "-keys", fmt.Sprint(keys)}, extra...)
+		res, err := RunLab(context.Background(), LabOptions{FS: Ext4, Command: cmd, Check: []string{bin, "check"},
+			Random: random, Epoch: true, K: k, ImageSize: 32 << 20, Seed: 1})
+		require.NoError(t, err, "%v", extra)
+		require.Len(t, res.Acks, keys)
+		t.Logf("%v: %d ops, %d flushes, %d states (%d duplicates not replayed), %d lost", extra, res.Ops, res.Flushes, len(res.Replay.Results), res.Duplicates, res.Lost)
+		return res
+	}
+	synced := run()
+	assert.Zero(t, synced.Lost, "%v", synced.Replay.Failures())
+	assertOnlyAllowedFailures(t, synced)
+	nosync := run("-nosync")
+	assert.Positive(t, nosync.Lost, "NoSync was not caught losing an acknowledged key")
 }

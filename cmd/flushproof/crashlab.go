@@ -24,8 +24,9 @@ const (
 )
 
 // crashlabJSONSchema is the "schema" of crashlab.summary; it changes when a
-// field changes meaning or goes away.
-const crashlabJSONSchema = 1
+// field changes meaning or goes away: 2 since states leaves out the
+// duplicates (generated counts them).
+const crashlabJSONSchema = 2
 
 // runCrashlab records fsync writers on a real file system through the FUSE
 // + loop recorder and replays the crash states of the log.

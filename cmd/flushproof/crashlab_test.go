@@ -217,7 +217,7 @@ func TestCrashlabJSONWriter(t *testing.T) {
 
 	sum := lines[4]
 	for k, want := range map[string]any{
-		"kind": "crashlab.summary", "schema": 1.0, "fs": "ext4", "workload": "fsync", "negative_control": false,
+		"kind": "crashlab.summary", "schema": 2.0, "fs": "ext4", "workload": "fsync", "negative_control": false,
 		"writers": 2.0, "records": 3.0, "random_states": 6.0, "parallel": 4.0, "seed": 1.0, "flush_delay_ns": 0.0,
 		"image_size_bytes": 16777216.0, "block_bytes": 1024.0, "ops": 60.0, "flushes": 20.0, "acked": 6.0,
 		"states": 9.0, "replayed": 7.0, "lost": 1.0, "unmountable_torn": 1.0, "fsck_error_torn": 0.0,
