@@ -166,6 +166,10 @@ flags:
 			return crashlabExitUsage
 		}
 		opt.Load = r
+		if r.Workload != crashlab.CommandWorkload && (set["check"] || set["check-timeout"]) {
+			fmt.Fprintf(stderr, "flushproof crashlab: -check: the recording is of the built-in workload %s, which has its own check\n", r.Workload)
+			return crashlabExitUsage
+		}
 		if r.Workload == crashlab.CommandWorkload {
 			opt.CheckTimeout, opt.Output = *checkTimeout, stderr
 			if *check != "" {
