@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"time"
 	"unicode"
+
+	"golang.org/x/sys/unix"
 )
 
 // A user's program as the workload (LabOptions.Command), and a user's
@@ -151,13 +153,13 @@ func runCommand(ctx context.Context, opt LabOptions, mnt string, rec *Recorder) 
 	}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.ExtraFiles = []*os.File{pw} // fd 3
+	cmd.WaitDelay = time.Second
 	err = startChild(cmd)
 	pw.Close()
 	if err != nil {
 		return nil, fmt.Errorf("start the workload %s: %w", quoteCommand(opt.Command), err)
 	}
-	killGroup := func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	stop := context.AfterFunc(ctx, killGroup)
+	stop := context.AfterFunc(ctx, func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
 	defer stop()
 
 	type read struct {
@@ -192,8 +194,7 @@ func runCommand(ctx context.Context, opt LabOptions, mnt string, rec *Recorder) 
 		}
 		done <- r
 	}()
-	werr := cmd.Wait()
-	killGroup()
+	werr := waitKillGroup(cmd)
 	// Whatever the program started may still hold the descriptor: read what
 	// is there, then stop.
 	pr.SetReadDeadline(time.Now().Add(time.Second))
@@ -245,6 +246,25 @@ func ResolveCheck(text string) string {
 		return text
 	}
 	return text[:lead] + abs + text[lead+len(first):]
+}
+
+// waitKillGroup waits for cmd (started by startChild, in a process group
+// of its own) to exit, kills whatever is left in its group, then reaps it.
+// The group is killed before the reaping, while the exited child still
+// holds its process id, so that the id cannot have been given to another
+// group. A descendant that left the group and holds cmd's output open
+// delays the reaping by at most a second (WaitDelay).
+func waitKillGroup(cmd *exec.Cmd) error {
+	pid := cmd.Process.Pid
+	for {
+		var info unix.Siginfo
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	syscall.Kill(-pid, syscall.SIGKILL)
+	return cmd.Wait()
 }
 
 // quoteCommand writes a command line for a message.
@@ -320,6 +340,7 @@ func runCheck(argv []string, mnt, state string, in io.Reader, timeout time.Durat
 	cmd.Dir = mnt
 	cmd.Env = append(os.Environ(), EnvDir+"="+mnt, EnvState+"="+state)
 	cmd.Stdin = in
+	cmd.WaitDelay = time.Second
 	var out tailBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := startChild(cmd); err != nil {
@@ -328,9 +349,8 @@ func runCheck(argv []string, mnt, state string, in io.Reader, timeout time.Durat
 	// The checker and whatever it started go at the timeout, and when it
 	// exits: nothing of it may keep the mount busy.
 	stop := context.AfterFunc(ctx, func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
-	err := cmd.Wait()
+	err := waitKillGroup(cmd)
 	timedOut := !stop()
-	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	tail := strings.TrimSpace(out.String())
 	if tail != "" {
 		tail = ": " + tail

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -265,4 +266,17 @@ func TestLabBbolt(t *testing.T) {
 	assertOnlyAllowedFailures(t, synced)
 	nosync := run("-nosync")
 	assert.Positive(t, nosync.Lost, "NoSync was not caught losing an acknowledged key")
+}
+
+// TestLabCommandLeavesNothing: what the program leaves running in its
+// process group is killed when it exits, so the recording ends then (a
+// sleeper holding the acknowledgement descriptor does not hold the run),
+// and nothing it would do later reaches the file system.
+func TestLabCommandLeavesNothing(t *testing.T) {
+	start := time.Now()
+	res, err := commandLab(t, `echo v > k; sync k .; echo "ack k v" >&3; (sleep 30; echo late > late; sync late) & exit 0`, "test ! -e late")
+	require.NoError(t, err)
+	assert.Less(t, time.Since(start), 20*time.Second, "the run waited for the sleeper")
+	assert.Len(t, res.Acks, 1)
+	assert.Zero(t, res.Lost, "%v", res.Replay.Failures())
 }
