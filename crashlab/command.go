@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unicode"
@@ -34,11 +35,12 @@ import (
 // KEY is one word (no space, no control character); VALUE, if any, is
 // the rest of the line after the one space that follows KEY. crashlab
 // stamps each line with the position the recorder's log has reached when
-// it reads the line. That position is at or after the one the program
-// wrote it at, never before, so a state is never held to a promise made
-// after its cut; a state cut in the short time between the program's
-// write and crashlab's read is not held to that promise (it is checked
-// for mount and fsck as every state is).
+// it reads the line, then answers "ok" on FLUSHPROOF_ACK_REPLY_FD (4).
+// That position is at or after the one the program wrote it at, never
+// before, so a state is never held to a promise made after its cut. A
+// program that waits for the answer is held to each promise from exactly
+// where it made it; one that does not, from when crashlab read it (a
+// state cut in between is checked for mount and fsck as every state is).
 //
 // The checker runs in each crash state with its working directory at the
 // root of the recovered file system, mounted read-write on the state's own
@@ -58,7 +60,12 @@ const CommandWorkload Workload = "command"
 const (
 	EnvDir   = "FLUSHPROOF_DIR"    // the root of the file system: the working directory
 	EnvAckFD = "FLUSHPROOF_ACK_FD" // the program's acknowledgement descriptor (3)
-	EnvState = "FLUSHPROOF_STATE"  // the checker's crash state, described
+	// EnvReplyFD names the descriptor (4) on which crashlab answers each
+	// acknowledgement line with "ok" once it has stamped it: a program
+	// that waits for the answer before its next write is held to each
+	// promise from exactly where it made it.
+	EnvReplyFD = "FLUSHPROOF_ACK_REPLY_FD"
+	EnvState   = "FLUSHPROOF_STATE" // the checker's crash state, described
 )
 
 // DefaultCheckTimeout bounds one run of the checker unless
@@ -68,8 +75,12 @@ const DefaultCheckTimeout = time.Minute
 // MaxCheckTimeout bounds LabOptions.CheckTimeout.
 const MaxCheckTimeout = time.Hour
 
-// ackFD is the program's acknowledgement descriptor: its first extra file.
-const ackFD = 3
+// ackFD is the program's acknowledgement descriptor, its first extra
+// file; replyFD the second, crashlab's answers.
+const (
+	ackFD   = 3
+	replyFD = 4
+)
 
 // Ack is one acknowledgement of the program: Key, with Value if
 // HasValue, promised durable once the recorder's log held Seq ops. Line
@@ -144,18 +155,25 @@ func runCommand(ctx context.Context, opt LabOptions, mnt string, rec *Recorder) 
 		return nil, err
 	}
 	defer pr.Close()
+	rr, rw, err := os.Pipe() // the answers
+	if err != nil {
+		pw.Close()
+		return nil, err
+	}
+	defer rw.Close()
 	cmd := command(context.WithoutCancel(ctx), opt.Command[0], opt.Command[1:]...)
 	cmd.Dir = mnt
-	cmd.Env = append(os.Environ(), EnvDir+"="+mnt, fmt.Sprintf("%s=%d", EnvAckFD, ackFD))
+	cmd.Env = append(os.Environ(), EnvDir+"="+mnt, fmt.Sprintf("%s=%d", EnvAckFD, ackFD), fmt.Sprintf("%s=%d", EnvReplyFD, replyFD))
 	out := opt.Output
 	if out == nil {
 		out = io.Discard
 	}
 	cmd.Stdout, cmd.Stderr = out, out
-	cmd.ExtraFiles = []*os.File{pw} // fd 3
+	cmd.ExtraFiles = []*os.File{pw, rr} // fd 3, fd 4
 	cmd.WaitDelay = time.Second
 	err = startChild(cmd)
 	pw.Close()
+	rr.Close()
 	if err != nil {
 		return nil, fmt.Errorf("start the workload %s: %w", quoteCommand(opt.Command), err)
 	}
@@ -166,37 +184,57 @@ func runCommand(ctx context.Context, opt LabOptions, mnt string, rec *Recorder) 
 		acks []Ack
 		err  error
 	}
+	src := &ackReader{f: pr}
 	done := make(chan read, 1)
 	go func() {
 		var r read
-		sc := bufio.NewScanner(pr)
-		sc.Buffer(make([]byte, 0, 4096), 1<<20)
-		n := 0
-		for sc.Scan() {
-			n++
-			seq := uint64(rec.Ops())
+		br := bufio.NewReaderSize(src, 64<<10)
+		var seq uint64
+		stamped := -1 // src.reads when seq was taken
+		for n := 1; ; n++ {
+			line, err := br.ReadString('\n')
+			if line == "" && err != nil {
+				if !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrDeadlineExceeded) && r.err == nil {
+					r.err = fmt.Errorf("read the acknowledgements: %w", err)
+				}
+				break
+			}
+			if err != nil && !errors.Is(err, io.EOF) {
+				// Cut off: the program has exited, and something it left
+				// holds the descriptor without finishing the line.
+				if r.err == nil {
+					r.err = fmt.Errorf("acknowledgement line %d %q was cut off: the program exited, and a process it left outside its group holds descriptor %d", n, clip(line, 80), ackFD)
+				}
+				break
+			}
+			if src.reads != stamped {
+				// A line read by a new read(2) was written before it: the
+				// position now is at or after the program's. The lines of
+				// one read share it.
+				seq, stamped = uint64(rec.Ops()), src.reads
+			}
+			answer(rw)
 			if r.err != nil {
 				continue // drain, so the program never blocks on a full pipe
 			}
-			a, err := ParseAck(sc.Text(), n)
-			if err == nil && len(opt.Check) == 0 {
-				err = checkKeyPath(a.Key)
+			a, perr := ParseAck(strings.TrimSuffix(line, "\n"), n)
+			if perr == nil && len(opt.Check) == 0 {
+				perr = checkKeyPath(a.Key)
 			}
-			if err != nil {
-				r.err = err
+			if perr != nil {
+				r.err = perr
 				continue
 			}
 			a.Seq = seq
 			r.acks = append(r.acks, a)
 		}
-		if err := sc.Err(); err != nil && !errors.Is(err, os.ErrDeadlineExceeded) && r.err == nil {
-			r.err = fmt.Errorf("read the acknowledgements: %w", err)
-		}
 		done <- r
 	}()
 	werr := waitKillGroup(cmd)
-	// Whatever the program started may still hold the descriptor: read what
-	// is there, then stop.
+	// Whatever the program started outside its group may still hold the
+	// descriptor: read on while lines come, and stop after a second
+	// without one.
+	src.exited.Store(true)
 	pr.SetReadDeadline(time.Now().Add(time.Second))
 	r := <-done
 	switch {
@@ -208,6 +246,36 @@ func runCommand(ctx context.Context, opt LabOptions, mnt string, rec *Recorder) 
 		return r.acks, fmt.Errorf("the workload %s: %w", quoteCommand(opt.Command), r.err)
 	}
 	return r.acks, nil
+}
+
+// ackReader reads the acknowledgement pipe, counting its reads; once the
+// program has exited, each read may wait a second at most.
+type ackReader struct {
+	f      *os.File
+	reads  int // the reader goroutine's alone
+	exited atomic.Bool
+}
+
+func (r *ackReader) Read(p []byte) (int, error) {
+	if r.exited.Load() {
+		r.f.SetReadDeadline(time.Now().Add(time.Second))
+	}
+	r.reads++
+	return r.f.Read(p)
+}
+
+// answer writes "ok" to the program's answer pipe without ever waiting: a
+// program that does not read its answers fills the pipe, and the answers
+// past that are dropped, never the acknowledgements.
+func answer(w *os.File) {
+	c, err := w.SyscallConn()
+	if err != nil {
+		return
+	}
+	c.Write(func(fd uintptr) bool {
+		syscall.Write(int(fd), []byte("ok\n"))
+		return true // done, whether it was written or the pipe was full
+	})
 }
 
 // ResolveCommand returns argv with its program found as a shell finds it

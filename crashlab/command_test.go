@@ -57,18 +57,32 @@ func commandLab(t *testing.T, script, check string) (LabResult, error) {
 }
 
 // syncedScript writes 4 files, makes each durable (the file, then its
-// directory entry) and acknowledges it; earlyScript acknowledges each
-// before anything is synced.
+// directory entry), acknowledges it and waits for crashlab's answer;
+// earlyScript acknowledges each before anything is synced.
 const (
-	syncedScript = `set -e; for i in 1 2 3 4; do echo "v$i" > k$i; sync k$i; sync .; echo "ack k$i v$i" >&3; done`
+	syncedScript = `set -e; for i in 1 2 3 4; do echo "v$i" > k$i; sync k$i; sync .; echo "ack k$i v$i" >&3; read -r _ <&4; done`
 	earlyScript  = `set -e; for i in 1 2 3 4; do echo "v$i" > k$i; echo "ack k$i v$i" >&$FLUSHPROOF_ACK_FD; done; sleep 0.2`
 )
 
 // TestLabCommandLosesNothing: a program that syncs before it acknowledges
 // passes the default checker in every state.
 func TestLabCommandLosesNothing(t *testing.T) {
+	start := time.Now()
 	res, err := commandLab(t, syncedScript, "")
+	elapsed := time.Since(start)
 	require.NoError(t, err)
+	// Where the time went: phases that sum to the run's time.
+	var sum time.Duration
+	var names []string
+	for _, p := range res.Phases {
+		sum += p.Time
+		names = append(names, p.Name)
+	}
+	assert.LessOrEqual(t, sum, elapsed)
+	assert.Greater(t, sum, elapsed*9/10, "phases %v", res.Phases)
+	for _, want := range []string{"mkfs", "workload", "compute the crash states", "find duplicate images", "replay (build, mount, check, fsck)"} {
+		assert.Contains(t, names, want)
+	}
 	assert.Equal(t, CommandWorkload, res.Options.Workload)
 	require.Len(t, res.Acks, 4)
 	for i, a := range res.Acks {
@@ -279,4 +293,15 @@ func TestLabCommandLeavesNothing(t *testing.T) {
 	assert.Less(t, time.Since(start), 20*time.Second, "the run waited for the sleeper")
 	assert.Len(t, res.Acks, 1)
 	assert.Zero(t, res.Lost, "%v", res.Replay.Failures())
+}
+
+// TestLabCommandIgnoresAnswers: a program that never reads crashlab's
+// answers is not held up by them, however many acknowledgements it makes
+// (the answers past a full pipe are dropped).
+func TestLabCommandIgnoresAnswers(t *testing.T) {
+	labPrereqs(t, Ext4)
+	res, err := RunLab(context.Background(), LabOptions{FS: Ext4, Command: []string{"/bin/sh", "-c", `yes "ack k" | head -n 30000 >&3`},
+		Check: []string{"/bin/sh", "-c", "cat > /dev/null"}, ImageSize: 32 << 20})
+	require.NoError(t, err)
+	assert.Len(t, res.Acks, 30000)
 }

@@ -176,3 +176,22 @@ func TestDedupePrefersUntorn(t *testing.T) {
 	_, dups = dedupe([]CrashState{torn, prefix}, odd, func(CrashState) int { return 0 })
 	assert.Zero(t, dups)
 }
+
+// TestCrashStatesFrom: no state is cut before from, and the random cuts
+// are drawn after it, so a log whose most ops precede it still gives k
+// random states.
+func TestCrashStatesFrom(t *testing.T) {
+	ops := synthLog(7, 32, 400)
+	from := ops[360].Seq
+	states := CrashStatesFrom(ops, 50, 3, from)
+	random := 0
+	for _, st := range states {
+		assert.GreaterOrEqual(t, st.Cut, from, st.Describe())
+		if st.Kind == Random {
+			random++
+		}
+	}
+	assert.Equal(t, 50, random)
+	// From the start, the same as CrashStates.
+	assert.Equal(t, CrashStates(ops, 20, 3), CrashStatesFrom(ops, 20, 3, 0))
+}

@@ -229,8 +229,11 @@ type LabResult struct {
 	// Recording is the ID of the recording saved (Save) or replayed
 	// (Load); empty otherwise.
 	Recording string
-	Replay    ReplayReport
-	Lost      int // replays in which an acknowledged record was missing or wrong
+	// Phases are where the run's time went, in order; their times sum to
+	// RunLab's.
+	Phases []Phase
+	Replay ReplayReport
+	Lost   int // replays in which an acknowledged record was missing or wrong
 	// Interrupted: the context ended before the run finished. The counts
 	// cover what was done: the ops logged so far, the states replayed.
 	Interrupted bool
@@ -238,6 +241,25 @@ type LabResult struct {
 }
 
 const recordSize = 4096
+
+// Phase is one stage of a run and the time it took.
+type Phase struct {
+	Name string
+	Time time.Duration
+}
+
+// phaseClock cuts a run's time into phases.
+type phaseClock struct {
+	last time.Time
+	out  *[]Phase
+}
+
+// tick ends the phase under way, name.
+func (c *phaseClock) tick(name string) {
+	now := time.Now()
+	*c.out = append(*c.out, Phase{name, now.Sub(c.last)})
+	c.last = now
+}
 
 // ack is one acknowledged record: writer w's record i, acknowledged once
 // the log held seq operations.
@@ -255,6 +277,8 @@ type ack struct {
 func RunLab(ctx context.Context, opt LabOptions) (res LabResult, err error) {
 	opt = opt.withDefaults()
 	res = LabResult{Options: opt}
+	clock := &phaseClock{last: time.Now(), out: &res.Phases}
+	defer clock.tick("the rest")
 	if err := opt.Validate(); err != nil {
 		return res, err
 	}
@@ -268,6 +292,7 @@ func RunLab(ctx context.Context, opt LabOptions) (res LabResult, err error) {
 	if err := Preflight(opt.FS); err != nil {
 		return res, err
 	}
+	clock.tick("pre-flight")
 	progress := func(format string, args ...any) {
 		if opt.Progress != nil {
 			opt.Progress(fmt.Sprintf(format, args...))
@@ -292,10 +317,11 @@ func RunLab(ctx context.Context, opt LabOptions) (res LabResult, err error) {
 		res.Ops, res.Flushes = len(ops), countFlushes(ops)
 		progress("replaying recording %s: %d ops (%d flushes), %d acknowledged", r.ID, res.Ops, res.Flushes, res.Acked)
 	} else {
-		ops, acks, cmdAcks, ready, err = recordRun(ctx, opt, &res, progress)
+		ops, acks, cmdAcks, ready, err = recordRun(ctx, opt, &res, progress, clock.tick)
 		if err != nil {
 			return res, err
 		}
+		clock.tick("remove the recording's directory")
 	}
 	var obls func(CrashState) int
 	if opt.Workload == CommandWorkload {
@@ -313,7 +339,9 @@ func RunLab(ctx context.Context, opt LabOptions) (res LabResult, err error) {
 	}
 	states, truncated := LabStates(ops, opt, ready)
 	res.Generated, res.EpochTruncated = len(states), truncated
+	clock.tick("compute the crash states")
 	states, res.Duplicates = dedupe(states, ops, obls)
+	clock.tick("find duplicate images")
 	if opt.Shards > 0 {
 		states = slices.DeleteFunc(states, func(st CrashState) bool { return st.Index%opt.Shards != opt.Shard-1 })
 	}
@@ -324,6 +352,7 @@ func RunLab(ctx context.Context, opt LabOptions) (res LabResult, err error) {
 		check = commandCheck(opt, cmdAcks)
 	}
 	rep, err := Replay(ctx, ops, opt.ImageSize, states, opt.FS, check, opt.Parallel)
+	clock.tick("replay (build, mount, check, fsck)")
 	res.Replay = rep
 	for _, r := range rep.Results {
 		if r.Status == StatusCheckError || r.CheckErr != nil {
@@ -343,7 +372,7 @@ func RunLab(ctx context.Context, opt LabOptions) (res LabResult, err error) {
 // recordRun records the workload (RunLab's first half): the log, the
 // acknowledgements and the position at which mkfs had finished, saved to
 // opt.Save if set.
-func recordRun(ctx context.Context, opt LabOptions, res *LabResult, progress func(string, ...any)) (ops []Op, acks []ack, cmdAcks []Ack, ready uint64, err error) {
+func recordRun(ctx context.Context, opt LabOptions, res *LabResult, progress func(string, ...any), tick func(string)) (ops []Op, acks []ack, cmdAcks []Ack, ready uint64, err error) {
 	// The run's supervisor makes the directory, and undoes whatever is
 	// left in it (mounts, loop devices, files) at the end, or when this
 	// process dies, however it dies (supervisor.go).
@@ -361,10 +390,12 @@ func recordRun(ctx context.Context, opt LabOptions, res *LabResult, progress fun
 		}
 	}()
 	logPath := filepath.Join(dir, "ops.log")
+	tick("start the supervisor")
 
 	start := time.Now()
-	acks, cmdAcks, ready, err = record(ctx, opt, dir, logPath, progress)
+	acks, cmdAcks, ready, err = record(ctx, opt, dir, logPath, progress, tick)
 	res.Recorded = time.Since(start)
+	tick("unmount, stop the recorder")
 	res.Acked, res.Acks = len(acks)+len(cmdAcks), cmdAcks
 	if err != nil {
 		if ctx.Err() != nil {
@@ -380,6 +411,7 @@ func recordRun(ctx context.Context, opt LabOptions, res *LabResult, progress fun
 		return nil, nil, nil, 0, err
 	}
 	res.Ops, res.Flushes = len(ops), countFlushes(ops)
+	tick("read the log")
 	if opt.Save != "" {
 		r := &Recording{FS: opt.FS, ImageSize: opt.ImageSize, Ready: ready, Workload: opt.Workload, Command: opt.Command, Acks: cmdAcks}
 		if opt.Workload != CommandWorkload {
@@ -393,6 +425,7 @@ func recordRun(ctx context.Context, opt LabOptions, res *LabResult, progress fun
 		}
 		res.Recording = r.ID
 		progress("saved the recording to %s (id %s)", opt.Save, r.ID)
+		tick("save the recording")
 	}
 	return ops, acks, cmdAcks, ready, nil
 }
@@ -405,9 +438,8 @@ func recordRun(ctx context.Context, opt LabOptions, res *LabResult, progress fun
 // the same states.
 func LabStates(ops []Op, opt LabOptions, ready uint64) (states []CrashState, truncated bool) {
 	var random []CrashState
-	for _, st := range CrashStates(ops, opt.Random, opt.Seed) {
+	for _, st := range CrashStatesFrom(ops, opt.Random, opt.Seed, ready) {
 		switch {
-		case st.Cut < ready:
 		case st.Kind == Random:
 			random = append(random, st)
 		default:
@@ -439,7 +471,7 @@ func countFlushes(ops []Op) int {
 // record runs the workload on a fresh file system on the recorder's loop
 // device and returns the acknowledgements and the log position at which
 // mkfs had finished (mkfs syncs the device before it exits).
-func record(ctx context.Context, opt LabOptions, dir, logPath string, progress func(string, ...any)) (acks []ack, cmdAcks []Ack, ready uint64, err error) {
+func record(ctx context.Context, opt LabOptions, dir, logPath string, progress func(string, ...any), tick func(string)) (acks []ack, cmdAcks []Ack, ready uint64, err error) {
 	rec, err := StartRecorder(RecorderOptions{Dir: dir, ImageSize: opt.ImageSize, LogPath: logPath, FlushDelay: opt.FlushDelay, Progress: opt.Progress})
 	if err != nil {
 		return nil, nil, 0, err
@@ -450,6 +482,7 @@ func record(ctx context.Context, opt LabOptions, dir, logPath string, progress f
 		}
 	}()
 	dev := rec.Device()
+	tick("start the recorder")
 	progress("recorder on %s; mkfs.%s", dev, opt.FS)
 	mkfs := []string{"mkfs.ext4", "-q", "-F", dev}
 	if opt.FS == XFS {
@@ -459,6 +492,7 @@ func record(ctx context.Context, opt LabOptions, dir, logPath string, progress f
 		return nil, nil, 0, err
 	}
 	ready = uint64(rec.Ops())
+	tick("mkfs")
 	mnt := filepath.Join(dir, "mnt")
 	if err := os.Mkdir(mnt, 0o755); err != nil {
 		return nil, nil, 0, err
@@ -472,9 +506,11 @@ func record(ctx context.Context, opt LabOptions, dir, logPath string, progress f
 			err = uerr
 		}
 	}()
+	tick("mount")
 	if opt.Workload == CommandWorkload {
 		progress("running %s in %s", quoteCommand(opt.Command), mnt)
 		cmdAcks, err := runCommand(ctx, opt, mnt, rec)
+		tick("workload")
 		if err == nil {
 			// The cause of the program's I/O errors (a full log, the
 			// recorder's supervisor gone) before what the program made
@@ -521,6 +557,7 @@ func record(ctx context.Context, opt LabOptions, dir, logPath string, progress f
 		}
 	}
 	wg.Wait()
+	tick("workload")
 	if ctx.Err() != nil {
 		// Every writer stops with the same error: say it once, and keep
 		// what was acknowledged.

@@ -332,6 +332,15 @@ func (s CrashState) Build(path string, size int64, ops []Op) error {
 // image would be the same), one for the end of the log, and k random ones
 // drawn from seed. The same log, k and seed give the same states.
 func CrashStates(ops []Op, k int, seed uint64) []CrashState {
+	return CrashStatesFrom(ops, k, seed, 0)
+}
+
+// CrashStatesFrom is CrashStates for the crashes after op from (mkfs
+// finished: before it there is no file system to check): no state cut
+// before it is made, and the k random cuts are drawn among the ops from
+// it on, so that none is computed to be dropped (a cut inside mkfs.xfs
+// costs a map of every sector of the image, which it discards whole).
+func CrashStatesFrom(ops []Op, k int, seed uint64, from uint64) []CrashState {
 	ops = sortedBySeq(ops)
 	var states []CrashState
 	add := func(s CrashState) {
@@ -364,14 +373,17 @@ func CrashStates(ops []Op, k int, seed uint64) []CrashState {
 			continue
 		}
 		prevWrites = writesBefore[i]
-		add(CrashState{Kind: FlushPoint, Cut: op.Seq, Flush: op.Seq, Durable: writesBefore[i]})
+		if op.Seq >= from {
+			add(CrashState{Kind: FlushPoint, Cut: op.Seq, Flush: op.Seq, Durable: writesBefore[i]})
+		}
 	}
-	if len(ops) > 0 {
+	if len(ops) > 0 && ops[len(ops)-1].Seq >= from {
 		last := len(ops) - 1
 		d := writesBefore[indexOf(lastFlush[last])+1]
 		add(CrashState{Kind: EndOfLog, Cut: ops[last].Seq, Flush: lastFlush[last], Durable: d, Unflushed: writesBefore[len(ops)] - d, Landed: writesBefore[len(ops)] - d})
 	}
-	if len(ops) == 0 {
+	first := sort.Search(len(ops), func(i int) bool { return ops[i].Seq >= from })
+	if first == len(ops) {
 		return states
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x6372617368))
@@ -380,7 +392,7 @@ func CrashStates(ops []Op, k int, seed uint64) []CrashState {
 		// (a log of flushes alone has none).
 		var c int
 		for try := 0; try < 8; try++ {
-			c = rng.IntN(len(ops))
+			c = first + rng.IntN(len(ops)-first)
 			if ops[c].Kind != OpFlush && ops[c].Seq > lastFlush[c] {
 				break
 			}

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -249,6 +250,26 @@ type crashlabRun struct {
 	RecordingFile string
 }
 
+// crashlabPhases are the run's phases and the command's own time (its
+// wall time less theirs): they sum to the wall time.
+func crashlabPhases(run crashlabRun) []crashlab.Phase {
+	ph := slices.Clone(run.Result.Phases)
+	var sum time.Duration
+	for _, p := range ph {
+		sum += p.Time
+	}
+	return append(ph, crashlab.Phase{Name: "the command's own", Time: max(run.Elapsed-sum, 0)})
+}
+
+// crashlabPhasesText is the phases in one line.
+func crashlabPhasesText(run crashlabRun) string {
+	var parts []string
+	for _, p := range crashlabPhases(run) {
+		parts = append(parts, fmt.Sprintf("%s %v", p.Name, p.Time.Round(time.Millisecond)))
+	}
+	return strings.Join(parts, ", ") + fmt.Sprintf("; %v in all", run.Elapsed.Round(time.Millisecond))
+}
+
 // crashlabReplayArgs are the arguments that rebuild state index of run
 // (-replay, with the state options of the run; -keep to be added).
 func crashlabReplayArgs(run crashlabRun, index int) []string {
@@ -465,6 +486,9 @@ func writeCrashlabText(w io.Writer, run crashlabRun) {
 	if v[crashlab.VerdictError] > 0 {
 		list("replays that could not be set up", rep.WithVerdict(crashlab.VerdictError))
 	}
+	if len(res.Phases) > 0 {
+		fmt.Fprintf(w, "time: %s\n", crashlabPhasesText(run))
+	}
 	if failing := rep.Failures(); len(failing) > 0 && !run.Interrupted() {
 		if run.RecordingFile != "" {
 			fmt.Fprintf(w, "rebuild a state to inspect it: flushproof crashlab %s -keep DIR\n", strings.Join(crashlabReplayArgs(run, failing[0].State.Index), " "))
@@ -520,6 +544,12 @@ type crashlabStateJSON struct {
 	Replay []string `json:"replay,omitempty"`
 }
 
+// crashlabPhaseJSON is one phase of a run in crashlab.summary.
+type crashlabPhaseJSON struct {
+	Name string `json:"name"`
+	Ns   int64  `json:"ns"`
+}
+
 // crashlabSummaryJSON is the "crashlab.summary" line.
 type crashlabSummaryJSON struct {
 	Kind            string                    `json:"kind"`
@@ -535,6 +565,7 @@ type crashlabSummaryJSON struct {
 	Duplicates      int                       `json:"duplicates"`
 	EpochTruncated  bool                      `json:"epoch_truncated"`
 	PerSecond       float64                   `json:"states_per_second"`
+	Phases          []crashlabPhaseJSON       `json:"phases"`
 	NegativeControl bool                      `json:"negative_control"`
 	Writers         int                       `json:"writers"`
 	Records         int                       `json:"records"`
@@ -627,6 +658,12 @@ func writeCrashlabJSON(w io.Writer, run crashlabRun) error {
 	}
 	if opt.Epoch {
 		sum.K = &opt.K
+	}
+	sum.Phases = []crashlabPhaseJSON{}
+	if len(res.Phases) > 0 {
+		for _, p := range crashlabPhases(run) {
+			sum.Phases = append(sum.Phases, crashlabPhaseJSON{p.Name, p.Time.Nanoseconds()})
+		}
 	}
 	sum.ExitMeaning = crashlabExitMeaning[sum.ExitCode]
 	byKind := rep.ByKind()

@@ -209,6 +209,7 @@ func crashlabMerge(files []string, stdout, stderr io.Writer) int {
 	m.States, m.Replayed, m.Lost, m.UnmountableTorn, m.FsckErrorTorn, m.ReplayNs, m.ElapsedNs, m.PerSecond = 0, 0, 0, 0, 0, 0, 0, 0
 	m.ByStatus, m.ByKind, m.Verdicts = map[string]int{}, map[string]map[string]int{}, map[string]int{}
 	m.Interrupted, m.Signal = false, ""
+	m.Phases = []crashlabPhaseJSON{} // each machine's own
 	var errs []string
 	for _, s := range sums {
 		m.States += s.States

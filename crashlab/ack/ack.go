@@ -7,11 +7,14 @@
 //	if err := f.Sync(); err != nil { ... }
 //	ack.Value("orders/42", "paid")
 //
-// Outside crashlab (FLUSHPROOF_ACK_FD unset) every call does nothing and
-// returns nil, so the same binary runs anywhere.
+// Each call returns once crashlab has stamped the acknowledgement with the
+// log's position, so the program's next write comes after it. Outside
+// crashlab (FLUSHPROOF_ACK_FD unset) every call does nothing and returns
+// nil, so the same binary runs anywhere.
 package ack
 
 import (
+	"bufio"
 	"fmt"
 	"os"
 	"strconv"
@@ -21,14 +24,19 @@ import (
 )
 
 // EnvFD names the environment variable that holds the descriptor crashlab
-// reads acknowledgements from.
-const EnvFD = "FLUSHPROOF_ACK_FD"
+// reads acknowledgements from; EnvReplyFD the one it answers each on,
+// once it has stamped it with the log's position.
+const (
+	EnvFD      = "FLUSHPROOF_ACK_FD"
+	EnvReplyFD = "FLUSHPROOF_ACK_REPLY_FD"
+)
 
 var (
-	once sync.Once
-	mu   sync.Mutex
-	out  *os.File
-	bad  error
+	once  sync.Once
+	mu    sync.Mutex
+	out   *os.File
+	reply *bufio.Reader // nil: no answers to wait for
+	bad   error
 )
 
 func open() {
@@ -42,6 +50,14 @@ func open() {
 		return
 	}
 	out = os.NewFile(uintptr(fd), "flushproof-ack")
+	if s, ok := os.LookupEnv(EnvReplyFD); ok {
+		rfd, err := strconv.Atoi(s)
+		if err != nil || rfd < 0 {
+			bad = fmt.Errorf("ack: %s=%q is not a file descriptor", EnvReplyFD, s)
+			return
+		}
+		reply = bufio.NewReader(os.NewFile(uintptr(rfd), "flushproof-ack-reply"))
+	}
 }
 
 // Key acknowledges key: it is durable. key is one word: no space and no
@@ -76,6 +92,13 @@ func write(key, value string, hasValue bool) error {
 	// (a pipe write of up to PIPE_BUF bytes is atomic).
 	if _, err := out.WriteString(line + "\n"); err != nil {
 		return fmt.Errorf("ack: %w", err)
+	}
+	if reply != nil {
+		// Wait until crashlab has stamped the line: what the program does
+		// next comes after it in the log.
+		if _, err := reply.ReadString('\n'); err != nil {
+			return fmt.Errorf("ack: waiting for crashlab's answer: %w", err)
+		}
 	}
 	return nil
 }

@@ -37,16 +37,24 @@ func TestAck(t *testing.T) {
 	require.NoError(t, Key("outside"), "outside crashlab: nothing to do")
 	pr, pw, err := os.Pipe()
 	require.NoError(t, err)
+	rr, rw, err := os.Pipe()
+	require.NoError(t, err)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestAck$")
-	cmd.Env = append(os.Environ(), "ACK_TEST_CHILD=1", EnvFD+"=3")
-	cmd.ExtraFiles = []*os.File{pw}
+	cmd.Env = append(os.Environ(), "ACK_TEST_CHILD=1", EnvFD+"=3", EnvReplyFD+"=4")
+	cmd.ExtraFiles = []*os.File{pw, rr}
 	require.NoError(t, cmd.Start())
 	pw.Close()
+	rr.Close()
 	var lines []string
 	sc := bufio.NewScanner(pr)
 	for sc.Scan() {
 		lines = append(lines, sc.Text())
+		// The helper waits for this answer before its next line: a line
+		// arriving before it would be read here with one still owed.
+		_, err := rw.WriteString("ok\n")
+		require.NoError(t, err)
 	}
+	rw.Close()
 	require.NoError(t, cmd.Wait())
 	require.Len(t, lines, 21)
 	seen := map[string]bool{}

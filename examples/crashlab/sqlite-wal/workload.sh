@@ -8,7 +8,7 @@
 # negative control (a commit returns before the WAL is synced) and must be
 # caught losing acknowledged rows. $2 is the number of rows (default 20).
 # It runs in the root of the fresh file system; an acknowledgement is a
-# line "ack KEY VALUE" on file descriptor 3.
+# line "ack KEY VALUE" on file descriptor 3, answered on descriptor 4.
 set -eu
 mode=${1:-FULL}
 rows=${2:-20}
@@ -20,5 +20,6 @@ i=1
 while [ "$i" -le "$rows" ]; do
 	sqlite3 db "PRAGMA synchronous=$mode; INSERT INTO t VALUES($i, 'v$i');"
 	echo "ack $i v$i" >&3
+	read -r _ <&4 # crashlab's answer: the promise is stamped where it was made
 	i=$((i + 1))
 done
