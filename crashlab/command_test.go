@@ -183,6 +183,7 @@ func TestLabCommandOptions(t *testing.T) {
 		{LabOptions{FS: Ext4, Check: []string{"true"}}, "Check"},
 		{LabOptions{FS: Ext4, Command: []string{"true"}, Check: []string{""}}, "Check"},
 		{LabOptions{FS: Ext4, Command: []string{"true"}, CheckTimeout: -1}, "CheckTimeout"},
+		{LabOptions{FS: Ext4, Command: []string{"true"}, K: 1}, "K"},
 	} {
 		var oe *OptionError
 		require.ErrorAs(t, c.opt.Validate(), &oe, "%+v", c.opt)

@@ -16,7 +16,9 @@ import (
 // own unflushed writes. Two states with equal keys and equal obligations
 // (the checker's input: the acknowledgements at or before the cut) give
 // the same replay; the later one is counted as a duplicate of the first
-// and not replayed. Keys need every op sector aligned (the loop device
+// and not replayed. A key is 128 bits: two different images share one only
+// by a hash collision, which for images that no adversary chose is about
+// 2^-128 for a pair. Keys need every op sector aligned (the loop device
 // sends whole sectors): with an op that is not, nothing is deduplicated.
 
 // stateKey is an image's key and the state's obligations.
@@ -94,6 +96,15 @@ func dedupe(states []CrashState, ops []Op, obls func(CrashState) int) (kept []Cr
 	sort.SliceStable(order, func(a, b int) bool { return states[order[a]].Flush < states[order[b]].Flush })
 
 	base := map[int64]uint64{} // sector -> the durable write it holds
+	// put changes key from base's content at sector sec to seq's.
+	put := func(key *[2]uint64, sec int64, seq uint64) {
+		if old, had := base[sec]; had {
+			t := term(sec, digestAt(old, sec))
+			key[0], key[1] = key[0]-t[0], key[1]-t[1]
+		}
+		t := term(sec, digestAt(seq, sec))
+		key[0], key[1] = key[0]+t[0], key[1]+t[1]
+	}
 	var sum [2]uint64
 	next := 0 // ops[:next] are applied to base
 	first := map[stateKey]int{}
@@ -106,30 +117,23 @@ func dedupe(states []CrashState, ops []Op, obls func(CrashState) int) (kept []Cr
 			}
 			off, end := opRange(op)
 			for sec := off / SectorSize; sec*SectorSize < end; sec++ {
-				if old, had := base[sec]; had {
-					t := term(sec, digestAt(old, sec))
-					sum[0], sum[1] = sum[0]-t[0], sum[1]-t[1]
-				}
+				put(&sum, sec, op.Seq)
 				base[sec] = op.Seq
-				t := term(sec, digestAt(op.Seq, sec))
-				sum[0], sum[1] = sum[0]+t[0], sum[1]+t[1]
 			}
 		}
+		// The state's own writes: those after its flush, up to its cut.
+		unflushed := ops[next:]
+		unflushed = unflushed[:sort.Search(len(unflushed), func(j int) bool { return unflushed[j].Seq > st.Cut })]
 		var over map[int64]uint64
 		switch st.Kind {
 		case Random, Epoch:
-			over = st.landedOn(ops)
+			over = st.landedOn(unflushed)
 		case EndOfLog:
-			over = CrashState{Kind: Epoch, Flush: st.Flush, Cut: st.Cut}.epochWinners(ops)
+			over = CrashState{Kind: Epoch, Flush: st.Flush, Cut: st.Cut}.epochWinners(unflushed)
 		}
 		key := sum
 		for sec, seq := range over {
-			if old, had := base[sec]; had {
-				t := term(sec, digestAt(old, sec))
-				key[0], key[1] = key[0]-t[0], key[1]-t[1]
-			}
-			t := term(sec, digestAt(seq, sec))
-			key[0], key[1] = key[0]+t[0], key[1]+t[1]
+			put(&key, sec, seq)
 		}
 		k := stateKey{key, obls(st)}
 		if j, seen := first[k]; !seen || better(states[i], states[j]) {

@@ -98,7 +98,7 @@ func EpochStates(ops []Op, k int, from uint64) (states []CrashState, truncated b
 			}
 			s := base
 			s.Changes = slices.Clone(chosen)
-			s.Landed = len(epoch) - dropped(chosen)
+			s.Landed = landedWrites(s.epochWinners(epoch))
 			states = append(states, s)
 			if len(chosen) == k {
 				return true
@@ -150,14 +150,13 @@ func conflicts(chosen []Change, c Change) bool {
 	return false
 }
 
-func dropped(cs []Change) int {
-	n := 0
-	for _, c := range cs {
-		if c.Kind == ChangeDrop {
-			n++
-		}
+// landedWrites counts the writes that hold a sector in win.
+func landedWrites(win map[int64]uint64) int {
+	seen := map[uint64]bool{}
+	for _, seq := range win {
+		seen[seq] = true
 	}
-	return n
+	return len(seen)
 }
 
 // epochWinners maps each sector an unflushed write of an Epoch state

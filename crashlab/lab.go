@@ -187,6 +187,8 @@ func (o LabOptions) Validate() error {
 		return bad("Shard", fmt.Sprintf("%d/%d", o.Shard, o.Shards), "I/N with 1 <= I <= N <= %d (or none)", MaxShards)
 	case o.K < 0 || o.K > MaxK:
 		return bad("K", o.K, "0 to %d", MaxK)
+	case o.K > 0 && !o.Epoch:
+		return bad("K", o.K, "0 without Epoch (K bounds the Epoch states)")
 	case o.CheckTimeout < 0 || o.CheckTimeout > MaxCheckTimeout:
 		return bad("CheckTimeout", o.CheckTimeout, "0 (%v) to %v", DefaultCheckTimeout, MaxCheckTimeout)
 	case o.Writers < 1 || o.Writers > MaxWriters:
@@ -323,19 +325,24 @@ func RunLab(ctx context.Context, opt LabOptions) (res LabResult, err error) {
 		}
 		clock.tick("remove the recording's directory")
 	}
-	var obls func(CrashState) int
-	if opt.Workload == CommandWorkload {
-		obls = func(st CrashState) int { return len(ackedBy(cmdAcks, st.Cut)) }
-	} else {
-		obls = func(st CrashState) int {
-			n := 0
-			for _, a := range acks {
-				if acknowledgedBy(a.seq, st.Cut) {
-					n++
-				}
+	// A state's obligations: the acknowledgements at or before its cut.
+	// Those of a later cut include those of an earlier one, so their
+	// number names them.
+	var ackSeqs []uint64
+	for _, a := range acks {
+		ackSeqs = append(ackSeqs, a.seq)
+	}
+	for _, a := range cmdAcks {
+		ackSeqs = append(ackSeqs, a.Seq)
+	}
+	obls := func(st CrashState) int {
+		n := 0
+		for _, seq := range ackSeqs {
+			if acknowledgedBy(seq, st.Cut) {
+				n++
 			}
-			return n
 		}
+		return n
 	}
 	states, truncated := LabStates(ops, opt, ready)
 	res.Generated, res.EpochTruncated = len(states), truncated
@@ -346,7 +353,7 @@ func RunLab(ctx context.Context, opt LabOptions) (res LabResult, err error) {
 		states = slices.DeleteFunc(states, func(st CrashState) bool { return st.Index%opt.Shards != opt.Shard-1 })
 	}
 	res.States = len(states)
-	progress("recorded %d ops (%d flushes), %d acknowledged in %v; %d crash states, %d of them duplicates: replaying %d", res.Ops, res.Flushes, res.Acked, res.Recorded.Round(time.Millisecond), res.Generated, res.Duplicates, len(states))
+	progress("%d ops (%d flushes), %d acknowledged; %d crash states, %d of them duplicates: replaying %d", res.Ops, res.Flushes, res.Acked, res.Generated, res.Duplicates, len(states))
 	check := ackedCheck(acks)
 	if opt.Workload == CommandWorkload {
 		check = commandCheck(opt, cmdAcks)

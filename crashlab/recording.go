@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 )
 
@@ -50,11 +51,13 @@ type RecordAck struct {
 }
 
 // save writes r to path, a new file: an existing one is not overwritten.
-func (r *Recording) save(path string, logPath string) error {
-	log, err := os.ReadFile(logPath)
+// The log is copied from logPath as it streams, not held in memory.
+func (r *Recording) save(path string, logPath string) (err error) {
+	log, err := os.Open(logPath)
 	if err != nil {
 		return err
 	}
+	defer log.Close()
 	head, err := json.Marshal(r)
 	if err != nil {
 		return err
@@ -66,25 +69,28 @@ func (r *Recording) save(path string, logPath string) error {
 		}
 		return fmt.Errorf("save the recording: %w", err)
 	}
+	defer func() {
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			os.Remove(path) // made here: nothing of the user's
+			err = fmt.Errorf("save the recording: %w", err)
+		}
+	}()
 	h := sha256.New()
-	var buf bytes.Buffer
-	buf.WriteString(recordingMagic)
-	buf.Write(head)
-	buf.WriteByte('\n')
-	buf.Write(log)
-	h.Write(buf.Bytes())
-	if _, err := f.Write(buf.Bytes()); err != nil {
-		f.Close()
-		os.Remove(path)
-		return fmt.Errorf("save the recording: %w", err)
+	w := io.MultiWriter(f, h)
+	if _, err := io.WriteString(w, recordingMagic+string(head)+"\n"); err != nil {
+		return err
+	}
+	if _, err := io.Copy(w, log); err != nil {
+		return err
 	}
 	if err := f.Sync(); err != nil {
-		f.Close()
-		os.Remove(path)
-		return fmt.Errorf("save the recording: %w", err)
+		return err
 	}
 	r.ID = hex.EncodeToString(h.Sum(nil))[:16]
-	return f.Close()
+	return nil
 }
 
 // LoadRecording reads a recording that LabOptions.Save wrote.

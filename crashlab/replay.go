@@ -409,11 +409,7 @@ func CrashStatesFrom(ops []Op, k int, seed uint64, from uint64) []CrashState {
 			Durable:   writesBefore[fi+1],
 			Unflushed: writesBefore[c+1] - writesBefore[fi+1],
 		}
-		landed := map[uint64]bool{}
-		for _, e := range s.Extents(ops[fi+1 : c+1]) {
-			landed[e.Seq] = true
-		}
-		s.Landed = len(landed)
+		s.Landed = landedWrites(s.winners(ops[fi+1 : c+1]))
 		add(s)
 	}
 	return states

@@ -121,13 +121,6 @@ flags:
 				return crashlabExitUsage
 			}
 		}
-	} else if !set["load"] && !set["replay"] {
-		for _, name := range []string{"check", "check-timeout"} {
-			if set[name] {
-				fmt.Fprintf(stderr, "flushproof crashlab: -%s: applies to a command of yours (crashlab [flags] -- CMD [ARG...]); the built-in workloads have their own check\n", name)
-				return crashlabExitUsage
-			}
-		}
 	}
 	if set["check"] && strings.TrimSpace(*check) == "" {
 		return usage("check", fmt.Sprintf("%q", *check), "a command line for /bin/sh -c")
@@ -150,49 +143,58 @@ flags:
 	}
 	opt := crashlab.LabOptions{FS: crashlab.FS(*fsName), Workload: crashlab.Workload(*workload), Writers: *writers, Records: *records,
 		Random: *random, Parallel: *parallel, Seed: *seed, FlushDelay: *delay, ImageSize: *size}
-	switch {
-	case *kFlag >= 0:
-		opt.Epoch, opt.K = true, *kFlag
-	case len(cmdArgs) > 0:
-		opt.Epoch, opt.K = true, 1
+	// The state options, as every path takes them: -k, whose default
+	// (-1) is 1 for a program of the user's and none for a built-in
+	// workload, and a program's checker.
+	commandOptions := func(command bool) bool {
+		if !command && (set["check"] || set["check-timeout"]) {
+			fmt.Fprintf(stderr, "flushproof crashlab: -check: applies to a command of yours (crashlab [flags] -- CMD [ARG...]) or to its recording; the built-in workloads have their own check\n")
+			return false
+		}
+		switch {
+		case *kFlag >= 0:
+			opt.Epoch, opt.K = true, *kFlag
+		case command:
+			opt.Epoch, opt.K = true, 1
+		}
+		if command {
+			opt.CheckTimeout, opt.Output = *checkTimeout, stderr
+			if *check != "" {
+				opt.Check = []string{"/bin/sh", "-c", crashlab.ResolveCheck(*check)}
+			}
+		}
+		return true
 	}
 	if *replayOne != "" {
-		return crashlabReplayOne(*replayOne, *keep, opt, *check, stdout, stderr)
+		return crashlabReplayOne(*replayOne, *keep, &opt, commandOptions, stdout, stderr)
 	}
 	opt.Save = *save
-	if *load != "" {
+	recordingFile := *save
+	switch {
+	case *load != "":
 		r, err := crashlab.LoadRecording(*load)
 		if err != nil {
 			fmt.Fprintf(stderr, "flushproof crashlab: -load: %v\n", err)
 			return crashlabExitUsage
 		}
-		opt.Load = r
-		if r.Workload != crashlab.CommandWorkload && (set["check"] || set["check-timeout"]) {
-			fmt.Fprintf(stderr, "flushproof crashlab: -check: the recording is of the built-in workload %s, which has its own check\n", r.Workload)
+		opt.Load, recordingFile = r, *load
+		if !commandOptions(r.Workload == crashlab.CommandWorkload) {
 			return crashlabExitUsage
-		}
-		if r.Workload == crashlab.CommandWorkload {
-			opt.CheckTimeout, opt.Output = *checkTimeout, stderr
-			if *check != "" {
-				opt.Check = []string{"/bin/sh", "-c", crashlab.ResolveCheck(*check)}
-			}
-			if *kFlag < 0 {
-				opt.Epoch, opt.K = true, 1
-			}
 		}
 		if *shard != "" {
 			opt.Shard, opt.Shards, _ = parseShard(*shard)
 		}
-	}
-	if len(cmdArgs) > 0 {
+	case len(cmdArgs) > 0:
 		argv, err := crashlab.ResolveCommand(cmdArgs)
 		if err != nil {
 			fmt.Fprintf(stderr, "flushproof crashlab: -- %s: %v\n", strings.Join(cmdArgs, " "), err)
 			return crashlabExitUsage
 		}
-		opt.Workload, opt.Command, opt.CheckTimeout, opt.Output = crashlab.CommandWorkload, argv, *checkTimeout, stderr
-		if *check != "" {
-			opt.Check = []string{"/bin/sh", "-c", crashlab.ResolveCheck(*check)}
+		opt.Workload, opt.Command = crashlab.CommandWorkload, argv
+		commandOptions(true)
+	default:
+		if !commandOptions(false) {
+			return crashlabExitUsage
 		}
 	}
 	if *size < 0 {
@@ -212,9 +214,9 @@ flags:
 
 	start := time.Now()
 	res, err := crashlab.RunLab(ctx, opt)
-	run := crashlabRun{Result: res, Err: err, Elapsed: time.Since(start), Cause: context.Cause(ctx), RecordingFile: *save + *load}
-	if res.Recording == "" {
-		run.RecordingFile = "" // not saved: the run failed before
+	run := crashlabRun{Result: res, Err: err, Elapsed: time.Since(start), Cause: context.Cause(ctx)}
+	if res.Recording != "" { // else not saved: the run failed before
+		run.RecordingFile = recordingFile
 	}
 	code := run.ExitCode()
 	if *jsonOut {
@@ -233,10 +235,9 @@ flags:
 
 // crashlabFlagOf names the flag behind each LabOptions field.
 var crashlabFlagOf = map[string]string{
-	"Shard": "shard",
-	"FS":    "fs", "Workload": "workload", "Writers": "writers", "Records": "records", "Random": "replays",
+	"FS": "fs", "Workload": "workload", "Writers": "writers", "Records": "records", "Random": "replays",
 	"Parallel": "parallel", "FlushDelay": "flush-delay", "ImageSize": "image-size", "Check": "check",
-	"CheckTimeout": "check-timeout", "Command": "- CMD",
+	"CheckTimeout": "check-timeout", "Command": "- CMD", "Shard": "shard", "K": "k",
 }
 
 // crashlabRun is one run of the command: what RunLab returned, and how it
@@ -248,6 +249,14 @@ type crashlabRun struct {
 	Cause   error // context.Cause of the run's context: nil, or the signal
 	// RecordingFile is the recording -save wrote or -load read.
 	RecordingFile string
+}
+
+// crashlabRecorded says where the run's log came from.
+func crashlabRecorded(run crashlabRun) string {
+	if run.Result.Options.Load != nil {
+		return "from recording " + run.Result.Recording
+	}
+	return fmt.Sprintf("recorded in %v", run.Result.Recorded.Round(time.Millisecond))
 }
 
 // crashlabPhases are the run's phases and the command's own time (its
@@ -414,11 +423,11 @@ func writeCrashlabText(w io.Writer, run crashlabRun) {
 		if len(opt.Check) > 0 {
 			checker = fmt.Sprintf("checker %q", opt.Check[len(opt.Check)-1])
 		}
-		fmt.Fprintf(w, "%s, command %q, %s, image %d MiB, seed %d: %d ops logged (%d flushes), %d acknowledgements, recorded in %v\n",
-			opt.FS, strings.Join(opt.Command, " "), checker, opt.ImageSize>>20, opt.Seed, res.Ops, res.Flushes, res.Acked, res.Recorded.Round(time.Millisecond))
+		fmt.Fprintf(w, "%s, command %q, %s, image %d MiB, seed %d: %d ops logged (%d flushes), %d acknowledgements, %s\n",
+			opt.FS, strings.Join(opt.Command, " "), checker, opt.ImageSize>>20, opt.Seed, res.Ops, res.Flushes, res.Acked, crashlabRecorded(run))
 	} else {
-		fmt.Fprintf(w, "%s, %d writers x %d records (%s), image %d MiB, seed %d: %d ops logged (%d flushes), %d records acknowledged, recorded in %v\n",
-			opt.FS, opt.Writers, opt.Records, opt.Workload, opt.ImageSize>>20, opt.Seed, res.Ops, res.Flushes, res.Acked, res.Recorded.Round(time.Millisecond))
+		fmt.Fprintf(w, "%s, %d writers x %d records (%s), image %d MiB, seed %d: %d ops logged (%d flushes), %d records acknowledged, %s\n",
+			opt.FS, opt.Writers, opt.Records, opt.Workload, opt.ImageSize>>20, opt.Seed, res.Ops, res.Flushes, res.Acked, crashlabRecorded(run))
 	}
 	if res.Duplicates > 0 || opt.Epoch {
 		k := ""

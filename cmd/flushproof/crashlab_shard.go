@@ -78,7 +78,7 @@ func crashlabRecordingFlags(set map[string]bool, cmdArgs []string, save, load, s
 }
 
 // crashlabReplayOne is -replay FILE:STATE -keep DIR.
-func crashlabReplayOne(spec, keep string, opt crashlab.LabOptions, check string, stdout, stderr io.Writer) int {
+func crashlabReplayOne(spec, keep string, opt *crashlab.LabOptions, commandOptions func(bool) bool, stdout, stderr io.Writer) int {
 	i := strings.LastIndex(spec, ":")
 	index, err := strconv.Atoi(spec[i+1:])
 	if i < 0 || err != nil {
@@ -94,10 +94,10 @@ func crashlabReplayOne(spec, keep string, opt crashlab.LabOptions, check string,
 		fmt.Fprintf(stderr, "flushproof crashlab: -replay: %v\n", err)
 		return crashlabExitUsage
 	}
-	if r.Workload == crashlab.CommandWorkload && !opt.Epoch && opt.K == 0 {
-		opt.Epoch, opt.K = true, 1 // the default of a command's run
+	if !commandOptions(r.Workload == crashlab.CommandWorkload) {
+		return crashlabExitUsage
 	}
-	st, err := crashlab.BuildState(r, opt, index, keep)
+	st, err := crashlab.BuildState(r, *opt, index, keep)
 	if err != nil {
 		fmt.Fprintf(stderr, "flushproof crashlab: -replay: %v\n", err)
 		if strings.Contains(err.Error(), "the recording has states") {
@@ -113,8 +113,8 @@ func crashlabReplayOne(spec, keep string, opt crashlab.LabOptions, check string,
 	fmt.Fprintf(stdout, "rebuilt %s\nfrom recording %s (%s, %d MiB) into %s:\n", st.Describe(), r.ID, r.FS, r.ImageSize>>20, abs)
 	fmt.Fprintf(stdout, "  image  the image; to inspect it (root):\n           mkdir %s/mnt && mount -o %s %s/image %s/mnt\n", abs, mountOpt, abs, abs)
 	fmt.Fprintf(stdout, "  acks   the acknowledgements it is held to, as the checker reads them\n")
-	if check != "" {
-		fmt.Fprintf(stdout, "           rerun the checker: (cd %s/mnt && FLUSHPROOF_DIR=$PWD sh -c %q < %s/acks)\n", abs, crashlab.ResolveCheck(check), abs)
+	if len(opt.Check) > 0 {
+		fmt.Fprintf(stdout, "           rerun the checker: (cd %s/mnt && FLUSHPROOF_DIR=$PWD sh -c %q < %s/acks)\n", abs, opt.Check[len(opt.Check)-1], abs)
 	}
 	fmt.Fprintf(stdout, "  state  its description\n")
 	return crashlabExitPass

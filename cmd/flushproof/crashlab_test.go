@@ -523,3 +523,29 @@ func TestCrashlabMerge(t *testing.T) {
 		assert.Contains(t, errb.String(), tc.want)
 	}
 }
+
+// TestCrashlabRecordingOfBuiltin: a checker applies to a program of the
+// user's; with the recording of a built-in workload, -load and -replay
+// refuse it rather than ignore it.
+func TestCrashlabRecordingOfBuiltin(t *testing.T) {
+	dir := t.TempDir()
+	logPath := filepath.Join(dir, "ops.log")
+	w, err := crashlab.NewLogWriter(logPath, 1<<20)
+	require.NoError(t, err)
+	require.NoError(t, w.Append(crashlab.Op{Seq: 1, Kind: crashlab.OpFlush}))
+	require.NoError(t, w.Close())
+	log, err := os.ReadFile(logPath)
+	require.NoError(t, err)
+	rec := filepath.Join(dir, "run.rec")
+	require.NoError(t, os.WriteFile(rec, append([]byte("FPCLREC1\n"+`{"fs":"ext4","image_size":16777216,"ready":1,"workload":"fsync","writers":1,"records":1}`+"\n"), log...), 0o644))
+	for _, args := range [][]string{
+		{"-load", rec, "-check", "true"},
+		{"-replay", rec + ":0", "-keep", filepath.Join(dir, "k"), "-check", "true"},
+	} {
+		var out, errb bytes.Buffer
+		code := crashlabMain(context.Background(), append([]string{"-q"}, args...), &out, &errb)
+		assert.Equal(t, crashlabExitUsage, code, "%q", args)
+		assert.Contains(t, errb.String(), "-check: applies to a command of yours", "%q", args)
+	}
+	assert.NoDirExists(t, filepath.Join(dir, "k"), "nothing built")
+}
