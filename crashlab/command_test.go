@@ -289,7 +289,7 @@ func TestLabBbolt(t *testing.T) {
 // and nothing it would do later reaches the file system.
 func TestLabCommandLeavesNothing(t *testing.T) {
 	start := time.Now()
-	res, err := commandLab(t, `echo v > k; sync k .; echo "ack k v" >&3; (sleep 30; echo late > late; sync late) & exit 0`, "test ! -e late")
+	res, err := commandLab(t, `echo v > k; sync k .; echo "ack k v" >&3; (sleep 2; echo late > late; sync late) & exit 0`, "test ! -e late")
 	require.NoError(t, err)
 	assert.Less(t, time.Since(start), 20*time.Second, "the run waited for the sleeper")
 	assert.Len(t, res.Acks, 1)

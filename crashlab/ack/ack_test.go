@@ -3,10 +3,13 @@ package ack
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -46,12 +49,22 @@ func TestAck(t *testing.T) {
 	pw.Close()
 	rr.Close()
 	var lines []string
-	sc := bufio.NewScanner(pr)
-	for sc.Scan() {
-		lines = append(lines, sc.Text())
-		// The helper waits for this answer before its next line: a line
-		// arriving before it would be read here with one still owed.
-		_, err := rw.WriteString("ok\n")
+	br := bufio.NewReader(pr)
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			require.ErrorIs(t, err, io.EOF)
+			require.Empty(t, line)
+			break
+		}
+		lines = append(lines, strings.TrimSuffix(line, "\n"))
+		// The helper waits for this answer before its next line: none
+		// may come before it.
+		require.NoError(t, pr.SetReadDeadline(time.Now().Add(50*time.Millisecond)))
+		_, err = br.Peek(1)
+		require.ErrorIs(t, err, os.ErrDeadlineExceeded, "a line came before the answer to %q", line)
+		require.NoError(t, pr.SetReadDeadline(time.Time{}))
+		_, err = rw.WriteString("ok\n")
 		require.NoError(t, err)
 	}
 	rw.Close()
