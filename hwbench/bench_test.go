@@ -1,7 +1,6 @@
 package hwbench
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"slices"
@@ -11,17 +10,23 @@ import (
 	"time"
 )
 
-// The benchmarks report what the scenarios measure as `go test -bench`
-// lines, so that benchstat can compare runs (docs/hwbench.md):
+// The benchmarks run each case of a scenario as a `go test -bench`
+// sub-benchmark, for benchstat (docs/hwbench.md):
 //
 //	go test ./hwbench -run '^$' -bench . -count 6 -device=loop > old.txt
 //
-// Each BenchmarkSn measures its scenario once per -count sample (alternated
-// as in the tests, for -duration per case) and reports every case as a
-// sub-benchmark (benchName): BenchmarkS1/group=seq_4_KiB/case=O_DSYNC_(RWF_DSYNC)/tool=hwbench with iops,
-// mean-us, p50-us, p99-us, p99.9-us and the per-op counts. ns/op is the
-// case's mean latency. b.N means nothing here: the figures come from the
-// alternated run, not from timing b.N calls.
+// Each sub-benchmark (BenchmarkS1/group=seq_4_KiB/case=O_DSYNC_(RWF_DSYNC))
+// runs exactly b.N operations of its case, shared among the case's
+// workers, on a fresh copy of the case; the testing package times them,
+// so ns/op is wall time per operation (for a case with several workers,
+// the inverse of its throughput) and -benchtime means what it says. The
+// other metrics (iops, latency percentiles, flushes and device flushes
+// per op, S2's efficiency) are those of the same b.N operations.
+//
+// Unlike the tests, the cases of a comparison are not alternated slice by
+// slice: the testing package runs each sub-benchmark's -count samples in a
+// row. benchstat's spread over -count samples is the measure of noise
+// here; the tests' tables are the place for a within-run comparison.
 
 var bench struct {
 	once   sync.Once
@@ -31,18 +36,34 @@ var bench struct {
 }
 
 // benchTarget opens the -device target once for all benchmarks; TestMain
-// closes it.
+// closes it. The first call prints the benchmark's configuration line,
+// the -device flag as given: a key benchstat groups results by, the same
+// across runs on the same target (the temporary image's path is not).
 func benchTarget(b *testing.B) (*Target, Config) {
 	b.Helper()
 	bench.once.Do(func() {
 		bench.cfg = testConfig(b)
 		bench.cfg.Progress = nil
 		bench.target, bench.err = OpenTarget(TargetOptions{Path: *flagDevice, Destructive: *flagDestructive, OverwriteReadOnly: *flagReadOnly, Region: bench.cfg.Region()})
+		if bench.err == nil {
+			bench.err = bench.cfg.validate(bench.target.Logical)
+		}
+		if bench.err == nil {
+			fmt.Printf("hwbench-device: %s\n", benchDeviceKey(*flagDevice))
+		}
 	})
 	if bench.err != nil {
 		b.Fatal(bench.err)
 	}
-	return bench.target, bench.cfg
+	return bench.target, bench.cfg.withDefaults()
+}
+
+// benchDeviceKey is the -device flag as a benchstat configuration value.
+func benchDeviceKey(flag string) string {
+	if flag == "" {
+		return "temporary-file"
+	}
+	return strings.ReplaceAll(flag, " ", "_")
 }
 
 func closeBenchTarget() {
@@ -58,105 +79,122 @@ func BenchmarkS2(b *testing.B) { benchScenario(b, "S2") }
 func BenchmarkS3(b *testing.B) { benchScenario(b, "S3") }
 func BenchmarkS4(b *testing.B) { benchScenario(b, "S4") }
 
+// benchCase is one case of a scenario: its identity, and a way to make a
+// fresh copy of it.
+type benchCase struct {
+	res  Result
+	make func() (*workload, error)
+}
+
+// benchCases are the scenario's hwbench cases, baselines first (benchstat
+// -col /case takes the first column it meets as the one the others are
+// compared with).
+func benchCases(e *scenarioEnv, scenario string) ([]benchCase, error) {
+	var cs []benchCase
+	add := func(make func() (*workload, error)) error {
+		w, err := make()
+		if err != nil {
+			return err
+		}
+		cs = append(cs, benchCase{res: w.res, make: make})
+		return nil
+	}
+	var err error
+	switch scenario {
+	case "S1":
+		for pi, pattern := range []string{"seq", "random"} {
+			for vi := range s1Variants {
+				err = add(func() (*workload, error) { return e.s1Case(pi, pattern, vi), nil })
+			}
+		}
+	case "S2":
+		if e.cfg.Think == ThinkOneFlush {
+			return nil, fmt.Errorf("hwbench: -think=flush is measured within a test run; the benchmarks take -think as a duration")
+		}
+		groups := []time.Duration{0}
+		if e.cfg.Think > 0 {
+			groups = append(groups, e.cfg.Think)
+		}
+		for _, think := range groups {
+			group := fmt.Sprintf("%d writers", e.cfg.Writers)
+			if think > 0 {
+				group = fmt.Sprintf("%d writers, think %v", e.cfg.Writers, think.Round(time.Microsecond))
+			}
+			for _, s := range e.s2Specs(think == 0) {
+				err = add(func() (*workload, error) { return e.s2Case(group, s, think) })
+			}
+		}
+	case "S3":
+		for _, v := range s3Variants {
+			err = add(func() (*workload, error) { return e.s3Case(e.s3Group(), v), nil })
+		}
+	case "S4":
+		for _, kind := range s4Kinds {
+			for _, v := range s4Variants {
+				err = add(func() (*workload, error) { return e.s4Case(kind, v) })
+			}
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	slices.SortStableFunc(cs, func(a, b benchCase) int { return roleRank(a.res) - roleRank(b.res) })
+	return cs, nil
+}
+
 func benchScenario(b *testing.B, scenario string) {
 	tg, cfg := benchTarget(b)
-	cfg.Scenarios = []string{scenario}
-	var runs []Report
-	// sample returns the i-th measurement of the scenario, measuring it
-	// if it has not been yet.
-	sample := func(b *testing.B, i int) Report {
-		for len(runs) <= i {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
-			rep, err := Run(ctx, tg, cfg)
-			cancel()
+	e := &scenarioEnv{t: tg, cfg: cfg, io: ioSize(tg.Logical)}
+	cases, err := benchCases(e, scenario)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range cases {
+		b.Run(benchName(c.res), func(b *testing.B) {
+			w, err := c.make()
 			if err != nil {
 				b.Fatal(err)
 			}
-			if *flagReport != "" {
-				dir := fmt.Sprintf("%s/%s-%d", *flagReport, scenario, len(runs)+1)
-				if err := WriteReport(dir, rep); err != nil {
-					b.Fatal(err)
-				}
+			w.prepare()
+			b.ResetTimer()
+			if _, err := w.runOps(int64(b.N)); err != nil {
+				b.Fatal(err)
 			}
-			runs = append(runs, rep)
-		}
-		return runs[i]
-	}
-	// Baselines first: benchstat -col /case takes the first column it
-	// meets as the one the others are compared with.
-	rs := slices.Clone(sample(b, 0).Results)
-	slices.SortStableFunc(rs, func(a, b Result) int { return roleRank(a) - roleRank(b) })
-	for _, r := range rs {
-		name := benchName(r)
-		// The testing package runs a sub-benchmark -count times, each
-		// time with a *testing.B of its own (and each of those several
-		// times, growing b.N): a new *testing.B is a new sample, and gets
-		// a new measurement of the whole scenario.
-		samples := map[*testing.B]int{}
-		b.Run(name, func(b *testing.B) {
-			i, ok := samples[b]
-			if !ok {
-				i = len(samples)
-				samples[b] = i
+			b.StopTimer()
+			r, err := w.result()
+			if err != nil {
+				b.Fatal(err)
 			}
-			rep := sample(b, i)
-			for _, got := range rep.Results {
-				if benchName(got) == name {
-					reportMetrics(b, got)
-					reportFIORatio(b, rep, got)
-					return
-				}
+			if r.Ops != int64(b.N) {
+				b.Fatalf("%s: %d operations run, b.N is %d", r.Case(), r.Ops, b.N)
 			}
-			b.Fatalf("sample %d of %s has no case %s", i, scenario, name)
+			reportMetrics(b, r)
 		})
 	}
 }
 
 func roleRank(r Result) int {
-	rank := map[string]int{"baseline": 0, "optimised": 1, "ceiling": 2, "reference": 3}[r.Role]
-	if r.Tool == "fio" {
-		rank += 10
-	}
-	return rank
+	return map[string]int{"baseline": 0, "optimised": 1, "ceiling": 2, "reference": 3}[r.Role]
 }
 
 // benchName is the sub-benchmark name of a case, in benchstat's key=value
-// form: group=seq_4_KiB/case=write+fdatasync/tool=hwbench. So
-// `benchstat -col /case` compares the cases of one run, `-col /tool`
-// hwbench with fio, and `benchstat old.txt new.txt` two runs.
+// form: group=seq_4_KiB/case=write+fdatasync. So `benchstat -col /case`
+// compares the cases of one run, and `benchstat old.txt new.txt` two runs.
 func benchName(r Result) string {
 	clean := strings.NewReplacer(" + ", "+", ", ", "_", " ", "_", "/", "-", "=", "-").Replace
-	return "group=" + clean(r.Group) + "/case=" + clean(r.Variant) + "/tool=" + r.Tool
+	return "group=" + clean(r.Group) + "/case=" + clean(r.Variant)
 }
 
-// reportFIORatio reports the pairs' hwbench/fio ratio with a fio result.
-func reportFIORatio(b *testing.B, rep Report, r Result) {
-	if r.Tool != "fio" {
-		return
-	}
-	for _, c := range rep.FIO {
-		if c.FIO.sameCase(r) {
-			lo, hi := c.RatioRange()
-			b.ReportMetric(c.Ratio(), "hwbench/fio")
-			b.ReportMetric(lo, "hwbench/fio-min")
-			b.ReportMetric(hi, "hwbench/fio-max")
-			return
-		}
-	}
-}
-
-// reportMetrics reports a case's figures, each in a unit of its own.
+// reportMetrics reports a case's figures besides ns/op (the testing
+// package's own: wall time over b.N), each in a unit of its own.
 func reportMetrics(b *testing.B, r Result) {
 	us := func(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
-	b.ReportMetric(float64(r.Mean().Nanoseconds()), "ns/op")
 	b.ReportMetric(r.IOPS(), "iops")
 	b.ReportMetric(us(r.Mean()), "mean-us")
 	b.ReportMetric(us(r.Percentile(50)), "p50-us")
 	b.ReportMetric(us(r.Percentile(99)), "p99-us")
 	b.ReportMetric(us(r.Percentile(99.9)), "p99.9-us")
-	if r.Tool == "hwbench" {
-		b.ReportMetric(r.FlushesPerOp(), "flushes/op")
-	}
+	b.ReportMetric(r.FlushesPerOp(), "flushes/op")
 	for key, unit := range map[string]string{
 		ExtraDeviceFlushesPerOp:  "dev-flushes/op",
 		ExtraFUAWritesPerOp:      "fua-writes/op",

@@ -370,7 +370,8 @@ func TestFIOMergeRefusesInconsistentHistogram(t *testing.T) {
 
 // TestFIOPairRatios: the ratio reported is the median of the pairs'
 // hwbench/fio ratios, the range their extremes, here over the canned fio
-// runs and hwbench slices of a given rate.
+// runs and hwbench slices of a given rate. (Drifted pairs, left out of
+// both, are fio_drift_test.go's.)
 func TestFIOPairRatios(t *testing.T) {
 	runs := sliceRuns(t, "plain-seq") // 1281, 1330, 1363 writes in 101 ms each
 	hw := []SliceRate{
@@ -393,19 +394,22 @@ func TestFIOPairRatios(t *testing.T) {
 	c.FIO = Result{Ops: 1281 + 1330 + 1363, Duration: 303 * time.Millisecond}
 	assert.InDelta(t, 1.176, c.wholeRatio(), 1e-3)
 
-	// An even count: the mean of the middle two.
-	c.Pairs = append(c.Pairs, FIOPair{FIO: SliceRate{Ops: 100, Duration: time.Second}, Hwbench: SliceRate{Ops: 400, Duration: time.Second}})
+	// An even count: the mean of the middle two. (fio at its usual rate:
+	// hwbench alone 4x faster is a ratio, not drift.)
+	c.Pairs = append(c.Pairs, FIOPair{FIO: SliceRate{Ops: 13000, Duration: time.Second}, Hwbench: SliceRate{Ops: 52000, Duration: time.Second}})
 	assert.InDelta(t, 1.5, c.Ratio(), 1e-12)
 	lo, hi = c.RatioRange()
 	assert.InDelta(t, 0.5, lo, 1e-12)
 	assert.InDelta(t, 4.0, hi, 1e-12)
 
-	// A fio slice with nothing done is an infinite ratio, kept; a pair
-	// with nothing on either side has none and is left out.
+	// A fio slice with nothing done, hwbench's at its usual rate, is an
+	// infinite ratio, kept; a pair with nothing on either side has no
+	// ratio, and is a drifted pair (both sides stalled), left out.
 	c.Pairs = append(c.Pairs,
-		FIOPair{FIO: SliceRate{Duration: time.Second}, Hwbench: SliceRate{Ops: 1, Duration: time.Second}},
+		FIOPair{FIO: SliceRate{Duration: time.Second}, Hwbench: SliceRate{Ops: 13000, Duration: time.Second}},
 		FIOPair{FIO: SliceRate{Duration: time.Second}, Hwbench: SliceRate{Duration: time.Second}})
 	assert.Len(t, c.Ratios(), 5)
+	assert.Equal(t, []int{5}, c.DriftedPairs())
 	assert.InDelta(t, 2.0, c.Ratio(), 1e-12)
 	_, hi = c.RatioRange()
 	assert.True(t, math.IsInf(hi, 1))
@@ -643,13 +647,14 @@ func ExampleRunFIO() {
 	fmt.Printf("fio: %.0f IOPS, p99 %v\n", r.IOPS(), r.Percentile(99))
 }
 
-// The text table's fio section prints the pairs' median ratio, its range
-// and the number of pairs; a comparison without pairs has no range.
+// The text table's fio section prints the pairs' median ratio, its
+// spread and range, the pairs, the drifted pairs and the verdict; a
+// comparison without pairs has no spread or range and is not meaningful.
 func TestWriteTablesFIO(t *testing.T) {
 	var b strings.Builder
 	require.NoError(t, WriteTables(&b, testReport(t)))
 	out := b.String()
-	assert.Contains(t, out, "ratio = hwbench IOPS / fio IOPS, the median of the pairs' ratios, with their range")
+	assert.Contains(t, out, "ratio = hwbench IOPS / fio IOPS, the median of the pairs' ratios, drifted pairs left out")
 	var s1, s2 string
 	for _, line := range strings.Split(out, "\n") {
 		switch {
@@ -659,6 +664,10 @@ func TestWriteTablesFIO(t *testing.T) {
 			s2 = line
 		}
 	}
-	assert.Equal(t, []string{"S1", "seq", "plain", "20000", "21000", "0.952", "0.900-1.200", "3"}, strings.Fields(s1)[:8], s1)
-	assert.Equal(t, []string{"S2", "always", "flush", "809.0", "1618", "0.500", "-", "0"}, strings.Fields(s2)[:8], s2)
+	// Pair ratios 0.9, 0.952 and 1.2: distances 0.052, 0 and 0.248 from
+	// 0.952, relative to it; their median is 0.055.
+	assert.Equal(t, []string{"S1", "seq", "plain", "20000", "21000", "0.952", "5.5%", "0.900-1.200", "3", "0"}, strings.Fields(s1)[:10], s1)
+	assert.True(t, strings.HasSuffix(s1, "  ok"), s1)
+	assert.Equal(t, []string{"S2", "always", "flush", "809.0", "1618", "0.500", "-", "-", "0", "0"}, strings.Fields(s2)[:10], s2)
+	assert.True(t, strings.HasSuffix(s2, "  not meaningful: no pairs"), s2)
 }

@@ -29,6 +29,7 @@ var (
 	flagDestructive = flag.Bool("destructive", false, "allow overwriting a named device that carries a file system or partition table, or a named non-empty file (never a mounted or otherwise busy device, nor a file in use)")
 	flagReadOnly    = flag.Bool("overwrite-readonly", false, "allow overwriting a named regular file without write permission bits (e.g. mode 0444); -destructive alone does not")
 	flagDuration    = flag.Duration("duration", 300*time.Millisecond, "time per case, alternated in slices with the other cases of its comparison (10ms to 24h)")
+	flagBudget      = flag.Duration("budget", 0, "the whole run's time, 1s to 24h, instead of -duration: each case gets the longest duration with which the run fits in it (0: none)")
 	flagSlice       = flag.Duration("slice", 0, "length of one alternation slice, 1ms to -duration (0: duration/10, between 20ms and 250ms)")
 	flagReport      = flag.String("report", "", "directory to write report.md and the latency CDF plots to")
 	flagFIO         = flag.Bool("fio", true, "also run S1 and S2's baseline under fio, in turns with hwbench, where fio is installed (-fio=true given explicitly: fail if fio is not)")
@@ -84,8 +85,15 @@ func configFromFlags() (Config, error) {
 			return Config{}, fmt.Errorf("hwbench: -%s=%d: want 1 to %d", f.name, f.v, maxThreads)
 		}
 	}
+	duration := *flagDuration
+	if *flagBudget != 0 {
+		if flagSet("duration") {
+			return Config{}, fmt.Errorf("hwbench: -budget=%v and -duration=%v: give one of them; the budget sets the duration", *flagBudget, *flagDuration)
+		}
+		duration = 0
+	}
 	cfg := Config{
-		Duration: *flagDuration, Slice: *flagSlice, Writers: *flagWriters, S3Writers: *flagS3Writers,
+		Budget: *flagBudget, Duration: duration, Slice: *flagSlice, Writers: *flagWriters, S3Writers: *flagS3Writers,
 		S4Goroutines: *flagS4, Span: span, Think: think, FIO: *flagFIO, FIOPairs: *flagFIOPairs,
 		Scenarios: strings.Split(*flagScenarios, ","),
 	}
@@ -245,6 +253,7 @@ func TestScenarios(t *testing.T) {
 	if *flagDevice != "" {
 		devices = []string{*flagDevice}
 	}
+	runFor := checkTimeout(t, cfg0, len(devices))
 	for i, dev := range devices {
 		name := dev
 		if name == "" {
@@ -256,7 +265,7 @@ func TestScenarios(t *testing.T) {
 				cfg.FIO = false
 				t.Log("fio references: in the tempfile sub-test only (run -device=loop for them on a loop device)")
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+			ctx, cancel := context.WithTimeout(context.Background(), runFor)
 			defer cancel()
 			goStderr() // opened while the go command lives, for reportInterrupted
 			sig, stop := cancelOnSignal(ctx, cancel)
@@ -290,6 +299,61 @@ func TestScenarios(t *testing.T) {
 			}
 		})
 	}
+}
+
+// checkTimeout says how long TestScenarios will take on its targets (the
+// first with fio references, the others without), fails it at once if
+// that does not fit in go test's -timeout (which would kill the test
+// binary midway, results lost), and returns how long to let one target's
+// run go before calling it stuck.
+func checkTimeout(t *testing.T, cfg Config, targets int) time.Duration {
+	t.Helper()
+	var longest, total time.Duration
+	for i := range targets {
+		c := cfg
+		c.FIO = c.FIO && i == 0
+		p, err := c.PlanRun()
+		require.NoError(t, err, "the hwbench flags")
+		total += p.Max
+		longest = max(longest, p.Max)
+		if *flagDevice != "" || testing.Verbose() {
+			fmt.Fprintf(os.Stderr, "hwbench: TestScenarios, target %d of %d: %v\n", i+1, targets, p)
+			for _, l := range p.Scenarios {
+				fmt.Fprintf(os.Stderr, "hwbench:   %s\n", l)
+			}
+		}
+	}
+	// Setting up targets, fio's checks and the report take seconds; a
+	// minute a target is ample.
+	if err := fitsTimeout(total, targets, testTimeout()); err != nil {
+		t.Fatal(err)
+	}
+	return 2*longest + 5*time.Minute
+}
+
+// fitsTimeout says whether a run of the given length on that many targets
+// fits in go test's timeout (0: none), and if not which to pass.
+func fitsTimeout(total time.Duration, targets int, timeout time.Duration) error {
+	need := total + time.Duration(targets)*time.Minute
+	if timeout > 0 && need > timeout {
+		return fmt.Errorf("hwbench: this run takes up to %v (%d target(s)), more than go test's -timeout of %v, which would kill it midway: pass -timeout=%v (or -timeout=0), or ask for less with -duration, -budget or -scenarios",
+			need.Round(time.Second), targets, timeout, need.Round(time.Minute)+time.Minute)
+	}
+	return nil
+}
+
+// testTimeout is go test's -timeout as the test binary got it (0: none).
+func testTimeout() time.Duration {
+	f := flag.Lookup("test.timeout")
+	if f == nil {
+		return 0
+	}
+	g, ok := f.Value.(flag.Getter)
+	if !ok {
+		return 0
+	}
+	d, _ := g.Get().(time.Duration)
+	return d
 }
 
 // cancelOnSignal cancels a run at SIGINT or SIGTERM, so that the results
@@ -421,7 +485,9 @@ func checkReport(t *testing.T, tg *Target, cfg Config, rep Report) {
 				assert.Equal(t, cfg.Writers, r.Threads, what)
 				if e, ok := r.Extra[ExtraEfficiency]; ok {
 					assert.Positive(t, e, what)
+					assert.LessOrEqual(t, e, 1+1e-9, "%s: a flush serves at most one sync per writer", what)
 				}
+				assert.Contains(t, r.Extra, ExtraFlushesPerSync, what)
 			}
 		case "S3":
 			assert.Equal(t, r.Ops, r.Writes, "%s: a write per op", what)
@@ -458,7 +524,10 @@ func checkReport(t *testing.T, tg *Target, cfg Config, rep Report) {
 		assert.Equal(t, "hwbench", f.Hwbench.Tool, f.Name)
 		assert.True(t, f.FIO.sameCase(f.Hwbench), "%s: fio %s %q %q, hwbench %s %q %q", f.Name,
 			f.FIO.Scenario, f.FIO.Group, f.FIO.Variant, f.Hwbench.Scenario, f.Hwbench.Group, f.Hwbench.Variant)
-		assert.Len(t, f.Pairs, cfg.FIOPairs, "%s: pairs", f.Name)
+		assert.Equal(t, cfg.FIOPairs, f.Asked, "%s: pairs asked for", f.Name)
+		n := len(f.Pairs)
+		assert.Contains(t, []int{cfg.FIOPairs, 2 * cfg.FIOPairs}, n, "%s: the pairs, or twice as many after a rerun", f.Name)
+		assert.Equal(t, n == 2*cfg.FIOPairs, f.Reran(), "%s: a rerun doubles the pairs", f.Name)
 		var fioOps, hwOps int64
 		for _, p := range f.Pairs {
 			fioOps += p.FIO.Ops
@@ -466,7 +535,7 @@ func checkReport(t *testing.T, tg *Target, cfg Config, rep Report) {
 		}
 		assert.Equal(t, f.FIO.Ops, fioOps, "%s: fio's ops are its slices'", f.Name)
 		assert.Equal(t, f.Hwbench.Ops, hwOps, "%s: hwbench's ops are its slices'", f.Name)
-		assert.Equal(t, float64(cfg.FIOPairs), f.FIO.Extra[FIOExtraRuns], f.Name)
+		assert.Equal(t, float64(n), f.FIO.Extra[FIOExtraRuns], f.Name)
 		lo, hi := f.RatioRange()
 		assert.Positive(t, lo, f.Name)
 		assert.LessOrEqual(t, lo, f.Ratio(), f.Name)

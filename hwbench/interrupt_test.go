@@ -63,7 +63,7 @@ func TestInterruptPrintsResults(t *testing.T) {
 			out := stdout.String()
 			t.Logf("stdout:\n%s", out)
 			assert.Contains(t, out, "hwbench: interrupted by "+sig.String()+": the results of the scenarios finished so far (S4)")
-			assert.Contains(t, out, "device: "+target+" (file")
+			assert.Contains(t, out, "Device: "+target+" (file")
 			assert.Regexp(t, `(?m)^S4 `, out, "S4's table")
 			assert.NotRegexp(t, `(?m)^S1 `, out, "no table of the interrupted S1")
 			assert.Contains(t, out, "interrupted by "+sig.String()+"; the results finished so far are on standard output")

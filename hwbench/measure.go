@@ -46,11 +46,26 @@ const (
 	// waited for a flush in flight (S2).
 	ExtraSkippedPerSync = "skipped/sync"
 	ExtraJoinedPerSync  = "joined/sync"
-	// ExtraLimit is the device limit of S2 in syncs/s: the writers times
-	// the single writer's write + flush rate, measured in the same run.
+	// ExtraFlushesPerSync is the flushes that served S2's syncs, per
+	// sync: those the block layer sent the device where it counts them
+	// (a block device; concurrent flush requests merge into one, see
+	// block/blk-flush.c), otherwise those the Syncer issued.
+	ExtraFlushesPerSync = "flushes/sync"
+	// ExtraLimit is S2's ceiling in syncs/s at the flush rate the case
+	// itself reached: the writers times the flushes per second counted in
+	// ExtraFlushesPerSync. A writer has one sync outstanding, and a sync
+	// is served only by a flush that started after its write completed,
+	// so one flush serves at most one sync of each writer.
 	ExtraLimit = "limit-syncs/s"
-	// ExtraEfficiency is syncs/s divided by ExtraLimit.
+	// ExtraEfficiency is syncs/s divided by ExtraLimit: syncs per flush
+	// over the writers, at most 1. It is left out where the counts give
+	// more (the count then missed flushes, and a note says so).
 	ExtraEfficiency = "efficiency"
+	// ExtraVsOneWriter is syncs/s divided by the writers times the rate
+	// of one writer doing write + flush back to back (S2's reference
+	// case, measured in the same run). It is a scaling figure, not a
+	// bound: concurrent writes overlap flushes, so it can exceed 1.
+	ExtraVsOneWriter = "vs-writers-x-1-writer"
 	// ExtraThinkMicros is the mean S2 pause actually taken between a
 	// write's completion and the flush check, in µs.
 	ExtraThinkMicros = "think-us"
@@ -99,7 +114,21 @@ func (w *workload) prepare() {
 // runSlice runs every worker until d has passed since the slice started,
 // adds what happened to the case and returns the slice's own operations
 // and wall time.
-func (w *workload) runSlice(d time.Duration) (SliceRate, error) {
+func (w *workload) runSlice(d time.Duration) (SliceRate, error) { return w.run(d, 0) }
+
+// runOps runs exactly n operations, shared among the workers (each takes
+// the next one until none is left), adds what happened to the case and
+// returns the operations and their wall time. The benchmarks run b.N
+// operations this way.
+func (w *workload) runOps(n int64) (SliceRate, error) {
+	if n <= 0 {
+		return SliceRate{}, fmt.Errorf("%s %s: %d operations asked for", w.res.Scenario, w.res.Case(), n)
+	}
+	return w.run(0, n)
+}
+
+// run runs the workers for d (ops == 0) or for ops operations in all.
+func (w *workload) run(d time.Duration, ops int64) (SliceRate, error) {
 	w.prepare()
 	var countsBefore impl.Counts
 	if w.count != nil {
@@ -113,9 +142,11 @@ func (w *workload) runSlice(d time.Duration) (SliceRate, error) {
 	var (
 		wg    sync.WaitGroup
 		total atomic.Int64
+		left  atomic.Int64 // operations not yet taken, when counting
 		mu    sync.Mutex
 		errs  []error
 	)
+	left.Store(ops)
 	if w.blocking && runtime.GOMAXPROCS(0) < len(w.ops)+1 {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(len(w.ops) + 1))
 	}
@@ -133,6 +164,9 @@ func (w *workload) runSlice(d time.Duration) (SliceRate, error) {
 			var n int64
 			defer func() { total.Add(n) }()
 			for {
+				if ops > 0 && left.Add(-1) < 0 {
+					return
+				}
 				t0 := time.Now()
 				from, err := op(t0)
 				t1 := time.Now()
@@ -144,7 +178,7 @@ func (w *workload) runSlice(d time.Duration) (SliceRate, error) {
 				}
 				_ = h.RecordValue(min(t1.Sub(from).Nanoseconds(), maxLatency))
 				n++
-				if !t1.Before(deadline) {
+				if ops == 0 && !t1.Before(deadline) {
 					return
 				}
 			}

@@ -207,6 +207,9 @@ func writeReportHeader(md *strings.Builder, r Report) {
 		fmt.Fprintf(md, "- Block size: %d bytes\n", r.BlockSize)
 	}
 	fmt.Fprintf(md, "- Cases: %d\n\n", len(r.Results))
+	if r.Calibration != nil {
+		r.Calibration.writeMarkdown(md)
+	}
 }
 
 // writeScenario writes a scenario's section; flushFigures, if not "",
@@ -287,33 +290,46 @@ func writeFIOSection(md *strings.Builder, fio []FIOComparison) {
 		return
 	}
 	fmt.Fprintf(md, "Each job ran under fio and under hwbench in turns: a fio slice, then a hwbench slice of the same length, per pair. "+
-		"The ratio is hwbench IOPS / fio IOPS, the median of the pairs' ratios; the range is their smallest and largest. "+
-		"IOPS are over all of a side's slices. Target: the median within %.0f %% of 1.\n\n", FIOTolerance*100)
-	fmt.Fprintf(md, "| case | hwbench IOPS | fio IOPS | hwbench/fio | pair range | pairs | within %.0f %% |\n|---|---:|---:|---:|---:|---:|---|\n",
-		FIOTolerance*100)
-	within := 0
+		"A pair in which both sides ran over %gx slower, or both over %gx faster, than their medians over the job's pairs *drifted*: the machine changed under it. "+
+		"The ratio is hwbench IOPS / fio IOPS, the median of the pairs' ratios without the drifted pairs; "+
+		"the spread is the median distance of those ratios from it, relative to it (half of them lie within it), and the range their smallest and largest. "+
+		"A spread above %.0f %% is *noisy*. Pairs that drifted or are noisy are run again, as many once more (pairs 5 + 5); "+
+		"if a pair of the rerun drifts too, or the pairs are still noisy, the ratio is not meaningful. "+
+		"IOPS are over all of a side's slices. Target: the median within %.0f %% of 1, for the meaningful ratios.\n\n",
+		FIODriftFactor, FIODriftFactor, FIONoisySpread*100, FIOTolerance*100)
+	fmt.Fprintf(md, "| case | hwbench IOPS | fio IOPS | hwbench/fio | spread | pair range | pairs | drifted | verdict | within %.0f %% |\n"+
+		"|---|---:|---:|---:|---:|---:|---:|---:|---|---|\n", FIOTolerance*100)
+	within, meaningful := 0, 0
 	for _, c := range fio {
 		name := c.Name
 		if name == "" {
 			name = c.Hwbench.Case()
 		}
-		ratio, spread, verdict := "–", "–", "n/a"
+		ratio, spread, ratios, target := "–", "–", "–", "–"
 		if c.FIO.IOPS() > 0 || len(c.Ratios()) > 0 {
 			ratio = fmt.Sprintf("%.3f", c.Ratio())
-			if len(c.Pairs) > 0 {
-				lo, hi := c.RatioRange()
-				spread = fmt.Sprintf("%.3f–%.3f", lo, hi)
-			}
-			verdict = "no"
+		}
+		if len(c.Pairs) > 0 {
+			lo, hi := c.RatioRange()
+			spread, ratios = strings.Replace(fmtSpread(c.Spread()), "-", "–", 1), fmt.Sprintf("%.3f–%.3f", lo, hi)
+		}
+		if c.Meaningful() {
+			meaningful++
+			target = "no"
 			if math.Abs(c.Ratio()-1) <= FIOTolerance {
-				verdict = "yes"
+				target = "yes"
 				within++
 			}
 		}
-		fmt.Fprintf(md, "| %s | %s | %s | %s | %s | %d | %s |\n", cell(name), formatIOPS(c.Hwbench.IOPS()),
-			formatIOPS(c.FIO.IOPS()), ratio, spread, len(c.Pairs), verdict)
+		fmt.Fprintf(md, "| %s | %s | %s | %s | %s | %s | %s | %d | %s | %s |\n", cell(name), formatIOPS(c.Hwbench.IOPS()),
+			formatIOPS(c.FIO.IOPS()), ratio, spread, ratios, strings.Replace(fioPairCount(c), "+", " + ", 1), c.Drifted(),
+			c.Verdict(), target)
 	}
-	fmt.Fprintf(md, "\n%d of %d within %.0f %%.\n\n", within, len(fio), FIOTolerance*100)
+	fmt.Fprintf(md, "\n%d of %d meaningful ratios within %.0f %%", within, meaningful, FIOTolerance*100)
+	if n := len(fio) - meaningful; n > 0 {
+		fmt.Fprintf(md, "; %d of %d not meaningful", n, len(fio))
+	}
+	md.WriteString(".\n\n")
 }
 
 // extraKeys is the sorted union of the Extra keys of rs.

@@ -2,7 +2,6 @@ package hwbench
 
 import (
 	"math"
-	"slices"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -131,26 +130,13 @@ type Report struct {
 	// Notes are remarks to print with the tables (e.g. the model's
 	// prediction for S1).
 	Notes []string
+	// Calibration is the device's command prices, measured before the
+	// scenarios when S1 runs, and S1's predictions priced with them.
+	Calibration *Calibration
 	// FlushFigures is Target.FlushFigures: when not "", nothing on the
 	// device is durable and this says how to read its flush figures
 	// (e.g. "meaningless on tmpfs"); the tables and report.md mark them.
 	FlushFigures string
-}
-
-// FIOComparison is a hwbench case and the same job under fio, measured in
-// turns on the same device: a fio slice, then a hwbench slice of the same
-// length, repeated (Pairs). Measured so, a neighbour's load or a device's
-// drift falls on both sides of a pair alike; a fio run minutes away from
-// the hwbench run it is compared with can differ from it by a factor of
-// five on a busy machine.
-type FIOComparison struct {
-	Name string
-	// Hwbench is the case's hwbench slices of the pairs, summed: not the
-	// case's Result in Report.Results, which was measured in turns with
-	// the other cases of its comparison.
-	Hwbench Result
-	FIO     Result // fio's slices, merged (RunFIO says how)
-	Pairs   []FIOPair
 }
 
 // SliceRate is what one slice of a case completed: its operations in its
@@ -166,69 +152,4 @@ func (s SliceRate) IOPS() float64 {
 		return 0
 	}
 	return float64(s.Ops) / s.Duration.Seconds()
-}
-
-// FIOPair is a fio slice and the hwbench slice run right after it.
-type FIOPair struct {
-	FIO, Hwbench SliceRate
-}
-
-// Ratio is the pair's hwbench IOPS / fio IOPS: +Inf if fio completed
-// nothing in its slice, NaN if neither did.
-func (p FIOPair) Ratio() float64 {
-	h, f := p.Hwbench.IOPS(), p.FIO.IOPS()
-	if f == 0 {
-		if h == 0 {
-			return math.NaN()
-		}
-		return math.Inf(1)
-	}
-	return h / f
-}
-
-// Ratios are the pairs' ratios, smallest first, without the NaN of a pair
-// in which neither side completed anything.
-func (c FIOComparison) Ratios() []float64 {
-	rs := make([]float64, 0, len(c.Pairs))
-	for _, p := range c.Pairs {
-		if r := p.Ratio(); !math.IsNaN(r) {
-			rs = append(rs, r)
-		}
-	}
-	slices.Sort(rs)
-	return rs
-}
-
-// Ratio is the median of the pairs' hwbench IOPS / fio IOPS (of an even
-// number, the mean of the middle two). Without pairs (a comparison put
-// together by hand) it is Hwbench's IOPS / FIO's, and 0 if FIO has none.
-func (c FIOComparison) Ratio() float64 {
-	rs := c.Ratios()
-	if len(rs) == 0 {
-		return c.wholeRatio()
-	}
-	m := len(rs) / 2
-	if len(rs)%2 == 1 {
-		return rs[m]
-	}
-	return (rs[m-1] + rs[m]) / 2
-}
-
-// RatioRange is the smallest and the largest pair ratio: the spread around
-// Ratio. Without pairs both are Ratio.
-func (c FIOComparison) RatioRange() (lo, hi float64) {
-	rs := c.Ratios()
-	if len(rs) == 0 {
-		r := c.wholeRatio()
-		return r, r
-	}
-	return rs[0], rs[len(rs)-1]
-}
-
-func (c FIOComparison) wholeRatio() float64 {
-	f := c.FIO.IOPS()
-	if f == 0 {
-		return 0
-	}
-	return c.Hwbench.IOPS() / f
 }

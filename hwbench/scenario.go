@@ -66,6 +66,11 @@ type Config struct {
 	// Duration/400ms, at least 3 and at most 10, fewer where slices
 	// would be shorter than 10ms). Only checked when FIO is set.
 	FIOPairs int
+	// Budget, if set, is the whole run's time instead: Duration is then
+	// the longest with which the run's plan (Config.Plan), every fio
+	// reference rerun included, fits in it. Budget and Duration are
+	// exclusive. 1s to 24h.
+	Budget time.Duration
 	// Seed seeds S1's random offsets (default 1).
 	Seed uint64
 	// Progress, if set, receives a line per slice and per scenario.
@@ -97,7 +102,7 @@ const (
 var configFlags = map[string]string{
 	"Duration": "-duration", "Slice": "-slice", "Writers": "-writers", "S3Writers": "-s3writers",
 	"S4Goroutines": "-s4goroutines", "Span": "-span", "Think": "-think", "Scenarios": "-scenarios",
-	"FIOPairs": "-fiopairs",
+	"FIOPairs": "-fiopairs", "Budget": "-budget",
 }
 
 // fieldError says that Config's field is out of range: "hwbench:
@@ -115,6 +120,12 @@ func fieldError(field string, format string, args ...any) error {
 func (c Config) Validate() error {
 	if c.Duration != 0 && (c.Duration < minDuration || c.Duration > maxDuration) {
 		return fieldError("Duration", "is %v: want %v to %v, or 0 for the default 2s", c.Duration, minDuration, maxDuration)
+	}
+	if c.Budget != 0 && (c.Budget < time.Second || c.Budget > maxDuration) {
+		return fieldError("Budget", "is %v: want 1s to %v, or 0 for none", c.Budget, maxDuration)
+	}
+	if c.Budget != 0 && c.Duration != 0 {
+		return fieldError("Budget", "is %v and Duration (-duration) %v: give one of them; the budget sets the duration", c.Budget, c.Duration)
 	}
 	d := c.withDefaults()
 	if c.Slice != 0 && (c.Slice < minSlice || c.Slice > d.Duration) {
@@ -239,19 +250,30 @@ func Run(ctx context.Context, t *Target, cfg Config) (Report, error) {
 	if err := cfg.validate(t.Logical); err != nil {
 		return Report{}, err
 	}
-	cfg = cfg.withDefaults()
+	_, hasFIO := FIOPath()
+	noFIO := cfg.FIO && !hasFIO
+	cfg, err := cfg.resolve(hasFIO)
+	if err != nil {
+		return Report{}, err
+	}
+	cfg.progress("%s", cfg.Plan(cfg.FIO))
 	if cfg.Span > t.Region {
 		return Report{}, fmt.Errorf("hwbench: span %s is larger than the region %s opened on %s", formatBytes(cfg.Span), formatBytes(t.Region), t.Path)
 	}
 	rep := Report{Device: t.String(), FlushFigures: t.FlushFigures, BlockSize: t.Logical, Started: time.Now()}
 	rep.Notes = append(rep.Notes, t.Notes...)
-	if cfg.FIO {
-		if _, ok := FIOPath(); !ok {
-			rep.Notes = append(rep.Notes, "fio is not installed: no fio reference in this run")
-			cfg.FIO = false
-		}
+	if noFIO {
+		rep.Notes = append(rep.Notes, "fio is not installed: no fio reference in this run")
+	}
+	if cfg.Budget > 0 {
+		p := cfg.Plan(cfg.FIO)
+		rep.Notes = append(rep.Notes, fmt.Sprintf("Budget %v: %v per case, so that the run fits even if every fio reference is rerun (%v).", cfg.Budget, cfg.Duration, p))
 	}
 	env := &scenarioEnv{t: t, cfg: cfg, io: ioSize(t.Logical)}
+	if slices.Contains(cfg.Scenarios, "S1") {
+		env.cal = env.newCalibration() // the device's prices for S1's prediction, measured as S1 runs
+		rep.Calibration = env.cal
+	}
 	for _, s := range cfg.Scenarios {
 		var (
 			out outcome
@@ -285,7 +307,9 @@ type scenarioEnv struct {
 	cfg Config
 	io  int // bytes per write or read
 
-	s2Limit float64 // S2's device limit in syncs/s, once measured
+	cal *Calibration // the calibration, if S1 runs (calibrate)
+
+	s2One float64 // S2's writers x the single writer's syncs/s, once measured
 }
 
 // outcome is what one scenario adds to the report.

@@ -14,8 +14,10 @@
 // the patch removes the last one, leaving a write and one flush, which is
 // what write + fdatasync costs. So write + fdatasync is what the patched
 // kernel would do there, and the model (odsync.CallCost) says how
-// many flushes each costs on each device configuration: the notes print
-// its prediction next to the device's own flush count.
+// many flushes each costs on each device configuration. The notes and the
+// tables print its prediction of every column, priced with the
+// calibration measured in turns with the cases (calibrate.go), next to the
+// measurement and the device's own flush count.
 
 package hwbench
 
@@ -57,6 +59,26 @@ var s1Variants = []s1Variant{
 	}},
 }
 
+// s1Offsets returns the block offsets (in bytes) that variant vi of S1
+// writes for pattern (pi: its index): "seq" wraps through [0, Span) from
+// 0, "random" draws uniformly from it, with a seed of its own per pattern
+// and variant. The calibration writes at the same offsets.
+func (e *scenarioEnv) s1Offsets(pi int, pattern string, vi int) func() int64 {
+	blocks := e.cfg.Span / int64(e.io)
+	next := int64(0)
+	rng := rand.New(rand.NewPCG(e.cfg.Seed+uint64(pi*10+vi), 0x5eed))
+	return func() int64 {
+		var blk int64
+		if pattern == "seq" {
+			blk = next
+			next = (next + 1) % blocks
+		} else {
+			blk = rng.Int64N(blocks)
+		}
+		return blk * int64(e.io)
+	}
+}
+
 // s1Case is variant vi of S1 for pattern (pi: its index, "seq" or
 // "random"), as a fresh workload.
 func (e *scenarioEnv) s1Case(pi int, pattern string, vi int) *workload {
@@ -64,8 +86,6 @@ func (e *scenarioEnv) s1Case(pi int, pattern string, vi int) *workload {
 	group := pattern + " 4 KiB"
 	cnt := e.counting()
 	write := v.write(cnt)
-	blocks := e.cfg.Span / int64(e.io)
-	seed := e.cfg.Seed + uint64(pi*10+vi)
 	return &workload{
 		res:      Result{Scenario: "S1", Group: group, Variant: v.name, Role: v.role, Threads: 1},
 		count:    cnt,
@@ -73,17 +93,9 @@ func (e *scenarioEnv) s1Case(pi int, pattern string, vi int) *workload {
 		blocking: true,
 		newOp: func(int) opFunc {
 			buf := e.buffer(vi)
-			next := int64(0)
-			rng := rand.New(rand.NewPCG(seed, 0x5eed))
+			next := e.s1Offsets(pi, pattern, vi)
 			return func(start time.Time) (time.Time, error) {
-				var blk int64
-				if pattern == "seq" {
-					blk = next
-					next = (next + 1) % blocks
-				} else {
-					blk = rng.Int64N(blocks)
-				}
-				return start, write(buf, blk*int64(e.io))
+				return start, write(buf, next())
 			}
 		},
 	}
@@ -91,23 +103,32 @@ func (e *scenarioEnv) s1Case(pi int, pattern string, vi int) *workload {
 
 func (e *scenarioEnv) runS1(ctx context.Context) (outcome, error) {
 	var out outcome
-	for pi, pattern := range []string{"seq", "random"} {
+	for pi, pattern := range s1Patterns {
 		group := pattern + " 4 KiB"
 		var cases []*workload
 		for vi := range s1Variants {
 			cases = append(cases, e.s1Case(pi, pattern, vi))
 		}
-		rs, err := alternate(ctx, e.cfg, "S1 "+group, cases)
+		// The calibration's loops take turns with the cases (calibrate.go).
+		all, err := alternate(ctx, e.cfg, "S1 "+group, append(cases, e.s1CalCases(pi, pattern)...))
 		if err != nil {
 			return out, err
 		}
+		rs := all[:len(s1Variants)]
+		if err := e.cal.addPattern(pattern, all[len(s1Variants):]); err != nil {
+			return out, err
+		}
 		out.add(rs...)
-		plain, dsync, wsync := rs[0], rs[1], rs[2]
+		dsync, wsync := rs[1], rs[2]
 		out.comparisons = append(out.comparisons, Comparison{
 			Scenario: "S1", Name: fmt.Sprintf("%s, 1 thread: %s vs %s", group, s1DSync, s1WriteSync),
 			Baseline: dsync, Optimised: wsync,
 		})
-		out.notes = append(out.notes, e.s1ModelNote(group, plain, dsync, wsync))
+		note, err := e.s1ModelNote(pattern, rs)
+		if err != nil {
+			return out, err
+		}
+		out.notes = append(out.notes, note)
 
 		rw := map[string]string{"seq": "write", "random": "randwrite"}[pattern]
 		for vi, v := range s1Variants {
@@ -125,49 +146,67 @@ func (e *scenarioEnv) runS1(ctx context.Context) (outcome, error) {
 	return out, nil
 }
 
-// s1ModelNote puts the model's cost of one O_DSYNC write() (baseline and
-// patched kernel, pure direct path) next to what the device counted, and
-// prices the model's commands with this run's own latencies: a write
-// costs what a plain write took, a flush what write + fdatasync took
-// beyond it.
-func (e *scenarioEnv) s1ModelNote(group string, plain, dsync, wsync Result) string {
+// s1ModelNote puts the model's prediction for each of S1's columns
+// (rs: plain, O_DSYNC, write + fdatasync), priced with the calibration
+// alone (Calibration.predictS1), next to what S1 measured, with the error,
+// and adds the predictions to the calibration for the tables. Where the
+// model does not describe the target (a file), it lists the model's
+// commands per configuration for reference.
+func (e *scenarioEnv) s1ModelNote(pattern string, rs []Result) (string, error) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "S1 %s, the model's prediction (odsync.CallCost, pure direct path) side by side: ", group)
-	cfg, known := e.t.Queue.Config()
-	if !e.t.IsBlockDevice() {
-		fmt.Fprintf(&b, "the model describes a raw block device, and %s is a file, whose file system decides what O_DSYNC costs; for reference, ", e.t.Path)
+	group := pattern + " 4 KiB"
+	fmt.Fprintf(&b, "S1 %s, the model's prediction from the calibration alone (odsync cost tables, pure direct path): ", group)
+	if e.cal == nil {
+		b.WriteString("no calibration in this run, no prediction.")
+		return b.String(), nil
 	}
-	configs := spec.Configs()
-	if e.t.IsBlockDevice() && known {
-		configs = []spec.Config{cfg}
+	preds, why, err := e.cal.predictS1(pattern, rs)
+	if err != nil {
+		return "", err
 	}
-	writeLat := plain.Mean()
-	flushLat := wsync.Mean() - plain.Mean()
-	lat := odsync.Latency{Name: "this run", CachedWrite: writeLat, FUAWrite: writeLat, MediaWrite: writeLat, Flush: max(flushLat, 0)}
-	for i, c := range configs {
-		base, err1 := odsync.CallCost(odsync.Baseline, c, odsync.PureDirect)
-		patched, err2 := odsync.CallCost(odsync.Patched, c, odsync.PureDirect)
-		if err1 != nil || err2 != nil {
-			fmt.Fprintf(&b, "model error: %v %v", err1, err2)
-			return b.String()
+	if len(preds) == 0 {
+		b.WriteString(why)
+		if !e.cal.BlockDevice {
+			b.WriteString("; for reference, the model's O_DSYNC write() per configuration: ")
+			for i, c := range spec.Configs() {
+				base, err1 := odsync.CallCost(odsync.Baseline, c, odsync.PureDirect)
+				patched, err2 := odsync.CallCost(odsync.Patched, c, odsync.PureDirect)
+				if err1 != nil || err2 != nil {
+					return "", fmt.Errorf("S1 model: %v %v", err1, err2)
+				}
+				if i > 0 {
+					b.WriteString("; ")
+				}
+				fmt.Fprintf(&b, "%s: unpatched %s, patched %s", c, describeCost(base), describeCost(patched))
+			}
 		}
-		if i > 0 {
-			b.WriteString("; ")
+	} else {
+		lat, _ := e.cal.Latency(pattern)
+		fmt.Fprintf(&b, "%s; write %v, flush after a write %v, empty flush %v", e.cal.Config,
+			lat.CachedWrite.Round(time.Microsecond), lat.Flush.Round(time.Microsecond), lat.EmptyFlush.Round(time.Microsecond))
+		if why != "" {
+			fmt.Fprintf(&b, "; %s", why)
 		}
-		fmt.Fprintf(&b, "%s: O_DSYNC write() = %d write(s) + %d flush(es) unpatched, %d + %d patched",
-			c, base.PlainWrites()+base.FUAWrites, base.Flushes, patched.PlainWrites()+patched.FUAWrites, patched.Flushes)
-		if e.t.IsBlockDevice() && known && flushLat > 0 {
-			fmt.Fprintf(&b, "; priced with this run's latencies (write %v = plain mean, flush %v = write+fdatasync mean - plain mean): unpatched %.0f IOPS predicted, %.0f measured (%s); patched %.0f IOPS predicted, write + fdatasync measured %.0f",
-				writeLat.Round(time.Microsecond), flushLat.Round(time.Microsecond), base.IOPS(lat), dsync.IOPS(), s1DSync, patched.IOPS(lat), wsync.IOPS())
+		for _, p := range preds {
+			if p.Predicted <= 0 {
+				fmt.Fprintf(&b, "; %s = %s: not predicted (%s), %s IOPS measured", p.Case, p.Model, p.Why, fmtRate(p.MeasuredIOPS))
+				continue
+			}
+			fmt.Fprintf(&b, "; %s = %s: %s IOPS predicted, %s measured (%s)", p.Case, p.Model, fmtRate(p.PredictedIOPS()), fmtRate(p.MeasuredIOPS), p.errorText())
 		}
+		if noise, ok := preds[0].RelError(); ok {
+			fmt.Fprintf(&b, " (plain is the calibrated write alone, the same command in another loop: its %+.1f%% is the noise between two loops)", noise*100)
+		}
+		e.cal.Predictions = append(e.cal.Predictions, preds...)
 	}
+	plain, dsync, wsync := rs[0], rs[1], rs[2]
 	if f, ok := dsync.Extra[ExtraDeviceFlushesPerOp]; ok {
 		fmt.Fprintf(&b, ". Device flushes per write measured (/sys/class/block/%s/stat): %s %.2f, %s %.2f, %s %.2f",
 			e.t.Queue.Name, s1DSync, f, s1WriteSync, wsync.Extra[ExtraDeviceFlushesPerOp], s1Plain, plain.Extra[ExtraDeviceFlushesPerOp])
 	}
-	if e.t.IsBlockDevice() && known && cfg.NativeFUA {
-		fmt.Fprintf(&b, ". With native FUA the patched kernel's O_DSYNC write is one FUA write and no flush, which user space cannot issue on its own: write + fdatasync is then not the patched kernel")
+	if e.cal.BlockDevice && e.cal.Known && e.cal.Config.VolatileCache && e.cal.Config.NativeFUA {
+		fmt.Fprintf(&b, ". %s. With native FUA the patched kernel's O_DSYNC write is one FUA write and no flush: write + fdatasync is then not the patched kernel", e.cal.FUANote())
 	}
 	b.WriteString(".")
-	return b.String()
+	return b.String(), nil
 }

@@ -25,32 +25,10 @@ import (
 
 func (e *scenarioEnv) runS3(ctx context.Context) (outcome, error) {
 	var out outcome
-	n := e.cfg.S3Writers
-	group := fmt.Sprintf("%d writers, one file", n)
-	part := e.cfg.Span / int64(n) / int64(e.io) // blocks per writer
+	group := e.s3Group()
 	var cases []*workload
-	for _, v := range []struct {
-		name, role string
-		serialised bool
-	}{{"serialised", "baseline", true}, {"parallel", "optimised", false}} {
-		cnt := e.counting()
-		sub := &impl.Submitter{Serialised: v.serialised}
-		cases = append(cases, &workload{
-			res:      Result{Scenario: "S3", Group: group, Variant: v.name, Role: v.role, Threads: n},
-			count:    cnt,
-			target:   e.t,
-			blocking: true,
-			newOp: func(w int) opFunc {
-				buf := e.buffer(w)
-				base := int64(w) * part
-				next := int64(0)
-				return func(start time.Time) (time.Time, error) {
-					off := (base + next) * int64(e.io)
-					next = (next + 1) % part
-					return start, sub.Submit(func() error { return cnt.WriteAt(buf, off, 0) })
-				}
-			},
-		})
+	for _, v := range s3Variants {
+		cases = append(cases, e.s3Case(group, v))
 	}
 	rs, err := alternate(ctx, e.cfg, "S3 "+group, cases)
 	if err != nil {
@@ -63,3 +41,38 @@ func (e *scenarioEnv) runS3(ctx context.Context) (outcome, error) {
 	})
 	return out, nil
 }
+
+// s3Variant is one of S3's two ways to submit.
+type s3Variant struct {
+	name, role string
+	serialised bool
+}
+
+var s3Variants = []s3Variant{{"serialised", "baseline", true}, {"parallel", "optimised", false}}
+
+// s3Case is variant v of S3 as a fresh workload.
+func (e *scenarioEnv) s3Case(group string, v s3Variant) *workload {
+	n := e.cfg.S3Writers
+	part := e.cfg.Span / int64(n) / int64(e.io) // blocks per writer
+	cnt := e.counting()
+	sub := &impl.Submitter{Serialised: v.serialised}
+	return &workload{
+		res:      Result{Scenario: "S3", Group: group, Variant: v.name, Role: v.role, Threads: n},
+		count:    cnt,
+		target:   e.t,
+		blocking: true,
+		newOp: func(w int) opFunc {
+			buf := e.buffer(w)
+			base := int64(w) * part
+			next := int64(0)
+			return func(start time.Time) (time.Time, error) {
+				off := (base + next) * int64(e.io)
+				next = (next + 1) % part
+				return start, sub.Submit(func() error { return cnt.WriteAt(buf, off, 0) })
+			}
+		},
+	}
+}
+
+// s3Group is S3's group name.
+func (e *scenarioEnv) s3Group() string { return fmt.Sprintf("%d writers, one file", e.cfg.S3Writers) }

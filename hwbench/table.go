@@ -77,7 +77,10 @@ func tableRows(scenario string) []tableRow {
 		{label: "skipped/sync", format: fmtRatio, absolute: true, value: extra(ExtraSkippedPerSync)},
 		{label: "joined/sync", format: fmtRatio, absolute: true, value: extra(ExtraJoinedPerSync)},
 		{label: "pause taken (us)", format: fmtMicros, value: extra(ExtraThinkMicros)},
-		{label: "efficiency (vs device limit)", format: fmtRatio, absolute: true, value: extra(ExtraEfficiency)},
+		{label: "flushes/sync (served)", format: fmtRatio, absolute: true, value: extra(ExtraFlushesPerSync)},
+		{label: "limit (syncs/s)", format: fmtRate, value: extra(ExtraLimit)},
+		{label: "efficiency (<= 1)", format: fmtRatio, absolute: true, value: extra(ExtraEfficiency)},
+		{label: "vs writers x 1 writer", format: fmtRatio, absolute: true, value: extra(ExtraVsOneWriter)},
 		{label: "counter updates/op", format: func(v float64) string { return fmt.Sprintf("%.0f", v) }, absolute: true, value: extra(ExtraCounterUpdatesPerOp)},
 		{label: "ops", format: func(v float64) string { return fmt.Sprintf("%.0f", v) }, value: func(r Result) (float64, bool) { return float64(r.Ops), true }},
 		{label: "duration (s)", format: func(v float64) string { return fmt.Sprintf("%.2f", v) }, value: func(r Result) (float64, bool) { return r.Duration.Seconds(), true }},
@@ -152,7 +155,10 @@ func change(row tableRow, base, opt float64) string {
 // or device limit), the fio references (hwbench / fio), and the notes.
 func WriteTables(w io.Writer, r Report) error {
 	ew := &errWriter{w: w}
-	fmt.Fprintf(ew, "device: %s\n", r.Device)
+	// "Device", capitalised: benchstat reads a line "key: value" whose key
+	// is lower case as a configuration key, and this one names a temporary
+	// image that differs between runs of the same target.
+	fmt.Fprintf(ew, "Device: %s\n", r.Device)
 	for _, g := range groupTables(r) {
 		fmt.Fprintf(ew, "\n%s %s\n", g.scenario, strings.Join(g.title, "; "))
 		if r.FlushFigures != "" && g.flushes() {
@@ -209,24 +215,31 @@ func WriteTables(w io.Writer, r Report) error {
 		}
 	}
 	if len(r.FIO) > 0 {
-		fmt.Fprintf(ew, "\nfio reference (the same job under fio, in turns with hwbench: a fio slice, then a hwbench slice, per pair; ratio = hwbench IOPS / fio IOPS, the median of the pairs' ratios, with their range)\n")
+		fmt.Fprintf(ew, "\nfio reference (the same job under fio, in turns with hwbench: a fio slice, then a hwbench slice, per pair)\n")
+		fmt.Fprintf(ew, "  ratio = hwbench IOPS / fio IOPS, the median of the pairs' ratios, drifted pairs left out; spread = the kept pairs' median distance from it, relative to it;\n")
+		fmt.Fprintf(ew, "  pair ratios = the kept pairs' smallest and largest; drifted = pairs in which both sides ran over %gx slower or faster than their medians;\n", FIODriftFactor)
+		fmt.Fprintf(ew, "  noisy = spread above %.0f %%; pairs that drifted or are noisy get as many again, once (pairs 5+5); still noisy, or drifted in the rerun: not meaningful\n", FIONoisySpread*100)
 		tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintf(tw, "%-*s\thwbench IOPS\tfio IOPS\tratio\tpair ratios\tpairs\thwbench p50 (us)\tfio p50 (us)\thwbench p99 (us)\tfio p99 (us)\t\n", 52, "")
+		fmt.Fprintf(tw, "%-*s\thwbench IOPS\tfio IOPS\tratio\tspread\tpair ratios\tpairs\tdrifted\thwbench p50 (us)\tfio p50 (us)\thwbench p99 (us)\tfio p99 (us)\tverdict\t\n", 52, "")
 		for _, c := range r.FIO {
-			spread := "-"
+			spread, ratios := "-", "-"
 			if len(c.Pairs) > 0 {
 				lo, hi := c.RatioRange()
-				spread = fmtRatio(lo) + "-" + fmtRatio(hi)
+				spread, ratios = fmtSpread(c.Spread()), fmtRatio(lo)+"-"+fmtRatio(hi)
 			}
-			fmt.Fprintf(tw, "%-*s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t\n", 52, "  "+c.Name,
-				fmtRate(c.Hwbench.IOPS()), fmtRate(c.FIO.IOPS()), fmtRatio(c.Ratio()), spread, len(c.Pairs),
+			fmt.Fprintf(tw, "%-*s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t\n", 52, "  "+c.Name,
+				fmtRate(c.Hwbench.IOPS()), fmtRate(c.FIO.IOPS()), fmtRatio(c.Ratio()), strings.ReplaceAll(spread, " ", ""), ratios,
+				fioPairCount(c), c.Drifted(),
 				fmtMicros(micros(c.Hwbench.Percentile(50))), fmtMicros(micros(c.FIO.Percentile(50))),
-				fmtMicros(micros(c.Hwbench.Percentile(99))), fmtMicros(micros(c.FIO.Percentile(99))))
+				fmtMicros(micros(c.Hwbench.Percentile(99))), fmtMicros(micros(c.FIO.Percentile(99))), c.Verdict())
 		}
 		if err := tw.Flush(); err != nil {
 			return err
 		}
-		fmt.Fprintln(ew, "  (IOPS and latencies: all the pairs' slices of each side; fio's latency for fdatasync jobs is the write's alone, hwbench's is write + fdatasync for S1 and the sync for S2)")
+		fmt.Fprintln(ew, "  (IOPS and latencies: all the pairs' slices of each side, drifted ones included; fio's latency for fdatasync jobs is the write's alone, hwbench's is write + fdatasync for S1 and the sync for S2)")
+	}
+	if r.Calibration != nil {
+		_ = r.Calibration.writeText(ew) // a write error stays in ew
 	}
 	if len(r.Notes) > 0 {
 		fmt.Fprintln(ew, "\nnotes:")

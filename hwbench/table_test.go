@@ -87,8 +87,8 @@ func TestTablesGroupByFields(t *testing.T) {
 
 func TestBenchNameFromFields(t *testing.T) {
 	a, b := twinCases()
-	assert.Equal(t, "group=x:_y/case=z/tool=hwbench", benchName(a))
-	assert.Equal(t, "group=x/case=y:_z/tool=hwbench", benchName(b))
+	assert.Equal(t, "group=x:_y/case=z", benchName(a))
+	assert.Equal(t, "group=x/case=y:_z", benchName(b))
 }
 
 // The report lists a result once, and a twin with the same display name

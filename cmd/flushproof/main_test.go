@@ -520,7 +520,7 @@ var recordFields = map[string][]string{
 	"skipshare.variant": {"kind", "variant", "mutant", "fsyncs", "skipped", "skip_share", "flushes", "not_durable_at_return",
 		"crashes_losing_a_block", "crashes", "mean_run_time_ns"},
 	"cost.odsync": {"kind", "variant", "config", "path", "fua_writes", "plain_writes", "flushes", "post_flushes",
-		"stripped_flushes", "round_trips", "latency_ns", "iops"},
+		"empty_flushes", "stripped_flushes", "round_trips", "latency_ns", "iops"},
 	"cost.diocount": {"kind", "variant", "io", "begins", "ends", "rmws_per_io", "vs_baseline", "schedules"},
 	"cost.iowq": {"kind", "workload", "submit", "fs", "runs", "writes", "lock_waits_per_write", "hash_waits_per_write",
 		"dio_waits_per_write", "eagain_per_write", "waited_per_write_ns", "latency_ns", "writes_per_second"},

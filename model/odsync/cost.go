@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/bits"
 	"text/tabwriter"
 	"time"
 
@@ -80,6 +81,12 @@ func (p Path) shape() (blocks, direct int) {
 }
 
 // Cost is what one write() costs the device.
+//
+// A flush is empty (EmptyFlushes) when every write it covers (those
+// completed when it was submitted, spec.Contract.FlushCover) is durable
+// already, made so by its own FUA completion or by an earlier flush: the
+// cache holds no write since the previous flush, or since the start. A
+// post-flush never is, as it follows its own write's data into the cache.
 type Cost struct {
 	Variant Variant
 	Device  spec.Config
@@ -93,6 +100,7 @@ type Cost struct {
 	MediaWrites     int // writes to a device without a volatile cache
 	Flushes         int // cache flushes the device executes, post-flushes included
 	PostFlushes     int // of which emulated-FUA post-flushes
+	EmptyFlushes    int // of Flushes, those that find nothing cached to make durable (above)
 	StrippedFlushes int // empty PREFLUSH bios ended by the block layer (no volatile cache)
 	RoundTrips      int // device commands, each waited for before the next
 	_               struct{}
@@ -101,14 +109,31 @@ type Cost struct {
 // PlainWrites is the number of writes without (honoured) FUA.
 func (c Cost) PlainWrites() int { return c.CachedWrites + c.MediaWrites }
 
+// DirtyFlushes is the number of flushes that find a cached write to make
+// durable: Flushes - EmptyFlushes.
+func (c Cost) DirtyFlushes() int { return c.Flushes - c.EmptyFlushes }
+
 // Latency prices the device commands of one write().
 type Latency struct {
 	Name        string        // where the figures come from
 	CachedWrite time.Duration // a 4 KiB write into the volatile write cache
 	FUAWrite    time.Duration // a 4 KiB write with native FUA
 	MediaWrite  time.Duration // a 4 KiB write to a device without a volatile cache
-	Flush       time.Duration // a cache flush (empty PREFLUSH or post-flush)
-	_           struct{}
+	Flush       time.Duration // a cache flush (empty PREFLUSH or post-flush) that finds a write cached
+	// EmptyFlush is a flush that finds nothing cached since the previous
+	// flush (Cost.EmptyFlushes). Many devices complete it sooner: a loop
+	// device's flush is an fsync of its backing file, which has nothing
+	// to write back then. Zero prices it as Flush.
+	EmptyFlush time.Duration
+	_          struct{}
+}
+
+// emptyFlush is the price of an empty flush: EmptyFlush, or Flush if unset.
+func (l Latency) emptyFlush() time.Duration {
+	if l.EmptyFlush == 0 {
+		return l.Flush
+	}
+	return l.EmptyFlush
 }
 
 // DefaultLatency is a 7200 rpm HDD with its write cache on and native FUA,
@@ -138,10 +163,12 @@ var PatchRandomLatency = Latency{
 	Flush:       4905 * time.Microsecond,
 }
 
-// Latency is the time one write() takes: its commands one after the other.
+// Latency is the time one write() takes: its commands one after the other,
+// an empty flush priced as Latency.EmptyFlush (Flush if that is zero).
 func (c Cost) Latency(l Latency) time.Duration {
 	return time.Duration(c.FUAWrites)*l.FUAWrite + time.Duration(c.CachedWrites)*l.CachedWrite +
-		time.Duration(c.MediaWrites)*l.MediaWrite + time.Duration(c.Flushes)*l.Flush
+		time.Duration(c.MediaWrites)*l.MediaWrite + time.Duration(c.DirtyFlushes())*l.Flush +
+		time.Duration(c.EmptyFlushes)*l.emptyFlush()
 }
 
 // IOPS is the rate of a single task issuing such write()s back to back,
@@ -192,7 +219,7 @@ func CallCost(v Variant, dev spec.Config, p Path) (Cost, error) {
 			continue
 		}
 		if e, ok := sys.DeviceEvent(label); ok {
-			c.count(e)
+			c.count(e, &st.dev)
 		}
 	}
 	if st.live != 0 || st.flive != 0 {
@@ -220,7 +247,9 @@ func costStep(l explore.Label, direct int) bool {
 	return true
 }
 
-func (c *Cost) count(e spec.Event) {
+// count adds the device event e to the cost; dev is the device's contract
+// with e applied.
+func (c *Cost) count(e spec.Event, dev *spec.Contract) {
 	switch e.Kind {
 	case spec.WriteSubmit:
 		c.Commands = append(c.Commands, e)
@@ -238,15 +267,90 @@ func (c *Cost) count(e spec.Event) {
 		c.Flushes++
 		c.PostFlushes++
 		c.RoundTrips++
+		// The post-flush covers the write whose data just completed into
+		// the cache (rule 3 of spec.Contract): it finds that write there
+		// unless something already made it durable.
+		if dev.Durable(e.ID) {
+			c.EmptyFlushes++
+		}
 	case spec.FlushSubmit:
 		c.Commands = append(c.Commands, e)
 		if c.Device.VolatileCache {
 			c.Flushes++
 			c.RoundTrips++
+			if flushFindsNothing(dev, e.ID) {
+				c.EmptyFlushes++
+			}
 		} else {
 			c.StrippedFlushes++
 		}
 	}
+}
+
+// flushFindsNothing reports whether flush f, just submitted, covers no
+// write that is not durable yet: the writes completed when it was
+// submitted (spec.Contract.FlushCover) are all durable already.
+func flushFindsNothing(dev *spec.Contract, f int) bool {
+	for m := dev.FlushCover(f); m != 0; m &= m - 1 {
+		if !dev.Durable(bits.TrailingZeros32(m) + 1) {
+			return false
+		}
+	}
+	return true
+}
+
+// SequenceCost is the cost of the device commands cmds issued one after
+// the other, each waited for before the next, as a program in user space
+// issues them: a WriteSubmit is a write (with FUA: RWF_DSYNC on a raw block
+// device, which the block layer runs as on dev), a FlushSubmit is a flush
+// (fdatasync(2) on a raw block device, blkdev_issue_flush). Only the kind,
+// the blocks (one if none) and FUA of each command are read; commands are
+// numbered here. The cost is counted as CallCost counts it; its Variant
+// and Path are zero.
+func SequenceCost(dev spec.Config, cmds []spec.Event) (Cost, error) {
+	c := Cost{Device: dev}
+	con := spec.NewContract(dev)
+	apply := func(e spec.Event) error {
+		if err := con.Apply(e); err != nil {
+			return fmt.Errorf("odsync sequence cost on %v: %w", dev, err)
+		}
+		c.count(e, &con)
+		return nil
+	}
+	writes, flushes := 0, 0
+	for _, cmd := range cmds {
+		switch cmd.Kind {
+		case spec.WriteSubmit:
+			writes++
+			blocks := cmd.Blocks
+			if blocks == 0 {
+				blocks = 1
+			}
+			e := spec.Event{Kind: spec.WriteSubmit, ID: writes, Blocks: blocks, FUA: cmd.FUA}
+			if err := apply(e); err != nil {
+				return c, err
+			}
+			if cmd.FUA && dev.EmulatesFUA() {
+				if err := apply(spec.Event{Kind: spec.WriteDataDone, ID: writes}); err != nil {
+					return c, err
+				}
+			}
+			if err := apply(spec.Event{Kind: spec.WriteComplete, ID: writes}); err != nil {
+				return c, err
+			}
+		case spec.FlushSubmit:
+			flushes++
+			if err := apply(spec.Event{Kind: spec.FlushSubmit, ID: flushes}); err != nil {
+				return c, err
+			}
+			if err := apply(spec.Event{Kind: spec.FlushComplete, ID: flushes}); err != nil {
+				return c, err
+			}
+		default:
+			return c, fmt.Errorf("odsync sequence cost: %v is not a write or a flush submitted", cmd)
+		}
+	}
+	return c, nil
 }
 
 // Costs returns the cost of every variant on every device
@@ -289,8 +393,12 @@ func WriteCostTable(w io.Writer, lat Latency) error {
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write the odsync cost table: %w", err)
 	}
-	fmt.Fprintf(w, "\nlatencies (%s): cached write %v, FUA write %v, write without cache %v, flush %v\n",
+	fmt.Fprintf(w, "\nlatencies (%s): cached write %v, FUA write %v, write without cache %v, flush %v",
 		lat.Name, lat.CachedWrite, lat.FUAWrite, lat.MediaWrite, lat.Flush)
+	if lat.EmptyFlush != 0 {
+		fmt.Fprintf(w, ", empty flush %v", lat.EmptyFlush)
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintln(w, "pure direct path, one task, queue depth 1:")
 	for _, dev := range spec.Configs() {
 		base, err := CallCost(Baseline, dev, PureDirect)

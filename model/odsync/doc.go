@@ -12,5 +12,7 @@
 //     of the verdict table.
 //   - [CallCost], [Costs], [Latency], [WriteCostTable]: device commands
 //     per write() for each variant, device configuration and [Path], and
-//     the IOPS they predict; [Protocol]'s cost table.
+//     the IOPS they predict; [Protocol]'s cost table. [SequenceCost]
+//     counts user space's commands (a write, then fdatasync) the same way,
+//     and both say which flushes find the cache empty.
 package odsync

@@ -81,7 +81,7 @@ func (t *costTable) Write(out verdict.CostOutput, _ func() string) (int, error) 
 	}
 	for _, c := range costs {
 		r := costRecord{Kind: "cost.odsync", Variant: c.Variant.String(), Config: c.Device.String(), Path: c.Path.String(),
-			FUAWrites: c.FUAWrites, PlainWrites: c.PlainWrites(), Flushes: c.Flushes, PostFlushes: c.PostFlushes,
+			FUAWrites: c.FUAWrites, PlainWrites: c.PlainWrites(), Flushes: c.Flushes, PostFlushes: c.PostFlushes, EmptyFlushes: c.EmptyFlushes,
 			StrippedFlushes: c.StrippedFlushes, RoundTrips: c.RoundTrips, LatencyNS: int64(c.Latency(lat))}
 		if iops := c.IOPS(lat); !math.IsInf(iops, 0) && c.RoundTrips > 0 {
 			r.IOPS = &iops
@@ -107,6 +107,7 @@ type costRecord struct {
 	PlainWrites     int      `json:"plain_writes"`
 	Flushes         int      `json:"flushes"`
 	PostFlushes     int      `json:"post_flushes"`
+	EmptyFlushes    int      `json:"empty_flushes"`
 	StrippedFlushes int      `json:"stripped_flushes"`
 	RoundTrips      int      `json:"round_trips"`
 	LatencyNS       int64    `json:"latency_ns"`
