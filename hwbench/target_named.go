@@ -198,7 +198,7 @@ func (t *Target) openNamedBlock(path string, mounts []mountinfo.Mount, opt Targe
 	if err != nil {
 		return err
 	}
-	f, err := impl.Open(path, impl.OpenOptions{})
+	f, err := impl.Open(path, targetOptions(impl.OpenOptions{}))
 	if err != nil {
 		if errors.Is(err, unix.EBUSY) {
 			return fmt.Errorf("%w: %w", ErrRefused, err)

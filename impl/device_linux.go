@@ -289,6 +289,10 @@ func (f *File) Path() string { return f.path }
 // rather than a regular file.
 func (f *File) IsBlockDevice() bool { return f.block }
 
+// RawSyscalls reports whether File issues its I/O as raw system calls
+// (OpenOptions.RawSyscalls).
+func (f *File) RawSyscalls() bool { return f.rawSys }
+
 // Direct reports whether File was opened O_DIRECT (false with
 // OpenOptions.Buffered).
 func (f *File) Direct() bool { return f.direct }
