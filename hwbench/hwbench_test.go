@@ -317,9 +317,9 @@ func checkTimeout(t *testing.T, cfg Config, targets int) time.Duration {
 		total += p.Max
 		longest = max(longest, p.Max)
 		if *flagDevice != "" || testing.Verbose() {
-			fmt.Fprintf(os.Stderr, "hwbench: TestScenarios, target %d of %d: %v\n", i+1, targets, p)
+			fmt.Fprintf(os.Stderr, "[hwbench] TestScenarios, target %d of %d: %v\n", i+1, targets, p)
 			for _, l := range p.Scenarios {
-				fmt.Fprintf(os.Stderr, "hwbench:   %s\n", l)
+				fmt.Fprintf(os.Stderr, "[hwbench]   %s\n", l)
 			}
 		}
 	}

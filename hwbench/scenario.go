@@ -235,7 +235,10 @@ func (c Config) slices() int { return max(1, int(c.Duration/c.Slice)) }
 
 func (c Config) progress(format string, args ...any) {
 	if c.Progress != nil {
-		fmt.Fprintf(c.Progress, "hwbench: "+format+"\n", args...)
+		// "[hwbench]", not "hwbench:": go test -bench output with the tests in
+		// it goes to benchstat, which reads a line "key: value" as
+		// configuration, and these name temporary devices.
+		fmt.Fprintf(c.Progress, "[hwbench] "+format+"\n", args...)
 	}
 }
 
