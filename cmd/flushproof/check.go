@@ -64,10 +64,16 @@ flags:
 			fmt.Fprintf(stderr, "\n-max-memory defaults to %s here (%s).\n", formatBytes(m), rule)
 		}
 	}
+	prof := addProfileFlags(fs)
 	files, code := parseFlagsFiles(fs, args)
 	if code >= 0 {
 		return code
 	}
+	stopProfile, ok := prof.start(stderr, "check")
+	if !ok {
+		return exitUsage
+	}
+	defer stopProfile()
 	if code := usageError(stderr, "check", flagcheck.IntIn("max-states", *maxStates, 0, math.MaxInt32)); code >= 0 {
 		return code
 	}
