@@ -25,9 +25,9 @@ func (r *Result[S]) Diff(o *Result[S]) error {
 		return fmt.Errorf("stopped: %q vs %q", r.Stopped, o.Stopped)
 	case r.Len() != o.Len():
 		return fmt.Errorf("states kept: %d vs %d", r.Len(), o.Len())
-	case !slices.Equal(r.parent, o.parent):
+	case !sameValues(&r.parent, &o.parent):
 		return fmt.Errorf("the parents of the states differ")
-	case !slices.Equal(r.label, o.label):
+	case !r.label.same(&o.label):
 		return fmt.Errorf("the labels of the states differ")
 	}
 	for i := 0; i < r.Len(); i++ {

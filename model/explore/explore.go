@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/flushproof/flushproof/internal/mutate"
 )
@@ -174,6 +175,15 @@ type Options struct {
 	// obligation of a system that implements Obligations
 	// (Result.Judged): one more pass over every state found.
 	Obligations bool
+	// Store says how the states are kept: StoreAuto (collapsed if their
+	// type allows it and is not small, unless the environment variable
+	// FLUSHPROOF_STORE says "whole" or "compact"), StoreWhole (each a
+	// value of S, as it is) or StoreCompact (collapsed whenever the type
+	// allows it). A collapsed state is a vector of ids of its pieces, each
+	// distinct piece kept once: exact, as equal vectors are equal states.
+	// Every mode gives the same result (Result.Diff); only the memory a
+	// state takes, and so where Options.MaxMemory stops a search, differ.
+	Store StoreMode
 	// ParallelMinLevel is the smallest BFS level that several workers
 	// expand (0 means 4096): below it, handing the level out costs more
 	// than it saves. Tests set it low to run the parallel search on small
@@ -292,6 +302,9 @@ type Result[S comparable] struct {
 	// then can a search without reductions differ from it.
 	Reduced bool
 
+	// Compact is set when the states were kept collapsed (Options.Store).
+	Compact bool
+
 	// Judged is, with Options.Obligations and a system that implements
 	// Obligations, how many of the states found judged each obligation:
 	// every reachable state's for an exhausted search, those found before
@@ -302,16 +315,20 @@ type Result[S comparable] struct {
 
 	sys        System[S]
 	pathFailed bool // a violation's path could not be rebuilt
-	states     stateStore[S]
-	parent     []int32 // the state that found it first (-1: an initial state)
-	label      []Label // the transition from parent
+	states     store[S]
+	parent     stateStore[int32] // the state that found it first (-1: an initial state)
+	label      labels            // the transition from parent
 }
 
 // Len returns the number of states found.
-func (r *Result[S]) Len() int { return r.states.n }
+func (r *Result[S]) Len() int { return r.states.len() }
 
 // State returns state number id (0 <= id < Len), in BFS order.
-func (r *Result[S]) State(id int) S { return *r.states.at(int32(id)) }
+func (r *Result[S]) State(id int) S {
+	var s S
+	r.states.get(int32(id), &s)
+	return s
+}
 
 // PathTo returns the shortest path found to state id. With symmetry
 // reduction the stored states are representatives; the path is then
@@ -333,7 +350,7 @@ var errNotSymmetry = errors.New("explore: no real transition matches a stored on
 
 func (r *Result[S]) pathTo(id int) ([]Step, error) {
 	var ids []int32
-	for i := int32(id); i >= 0; i = r.parent[i] {
+	for i := int32(id); i >= 0; i = *r.parent.at(i) {
 		ids = append(ids, i)
 	}
 	path := make([]Step, 0, len(ids))
@@ -344,7 +361,7 @@ func (r *Result[S]) pathTo(id int) ([]Step, error) {
 	}
 	fd, hasFrom := r.sys.(StepDescriber[S])
 	for k := len(ids) - 2; k >= 0; k-- {
-		l := r.label[ids[k]]
+		l := r.label.at(ids[k])
 		from := r.State(int(ids[k+1]))
 		if sym {
 			from = cur
@@ -477,8 +494,10 @@ const defaultParallelMinLevel = 4096
 // the statistics and the counterexample do not depend on Options.Workers.
 //
 // Each state is kept once, in the Result (in chunks, so the store grows
-// without copying); the visited set holds 8-byte hash and id slots only.
-// The states new in a level are copied once more, until the level ends.
+// without copying), whole or collapsed (Options.Store); the visited set
+// holds 8-byte hash and id slots only. The states new in a level are
+// copied once more (whole, or as vectors and their new pieces), until the
+// level ends.
 func Explore[S comparable](sys System[S], opt Options) *Result[S] {
 	r := search(sys, opt)
 	if opt.Obligations {
@@ -499,6 +518,11 @@ func search[S comparable](sys System[S], opt Options) *Result[S] {
 	e.lastProgress = e.start
 	e.canon, e.sym = sys.(Canonicalizer[S])
 	e.vis.seed = maphash.MakeSeed()
+	e.r.states = newStore[S](storeMode(opt))
+	e.r.Compact = e.r.states.col != nil
+	if c := e.r.states.col; c != nil {
+		e.cod = newCoder(c)
+	}
 	e.vis.states = &e.r.states
 	e.mem.init()
 	e.workers = opt.Workers
@@ -567,7 +591,13 @@ type explorer[S comparable] struct {
 	parallelMin int
 	r           *Result[S]
 	vis         visited[S]
-	edges       [][2]int32 // with Liveness: every transition
+	cod         *coder // collapsed states: the sequential search's encoder
+	// With Liveness, every transition: succ holds the targets of state
+	// 0's transitions in their order, then state 1's..., nsucc how many
+	// each state has (a state's transitions are in succ from the sum of
+	// the counts before it).
+	succ  stateStore[int32]
+	nsucc stateStore[int32]
 
 	start, lastProgress time.Time
 	nextPoll            int // poll when this many states were found
@@ -579,6 +609,7 @@ type explorer[S comparable] struct {
 	nTrans []int32  // per parent (offset in the level): its transitions; -1: a deadlock
 	seg    []int32  // per parent: where its new states end in order
 	order  []uint64 // the level's new states (shard<<32 | index), in numbering order
+	lvl    []int32  // with Liveness: the level's transitions' targets, in order
 
 	levelNew atomic.Int64 // new states found in the level so far (roughly: workers add theirs per chunk)
 	abort    atomic.Bool  // a poll during the level said stop, for abortWhy
@@ -586,14 +617,14 @@ type explorer[S comparable] struct {
 }
 
 func (e *explorer[S]) finish() *Result[S] {
-	e.r.States = e.r.states.n
+	e.r.States = e.r.states.len()
 	e.r.Elapsed = time.Since(e.start)
 	return e.r
 }
 
 func (e *explorer[S]) progress() {
 	e.lastProgress = time.Now()
-	e.r.States, e.r.Elapsed = e.r.states.n, time.Since(e.start)
+	e.r.States, e.r.Elapsed = e.r.states.len(), time.Since(e.start)
 	e.opt.Progress(e.r.Stats)
 }
 
@@ -601,7 +632,7 @@ func (e *explorer[S]) progress() {
 // growth being what its tables may allocate before the next poll. It
 // returns the reason, or "".
 func (e *explorer[S]) poll(growth int64) string {
-	e.nextPoll = e.r.states.n + pollStates
+	e.nextPoll = e.r.states.len() + pollStates
 	if e.opt.Stop != nil {
 		if why := e.opt.Stop(); why != "" {
 			return why
@@ -632,7 +663,7 @@ func (e *explorer[S]) run() *Result[S] {
 			}
 		}
 	}
-	lo, hi := 0, r.states.n
+	lo, hi := 0, r.states.len()
 	for depth := 0; lo < hi; depth++ {
 		r.MaxDepth = depth
 		var stopped bool
@@ -644,11 +675,14 @@ func (e *explorer[S]) run() *Result[S] {
 		if stopped {
 			return e.finish()
 		}
-		lo, hi = hi, r.states.n
+		lo, hi = hi, r.states.len()
 	}
 	if e.opt.Liveness {
-		// The backward search needs its own tables (livenessBytes).
-		if why := e.poll(livenessBytes(r.states.n, len(e.edges))); why != "" {
+		// The backward search needs its own tables (livenessBytes), and
+		// not the visited set nor the parallel levels' tables.
+		e.vis.shards = [nShards]idTable{}
+		e.pend, e.ws = nil, nil
+		if why := e.poll(livenessBytes(r.states.len(), e.succ.n, len(e.sys.Actors()))); why != "" {
 			return e.stop(why)
 		}
 		v, why := e.blockedForever()
@@ -666,14 +700,24 @@ func (e *explorer[S]) run() *Result[S] {
 
 // add numbers s (already canonical) if it is new.
 func (e *explorer[S]) add(s *S, parent int32, l Label) (int32, bool) {
-	h := e.vis.hash(s)
-	if id, ok := e.vis.find(s, h); ok {
-		return id, false
+	var id int32
+	if c := e.r.states.col; c != nil {
+		h, _ := e.cod.encode(unsafe.Pointer(s), true)
+		if id, ok := e.vis.findVec(e.cod.vec, h); ok {
+			return id, false
+		}
+		id = c.vecs.push(e.cod.vec)
+		e.vis.shard(h).insert(h, id)
+	} else {
+		h := e.vis.hash(s)
+		if id, ok := e.vis.find(s, h); ok {
+			return id, false
+		}
+		id = e.r.states.whole.push(s)
+		e.vis.shard(h).insert(h, id)
 	}
-	id := e.r.states.push(s)
-	e.vis.shard(h).insert(h, id)
-	e.r.parent = append(e.r.parent, parent)
-	e.r.label = append(e.r.label, l)
+	e.r.parent.push(&parent)
+	e.r.label.push(l)
 	return id, true
 }
 
@@ -692,7 +736,7 @@ func haveList(names []string, m uint64) string {
 }
 
 func (e *explorer[S]) budgetHit() bool {
-	return e.budget() > 0 && e.r.states.n >= e.budget()
+	return e.budget() > 0 && e.r.states.len() >= e.budget()
 }
 
 // budget is Options.MaxStates (0 under the mutation BudgetIgnored).
@@ -724,7 +768,7 @@ func (e *explorer[S]) sequentialLevel(lo, hi int) bool {
 		}
 		id, fresh := e.add(&c, head, l)
 		if e.opt.Liveness {
-			e.edges = append(e.edges, [2]int32{head, id})
+			e.succ.push(&id)
 		}
 		if fresh {
 			if sys.Check(t) != nil {
@@ -732,10 +776,18 @@ func (e *explorer[S]) sequentialLevel(lo, hi int) bool {
 			}
 		}
 	}
+	var s S
 	for h := lo; h < hi; h++ {
 		head, n = int32(h), 0
-		s := *r.states.at(head)
+		r.states.get(head, &s)
+		if e.cod != nil {
+			e.cod.setParent(head, unsafe.Pointer(&s))
+		}
 		sys.Next(s, yield)
+		if e.opt.Liveness && bad < 0 {
+			edges := int32(n)
+			e.nsucc.push(&edges)
+		}
 		if bad >= 0 {
 			r.Violation = r.ViolationAt(Safety, int(bad), sys.Check)
 			return true
@@ -748,7 +800,7 @@ func (e *explorer[S]) sequentialLevel(lo, hi int) bool {
 			r.Stopped = StopStates
 			return true
 		}
-		if r.states.n >= e.nextPoll {
+		if r.states.len() >= e.nextPoll {
 			if why := e.poll(e.growth(pollStates)); why != "" {
 				r.Stopped = why
 				return true

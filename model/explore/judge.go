@@ -70,7 +70,7 @@ func judge[S comparable](sys System[S], r *Result[S], workers int) ([]Judgment, 
 	if _, seq := sys.(Sequential); seq {
 		workers = 1
 	}
-	n := r.states.n
+	n := r.states.len()
 	workers = max(1, min(workers, n/chunkJudge+1))
 	counts := make([][MaxObligations]int, workers)
 	var wg sync.WaitGroup
@@ -88,13 +88,15 @@ func judge[S comparable](sys System[S], r *Result[S], workers int) ([]Judgment, 
 		go func() {
 			defer wg.Done()
 			c := &counts[w]
+			var s S
 			for {
 				lo, hi := take()
 				if lo >= hi {
 					return
 				}
 				for id := lo; id < hi; id++ {
-					m := ob.Judged(*r.states.at(int32(id)), r.parent[id] < 0)
+					r.states.get(int32(id), &s)
+					m := ob.Judged(s, *r.parent.at(int32(id)) < 0)
 					for ; m != 0; m &= m - 1 {
 						c[bits.TrailingZeros64(m)]++
 					}

@@ -4,6 +4,7 @@ package explore
 // now, and what the search's tables will allocate before it looks again.
 
 import (
+	"math"
 	"runtime/debug"
 	"runtime/metrics"
 	"unsafe"
@@ -59,51 +60,62 @@ func (g *memGauge) fits(limit, growth int64) bool {
 }
 
 // growth estimates what the search's tables may allocate while it finds
-// the next `states` states. A visited shard that fills past half doubles,
-// and the new table is allocated while the old one is still in use: when
-// the shards are about as full as each other they all double within a few
-// thousand states, so every shard close to its doubling counts. The store
-// takes a chunk at a time; parent and label (and, with Liveness, the
-// edges) grow like slices.
+// the next `states` states. A visited shard that fills past three
+// quarters doubles, and the new table is allocated while the old one is
+// still in use: when the shards are about as full as each other they all
+// double within a few thousand states, so every shard close to its
+// doubling counts. The store,
+// the parents and the labels take a chunk at a time (and, with collapsed
+// states, the store takes new pieces, whose tables grow like the visited
+// set: store.growth); with Liveness, so do the edges.
 func (e *explorer[S]) growth(states int) int64 {
 	var g int64
-	perShard := 2*states/nShards + 64 // hashes spread unevenly over a few thousand states
+	// Hashes spread a few thousand states unevenly over the shards, and
+	// millions evenly: the mean and four standard deviations.
+	mean := float64(states) / nShards
+	perShard := int(mean+4*math.Sqrt(mean)) + 64
 	for i := range e.vis.shards {
 		t := &e.vis.shards[i]
-		if 2*(t.n+perShard) > len(t.slots) {
+		if t.full(perShard) {
 			g += int64(max(16, 2*len(t.slots))) * 8
 		}
 	}
 	r := e.r
-	g += sliceGrowth(len(r.parent), cap(r.parent), states, 4)
-	g += sliceGrowth(len(r.label), cap(r.label), states, int64(unsafe.Sizeof(Label{})))
+	g += int64(states+chunkLen) * (4 + 4) // parent and label
+	g += sliceGrowth(len(r.label.table), cap(r.label.table), min(states, 1<<16), int64(unsafe.Sizeof(Label{})))
 	if e.opt.Liveness {
-		perState := r.Transitions/max(1, r.states.n) + 1
-		g += sliceGrowth(len(e.edges), cap(e.edges), 2*perState*states, 8)
+		perState := r.Transitions/max(1, r.states.len()) + 1
+		g += int64(2*perState*states+chunkLen)*4 + int64(states+chunkLen)*4
 	}
-	return g + int64(states+chunkLen)*int64(unsafe.Sizeof(*new(S)))
+	return g + r.states.growth(states)
 }
 
 // levelBytes is what numbering and storing n new states of a parallel
 // level takes: the order of the level, the store's chunks for them, and
 // growth for n states.
 func (e *explorer[S]) levelBytes(n int) int64 {
-	return int64(n)*(8+int64(unsafe.Sizeof(*new(S)))) + e.growth(n)
+	return int64(n)*(8+e.r.states.perState()) + e.growth(n)
 }
 
 // pendBytes is about what the n new states of a level hold in e.pend until
-// they are numbered: a record, its metadata, its id and two index slots;
-// the next doubling of the shards takes as much again.
+// they are numbered: a hash, the state or its vector and new pieces, its
+// metadata, its id and two index slots; the next doubling of the shards
+// takes as much again.
 func (e *explorer[S]) pendBytes(n int) int64 {
-	per := int64(unsafe.Sizeof(pendRec[S]{})) + int64(unsafe.Sizeof(pendMeta{})) + 4 + 16
-	return 2 * int64(n) * per
+	per := 8 + e.r.states.perState() + int64(unsafe.Sizeof(pendMeta{})) + 4 + 16
+	return 2 * (int64(n)*per + e.r.states.newPieceBytes(n))
 }
 
-// livenessBytes is what blockedForever allocates for n states and the
-// given number of edges: the predecessors in two flat slices, a copy of
-// the offsets, and per state its unfinished actors, a flag and a queue slot.
-func livenessBytes(n, edges int) int64 {
-	return int64(n)*(4+4+8+1+4) + int64(edges)*4
+// livenessBytes is what blockedForever allocates for n states, the given
+// number of edges and actors: the predecessors in two flat slices, and per
+// state its unfinished actors (a byte for at most 8 actors), a flag and a
+// queue slot.
+func livenessBytes(n, edges, actors int) int64 {
+	unfinished := int64(8)
+	if actors <= 8 {
+		unfinished = 1
+	}
+	return int64(n)*(4+unfinished+1+4) + int64(edges)*4
 }
 
 // sliceGrowth is what appending more elements of elem bytes to a slice of

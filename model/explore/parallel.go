@@ -2,10 +2,12 @@ package explore
 
 import (
 	"cmp"
+	"hash/maphash"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 )
 
 // worker expands parents of a level for parallelLevel.
@@ -13,15 +15,26 @@ type worker[S comparable] struct {
 	e      *explorer[S]
 	parent int32
 	k      uint32 // index of the next transition of parent
-	edges  [][2]int32
+	edges  []oldEdge
 	pedges []pendEdge
 	yield  func(Label, S)
-	fresh  int64 // states this worker added to the level since it last counted them in e.levelNew
+	fresh  int64  // states this worker added to the level since it last counted them in e.levelNew
+	cod    *coder // collapsed states: this worker's encoder
+	s      S      // the parent being expanded
 }
 
-// pendEdge is a transition to a state new in the level (e.pend[shard].recs[idx]).
+// oldEdge is the k-th transition of from, to state to, found before the
+// level.
+type oldEdge struct {
+	from, to int32
+	k        uint32
+}
+
+// pendEdge is the k-th transition of from, to a state new in the level
+// (e.pend[shard], state idx).
 type pendEdge struct {
 	from  int32
+	k     uint32
 	shard uint32
 	idx   int32
 }
@@ -34,17 +47,40 @@ func (w *worker[S]) step(l Label, t S) {
 	if e.sym {
 		c = e.canon.Canonical(t)
 	}
-	h := e.vis.hash(&c)
-	if id, ok := e.vis.find(&c, h); ok {
+	var (
+		h      uint64
+		id     int32
+		old    bool
+		idx    int32
+		fresh  bool
+		pieces = w.cod != nil
+	)
+	if pieces {
+		// The tables of pieces do not change during the level: a state
+		// with a piece not in them is new.
+		var complete bool
+		h, complete = w.cod.encode(unsafe.Pointer(&c), false)
+		if complete {
+			id, old = e.vis.findVec(w.cod.vec, h)
+		}
+	} else {
+		h = e.vis.hash(&c)
+		id, old = e.vis.find(&c, h)
+	}
+	if old {
 		if e.opt.Liveness {
-			w.edges = append(w.edges, [2]int32{w.parent, id})
+			w.edges = append(w.edges, oldEdge{w.parent, id, uint32(key)})
 		}
 		return
 	}
 	sh := h >> (64 - shardBits)
 	p := &e.pend[sh]
 	p.mu.Lock()
-	idx, fresh := p.add(&c, h, key, l)
+	if pieces {
+		idx, fresh = p.addVec(w.cod, unsafe.Pointer(&c), h, key, l)
+	} else {
+		idx, fresh = p.add(&c, h, key, l)
+	}
 	p.mu.Unlock()
 	if fresh {
 		w.fresh++
@@ -57,7 +93,7 @@ func (w *worker[S]) step(l Label, t S) {
 		}
 	}
 	if e.opt.Liveness {
-		w.pedges = append(w.pedges, pendEdge{w.parent, uint32(sh), idx})
+		w.pedges = append(w.pedges, pendEdge{w.parent, uint32(key), uint32(sh), idx})
 	}
 }
 
@@ -90,10 +126,13 @@ func (w *worker[S]) expand(lo, hi int32, next *atomic.Int64, main bool) {
 		to := min(from+parChunk, size)
 		for off := from; off < to; off++ {
 			w.parent, w.k = lo+int32(off), 0
-			s := *e.r.states.at(w.parent)
-			e.sys.Next(s, w.yield)
+			e.r.states.get(w.parent, &w.s)
+			if w.cod != nil {
+				w.cod.setParent(w.parent, unsafe.Pointer(&w.s))
+			}
+			e.sys.Next(w.s, w.yield)
 			n := int32(w.k)
-			if n == 0 && e.sys.Unfinished(s) != 0 && !speculative(e.sys, s) {
+			if n == 0 && e.sys.Unfinished(w.s) != 0 && !speculative(e.sys, w.s) {
 				n = -1
 			}
 			e.nTrans[off] = n
@@ -147,6 +186,9 @@ func (e *explorer[S]) parallelLevel(lo, hi int32) bool {
 		for range e.workers {
 			w := &worker[S]{e: e}
 			w.yield = w.step
+			if c := r.states.col; c != nil {
+				w.cod = newCoder(c)
+			}
 			e.ws = append(e.ws, w)
 		}
 	}
@@ -212,7 +254,7 @@ func (e *explorer[S]) parallelLevel(lo, hi int32) bool {
 		from = int(to)
 	}
 	// Visit the parents in order, as the sequential search does.
-	id := int32(r.states.n)
+	id := int32(r.states.len())
 	var (
 		stopped  bool
 		bad      = int32(-1)
@@ -226,8 +268,8 @@ func (e *explorer[S]) parallelLevel(lo, hi int32) bool {
 			idx := int32(uint32(ref))
 			m := &p.meta[idx]
 			p.ids[idx] = id
-			r.parent = append(r.parent, parent)
-			r.label = append(r.label, m.label)
+			r.parent.push(&parent)
+			r.label.push(m.label)
 			if m.bad {
 				r.Transitions += int(uint32(m.key)) + 1
 				bad, stopped = id, true
@@ -252,7 +294,12 @@ func (e *explorer[S]) parallelLevel(lo, hi int32) bool {
 	}
 
 	// 3. Store the numbered states and, unless the search stops, add them to
-	// the visited set: in parallel, shard by shard.
+	// the visited set: in parallel, shard by shard. Collapsed states first
+	// have their new pieces added to the tables, in parallel, table by
+	// table.
+	if c := r.states.col; c != nil {
+		e.addPieces(c)
+	}
 	r.states.resize(int(id))
 	var nextShard atomic.Int32
 	e.parallel(func(int) {
@@ -263,14 +310,18 @@ func (e *explorer[S]) parallelLevel(lo, hi int32) bool {
 			}
 			p := &e.pend[i]
 			t := &e.vis.shards[i]
-			for idx := range p.recs {
+			for idx, h := range p.hs {
 				id := p.ids[idx]
 				if id < 0 {
 					continue
 				}
-				*r.states.at(id) = p.recs[idx].s
+				if c := r.states.col; c != nil {
+					copy(c.vecs.at(id), p.vecs[idx*c.vecs.k:(idx+1)*c.vecs.k])
+				} else {
+					*r.states.whole.at(id) = p.whole[idx]
+				}
 				if !stopped {
-					t.insert(p.recs[idx].h, id)
+					t.insert(h, id)
 				}
 			}
 		}
@@ -285,16 +336,80 @@ func (e *explorer[S]) parallelLevel(lo, hi int32) bool {
 		return true
 	}
 	if e.opt.Liveness {
-		for _, w := range e.ws {
-			e.edges = append(e.edges, w.edges...)
-			for _, pe := range w.pedges {
-				e.edges = append(e.edges, [2]int32{pe.from, e.pend[pe.shard].ids[pe.idx]})
-			}
-			w.edges, w.pedges = w.edges[:0], w.pedges[:0]
-		}
+		e.levelEdges(lo, hi)
 	}
 	if e.opt.Progress != nil && time.Since(e.lastProgress) > time.Second {
 		e.progress()
 	}
 	return false
+}
+
+// addPieces adds to the tables the pieces that the level's numbered
+// states brought (provisional ids in their vectors) and gives those states
+// the pieces' ids: each table is filled by one goroutine, in the order of
+// the shards and of the states in them.
+func (e *explorer[S]) addPieces(c *collapsed) {
+	k := c.vecs.k
+	var next atomic.Int32
+	e.parallel(func(int) {
+		for {
+			j := int(next.Add(1) - 1)
+			if j >= k {
+				return
+			}
+			t := &c.tabs[j]
+			for i := range e.pend {
+				p := &e.pend[i]
+				if len(p.rawAt) == 0 {
+					continue
+				}
+				for idx, id := range p.ids {
+					v := &p.vecs[idx*k+j]
+					if id < 0 || *v&provisional == 0 {
+						continue
+					}
+					img := p.rawPiece(*v, t.size)
+					h := maphash.Bytes(c.seed, img)
+					got, ok := t.find(img, h)
+					if !ok {
+						got = t.add(img, h)
+					}
+					*v = got
+				}
+			}
+		}
+	})
+}
+
+// levelEdges adds the transitions of the parents lo..hi-1, which the
+// workers found in any order, to e.succ in the order of their parents and
+// of the parents' transitions, and their counts to e.nsucc.
+func (e *explorer[S]) levelEdges(lo, hi int32) {
+	size := int(hi - lo)
+	// Where each parent's transitions start in the level's.
+	seg := grown(e.seg, size+1)
+	total := int32(0)
+	for off := 0; off < size; off++ {
+		seg[off] = total
+		total += max(e.nTrans[off], 0)
+	}
+	seg[size] = total
+	to := grown(e.lvl, int(total))
+	for _, w := range e.ws {
+		for _, ed := range w.edges {
+			to[seg[ed.from-lo]+int32(ed.k)] = ed.to
+		}
+		for _, pe := range w.pedges {
+			to[seg[pe.from-lo]+int32(pe.k)] = e.pend[pe.shard].ids[pe.idx]
+		}
+		w.edges, w.pedges = w.edges[:0], w.pedges[:0]
+	}
+	for i := range to {
+		e.succ.push(&to[i])
+	}
+	for off := 0; off < size; off++ {
+		n := seg[off+1] - seg[off]
+		e.nsucc.push(&n)
+	}
+	e.seg, e.lvl = seg, to
 }

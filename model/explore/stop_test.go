@@ -52,20 +52,24 @@ func stopAfter(n int, why string) func() string {
 
 // The memory limit stops a search before the runtime holds more than the
 // limit: the search counts the next doubling of its tables. 2.25 million
-// states of a grid need about 100 MiB; the limit allows 24 MiB more than
-// the test holds before.
+// states of a grid need about 100 MiB kept whole, and about as much
+// collapsed (a piece a state: the grid's states share nothing); the limit
+// allows 24 MiB more than the test holds before.
 func TestExploreStopsBeforeTheMemoryLimit(t *testing.T) {
-	for _, workers := range []int{1, 2} {
-		debug.FreeOSMemory()
-		var g memGauge
-		g.init()
-		limit := g.held() + 24<<20
-		r := Explore[[2]int](grid{n: 1500, bad: none, noStep: none}, Options{Workers: workers, MaxMemory: limit})
-		t.Logf("%d workers: stopped at %d states, %d MiB held of a limit of %d MiB", workers, r.States, g.held()>>20, limit>>20)
-		require.Equal(t, StopMemory, r.Stopped, "%d workers", workers)
-		assert.False(t, r.Exhausted)
-		assert.Greater(t, r.States, 100000, "%d workers: the search ran until close to the limit", workers)
-		assert.LessOrEqual(t, g.held(), limit, "%d workers: the search stopped before the limit", workers)
+	for _, store := range []StoreMode{StoreWhole, StoreCompact} {
+		for _, workers := range []int{1, 2} {
+			debug.FreeOSMemory()
+			var g memGauge
+			g.init()
+			limit := g.held() + 24<<20
+			r := Explore[[2]int](grid{n: 1500, bad: none, noStep: none}, Options{Workers: workers, MaxMemory: limit, Store: store})
+			t.Logf("store %d, %d workers: stopped at %d states, %d MiB held of a limit of %d MiB", store, workers, r.States, g.held()>>20, limit>>20)
+			require.Equal(t, store == StoreCompact, r.Compact)
+			require.Equal(t, StopMemory, r.Stopped, "%d workers", workers)
+			assert.False(t, r.Exhausted)
+			assert.Greater(t, r.States, 100000, "%d workers: the search ran until close to the limit", workers)
+			assert.LessOrEqual(t, g.held(), limit, "%d workers: the search stopped before the limit", workers)
+		}
 	}
 }
 

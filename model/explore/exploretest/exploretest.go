@@ -3,6 +3,9 @@
 //
 //   - [SameWithWorkers]: the parallel search gives the sequential search's
 //     result, state numbering and counterexample included.
+//   - [SameWithStores]: the search that keeps states collapsed gives the
+//     result of the one that keeps them whole, sequentially and in
+//     parallel.
 //   - [NeverReturns]: a search found an actor that cannot return (a
 //     deadlock, or blocked forever), and its path replays to it.
 //   - [LostWakeup]: with the mutation WaiterNeverWakes, and only with it,
@@ -63,6 +66,32 @@ func SameWithWorkers[S comparable](t testing.TB, sys explore.System[S], opt expl
 		}
 	}
 	return seq
+}
+
+// SameWithStores explores sys with every state kept whole
+// (explore.StoreWhole), sequentially, then collapsed (explore.StoreCompact)
+// sequentially and with 2 and 3 workers, every BFS level of at least
+// minLevel states expanded in parallel, fails t if a collapsed search
+// differs from the whole one (explore.Result.Diff: the numbering, the
+// states, their parents and labels, the statistics, the verdict and the
+// counterexample) or if the states of sys cannot be collapsed, and returns
+// the whole search's result.
+func SameWithStores[S comparable](t testing.TB, sys explore.System[S], opt explore.Options, minLevel int, what string) *explore.Result[S] {
+	t.Helper()
+	opt.ParallelMinLevel = minLevel
+	opt.Workers, opt.Store = 1, explore.StoreWhole
+	whole := explore.Explore(sys, opt)
+	for _, w := range []int{1, 2, 3} {
+		opt.Workers, opt.Store = w, explore.StoreCompact
+		r := explore.Explore(sys, opt)
+		if !r.Compact {
+			t.Fatalf("%s: the states of %T cannot be collapsed", what, *new(S))
+		}
+		if err := whole.Diff(r); err != nil {
+			t.Fatalf("%s, collapsed, %d workers: %v", what, w, err)
+		}
+	}
+	return whole
 }
 
 // Same fails t if two results of one system differ (explore.Result.Diff).
