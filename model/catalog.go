@@ -34,10 +34,18 @@ func Protocols() []verdict.Protocol {
 func Rows(proof, long bool) []verdict.Row {
 	var out []verdict.Row
 	for _, p := range Protocols() {
-		for _, r := range p.Rows() {
-			if (proof || !r.Proof) && (long || !r.Long) {
-				out = append(out, r)
-			}
+		out = append(out, ProtocolRows(p, proof, long)...)
+	}
+	return out
+}
+
+// ProtocolRows lists p's rows of the verdict table: those marked Proof
+// only when proof is set, those marked Long only when long is.
+func ProtocolRows(p verdict.Protocol, proof, long bool) []verdict.Row {
+	var out []verdict.Row
+	for _, r := range p.Rows() {
+		if (proof || !r.Proof) && (long || !r.Long) {
+			out = append(out, r)
 		}
 	}
 	return out
@@ -51,4 +59,29 @@ func Protocol(name string) (verdict.Protocol, bool) {
 		}
 	}
 	return verdict.Protocol{}, false
+}
+
+// Bounded is a protocol's part of the rows at a bound of tasks x
+// operations asked for (AtBound).
+type Bounded struct {
+	Protocol verdict.Protocol
+	// Rows are its rows at the bound (Protocol.Bound.Rows); nil for a
+	// protocol that takes no such bound (Protocol.Bound is nil).
+	Rows []verdict.Row
+}
+
+// AtBound lists, protocol after protocol in catalog order, the rows at
+// tasks x ops: with proof and long, the configurations -proof and -long
+// add too (verdict.Bound.Rows). A protocol whose rows take no such bound
+// is listed without rows.
+func AtBound(tasks, ops int, proof, long bool) []Bounded {
+	var out []Bounded
+	for _, p := range Protocols() {
+		b := Bounded{Protocol: p}
+		if p.Bound != nil {
+			b.Rows = p.Bound.Rows(tasks, ops, proof, long)
+		}
+		out = append(out, b)
+	}
+	return out
 }

@@ -1,8 +1,10 @@
 package model
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -98,3 +100,96 @@ func (d defaults) Bool(n string) bool              { return d.get(n).(bool) }
 func (d defaults) Duration(n string) time.Duration { return d.get(n).(time.Duration) }
 func (d defaults) Set(string) bool                 { return false }
 func (d defaults) Flag(n string) string            { return n }
+
+// TestBoundRows: every protocol either takes a bound of tasks x
+// operations or says what its bound is instead. At the bound of its
+// default table a protocol's rows are that table's, name for name; at
+// -proof's and -long's bounds, with -proof and -long, they include
+// those rows; at any other bound every row is named after it.
+func TestBoundRows(t *testing.T) {
+	defaults := map[string][2]int{ // the default table's bound
+		"xfs-flushseq": {2, 2}, "impl.FlushSeq": {2, 1}, "impl.Syncer": {2, 1}, "impl.DSyncWriter": {2, 2},
+		"impl.DIOCounter": {2, 1}, "impl.Submitter": {3, 1},
+	}
+	larger := map[string][2]int{ // -proof's bound, where it is one bound
+		"xfs-flushseq": {3, 2}, "impl.FlushSeq": {2, 2}, "impl.Syncer": {2, 2}, "impl.DSyncWriter": {3, 2},
+		"impl.DIOCounter": {2, 2}, "impl.Submitter": {3, 2},
+	}
+	long := map[string][2]int{"xfs-flushseq": {3, 2}, "impl.FlushSeq": {3, 2}, "impl.Syncer": {3, 2}}
+	names := func(rs []verdict.Row) []string {
+		var out []string
+		for _, r := range rs {
+			out = append(out, r.Name())
+		}
+		return out
+	}
+	for _, p := range Protocols() {
+		b := p.Bound
+		if b == nil {
+			assert.NotEmpty(t, p.NoBound, "%s: no Bound, and no word of what its bound is", p.Name)
+			continue
+		}
+		assert.Empty(t, p.NoBound, p.Name)
+		assert.NotEmpty(t, b.Task, p.Name)
+		assert.NotEmpty(t, b.Op, p.Name)
+		assert.Equal(t, 1, b.Tasks.Min, p.Name)
+		assert.Equal(t, 1, b.Ops.Min, p.Name)
+		if d, ok := defaults[p.Name]; ok {
+			got := b.Rows(d[0], d[1], false, false)
+			assert.Equal(t, names(ProtocolRows(p, false, false)), names(got), "%s at %d x %d", p.Name, d[0], d[1])
+			for i, r := range ProtocolRows(p, false, false) {
+				assert.Equal(t, r.Negative, got[i].Negative, r.Name())
+				assert.NoError(t, got[i].Unfit, r.Name())
+			}
+		}
+		for set, at := range map[string]map[string][2]int{"proof": larger, "long": long} {
+			d, ok := at[p.Name]
+			if !ok {
+				continue
+			}
+			got := names(b.Rows(d[0], d[1], set == "proof", set == "long"))
+			for _, r := range p.Rows() {
+				if set == "proof" && r.Proof || set == "long" && r.Long {
+					assert.Contains(t, got, r.Name(), "%s: -%s's row at %d x %d", p.Name, set, d[0], d[1])
+				}
+			}
+		}
+		for _, at := range [][2]int{{1, 1}, {3, 3}, {4, 2}} {
+			rows := b.Rows(at[0], at[1], true, true)
+			require.NotEmpty(t, rows, p.Name)
+			want := fmt.Sprintf("%d %s x %d %s", at[0], verdict.Plural(at[0], b.Task), at[1], verdict.Plural(at[1], b.Op))
+			seen := map[string]bool{}
+			for _, r := range rows {
+				assert.True(t, strings.HasPrefix(r.Bound, want), "%s: row %q at %s", p.Name, r.Name(), want)
+				assert.False(t, seen[r.Name()], "row %q twice", r.Name())
+				seen[r.Name()] = true
+			}
+		}
+	}
+}
+
+// TestBoundUnfit: a row at a bound its model cannot hold says why, and
+// the same configuration at a bound it can hold does not.
+func TestBoundUnfit(t *testing.T) {
+	for _, tc := range []struct {
+		protocol  string
+		tasks, op int
+		unfit     []string // configurations (row's Config) that cannot take it
+	}{
+		{"xfs-flushseq", 4, 4, []string{"Relaxed", "LKMM"}}, // 16 flushes: 15 live stores a location
+		{"xfs-flushseq", 3, 5, nil},
+		{"xfs-flushseq", 1, 120, []string{"Relaxed", "LKMM"}},
+		{"odsync", 3, 6, []string{"cache+fua", "cache+emulated-fua", "no-cache"}}, // 18 calls: 16 flushes in a history
+		{"odsync", 4, 4, nil},
+	} {
+		p, ok := Protocol(tc.protocol)
+		require.True(t, ok)
+		for _, r := range p.Bound.Rows(tc.tasks, tc.op, true, true) {
+			if slices.Contains(tc.unfit, r.Config) {
+				assert.Error(t, r.Unfit, r.Name())
+			} else {
+				assert.NoError(t, r.Unfit, r.Name())
+			}
+		}
+	}
+}

@@ -65,6 +65,7 @@ flags:
 		}
 	}
 	prof := addProfileFlags(fs)
+	bf := addBoundFlags(fs)
 	files, code := parseFlagsFiles(fs, args)
 	if code >= 0 {
 		return code
@@ -86,9 +87,19 @@ flags:
 		}
 	}
 	all := model.Rows(*proof, *long)
+	tasksGiven, opsGiven := bf.given(fs)
+	atBound := tasksGiven || opsGiven
+	if atBound && tasksGiven != opsGiven {
+		fmt.Fprintf(stderr, "flushproof check: -tasks and -ops go together: the bound is tasks x operations per task, give both (each row's own bound is used without either)\n")
+		return exitUsage
+	}
 	if len(files) > 0 {
 		if *proof || *long {
 			fmt.Fprintf(stderr, "flushproof check: -proof and -long choose built-in rows; with FILEs the files are the rows\n")
+			return exitUsage
+		}
+		if atBound {
+			fmt.Fprintf(stderr, "flushproof check: -tasks and -ops set the bound of built-in rows; with FILEs the files' threads are the tasks\n")
 			return exitUsage
 		}
 		if all, code = fileRows(files, fileOptions{*models, *devices, *failures, *crash, patches}, stderr); code >= 0 {
@@ -99,13 +110,23 @@ flags:
 		return exitUsage
 	}
 	var selected []verdict.Row
-	for _, r := range all {
-		if filter == nil || filter.MatchString(r.Name()) {
-			selected = append(selected, r)
+	if atBound && len(files) == 0 {
+		if selected, code = boundRows(*bf.tasks, *bf.ops, *proof, *long, filter, stderr); code >= 0 {
+			return code
+		}
+	} else {
+		for _, r := range all {
+			if filter == nil || filter.MatchString(r.Name()) {
+				selected = append(selected, r)
+			}
 		}
 	}
 	if len(selected) == 0 {
-		fmt.Fprintf(stderr, "flushproof check: no row matches -run %q\n", *only)
+		hint := ""
+		if atBound {
+			hint = fmt.Sprintf(" at -tasks %d -ops %d (the rows' names have that bound, e.g. \"%d tasks x %d fsyncs\", and only protocols with a bound of tasks x operations have rows)", *bf.tasks, *bf.ops, *bf.tasks, *bf.ops)
+		}
+		fmt.Fprintf(stderr, "flushproof check: no row matches -run %q%s\n", *only, hint)
 		return exitUsage
 	}
 

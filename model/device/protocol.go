@@ -11,5 +11,6 @@ func Protocol() verdict.Protocol {
 		Summary: "the model device against the device contract: every crash image it leaves is allowed, and every allowed one is reachable",
 		Doc:     "docs/semantics.md",
 		Rows:    Rows,
+		NoBound: "one workload per device configuration, 2 writers, 4 writes and a flush",
 	}
 }

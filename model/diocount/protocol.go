@@ -12,6 +12,7 @@ func Protocol() verdict.Protocol {
 		Summary: "inode_dio_begin/end counting with DAX: truncate must not free a block a direct write still lands in",
 		Doc:     "docs/diocount.md",
 		Rows:    Rows,
+		NoBound: "writers of the kinds each row chooses (DAX, synchronous DIO, AIO) x I/Os: a writer more needs a kind",
 		Cost: &verdict.Cost{
 			Title: "DIO counting with DAX: counter read-modify-writes per direct I/O",
 			Table: func(verdict.Params) verdict.CostTable { return costTable{} },

@@ -17,6 +17,7 @@ import (
 	"github.com/flushproof/flushproof/internal/litmusvariants"
 	"github.com/flushproof/flushproof/internal/mutate"
 	"github.com/flushproof/flushproof/model/explore"
+	"github.com/flushproof/flushproof/model/explore/exploretest"
 	"github.com/flushproof/flushproof/model/litmus"
 	"github.com/flushproof/flushproof/model/memory"
 )
@@ -425,5 +426,18 @@ func TestCondAssignCrashPoint(t *testing.T) {
 	defer mutate.Set(t, mutate.CondAssignLocal)()
 	for _, v := range verdicts() {
 		assert.Equal(t, "SAFE", v, "under %v", mutate.CondAssignLocal)
+	}
+}
+
+// TestDurableCompactSameAsWhole: the reduction tests' files under SC and
+// LKMM, searched with the states collapsed (the default for State) and
+// whole, sequentially and in parallel, are one search each: the same
+// states in the same order, the same verdict and counterexample.
+func TestDurableCompactSameAsWhole(t *testing.T) {
+	for _, f := range symFiles {
+		for _, m := range []memory.Model{memory.SC, memory.LKMM} {
+			sys := durSys(t, f, m)
+			exploretest.SameWithStores[State](t, sys, explore.Options{Liveness: true}, 64, fmt.Sprintf("%s under %v", f, m))
+		}
 	}
 }

@@ -20,6 +20,9 @@ func Protocol() verdict.Protocol {
 		Summary: "xfs fsync's flush sequence: skip the cache flush when a flush numbered after the data write completed",
 		Doc:     "docs/flushseq.md",
 		Rows:    Rows,
+		Bound: &verdict.Bound{Task: "task", Op: "fsync", Tasks: verdict.Range{Min: 1, Max: maxFsTasks},
+			Ops: verdict.Range{Min: 1, Max: maxFlushValue}, Rows: BoundRows,
+			Limit: fmt.Sprintf("tasks x fsyncs at most %d, %d under Relaxed and LKMM", maxFlushValue, memory.MaxStores-1)},
 		Cost: &verdict.Cost{
 			Title:  "xfs fsync flush sequence: fsyncs that share a flush, simulated in the model world",
 			Params: costParams,

@@ -178,8 +178,21 @@ func (s *System) WithoutReductions() explore.System[State] {
 
 // NewSystem checks the configuration.
 func NewSystem(cfg Config) (*System, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	s := &System{cfg: cfg, scope: memory.ScopeFor(cfg.Memory)}
+	for t := 0; t < cfg.Tasks; t++ {
+		s.actors = append(s.actors, string(rune('A'+t)))
+	}
+	s.actors = append(s.actors, "device")
+	return s, nil
+}
+
+// validate checks that the configuration is within System's bounds.
+func (cfg Config) validate() error {
 	if cfg.Tasks < 1 || cfg.Tasks > maxFsTasks {
-		return nil, fmt.Errorf("fsync model: %d tasks, want 1 to %d", cfg.Tasks, maxFsTasks)
+		return fmt.Errorf("fsync model: %d tasks, want 1 to %d", cfg.Tasks, maxFsTasks)
 	}
 	// Every flush may be numbered: under Relaxed each number is a store that
 	// may stay live; values are int8 everywhere.
@@ -188,20 +201,15 @@ func NewSystem(cfg Config) (*System, error) {
 		maxFlushes = memory.MaxStores - 1
 	}
 	if cfg.Fsyncs < 1 || cfg.Tasks*cfg.Fsyncs > maxFlushes {
-		return nil, fmt.Errorf("fsync model: %d tasks x %d fsyncs: at most %d flushes fit the memory bounds under %v", cfg.Tasks, cfg.Fsyncs, maxFlushes, cfg.Memory)
+		return fmt.Errorf("fsync model: %d tasks x %d fsyncs: at most %d flushes fit the memory bounds under %v", cfg.Tasks, cfg.Fsyncs, maxFlushes, cfg.Memory)
 	}
 	if _, ok := variantNames[cfg.Variant]; !ok {
-		return nil, fmt.Errorf("fsync model: unknown variant %d", cfg.Variant)
+		return fmt.Errorf("fsync model: unknown variant %d", cfg.Variant)
 	}
 	if cfg.Memory < memory.SC || cfg.Memory > memory.LKMM {
-		return nil, fmt.Errorf("fsync model: unknown memory model %d", cfg.Memory)
+		return fmt.Errorf("fsync model: unknown memory model %d", cfg.Memory)
 	}
-	s := &System{cfg: cfg, scope: memory.ScopeFor(cfg.Memory)}
-	for t := 0; t < cfg.Tasks; t++ {
-		s.actors = append(s.actors, string(rune('A'+t)))
-	}
-	s.actors = append(s.actors, "device")
-	return s, nil
+	return nil
 }
 
 func (s *System) device() int { return s.cfg.Tasks }

@@ -43,3 +43,31 @@ func TestParallelExploreFsync(t *testing.T) {
 	r := exploretest.SameWithWorkers[State](t, sys, explore.Options{MaxStates: 10001}, 1, "patched relaxed, budget")
 	assert.False(t, r.Exhausted)
 }
+
+// TestCompactSameAsWhole: the search that keeps the states collapsed (the
+// default for State) gives the search that keeps them whole, state for
+// state and counterexample for counterexample, sequentially and in
+// parallel: every variant under SC and LKMM at the table's bound, 3 tasks
+// x 1 fsync (symmetry), and with liveness and a budget cut in the middle
+// of a level.
+func TestCompactSameAsWhole(t *testing.T) {
+	var cfgs []Config
+	for _, v := range Variants() {
+		for _, m := range []memory.Model{memory.SC, memory.LKMM} {
+			cfgs = append(cfgs, StandardConfig(v, m))
+		}
+	}
+	cfgs = append(cfgs, Config{Variant: Patched, Memory: memory.TSO, Tasks: 3, Fsyncs: 1, FlushFailures: true})
+	for _, cfg := range cfgs {
+		sys, err := NewSystem(cfg)
+		require.NoError(t, err)
+		what := fmt.Sprintf("%v %v %s", cfg.Variant, cfg.Memory, cfg.Describe())
+		r := exploretest.SameWithStores[State](t, sys, explore.Options{}, 1, what)
+		require.Equal(t, cfg.ExpectUnsafe(), r.Violation != nil, "%s", what)
+	}
+	sys, err := NewSystem(StandardConfig(Patched, memory.Relaxed))
+	require.NoError(t, err)
+	exploretest.SameWithStores[State](t, sys, explore.Options{Liveness: true, Obligations: true}, 1, "patched relaxed, liveness")
+	r := exploretest.SameWithStores[State](t, sys, explore.Options{MaxStates: 10001}, 1, "patched relaxed, budget")
+	assert.False(t, r.Exhausted)
+}

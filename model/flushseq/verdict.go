@@ -29,7 +29,7 @@ func (c Config) ExpectUnsafe() bool {
 
 // Describe renders the bound of a configuration.
 func (c Config) Describe() string {
-	s := fmt.Sprintf("%d tasks x %d fsyncs", c.Tasks, c.Fsyncs)
+	s := fmt.Sprintf("%d %s x %d %s", c.Tasks, verdict.Plural(c.Tasks, "task"), c.Fsyncs, verdict.Plural(c.Fsyncs, "fsync"))
 	if c.FlushFailures {
 		s += ", flush EIO"
 	}
@@ -141,4 +141,26 @@ func LongChecks() []Config {
 		}
 	}
 	return out
+}
+
+// BoundRows are the protocol's rows at tasks x fsyncs (verdict.Bound):
+// the configurations of Checks, then with proof those of ProofChecks and
+// with long those of LongChecks, each at that bound. A row is Unfit when
+// NewSystem would refuse it: its flushes do not fit the memory's bounds
+// (at most 15 in all under Relaxed and LKMM, 120 under SC and TSO).
+func BoundRows(tasks, fsyncs int, proof, long bool) []verdict.Row {
+	at := func(cs []Config) []Config {
+		for i := range cs {
+			cs[i].Tasks, cs[i].Fsyncs = tasks, fsyncs
+		}
+		return cs
+	}
+	sets := [][]Config{at(Checks())}
+	if proof {
+		sets = append(sets, at(ProofChecks()))
+	}
+	if long {
+		sets = append(sets, at(LongChecks()))
+	}
+	return verdict.BoundRows(Config.validate, sets...)
 }

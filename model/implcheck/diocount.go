@@ -141,5 +141,15 @@ func dios(writers, ios int) []DIO {
 // DIOProtocol is the catalog entry of impl.DIOCounter.
 func DIOProtocol() verdict.Protocol {
 	return entry("impl.DIOCounter", "impl.DIOCounter (inode_dio_begin/end and inode_dio_wait) with truncate",
-		func() []verdict.Row { return verdict.Rows(DIOChecks(), DIOProofChecks()) })
+		func() []verdict.Row { return verdict.Rows(DIOChecks(), DIOProofChecks()) },
+		dioBound())
+}
+
+// dioBound is the bound of the rows: writers x direct writes, beside
+// the truncating task (so one writer fewer than the tasks a search takes).
+func dioBound() *verdict.Bound {
+	b := worldBound("writer", "direct write", "and a task that truncates",
+		func(writers, ios int) []verdict.Row { return verdict.BoundRows(nil, dios(writers, ios)) })
+	b.Tasks.Max--
+	return b
 }

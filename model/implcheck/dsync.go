@@ -85,5 +85,6 @@ func dsyncs(tasks, writes int) []DSync {
 // DSyncProtocol is the catalog entry of impl.DSyncWriter.
 func DSyncProtocol() verdict.Protocol {
 	return entry("impl.DSyncWriter", "impl.DSyncWriter (O_DSYNC writes: FUA or write+flush)",
-		func() []verdict.Row { return verdict.Rows(DSyncChecks(), DSyncProofChecks()) })
+		func() []verdict.Row { return verdict.Rows(DSyncChecks(), DSyncProofChecks()) },
+		worldBound("task", "write", "", func(tasks, writes int) []verdict.Row { return verdict.BoundRows(nil, dsyncs(tasks, writes)) }))
 }

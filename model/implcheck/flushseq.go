@@ -138,5 +138,6 @@ func FlushSeqProtocol() verdict.Protocol {
 	return entry("impl.FlushSeq", "impl.FlushSeq in xfs_file_fsync's shape",
 		func() []verdict.Row {
 			return append(verdict.Rows(FlushSeqChecks(), FlushSeqProofChecks()), verdict.LongRows(FlushSeqLongChecks())...)
-		})
+		},
+		worldBound("task", "fsync", "", func(tasks, fsyncs int) []verdict.Row { return verdict.BoundRows(nil, flushSeqs(tasks, fsyncs)) }))
 }

@@ -16,12 +16,27 @@ import (
 // Protocol is the catalog entry: impl.Syncer, the code hwbench measures,
 // exhaustively in the model world.
 func Protocol() verdict.Protocol {
-	return entry("impl.Syncer", "impl.Syncer, the code hwbench measures", Rows)
+	return entry("impl.Syncer", "impl.Syncer, the code hwbench measures", Rows,
+		worldBound("task", "sync", "", func(tasks, syncs int) []verdict.Row { return verdict.BoundRows(nil, syncers(tasks, syncs)) }))
 }
 
 // entry is a catalog entry of impl's code in the model world.
-func entry(name, what string, rows func() []verdict.Row) verdict.Protocol {
-	return verdict.Protocol{Name: name, Summary: what + ", searched exhaustively in the model world", Doc: "docs/world.md", Rows: rows}
+func entry(name, what string, rows func() []verdict.Row, b *verdict.Bound) verdict.Protocol {
+	return verdict.Protocol{Name: name, Summary: what + ", searched exhaustively in the model world", Doc: "docs/world.md", Rows: rows, Bound: b}
+}
+
+// maxOps is the most operations per task a row takes at a bound asked
+// for: a cap, not a limit of the world; a search whose runs pass its
+// depth bound (1,000 steps) ends UNKNOWN (depth bound) well before it.
+const maxOps = 100
+
+// worldBound is the bound of tasks x operations of a protocol's rows in
+// the model world: up to the tasks a search takes and maxOps operations.
+// The rows at a bound are those of the default table, at that bound:
+// -proof's and -long's are the same configurations at other bounds.
+func worldBound(task, op, fixed string, rows func(tasks, ops int) []verdict.Row) *verdict.Bound {
+	return &verdict.Bound{Task: task, Op: op, Tasks: verdict.Range{Min: 1, Max: world.MaxSearchTasks}, Ops: verdict.Range{Min: 1, Max: maxOps},
+		Fixed: fixed, Rows: func(tasks, ops int, _, _ bool) []verdict.Row { return rows(tasks, ops) }}
 }
 
 // Models are the memory models the rows run under.

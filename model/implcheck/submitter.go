@@ -154,5 +154,15 @@ func submits(tasks, writes int) []Submit {
 // SubmitProtocol is the catalog entry of impl.Submitter.
 func SubmitProtocol() verdict.Protocol {
 	return entry("impl.Submitter", "impl.Submitter (I/O to one file serialised or in parallel)",
-		func() []verdict.Row { return verdict.Rows(SubmitChecks(), SubmitProofChecks()) })
+		func() []verdict.Row { return verdict.Rows(SubmitChecks(), SubmitProofChecks()) },
+		submitBound())
+}
+
+// submitBound is the bound of the rows: each task writes its own byte of
+// a block of 8 (up to 8 tasks), a value per round that no other round
+// or task writes (up to 15 rounds: value).
+func submitBound() *verdict.Bound {
+	b := worldBound("task", "write", "", func(tasks, writes int) []verdict.Row { return verdict.BoundRows(nil, submits(tasks, writes)) })
+	b.Tasks.Max, b.Ops.Max = 8, 15
+	return b
 }

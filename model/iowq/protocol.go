@@ -15,6 +15,7 @@ func Protocol() verdict.Protocol {
 		Summary: "io-wq hashing of O_DIRECT writes: serialised per inode or parallel, against each file system's locking",
 		Doc:     "docs/iowq.md",
 		Rows:    Rows,
+		NoBound: "a program of writes per worker, chosen for each race",
 		Cost: &verdict.Cost{
 			Title: "io-wq hashing of O_DIRECT writes: waits per write, simulated",
 			Params: []verdict.Param{

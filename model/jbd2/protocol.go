@@ -9,5 +9,6 @@ func Protocol() verdict.Protocol {
 		Summary: "the jbd2 journal commit: journal blocks, then a commit block with PREFLUSH|FUA, async_commit or nobarrier; recovery replays whole committed transactions",
 		Doc:     "docs/jbd2.md",
 		Rows:    Rows,
+		NoBound: "transactions committed one after the other x journal blocks each",
 	}
 }

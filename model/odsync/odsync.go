@@ -246,19 +246,8 @@ type System struct {
 // whoever gets to it first) and at most one flush per call, so the bounds
 // below keep every history within spec.Contract's limits.
 func NewSystem(cfg Config) (*System, error) {
-	if _, ok := variantNames[cfg.Variant]; !ok {
-		return nil, fmt.Errorf("odsync model: unknown variant %d", cfg.Variant)
-	}
-	if cfg.Tasks < 1 || cfg.Tasks > maxODTasks {
-		return nil, fmt.Errorf("odsync model: %d tasks, want 1 to %d", cfg.Tasks, maxODTasks)
-	}
-	if cfg.Blocks < 1 || cfg.Blocks > 4 || cfg.Tasks*cfg.Blocks > spec.MaxBlocks {
-		return nil, fmt.Errorf("odsync model: %d tasks x %d blocks, want 1 to 4 blocks and at most %d in all", cfg.Tasks, cfg.Blocks, spec.MaxBlocks)
-	}
-	calls := cfg.Tasks * cfg.Writes
-	if cfg.Writes < 1 || calls*cfg.Blocks > spec.MaxWrites || calls > spec.MaxFlushes || cfg.Writes > 255 {
-		return nil, fmt.Errorf("odsync model: %d tasks x %d writes x %d blocks may need more than %d device writes or %d flushes",
-			cfg.Tasks, cfg.Writes, cfg.Blocks, spec.MaxWrites, spec.MaxFlushes)
+	if err := cfg.validate(); err != nil {
+		return nil, err
 	}
 	s := &System{cfg: cfg, flusher: -1}
 	for t := 0; t < cfg.Tasks; t++ {
@@ -271,6 +260,25 @@ func NewSystem(cfg Config) (*System, error) {
 	s.device = len(s.actors)
 	s.actors = append(s.actors, "device")
 	return s, nil
+}
+
+// validate checks that the scenario is within System's bounds.
+func (cfg Config) validate() error {
+	if _, ok := variantNames[cfg.Variant]; !ok {
+		return fmt.Errorf("odsync model: unknown variant %d", cfg.Variant)
+	}
+	if cfg.Tasks < 1 || cfg.Tasks > maxODTasks {
+		return fmt.Errorf("odsync model: %d tasks, want 1 to %d", cfg.Tasks, maxODTasks)
+	}
+	if cfg.Blocks < 1 || cfg.Blocks > 4 || cfg.Tasks*cfg.Blocks > spec.MaxBlocks {
+		return fmt.Errorf("odsync model: %d tasks x %d blocks, want 1 to 4 blocks and at most %d in all", cfg.Tasks, cfg.Blocks, spec.MaxBlocks)
+	}
+	calls := cfg.Tasks * cfg.Writes
+	if cfg.Writes < 1 || calls*cfg.Blocks > spec.MaxWrites || calls > spec.MaxFlushes || cfg.Writes > 255 {
+		return fmt.Errorf("odsync model: %d tasks x %d writes x %d blocks may need more than %d device writes or %d flushes",
+			cfg.Tasks, cfg.Writes, cfg.Blocks, spec.MaxWrites, spec.MaxFlushes)
+	}
+	return nil
 }
 
 // Config returns the scenario.

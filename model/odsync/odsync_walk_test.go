@@ -318,3 +318,20 @@ func TestODSyncCostTable(t *testing.T) {
 type failingWriter struct{}
 
 func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
+
+// TestODSyncCompactSameAsWhole: the rows of the table on the first device
+// configuration (every variant at both bounds), searched with the states
+// collapsed (the default for State) and whole, sequentially and in
+// parallel, are one search each: the same states in the same order, the
+// same verdict and counterexample.
+func TestODSyncCompactSameAsWhole(t *testing.T) {
+	for _, c := range odsync.Checks() {
+		if c.Device != spec.Configs()[0] {
+			continue
+		}
+		sys, err := odsync.NewSystem(c)
+		require.NoError(t, err)
+		r := exploretest.SameWithStores[odsync.State](t, sys, explore.Options{Liveness: true}, 1, c.Row().Name())
+		require.Equal(t, c.ExpectUnsafe(), r.Violation != nil, c.Row().Name())
+	}
+}

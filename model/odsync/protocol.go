@@ -1,11 +1,13 @@
 package odsync
 
 import (
+	"fmt"
 	"math"
 	"time"
 
 	"github.com/flushproof/flushproof/internal/flagcheck"
 	"github.com/flushproof/flushproof/model/verdict"
+	"github.com/flushproof/flushproof/spec"
 )
 
 // Protocol is the catalog entry: the verdict table's rows and the cost
@@ -16,6 +18,9 @@ func Protocol() verdict.Protocol {
 		Summary: "O_DSYNC direct writes to a block device: FUA bios instead of a sync after the write",
 		Doc:     "docs/odsync.md",
 		Rows:    Rows,
+		Bound: &verdict.Bound{Task: "task", Op: "write", Tasks: verdict.Range{Min: 1, Max: maxODTasks},
+			Ops: verdict.Range{Min: 1, Max: spec.MaxFlushes}, Fixed: "each write() of 2 blocks", Rows: BoundRows,
+			Limit: fmt.Sprintf("tasks x writes at most %d", spec.MaxFlushes)},
 		Cost: &verdict.Cost{
 			Title: "O_DSYNC direct writes to a block device: device commands per write()",
 			Params: []verdict.Param{

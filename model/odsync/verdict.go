@@ -110,3 +110,23 @@ func (c Config) Row() verdict.Row {
 // Rows are the protocol's rows of the verdict table: Checks, then
 // ProofChecks marked Proof.
 func Rows() []verdict.Row { return verdict.Rows(Checks(), ProofChecks()) }
+
+// BoundRows are the protocol's rows at tasks x writes (verdict.Bound),
+// each write() of two blocks as in the table: the scenarios of Checks (at
+// both of its bounds: without and with background write-back), then with
+// proof those of ProofChecks, each at that bound. A row is Unfit when
+// NewSystem would refuse it: more device writes or flushes than a history
+// holds (tasks x writes at most 16).
+func BoundRows(tasks, writes int, proof, _ bool) []verdict.Row {
+	at := func(cs []Config) []Config {
+		for i := range cs {
+			cs[i].Tasks, cs[i].Writes = tasks, writes
+		}
+		return cs
+	}
+	sets := [][]Config{at(Checks())}
+	if proof {
+		sets = append(sets, at(ProofChecks()))
+	}
+	return verdict.BoundRows(Config.validate, sets...)
+}

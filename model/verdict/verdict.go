@@ -154,6 +154,11 @@ type Row struct {
 	// Check runs the search. Its Verdict carries the row's Model, Config,
 	// Bound and Negative (FromResult copies them).
 	Check func(explore.Options) (Verdict, error)
+	// Unfit says, for a row built at a bound asked for (Bound.Rows), why
+	// its configuration cannot take that bound (a limit of the model
+	// that depends on more than the tasks or the operations alone); nil
+	// if it can. A command refuses to run such a row.
+	Unfit error
 }
 
 // Name is the row's name, which `flushproof check -run` matches: model,
@@ -418,6 +423,75 @@ type Protocol struct {
 	Rows func() []Row
 	// Cost is the protocol's cost table; nil if it has none.
 	Cost *Cost
+	// Bound is how the protocol's rows take a bound of tasks x operations
+	// asked for instead of their own (`flushproof check -tasks N -ops
+	// M`); nil if their bounds are not tasks x operations, and then
+	// NoBound says what they are instead.
+	Bound *Bound
+	// NoBound says, for a protocol without Bound, what its rows' bounds
+	// are instead, in a few words ("transactions committed one after the
+	// other x journal blocks each").
+	NoBound string
+}
+
+// Range is the integers from Min to Max.
+type Range struct{ Min, Max int }
+
+// Has reports whether v is in the range.
+func (r Range) Has(v int) bool { return v >= r.Min && v <= r.Max }
+
+// Bound is how a protocol's rows are explored at a bound of tasks x
+// operations per task asked for (`flushproof check -tasks N -ops M`)
+// instead of the bounds they have in the table: the same configurations
+// (variants, memory models, devices, failures), each at that bound, and
+// named after it.
+type Bound struct {
+	// Task and Op are the words of the rows' bounds for a task and one of
+	// its operations, singular: "task" and "fsync", "writer" and "direct
+	// write".
+	Task, Op string
+	// Tasks and Ops are the values the rows can take. A configuration
+	// may take less than the whole product (Row.Unfit says so, and Limit
+	// says where).
+	Tasks, Ops Range
+	// Limit says which products of Tasks and Ops the rows cannot take
+	// ("tasks x fsyncs at most 15 under Relaxed and LKMM"); "" if none.
+	Limit string
+	// Fixed says what else the rows' bounds have, kept as in the table,
+	// as a phrase ("each write() of 2 blocks", "and a task that
+	// truncates"); "" if nothing.
+	Fixed string
+	// Rows lists the rows at tasks x ops: the configurations of the
+	// default table, then with proof those -proof adds and with long
+	// those -long adds, each at tasks x ops; a configuration whose row is
+	// already listed (the same but for its bound) is left out. A row its
+	// configuration cannot take at that bound has Unfit set. Outside Tasks
+	// or Ops, the rows are only names (which rows a command must refuse):
+	// their searches are not to be run.
+	Rows func(tasks, ops int, proof, long bool) []Row
+}
+
+// BoundRows lists the rows of sets of configurations, each already at
+// the bound asked for, in order, a row whose name an earlier one has left
+// out; fit says why a configuration cannot take its bound (nil: it can),
+// and sets the row's Unfit.
+func BoundRows[C interface{ Row() Row }](fit func(C) error, sets ...[]C) []Row {
+	var out []Row
+	seen := map[string]bool{}
+	for _, cs := range sets {
+		for _, c := range cs {
+			r := c.Row()
+			if seen[r.Name()] {
+				continue
+			}
+			seen[r.Name()] = true
+			if fit != nil {
+				r.Unfit = fit(c)
+			}
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // Explore is the verdict of a row that one exhaustive search decides: the

@@ -181,14 +181,18 @@ type wakeKey struct {
 	seq  uint32
 }
 
+// MaxSearchTasks is the most tasks a search takes (NewSearch refuses
+// more): a node keeps its unfinished tasks as bits of a uint64.
+const MaxSearchTasks = 62
+
 // NewSearch returns the search of prog's runs in worlds of cfg (whose
 // Crash must be 0: the search crashes at every point).
 func NewSearch(cfg Config, prog Program, opt SearchOptions) (*Search, error) {
 	if cfg.Crash != 0 {
 		return nil, errors.New("model world search: Config.Crash must be 0 (every state is checked as if the machine crashed there)")
 	}
-	if cfg.Tasks > 62 {
-		return nil, fmt.Errorf("model world search: %d tasks, at most 62", cfg.Tasks)
+	if cfg.Tasks > MaxSearchTasks {
+		return nil, fmt.Errorf("model world search: %d tasks, at most %d", cfg.Tasks, MaxSearchTasks)
 	}
 	if _, err := New(cfg); err != nil {
 		return nil, err
