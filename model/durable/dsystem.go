@@ -370,7 +370,8 @@ func (s *durSystem) chainJudged(st State, t int, texts bool, judged *uint64) (St
 		}
 		if texts {
 			lab.Actor, lab.ID = uint8(t), uint16(pc)
-			text, _ := s.render(&st, lab) // from the state before the step
+			before := st // render's pointer escapes: a copy here keeps st on the stack (chainJudged runs for every successor)
+			text, _ := s.render(&before, lab) // from the state before the step
 			out = append(out, text)
 		}
 		st = next

@@ -232,9 +232,49 @@ func (v vw) join(o vw) vw {
 	return v&m | o&^m
 }
 
-// lkViews calls f on every view of the memory: the threads', the global
-// one and the live stores' message views.
-func (m *lk) lkViews(f func(*vw)) {
+// laneOp is what lkViews does to every view's lane of one location: the
+// three ways a location's stores are renumbered, and a question. A
+// value, not a func: a func called with pointers into the memory would
+// make every memory it runs on escape to the heap (one allocation per
+// load, store and compaction).
+type laneOp struct {
+	loc  int
+	kind uint8
+	at   uint8
+}
+
+const (
+	laneShiftUp uint8 = iota // a store is inserted at index at: lanes at or above it move up one
+	laneDrop                 // the stores below at are dropped: lanes move down by at, those below to 0
+	laneBelow                // ask whether a lane is below at (nothing changes)
+)
+
+// apply does o to w, and reports, for laneBelow, whether w's lane is below.
+func (o laneOp) apply(w *vw) bool {
+	i := w.at(o.loc)
+	switch o.kind {
+	case laneShiftUp:
+		if i >= o.at {
+			*w = w.with(o.loc, i+1)
+		}
+	case laneDrop:
+		if i >= o.at {
+			*w = w.with(o.loc, i-o.at)
+		} else {
+			*w = w.with(o.loc, 0)
+		}
+	case laneBelow:
+		return i < o.at
+	}
+	return false
+}
+
+// lkViews does o to every view of the memory: the threads', the global
+// one and the live stores' message views; it reports whether o.apply
+// reported true for any.
+func (m *lk) lkViews(o laneOp) bool {
+	hit := false
+	f := func(w *vw) { hit = o.apply(w) || hit }
 	for t := range m.cur {
 		f(&m.cur[t])
 		f(&m.acq[t])
@@ -247,7 +287,7 @@ func (m *lk) lkViews(f func(*vw)) {
 		}
 	}
 	if !m.whole {
-		return
+		return hit
 	}
 	m.cow()
 	for t := range m.cur {
@@ -273,6 +313,7 @@ func (m *lk) lkViews(f func(*vw)) {
 			f(&m.dv[l][i])
 		}
 	}
+	return hit
 }
 
 // mustWrite checks that t may store to loc: it is a reader, or (rmw) it
@@ -717,11 +758,7 @@ func (m lk) lkStores(t, loc int, v int64, deps LocSet, release, unlock bool) ([]
 // the store is ordered after every load of its thread since its last
 // smp_mb, by a release or dependencies, so it happens after them).
 func (m *lk) lkInsert(t, loc, p int, v int64, glued, release, ordered bool) {
-	m.lkViews(func(w *vw) {
-		if i := w.at(loc); int(i) >= p {
-			*w = w.with(loc, i+1)
-		}
-	})
+	m.lkViews(laneOp{loc: loc, kind: laneShiftUp, at: uint8(p)})
 	n := int(m.n[loc])
 	copy(m.vals[loc][p+1:n+1], m.vals[loc][p:n])
 	copy(m.mview[loc][p+1:n+1], m.mview[loc][p:n])
@@ -881,7 +918,7 @@ func (m *lk) lkCompact(loc int) (dropped, changed bool) {
 		// take such a view for one that holds the store, so one store
 		// older is kept, blank (no reader's view reaches it, so nothing
 		// reads it), for them to name instead.
-		m.lkViews(func(w *vw) { ghost = ghost || w.at(loc) < low })
+		ghost = m.lkViews(laneOp{loc: loc, kind: laneBelow, at: low})
 		if ghost {
 			low--
 		}
@@ -906,13 +943,7 @@ func (m *lk) lkCompact(loc int) (dropped, changed bool) {
 	}
 	m.glued[loc] = m.glued[loc] >> low &^ 1
 	m.n[loc] = n - low
-	m.lkViews(func(w *vw) {
-		if i := w.at(loc); i >= low {
-			*w = w.with(loc, i-low)
-		} else {
-			*w = w.with(loc, 0)
-		}
-	})
+	m.lkViews(laneOp{loc: loc, kind: laneDrop, at: low})
 	if ghost {
 		// Blank whether it was dropped down to or was the oldest already
 		// (low 0 here): it has one form either way.
