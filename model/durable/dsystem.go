@@ -370,7 +370,9 @@ func (s *durSystem) chainJudged(st State, t int, texts bool, judged *uint64) (St
 		}
 		if texts {
 			lab.Actor, lab.ID = uint8(t), uint16(pc)
-			before := st // render's pointer escapes: a copy here keeps st on the stack (chainJudged runs for every successor)
+			// render's pointer escapes: a copy taken here keeps st on
+			// the stack (chainJudged runs for every successor).
+			before := st
 			text, _ := s.render(&before, lab) // from the state before the step
 			out = append(out, text)
 		}
