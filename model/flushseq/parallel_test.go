@@ -71,3 +71,42 @@ func TestCompactSameAsWhole(t *testing.T) {
 	r := exploretest.SameWithStores[State](t, sys, explore.Options{MaxStates: 10001}, 1, "patched relaxed, budget")
 	assert.False(t, r.Exhausted)
 }
+
+// TestJudgedAtReturnOnly: Judged, which takes only the steps of tasks at
+// pcReturn, says what taking every task's steps says, in every state of
+// every row of the table (each variant under each memory model, with the
+// DAX, waiter sleeps and log force rows), and 3 tasks x 1 fsync; and
+// some state of each row judges the obligation.
+func TestJudgedAtReturnOnly(t *testing.T) {
+	cfgs := append(Checks(), Config{Variant: Patched, Memory: memory.LKMM, Tasks: 3, Fsyncs: 1, FlushFailures: true})
+	for _, cfg := range cfgs {
+		sys, err := NewSystem(cfg)
+		require.NoError(t, err)
+		what := fmt.Sprintf("%v %v %s", cfg.Variant, cfg.Memory, cfg.Describe())
+		seen := map[State]bool{}
+		queue := sys.Init()
+		judged := 0
+		for len(queue) > 0 {
+			st := queue[0]
+			queue = queue[1:]
+			if seen[st] {
+				continue
+			}
+			seen[st] = true
+			fast, every := sys.Judged(st, false), sys.judged(st, true)
+			require.Equal(t, every, fast, "%s: state %d", what, len(seen))
+			if fast != 0 {
+				judged++
+			}
+			if sys.Check(st) != nil {
+				continue
+			}
+			sys.Next(st, func(_ explore.Label, n State) {
+				if n = sys.Canonical(n); !seen[n] {
+					queue = append(queue, n)
+				}
+			})
+		}
+		assert.NotZero(t, judged, "%s: %d states, none judged", what, len(seen))
+	}
+}
