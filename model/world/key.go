@@ -1,6 +1,7 @@
 package world
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"slices"
@@ -108,7 +109,17 @@ func appendBool(b []byte, x bool) []byte {
 //
 // With a renaming r, block j of the key is block r.blocks[j], the data is
 // relabelled (Symmetry.Relabel) and tasks and blocks are renamed.
+//
+// The writes and the flushes in flight are a set, not a sequence: each is
+// found by its task and block (World.enabled, writeDone, flushDone: the
+// first of those that match), so two runs that submitted the same ones in
+// another order behave alike. They are keyed in the order of their
+// (renamed) task and block, the order of submission kept only among
+// writes of one task to one block and flushes of one task (the ones a
+// lookup tells apart by it): submissions of different tasks then
+// commute. SearchOptions.Exact keys them in submission order.
 func (w *World) appendDeviceKey(b []byte, r *renaming) []byte {
+	writes, flushes := w.inFlightOrder(r)
 	var clocks []int64
 	for j := range w.blocks {
 		i := j
@@ -120,12 +131,12 @@ func (w *World) appendDeviceKey(b []byte, r *renaming) []byte {
 		for v := bv.floor; v < len(bv.data); v++ {
 			clocks = append(clocks, bv.submitted[v], bv.ended[v])
 		}
-		for _, p := range w.writes {
+		for _, p := range writes {
 			if p.preCover != nil {
 				clocks = append(clocks, p.preCover[i])
 			}
 		}
-		for _, f := range w.flush {
+		for _, f := range flushes {
 			clocks = append(clocks, f.cover[i])
 		}
 		slices.Sort(clocks)
@@ -154,17 +165,17 @@ func (w *World) appendDeviceKey(b []byte, r *renaming) []byte {
 		}
 		b = rank(b, bv.doneSince)
 		b = rank(b, bv.durableSince)
-		for _, p := range w.writes {
+		for _, p := range writes {
 			if p.preCover != nil {
 				b = rank(b, p.preCover[i])
 			}
 		}
-		for _, f := range w.flush {
+		for _, f := range flushes {
 			b = rank(b, f.cover[i])
 		}
 	}
-	b = binary.AppendUvarint(b, uint64(len(w.writes)))
-	for _, p := range w.writes {
+	b = binary.AppendUvarint(b, uint64(len(writes)))
+	for _, p := range writes {
 		task, block := p.task, p.block
 		if r != nil {
 			task, block = r.perm[task], r.bperm[block]
@@ -176,8 +187,8 @@ func (w *World) appendDeviceKey(b []byte, r *renaming) []byte {
 		b = appendBool(b, p.unsent)
 		b = appendBool(b, p.preCover != nil)
 	}
-	b = binary.AppendUvarint(b, uint64(len(w.flush)))
-	for _, f := range w.flush {
+	b = binary.AppendUvarint(b, uint64(len(flushes)))
+	for _, f := range flushes {
 		task := f.task
 		if r != nil {
 			task = r.perm[task]
@@ -187,4 +198,44 @@ func (w *World) appendDeviceKey(b []byte, r *renaming) []byte {
 		b = appendBool(b, f.async)
 	}
 	return b
+}
+
+// inFlightOrder returns the writes and the flushes in flight in the order
+// the key has them (appendDeviceKey): by renamed task and block, stable,
+// or as submitted with SearchOptions.Exact.
+func (w *World) inFlightOrder(r *renaming) ([]*pendingWrite, []*pendingFlush) {
+	if w.srch != nil && w.srch.opt.Exact || len(w.writes) < 2 && len(w.flush) < 2 {
+		return w.writes, w.flush
+	}
+	task := func(t int) int {
+		if r != nil {
+			return r.perm[t]
+		}
+		return t
+	}
+	block := func(b int) int {
+		if r != nil {
+			return r.bperm[b]
+		}
+		return b
+	}
+	byWrite := func(p, q *pendingWrite) int {
+		if c := cmp.Compare(task(p.task), task(q.task)); c != 0 {
+			return c
+		}
+		return cmp.Compare(block(p.block), block(q.block))
+	}
+	byFlush := func(f, g *pendingFlush) int { return cmp.Compare(task(f.task), task(g.task)) }
+	writes, flushes := w.writes, w.flush
+	if !slices.IsSortedFunc(writes, byWrite) {
+		w.keyWrites = append(w.keyWrites[:0], writes...)
+		writes = w.keyWrites
+		slices.SortStableFunc(writes, byWrite)
+	}
+	if !slices.IsSortedFunc(flushes, byFlush) {
+		w.keyFlushes = append(w.keyFlushes[:0], flushes...)
+		flushes = w.keyFlushes
+		slices.SortStableFunc(flushes, byFlush)
+	}
+	return writes, flushes
 }

@@ -592,6 +592,9 @@ type searchHooks struct {
 	judged  uint64        // the obligations judged since the step began (Search.Judged)
 	shared  func() []byte // Shared
 	sym     *Symmetry     // Symmetric
+
+	keyWrites  []*pendingWrite // appendDeviceKey's scratch: the writes in flight in key order
+	keyFlushes []*pendingFlush // and the flushes
 }
 
 // add adds the state succ unless its key is known; it returns the state
