@@ -111,6 +111,22 @@ func outcomeList(m *sync.Map) []string {
 	return out
 }
 
+// drawRandomProgram draws a configuration (a memory model, 2 or 3 tasks,
+// two words, two blocks, flush EIO or not) and the calls of each task,
+// their kinds (randomProgram's) drawn from kinds.
+func drawRandomProgram(t *rapid.T, kinds *rapid.Generator[int]) (world.Config, [][]randomOp) {
+	m := rapid.SampledFrom([]memory.Model{memory.SC, memory.TSO, memory.Relaxed, memory.LKMM}).Draw(t, "memory")
+	tasks := rapid.IntRange(2, 3).Draw(t, "tasks")
+	ops := make([][]randomOp, tasks)
+	for i := range ops {
+		n := rapid.IntRange(1, 4-tasks+1).Draw(t, "ops")
+		for range n {
+			ops[i] = append(ops[i], randomOp{kinds.Draw(t, "kind"), rapid.IntRange(0, 3).Draw(t, "arg")})
+		}
+	}
+	return world.Config{Memory: m, Tasks: tasks, Words: 2, Blocks: 2, FlushFailures: rapid.Bool().Draw(t, "flush EIO")}, ops
+}
+
 // TestSearchKeyMatchesTree: on random programs of two or three tasks over
 // the words, the device (writes, some with FUA, flushes, reads, and
 // obligations on the last write) and a wait queue's state, which tasks
@@ -124,16 +140,8 @@ func outcomeList(m *sync.Map) []string {
 func TestSearchKeyMatchesTree(t *testing.T) {
 	compared, safe, outcomes := 0, 0, 0
 	rapidctl.Check(t, 30, func(t *rapid.T) {
-		m := rapid.SampledFrom([]memory.Model{memory.SC, memory.TSO, memory.Relaxed, memory.LKMM}).Draw(t, "memory")
-		tasks := rapid.IntRange(2, 3).Draw(t, "tasks")
-		ops := make([][]randomOp, tasks)
-		for i := range ops {
-			n := rapid.IntRange(1, 4-tasks+1).Draw(t, "ops")
-			for range n {
-				ops[i] = append(ops[i], randomOp{rapid.IntRange(0, 10).Draw(t, "kind"), rapid.IntRange(0, 3).Draw(t, "arg")})
-			}
-		}
-		cfg := world.Config{Memory: m, Tasks: tasks, Words: 2, Blocks: 2, FlushFailures: rapid.Bool().Draw(t, "flush EIO")}
+		cfg, ops := drawRandomProgram(t, rapid.IntRange(0, 10))
+		m := cfg.Memory
 		shared := rapid.Bool().Draw(t, "declares its shared state")
 		var got [2]sync.Map
 		var res [2]*explore.Result[world.State]
@@ -168,19 +176,10 @@ func TestSearchKeyMatchesTree(t *testing.T) {
 func TestInFlightSetKeepsVerdicts(t *testing.T) {
 	compared, fewer := 0, 0
 	rapidctl.Check(t, 30, func(t *rapid.T) {
-		m := rapid.SampledFrom([]memory.Model{memory.SC, memory.TSO, memory.Relaxed, memory.LKMM}).Draw(t, "memory")
-		tasks := rapid.IntRange(2, 3).Draw(t, "tasks")
-		ops := make([][]randomOp, tasks)
-		for i := range ops {
-			n := rapid.IntRange(1, 4-tasks+1).Draw(t, "ops")
-			for range n {
-				// Mostly the device's calls: writes of different tasks
-				// in flight together are what the set keys alike.
-				kind := rapid.SampledFrom([]int{5, 5, 5, 5, 6, 6, 7, 10, 0, 3, 8, 9}).Draw(t, "kind")
-				ops[i] = append(ops[i], randomOp{kind, rapid.IntRange(0, 3).Draw(t, "arg")})
-			}
-		}
-		cfg := world.Config{Memory: m, Tasks: tasks, Words: 2, Blocks: 2, FlushFailures: rapid.Bool().Draw(t, "flush EIO")}
+		// Mostly the device's calls: writes of different tasks in
+		// flight together are what the set keys alike.
+		cfg, ops := drawRandomProgram(t, rapid.SampledFrom([]int{5, 5, 5, 5, 6, 6, 7, 10, 0, 3, 8, 9}))
+		m := cfg.Memory
 		var got [2]sync.Map
 		var res [2]*explore.Result[world.State]
 		for i, exact := range []bool{false, true} {
