@@ -51,6 +51,7 @@ func (t *Task) resume() {
 		t.seq = s.extend(t.seq, &t.resp)
 	}
 	t.started = true
+	t.resumes++
 	t.w.inTask = t.id + 1
 	_, ok := t.c.next()
 	t.w.inTask = 0

@@ -32,6 +32,7 @@ type Task struct {
 	flushErr   error
 
 	started bool   // resumed at least once
+	resumes int    // how many times it was resumed (takeFootprint)
 	forgot  bool   // done, and memory forgot it (resume)
 	seq     uint32 // the exhaustive search: the results of the task's calls so far (interned)
 	abort   bool   // unwind from the pending call (close), and from any call after it

@@ -23,6 +23,7 @@ type obligation struct {
 // later step, which tests that claim.
 func (t *Task) MustSurvive(b int, data []byte) {
 	w := t.w
+	w.devRead = true
 	o := obligation{task: t.id, block: b, version: -1, bit: w.judgeSite("MustSurvive")}
 	if b >= 0 && b < len(w.blocks) {
 		o.version = w.blocks[b].newest(data)

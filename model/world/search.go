@@ -593,6 +593,7 @@ type searchHooks struct {
 	shared  func() []byte // Shared
 	sym     *Symmetry     // Symmetric
 
+	devRead    bool            // the step read the device from a task's code (MustSurvive): takeFootprint
 	keyWrites  []*pendingWrite // appendDeviceKey's scratch: the writes in flight in key order
 	keyFlushes []*pendingFlush // and the flushes
 }

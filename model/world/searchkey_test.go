@@ -206,3 +206,28 @@ func TestInFlightSetKeepsVerdicts(t *testing.T) {
 	t.Logf("%d programs compared, %d with fewer states", compared, fewer)
 	require.Positive(t, fewer, "no program had fewer states with the writes in flight keyed as a set")
 }
+
+// TestFootprintsCommute: in every state of random programs under each
+// memory model, every two steps whose footprints do not conflict keep
+// each other enabled and reach the same state key in either order
+// (world.CommuteCheck): the independence a partial-order reduction of the
+// search would rest on.
+func TestFootprintsCommute(t *testing.T) {
+	pairs, independent := 0, 0
+	rapidctl.Check(t, 30, func(t *rapid.T) {
+		cfg, ops := drawRandomProgram(t, rapid.IntRange(0, 10))
+		var got sync.Map
+		s, err := world.NewSearch(cfg, randomProgram(ops, &got, rapid.Bool().Draw(t, "declares its shared state")), world.SearchOptions{})
+		require.NoError(t, err)
+		r := s.Explore(explore.Options{MaxStates: 20_000, Workers: 1})
+		if !r.Exhausted && r.Violation == nil {
+			t.Skip("over the budget")
+		}
+		cs, err := world.CommuteCheck(s)
+		require.NoError(t, err, "%v %v", cfg.Memory, ops)
+		pairs += cs.Pairs
+		independent += cs.Independent
+	})
+	t.Logf("%d pairs of steps enabled together, %d of them independent", pairs, independent)
+	require.Positive(t, independent)
+}
