@@ -9,9 +9,10 @@ import "github.com/flushproof/flushproof/model/memory"
 // steps of different tasks whose footprints do not conflict commute: from
 // a state where both are enabled, taking them in either order reaches the
 // same state key, and neither disables the other. That is the independence
-// a partial-order reduction of the search needs (commuteCheck tests it on
-// every pair of steps of every state of random programs); nothing in it
-// comes from what a program declares.
+// a partial-order reduction of the search needs (CommuteCheck, in the
+// package's tests, tests it on every pair of steps of every state of
+// random programs); nothing in it comes from what a program declares. No
+// search uses it yet.
 //
 // What the footprint rests on, besides the handles' semantics:
 //   - a task's code, between its calls, reads the Go state tasks share
@@ -119,19 +120,14 @@ func (w *World) footprintBefore(a Action) footprint {
 	return f
 }
 
-// takeFootprint takes action a (enabled) as takeAction does and returns
-// its footprint.
+// takeFootprint takes action a (enabled) as takeAction does (takeStep)
+// and returns its footprint.
 func (w *World) takeFootprint(a Action) footprint {
 	f := w.footprintBefore(a)
 	t := w.tasks[a.Task]
 	wasDone, resumed := t.done, t.resumes
 	w.devRead = false
-	w.judged = 0
-	w.step++
-	w.perform(a)
-	if w.fail == nil {
-		w.checkObligations()
-	}
+	w.takeStep(a)
 	f.code = t.resumes != resumed
 	f.memAll = f.memAll || t.done && !wasDone
 	f.device = f.device || w.devRead || len(w.obl) > 0

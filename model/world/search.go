@@ -335,13 +335,19 @@ func (s *Search) label(a Action, i int32) explore.Label {
 // does.
 func (w *World) takeAction(i int) Action {
 	a := w.actions(nil)[i]
-	w.judged = 0 // the obligations this step judges (node.judged)
+	w.takeStep(a)
+	return a
+}
+
+// takeStep takes a (enabled) as the last step of a replay: the step, then
+// the obligations it judges (node.judged).
+func (w *World) takeStep(a Action) {
+	w.judged = 0
 	w.step++
 	w.perform(a)
 	if w.fail == nil {
 		w.checkObligations()
 	}
-	return a
 }
 
 // preempt returns, for action i of n, whose actions are taken by actors,
